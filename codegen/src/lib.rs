@@ -1,0 +1,1 @@
+//! Protocol code generator: `protocol/rpc.yaml` → typed IR → backends.

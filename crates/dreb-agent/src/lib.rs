@@ -1,0 +1,1 @@
+//! The agent loop: turns, tool execution, steering and follow-up queues, retries

@@ -1,0 +1,1 @@
+//! Model registry, credentials and streaming LLM providers

@@ -1,0 +1,1 @@
+//! Generated protocol types, the RpcHandler trait and dispatch, and JSONL framing

@@ -1,0 +1,1 @@
+//! Session tree files (v3 JSONL), listing, forking, navigation and HTML export

@@ -1,0 +1,1 @@
+//! Settings files, context files and context-folder trust

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every test of the project: Rust (cargo test), the TypeScript client and the Python client.
+# Installs the client packages' dev dependencies on first use (npm / pip into a local venv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
+
+echo "==> Rust: cargo test --workspace"
+cargo test --workspace --all-targets
+cargo test --workspace --doc
+
+if [ -f "$ROOT/clients/typescript/package.json" ]; then
+  echo "==> TypeScript client"
+  cd "$ROOT/clients/typescript"
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then npm ci --no-audit --no-fund; fi
+  npm test
+  cd "$ROOT"
+fi
+
+if [ -f "$ROOT/clients/python/pyproject.toml" ]; then
+  echo "==> Python client"
+  cd "$ROOT/clients/python"
+  if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+  .venv/bin/python -m mypy --strict src
+  .venv/bin/python -m pytest -q
+  cd "$ROOT"
+fi
+echo "==> all tests passed"
