@@ -1,1 +1,5 @@
-//! The agent loop: turns, tool execution, steering and follow-up queues, retries
+//! The agent loop: turns, tool execution, steering and follow-up queues, retries.
+
+pub mod tool;
+
+pub use tool::{Tool, ToolError, ToolOutput, ToolUpdateFn};

@@ -1,0 +1,36 @@
+//! The streaming interface between the agent loop and the providers.
+
+use std::pin::Pin;
+
+use futures::Stream;
+use indexmap::IndexMap;
+use tokio_util::sync::CancellationToken;
+
+use crate::types::{AssistantMessageEvent, Context, Model, ThinkingLevel};
+
+/// A provider response as a stream of assistant events. It always ends with exactly one `Done` or `Error` event:
+/// failures (HTTP errors, dropped streams, cancellation) are reported as an `Error` event whose message carries
+/// `stopReason` `error`/`aborted` and an `errorMessage`, never as a Rust error, so the loop has one path.
+pub type AssistantEventStream = Pin<Box<dyn Stream<Item = AssistantMessageEvent> + Send>>;
+
+/// Per-request options.
+#[derive(Debug, Clone, Default)]
+pub struct StreamOptions {
+    /// Resolved credential for the model's provider (None for providers that need none, e.g. `faux`).
+    pub api_key: Option<String>,
+    /// Output token budget; None means the provider default `min(model.maxTokens, 32000)`.
+    pub max_tokens: Option<u64>,
+    /// Requested reasoning level; providers clamp it to what the model supports.
+    pub thinking: ThinkingLevel,
+    /// Cancelling this ends the stream promptly with an `Error { reason: Aborted }` event.
+    pub cancel: CancellationToken,
+    /// Session id, for providers that support prompt-cache affinity.
+    pub session_id: Option<String>,
+    /// Extra HTTP headers (merged over the model's `headers`).
+    pub headers: IndexMap<String, String>,
+}
+
+/// Anything that can stream an assistant response for a model: the provider registry, or a scripted test double.
+pub trait LlmClient: Send + Sync {
+    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantEventStream;
+}

@@ -1,0 +1,468 @@
+//! The LLM-facing data model shared by providers, the agent loop and the runtime.
+//!
+//! Field order and naming follow the reference's wire JSON exactly (these values are written to session files and
+//! streamed to RPC hosts), so every struct here serialises to the same JSON as the protocol's generated types and
+//! converts to them losslessly through `serde_json::Value`. Unset optional fields are absent, never `null`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Unix time in milliseconds.
+pub type TimestampMs = i64;
+
+/// Well-known `Model::api` values. The field stays a free string because `models.json` may name any API.
+pub mod api {
+    pub const ANTHROPIC_MESSAGES: &str = "anthropic-messages";
+    pub const OPENAI_COMPLETIONS: &str = "openai-completions";
+    pub const OPENAI_RESPONSES: &str = "openai-responses";
+    pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
+    /// The built-in offline, scripted provider used by the quick start and tests.
+    pub const FAUX: &str = "faux";
+}
+
+
+/// Serialises `f64` the way JavaScript's `JSON.stringify` does: integral values without a fraction (`0`, not `0.0`),
+/// so frames and session files match the reference byte for byte.
+pub mod js_number {
+    use serde::Serializer;
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
+            s.serialize_i64(*v as i64)
+        } else {
+            s.serialize_f64(*v)
+        }
+    }
+
+    /// The same for `Option<f64>` fields (used with `skip_serializing_if = "Option::is_none"`).
+    pub mod option {
+        use serde::Serializer;
+
+        pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(v) => super::serialize(v, s),
+                None => s.serialize_none(),
+            }
+        }
+    }
+}
+
+/// Price per million tokens, in dollars.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCost {
+    #[serde(serialize_with = "js_number::serialize")]
+    pub input: f64,
+    #[serde(serialize_with = "js_number::serialize")]
+    pub output: f64,
+    #[serde(serialize_with = "js_number::serialize")]
+    pub cache_read: f64,
+    #[serde(serialize_with = "js_number::serialize")]
+    pub cache_write: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputKind {
+    Text,
+    Image,
+}
+
+/// A model the agent can talk to (built-in catalog or `models.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    pub id: String,
+    pub name: String,
+    pub api: String,
+    pub provider: String,
+    pub base_url: String,
+    pub reasoning: bool,
+    pub input: Vec<InputKind>,
+    pub cost: ModelCost,
+    pub context_window: u64,
+    pub max_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<indexmap::IndexMap<String, String>>,
+    /// The id sent on the wire when it differs from `id` (context tiers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire_model_id: Option<String>,
+    /// `"api-key"` or `"bearer"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_mode: Option<String>,
+    /// Per-API compatibility switches for servers that differ from the official API (openai-completions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<Map<String, Value>>,
+}
+
+impl Model {
+    /// The model id to send to the provider.
+    pub fn wire_id(&self) -> &str {
+        self.wire_model_id.as_deref().unwrap_or(&self.id)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextContent {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_signature: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThinkingContent {
+    pub thinking: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_signature: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageContent {
+    /// Base64 without a `data:` prefix.
+    pub data: String,
+    pub mime_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Map<String, Value>,
+    /// The raw JSON argument text received so far; present only on streaming partials (the reference shows it
+    /// inside `partial` messages of `toolcall_*` updates) and removed once the call is complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_args: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_signature: Option<String>,
+}
+
+/// A block of a user message or tool result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum UserBlock {
+    Text(TextContent),
+    Image(ImageContent),
+}
+
+/// A block of an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum AssistantBlock {
+    Text(TextContent),
+    Thinking(ThinkingContent),
+    ToolCall(ToolCall),
+}
+
+/// User content: a plain string or a list of text/image blocks (both occur on the wire and in session files).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UserContent {
+    Text(String),
+    Blocks(Vec<UserBlock>),
+}
+
+impl UserContent {
+    /// The concatenated text of the content (images skipped).
+    pub fn text(&self) -> String {
+        match self {
+            UserContent::Text(s) => s.clone(),
+            UserContent::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    UserBlock::Text(t) => Some(t.text.as_str()),
+                    UserBlock::Image(_) => None,
+                })
+                .collect::<Vec<_>>()
+                .join(""),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageCost {
+    #[serde(serialize_with = "js_number::serialize")]
+    pub input: f64,
+    #[serde(serialize_with = "js_number::serialize")]
+    pub output: f64,
+    #[serde(serialize_with = "js_number::serialize")]
+    pub cache_read: f64,
+    #[serde(serialize_with = "js_number::serialize")]
+    pub cache_write: f64,
+    #[serde(serialize_with = "js_number::serialize")]
+    pub total: f64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total_tokens: u64,
+    pub cost: UsageCost,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    #[default]
+    Stop,
+    Length,
+    ToolUse,
+    Error,
+    Aborted,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    pub content: UserContent,
+    pub timestamp: TimestampMs,
+}
+
+/// Key order matches the reference: fields present at creation first, then `responseId` (set while streaming),
+/// `errorMessage` (set on failure) and `durationMs` (set by the agent loop when the message is finalised).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    pub content: Vec<AssistantBlock>,
+    pub api: String,
+    pub provider: String,
+    pub model: String,
+    pub usage: Usage,
+    pub stop_reason: StopReason,
+    pub timestamp: TimestampMs,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "js_number::option::serialize")]
+    pub duration_ms: Option<f64>,
+}
+
+impl AssistantMessage {
+    /// An empty partial for `model`, as providers create it before the first stream event.
+    pub fn empty(model: &Model, timestamp: TimestampMs) -> Self {
+        AssistantMessage {
+            content: Vec::new(),
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            usage: Usage::default(),
+            stop_reason: StopReason::Stop,
+            timestamp,
+            response_id: None,
+            error_message: None,
+            duration_ms: None,
+        }
+    }
+
+    /// The concatenated text blocks.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                AssistantBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("")
+    }
+
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|b| match b {
+            AssistantBlock::ToolCall(c) => Some(c),
+            _ => None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub content: Vec<UserBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    pub is_error: bool,
+    pub timestamp: TimestampMs,
+}
+
+/// A message in an LLM context: the three roles providers understand.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum Message {
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    ToolResult(ToolResultMessage),
+}
+
+/// Reasoning effort. `Off` disables thinking; providers clamp to what the model supports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingLevel {
+    #[default]
+    Off,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+    Max,
+}
+
+impl ThinkingLevel {
+    pub const ALL: [ThinkingLevel; 7] = [
+        ThinkingLevel::Off,
+        ThinkingLevel::Minimal,
+        ThinkingLevel::Low,
+        ThinkingLevel::Medium,
+        ThinkingLevel::High,
+        ThinkingLevel::Xhigh,
+        ThinkingLevel::Max,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThinkingLevel::Off => "off",
+            ThinkingLevel::Minimal => "minimal",
+            ThinkingLevel::Low => "low",
+            ThinkingLevel::Medium => "medium",
+            ThinkingLevel::High => "high",
+            ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+}
+
+/// A tool as the model sees it: name, description and a JSON Schema of its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// Everything one LLM request needs besides the model and options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Context {
+    pub system_prompt: Option<String>,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolDefinition>,
+}
+
+/// How a finished stream ended (`done` event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DoneReason {
+    Stop,
+    Length,
+    ToolUse,
+}
+
+/// How a failed stream ended (`error` event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorReason {
+    Aborted,
+    Error,
+}
+
+/// The assistant stream events (wire name `assistantMessageEvent`). Every event but `done`/`error` carries the
+/// partial message as it stands after the event. A provider stream always ends with exactly one `done` or `error`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AssistantMessageEvent {
+    Start {
+        partial: AssistantMessage,
+    },
+    #[serde(rename_all = "camelCase")]
+    TextStart { content_index: usize, partial: AssistantMessage },
+    #[serde(rename_all = "camelCase")]
+    TextDelta { content_index: usize, delta: String, partial: AssistantMessage },
+    #[serde(rename_all = "camelCase")]
+    TextEnd { content_index: usize, content: String, partial: AssistantMessage },
+    #[serde(rename_all = "camelCase")]
+    ThinkingStart { content_index: usize, partial: AssistantMessage },
+    #[serde(rename_all = "camelCase")]
+    ThinkingDelta { content_index: usize, delta: String, partial: AssistantMessage },
+    #[serde(rename_all = "camelCase")]
+    ThinkingEnd { content_index: usize, content: String, partial: AssistantMessage },
+    #[serde(rename = "toolcall_start", rename_all = "camelCase")]
+    ToolcallStart { content_index: usize, partial: AssistantMessage },
+    #[serde(rename = "toolcall_delta", rename_all = "camelCase")]
+    ToolcallDelta { content_index: usize, delta: String, partial: AssistantMessage },
+    #[serde(rename = "toolcall_end", rename_all = "camelCase")]
+    ToolcallEnd { content_index: usize, tool_call: ToolCall, partial: AssistantMessage },
+    Done {
+        reason: DoneReason,
+        message: AssistantMessage,
+    },
+    Error {
+        reason: ErrorReason,
+        error: AssistantMessage,
+    },
+}
+
+impl AssistantMessageEvent {
+    /// True for the terminal `done` / `error` events.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assistant_message_round_trips_reference_json_with_key_order() {
+        // A message as the reference writes it in session files.
+        let line = r#"{"role":"assistant","content":[{"type":"toolCall","id":"call_mock_14","name":"bash","arguments":{"command":"echo hello-from-bash"}}],"api":"openai-completions","provider":"mock","model":"mock-model","usage":{"input":100,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":105,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1796106532691,"responseId":"chatcmpl-mock-14","durationMs":66.53081300000008}"#;
+        let msg: Message = serde_json::from_str(line).unwrap();
+        let back: Value = serde_json::to_value(&msg).unwrap();
+        let orig: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(back, orig);
+        assert_eq!(serde_json::to_string(&msg).unwrap(), line, "byte-identical to the reference");
+        let keys: Vec<_> = back.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(
+            keys,
+            ["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp", "responseId", "durationMs"]
+        );
+    }
+
+    #[test]
+    fn user_content_accepts_string_and_blocks() {
+        let a: Message = serde_json::from_str(r#"{"role":"user","content":"hi","timestamp":1}"#).unwrap();
+        let b: Message =
+            serde_json::from_str(r#"{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}"#).unwrap();
+        match (a, b) {
+            (Message::User(a), Message::User(b)) => assert_eq!(a.content.text(), b.content.text()),
+            _ => panic!("expected user messages"),
+        }
+    }
+
+    #[test]
+    fn stream_event_tags_match_the_wire() {
+        let model_json = r#"{"role":"assistant","content":[],"api":"x","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":0}"#;
+        let partial: AssistantMessage = serde_json::from_str(model_json).unwrap();
+        let ev = AssistantMessageEvent::ToolcallDelta { content_index: 0, delta: "{".into(), partial };
+        let v = serde_json::to_value(&ev).unwrap();
+        assert_eq!(v["type"], "toolcall_delta");
+        assert_eq!(v["contentIndex"], 0);
+        assert_eq!(ThinkingLevel::parse("xhigh"), Some(ThinkingLevel::Xhigh));
+    }
+}
