@@ -1,0 +1,170 @@
+/** Spawns `dreb --mode rpc` (or any compatible command) and talks JSONL over its stdio. */
+
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { JsonlDecoder } from "./jsonl.js";
+import { RpcClientError, RpcClosedError } from "./errors.js";
+import type { Transport, TransportCloseInfo, TransportHandlers } from "./transport.js";
+
+export interface ProcessTransportOptions {
+  /** Executable to run (no shell is involved). Default: `dreb` from `PATH`. */
+  command?: string;
+  /** Arguments placed before `--mode rpc` (for example a script path when `command` is an interpreter). */
+  commandArgs?: readonly string[];
+  /** `--provider <name>`. */
+  provider?: string;
+  /** `--model <pattern>`. */
+  model?: string;
+  /** Extra arguments after `--mode rpc` (for example `--no-session`). */
+  args?: readonly string[];
+  /** Working directory of the agent. */
+  cwd?: string;
+  /** Variables merged over `process.env`; a value of `undefined` removes the variable. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Run the agent as this user id (the parent needs CAP_SETUID). Omitted from spawn when unset. */
+  uid?: number;
+  /** Run the agent as this group id (the parent needs CAP_SETGID). Omitted from spawn when unset. */
+  gid?: number;
+  /** How much of the agent's stderr to keep (the tail), in characters. Default 1 MiB. */
+  stderrLimit?: number;
+  /** Grace period of each stop step (stdin EOF → SIGTERM → SIGKILL), in ms. Default 2000. */
+  stopGraceMs?: number;
+}
+
+/** Raised when the agent process cannot be spawned. */
+export class SpawnError extends RpcClientError {}
+
+export class ProcessTransport implements Transport {
+  private child: ChildProcessWithoutNullStreams | undefined;
+  private stderrText = "";
+  private exited: Promise<void> | undefined;
+  private closeReported = false;
+
+  constructor(private readonly options: ProcessTransportOptions = {}) {}
+
+  /** The argv the agent is started with (without the command itself). */
+  argv(): string[] {
+    const o = this.options;
+    const argv = [...(o.commandArgs ?? []), "--mode", "rpc"];
+    if (o.provider !== undefined) argv.push("--provider", o.provider);
+    if (o.model !== undefined) argv.push("--model", o.model);
+    argv.push(...(o.args ?? []));
+    return argv;
+  }
+
+  /** The tail of everything the agent wrote to stderr so far. */
+  stderr(): string {
+    return this.stderrText;
+  }
+
+  /** The agent's process id, once started. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  start(handlers: TransportHandlers): Promise<void> {
+    if (this.child) return Promise.reject(new RpcClientError("Transport already started"));
+    const o = this.options;
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const [key, value] of Object.entries(o.env ?? {})) {
+      if (value === undefined) delete env[key];
+      else env[key] = value;
+    }
+    const command = o.command ?? "dreb";
+    const child = spawn(command, this.argv(), {
+      cwd: o.cwd,
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+      shell: false,
+      windowsHide: true,
+      // uid / gid only when set: passing `undefined` keys would still change spawn's behaviour on some platforms.
+      ...(o.uid !== undefined ? { uid: o.uid } : {}),
+      ...(o.gid !== undefined ? { gid: o.gid } : {}),
+    });
+    this.child = child;
+
+    const limit = o.stderrLimit ?? 1024 * 1024;
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (text: string) => {
+      this.stderrText += text;
+      if (this.stderrText.length > limit) this.stderrText = this.stderrText.slice(this.stderrText.length - limit);
+    });
+
+    const decoder = new JsonlDecoder();
+    child.stdout.on("data", (chunk: Buffer) => {
+      for (const record of decoder.push(chunk)) handlers.onRecord(record);
+    });
+    child.stdin.on("error", () => {
+      // EPIPE after the agent exited: the exit is reported through `close`.
+    });
+
+    this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
+
+    return new Promise((resolve, reject) => {
+      let spawned = false;
+      child.once("spawn", () => {
+        spawned = true;
+        resolve();
+      });
+      child.once("error", (error: Error) => {
+        if (!spawned) {
+          reject(new SpawnError(`Agent process failed to spawn: ${error.message}`, { cause: error }));
+        }
+        this.reportClose(handlers, decoder, { reason: `RPC process failed: ${error.message}`, error });
+      });
+      // `close` comes after the exit and after stdout has ended, so every record has been delivered.
+      child.once("close", (code: number | null, signal: NodeJS.Signals | null) => {
+        const reason = `RPC process exited with code ${code}, signal ${signal}`;
+        this.reportClose(handlers, decoder, { reason, code, signal });
+      });
+    });
+  }
+
+  send(frame: string): void {
+    const child = this.child;
+    if (!child || this.closeReported || child.exitCode !== null || child.signalCode !== null || child.stdin.writableEnded) {
+      throw new RpcClosedError(`RPC process is not running${this.stderrSuffix()}`);
+    }
+    child.stdin.write(frame);
+  }
+
+  /**
+   * Stops the agent: closes its stdin (its signal to finish cleanly), then SIGTERM, then SIGKILL,
+   * each after a grace period. Resolves once the process has exited.
+   */
+  async close(): Promise<void> {
+    const child = this.child;
+    const exited = this.exited;
+    if (!child || !exited) return;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const grace = this.options.stopGraceMs ?? 2000;
+    if (!child.stdin.writableEnded) child.stdin.end();
+    if (await settlesWithin(exited, grace)) return;
+    child.kill("SIGTERM");
+    if (await settlesWithin(exited, grace)) return;
+    child.kill("SIGKILL");
+    await exited;
+  }
+
+  private reportClose(handlers: TransportHandlers, decoder: JsonlDecoder, info: TransportCloseInfo): void {
+    if (this.closeReported) return;
+    this.closeReported = true;
+    for (const record of decoder.end()) handlers.onRecord(record);
+    handlers.onClose({ ...info, reason: info.reason + this.stderrSuffix() });
+  }
+
+  private stderrSuffix(): string {
+    const text = this.stderrText.trim();
+    return text ? `. Stderr: ${text}` : "";
+  }
+}
+
+/** True if `promise` settles within `ms`. */
+function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void promise.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
