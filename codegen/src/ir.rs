@@ -1,0 +1,479 @@
+//! The typed intermediate representation of `protocol/rpc.yaml`.
+//!
+//! Backends read only this IR, never YAML. Everything here has already been validated by
+//! [`crate::load_spec`]: every [`TypeRef::Named`] resolves to an entry of [`Ir::types`], union variants name
+//! struct types that carry the tag as a `const` field, names are unique, and every example validates against its
+//! declared type. Order of every list is the order in the spec file (= documentation and output order).
+
+use serde_json::Value;
+
+/// The whole protocol.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ir {
+    /// `protocol:` metadata.
+    pub protocol: ProtocolMeta,
+    /// `envelope:` framing prose, generic error texts and envelope examples.
+    pub envelope: Envelope,
+    /// Shared types (`types:`), in documentation order.
+    pub types: Vec<TypeDef>,
+    /// Commands (`commands:`), in documentation order.
+    pub commands: Vec<Command>,
+    /// Stdout events (`events:`), in documentation order.
+    pub events: Vec<Message>,
+    /// Stdin messages that are not commands and get no response (`inputs:`), e.g. `extension_ui_response`.
+    pub inputs: Vec<Message>,
+}
+
+impl Ir {
+    /// Looks up a shared type by name.
+    pub fn type_def(&self, name: &str) -> Option<&TypeDef> {
+        self.types.iter().find(|t| t.name == name)
+    }
+
+    /// Looks up a command by wire name.
+    pub fn command(&self, name: &str) -> Option<&Command> {
+        self.commands.iter().find(|c| c.name == name)
+    }
+
+    /// Looks up an event by wire name.
+    pub fn event(&self, name: &str) -> Option<&Message> {
+        self.events.iter().find(|e| e.name == name)
+    }
+
+    /// Looks up an input message by wire name.
+    pub fn input(&self, name: &str) -> Option<&Message> {
+        self.inputs.iter().find(|e| e.name == name)
+    }
+
+    /// Follows aliases until a non-alias type expression is reached.
+    pub fn resolve_alias<'a>(&'a self, ty: &'a TypeRef) -> &'a TypeRef {
+        let mut cur = ty;
+        // Validation rejects alias cycles, so this terminates; the bound is belt and braces.
+        for _ in 0..64 {
+            match cur {
+                TypeRef::Named(n) => match self.type_def(n).map(|t| &t.kind) {
+                    Some(TypeKind::Alias(inner)) => cur = inner,
+                    _ => return cur,
+                },
+                _ => return cur,
+            }
+        }
+        cur
+    }
+}
+
+/// `protocol:` metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProtocolMeta {
+    /// Protocol name, e.g. `dreb-rpc`.
+    pub name: String,
+    /// Protocol revision (a string, e.g. `"1"`).
+    pub version: String,
+    /// Overview (Markdown).
+    pub doc: Option<String>,
+}
+
+/// `envelope:`: framing prose, the generic error texts, and example frames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// Framing and response-wrapper prose (Markdown).
+    pub doc: Option<String>,
+    /// Generic error texts by key (e.g. `parse` → `Failed to parse JSON: {message}`), in spec order.
+    /// `{placeholder}` marks variable parts.
+    pub errors: Vec<ErrorTemplate>,
+    /// Example frames (parse error, unknown command, ...).
+    pub examples: Vec<EnvelopeExample>,
+}
+
+impl Envelope {
+    /// The error text template stored under `key`, if any.
+    pub fn error(&self, key: &str) -> Option<&str> {
+        self.errors.iter().find(|e| e.key == key).map(|e| e.text.as_str())
+    }
+}
+
+/// One generic error text of the envelope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorTemplate {
+    /// Key, e.g. `parse`, `unknownCommand`, `commandFailed`.
+    pub key: String,
+    /// Exact text; `{placeholder}` for variable parts.
+    pub text: String,
+}
+
+/// An example of the envelope (input line → response frame).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvelopeExample {
+    /// Unique name within the envelope.
+    pub name: String,
+    /// Free text.
+    pub doc: Option<String>,
+    /// The raw input line when it is not a JSON value (e.g. `not json` for a parse error).
+    pub line: Option<String>,
+    /// The input as a JSON value (e.g. `{"type": "bogus"}`), when it is JSON.
+    pub request: Option<Value>,
+    /// The response frame written for it.
+    pub response: Option<Value>,
+}
+
+/// A shared type definition (`types:` entry).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeDef {
+    /// `PascalCase` name.
+    pub name: String,
+    /// Markdown doc.
+    pub doc: Option<String>,
+    /// What kind of type it is.
+    pub kind: TypeKind,
+    /// Example values, each validated against this type.
+    pub examples: Vec<Value>,
+    /// Free text: the version that introduced the type.
+    pub since: Option<String>,
+    /// Free text note.
+    pub note: Option<String>,
+}
+
+/// The body of a type definition.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypeKind {
+    /// An object with named fields (`kind: struct`).
+    Struct(StructDef),
+    /// A set of string literals (`kind: enum`).
+    Enum(EnumDef),
+    /// A union discriminated by a tag key inside the object (`kind: union`).
+    Union(UnionDef),
+    /// An untagged union tried in order (`kind: oneOf`).
+    OneOf(OneOfDef),
+    /// Another name for a type expression (`kind: alias`).
+    Alias(TypeRef),
+}
+
+/// `kind: struct`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructDef {
+    /// Fields in spec order, which is the JSON key order on output.
+    pub fields: Vec<Field>,
+    /// `true`: an open object; unknown keys are allowed and must be kept.
+    pub additional_fields: bool,
+}
+
+/// One field of a struct, of command params, or of an event/input body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// Exact wire key (camelCase as on the wire). May be a Rust/TS/Python keyword (`type`, `from`, ...).
+    pub name: String,
+    /// Value type (never includes nullability).
+    pub ty: TypeRef,
+    /// The key may be absent. An unset optional field is written by leaving the key out, never as `null`.
+    pub optional: bool,
+    /// The value may be `null`. A nullable non-optional field is always written (`null` when unset).
+    pub nullable: bool,
+    /// The field always has this literal value (tags of union variants).
+    pub constant: Option<Value>,
+    /// Markdown doc.
+    pub doc: Option<String>,
+    /// Free text: the version that introduced the field.
+    pub since: Option<String>,
+    /// Free text note.
+    pub note: Option<String>,
+}
+
+impl Field {
+    /// `optional && nullable`: absent, `null` and a value are three distinct states.
+    pub fn is_tristate(&self) -> bool {
+        self.optional && self.nullable
+    }
+}
+
+/// `kind: enum`: string literals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumDef {
+    /// The allowed values, in spec order.
+    pub values: Vec<EnumValue>,
+    /// `true`: other strings are accepted and kept.
+    pub open: bool,
+}
+
+/// One enum literal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumValue {
+    /// The exact wire string.
+    pub value: String,
+    /// Markdown doc.
+    pub doc: Option<String>,
+}
+
+/// `kind: union`: internally tagged union.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnionDef {
+    /// The tag key inside the object (e.g. `type`, `method`, `role`).
+    pub tag: String,
+    /// Variants in spec order.
+    pub variants: Vec<UnionVariant>,
+    /// `true`: an unknown tag value is kept as raw JSON, never an error.
+    pub open: bool,
+}
+
+/// One variant of a tagged union.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnionVariant {
+    /// The tag value on the wire (e.g. `text`).
+    pub tag_value: String,
+    /// The struct type of the variant. Validation guarantees it is a `kind: struct` whose field named by
+    /// [`UnionDef::tag`] has `const: <tag_value>`.
+    pub type_name: String,
+}
+
+/// `kind: oneOf`: an untagged union, tried in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OneOfDef {
+    /// The alternatives, in the order they are tried.
+    pub variants: Vec<TypeRef>,
+}
+
+/// A type expression.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TypeRef {
+    /// `string`: JSON string.
+    String,
+    /// `bool`: JSON boolean.
+    Bool,
+    /// `int`: JSON integer (i64).
+    Int,
+    /// `number`: JSON number (f64).
+    Number,
+    /// `json`: any JSON value.
+    Json,
+    /// `object`: any JSON object.
+    Object,
+    /// `list<T>`.
+    List(Box<TypeRef>),
+    /// `map<T>`: object with string keys and `T` values; key order is kept.
+    Map(Box<TypeRef>),
+    /// A name defined under `types:`.
+    Named(String),
+}
+
+impl TypeRef {
+    /// Parses a type expression such as `list<map<Model>>`. Returns `None` on a syntax error; does not check that
+    /// named types exist.
+    pub fn parse(expr: &str) -> Option<TypeRef> {
+        let s = expr.trim();
+        if let Some(inner) = s.strip_prefix("list<").and_then(|r| r.strip_suffix('>')) {
+            return Some(TypeRef::List(Box::new(TypeRef::parse(inner)?)));
+        }
+        if let Some(inner) = s.strip_prefix("map<").and_then(|r| r.strip_suffix('>')) {
+            return Some(TypeRef::Map(Box::new(TypeRef::parse(inner)?)));
+        }
+        Some(match s {
+            "string" => TypeRef::String,
+            "bool" => TypeRef::Bool,
+            "int" => TypeRef::Int,
+            "number" => TypeRef::Number,
+            "json" => TypeRef::Json,
+            "object" => TypeRef::Object,
+            _ => {
+                let mut chars = s.chars();
+                let first = chars.next()?;
+                if !first.is_ascii_uppercase() || !chars.all(|c| c.is_ascii_alphanumeric()) {
+                    return None;
+                }
+                TypeRef::Named(s.to_string())
+            }
+        })
+    }
+
+    /// The spec spelling of this expression (inverse of [`TypeRef::parse`]).
+    pub fn to_spec(&self) -> String {
+        match self {
+            TypeRef::String => "string".into(),
+            TypeRef::Bool => "bool".into(),
+            TypeRef::Int => "int".into(),
+            TypeRef::Number => "number".into(),
+            TypeRef::Json => "json".into(),
+            TypeRef::Object => "object".into(),
+            TypeRef::List(t) => format!("list<{}>", t.to_spec()),
+            TypeRef::Map(t) => format!("map<{}>", t.to_spec()),
+            TypeRef::Named(n) => n.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for TypeRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_spec())
+    }
+}
+
+/// A command (`commands:` entry).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    /// Exact wire `type` string, e.g. `get_state`.
+    pub name: String,
+    /// Markdown doc.
+    pub doc: Option<String>,
+    /// Section heading in the docs.
+    pub group: Option<String>,
+    /// `false` for commands the reference serves but `spec/rpc.md` does not document.
+    pub documented: bool,
+    /// Request fields besides `id` and `type`, in spec order.
+    pub params: Vec<Field>,
+    /// What a success response carries.
+    pub result: CommandResult,
+    /// Every error text this command can return.
+    pub errors: Vec<CommandError>,
+    /// Request/response examples.
+    pub examples: Vec<CommandExample>,
+    /// Free text: the version that introduced the command.
+    pub since: Option<String>,
+    /// Free text note.
+    pub note: Option<String>,
+}
+
+impl Command {
+    /// `PascalCase` form of the wire name (`get_state` → `GetState`), used by backends for derived names.
+    pub fn pascal_name(&self) -> String {
+        pascal_case(&self.name)
+    }
+}
+
+/// The `data` of a command's success response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CommandResult {
+    /// `result: none`: success responses carry no `data` key.
+    None,
+    /// `data` is always present with this type (`null` allowed when `nullable`).
+    Data {
+        /// The type of `data`.
+        ty: TypeRef,
+        /// `data` may be `null`.
+        nullable: bool,
+    },
+}
+
+/// One error text a command can return.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandError {
+    /// Exact text; `{placeholder}` for variable parts.
+    pub text: String,
+    /// When it happens (free text).
+    pub when: Option<String>,
+}
+
+/// One example of a command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandExample {
+    /// Unique within the command.
+    pub name: String,
+    /// The request frame (validated against the params plus `id`/`type`).
+    pub request: Option<Value>,
+    /// The response frame (validated against the response envelope and the result type).
+    pub response: Option<Value>,
+    /// Events this example causes, in order (each validated as an event frame).
+    pub events: Vec<Value>,
+    /// Free text, e.g. where `spec/rpc.md` and the reference differ.
+    pub note: Option<String>,
+}
+
+/// An event (`events:` entry) or an input (`inputs:` entry): a frame tagged by `type` that is not a command or
+/// response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Exact wire `type` string.
+    pub name: String,
+    /// Markdown doc.
+    pub doc: Option<String>,
+    /// Section heading in the docs.
+    pub group: Option<String>,
+    /// `false` when `spec/rpc.md` does not document it.
+    pub documented: bool,
+    /// The frame's fields besides `type`.
+    pub body: MessageBody,
+    /// Example frames (each a full frame including `type`).
+    pub examples: Vec<Value>,
+    /// Free text: the version that introduced it.
+    pub since: Option<String>,
+    /// Free text note.
+    pub note: Option<String>,
+}
+
+impl Message {
+    /// `PascalCase` form of the wire name (`message_update` → `MessageUpdate`).
+    pub fn pascal_name(&self) -> String {
+        pascal_case(&self.name)
+    }
+}
+
+/// The shape of an event or input frame besides its `type` key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageBody {
+    /// `fields:` listed inline (spec order = key order, after `type`).
+    Fields(Vec<Field>),
+    /// `body: TypeName`: the frame's other keys are described by this named type, a tagged union or `oneOf` of
+    /// structs (or a struct). Those structs do not declare the frame's `type` key.
+    Type(String),
+}
+
+/// `snake_case`/`kebab-case`/`camelCase` → `PascalCase` (`get_state` → `GetState`, `setStatus` → `SetStatus`).
+pub fn pascal_case(s: &str) -> String {
+    let mut out = String::new();
+    let mut upper = true;
+    for c in s.chars() {
+        if c == '_' || c == '-' || c == '.' || c == ' ' || c == '/' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `camelCase`/`PascalCase`/`kebab-case` → `snake_case` (`fullOutputPath` → `full_output_path`).
+pub fn snake_case(s: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '-' || c == ' ' || c == '.' || c == '/' {
+            out.push('_');
+        } else if c.is_ascii_uppercase() {
+            let prev_lower = i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
+            if i > 0 && !out.ends_with('_') && (prev_lower || (prev_upper && next_lower)) {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_expressions_round_trip() {
+        for s in ["string", "list<map<Model>>", "map<json>", "object", "Foo2"] {
+            assert_eq!(TypeRef::parse(s).unwrap().to_spec(), s);
+        }
+        assert_eq!(TypeRef::parse("list<>"), None);
+        assert_eq!(TypeRef::parse("lowercase"), None);
+        assert_eq!(TypeRef::parse("list<string"), None);
+    }
+
+    #[test]
+    fn case_conversions() {
+        assert_eq!(pascal_case("get_state"), "GetState");
+        assert_eq!(pascal_case("setStatus"), "SetStatus");
+        assert_eq!(snake_case("fullOutputPath"), "full_output_path");
+        assert_eq!(snake_case("modelId"), "model_id");
+        assert_eq!(snake_case("HTMLExport"), "html_export");
+        assert_eq!(snake_case("type"), "type");
+    }
+}
