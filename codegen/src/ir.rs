@@ -45,6 +45,25 @@ impl Ir {
         self.inputs.iter().find(|e| e.name == name)
     }
 
+    /// For a message with `body: TypeName`: `true` when the body type describes the whole frame, i.e. every struct
+    /// it stands for declares the `type` key itself (as `const: <message name>`); `false` when the body describes
+    /// the frame's other keys and `type` is added around it. Both spellings are accepted by the loader.
+    pub fn body_declares_type(&self, type_name: &str) -> bool {
+        let declares = |n: &str| match self.type_def(n).map(|t| &t.kind) {
+            Some(TypeKind::Struct(s)) => s.fields.iter().any(|f| f.name == "type"),
+            _ => false,
+        };
+        match self.type_def(type_name).map(|t| &t.kind) {
+            Some(TypeKind::Struct(_)) => declares(type_name),
+            Some(TypeKind::Union(u)) => !u.variants.is_empty() && u.variants.iter().all(|v| declares(&v.type_name)),
+            Some(TypeKind::OneOf(o)) => {
+                !o.variants.is_empty()
+                    && o.variants.iter().all(|v| matches!(v, TypeRef::Named(n) if declares(n)))
+            }
+            _ => false,
+        }
+    }
+
     /// Follows aliases until a non-alias type expression is reached.
     pub fn resolve_alias<'a>(&'a self, ty: &'a TypeRef) -> &'a TypeRef {
         let mut cur = ty;

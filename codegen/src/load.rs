@@ -68,7 +68,8 @@ fn convert(raw: RawSpec, problems: &mut Vec<String>) -> Ir {
             .envelope
             .examples
             .into_iter()
-            .map(|e| EnvelopeExample { name: e.name, doc: e.doc, line: e.line, request: e.request, response: e.response })
+            .enumerate()
+            .map(|(i, v)| convert_envelope_example(i, v, problems))
             .collect(),
     };
     let types = raw.types.into_iter().map(|(name, t)| convert_type(name, t, problems)).collect();
@@ -76,6 +77,22 @@ fn convert(raw: RawSpec, problems: &mut Vec<String>) -> Ir {
     let events = raw.events.into_iter().map(|(name, m)| convert_message("events", name, m, problems)).collect();
     let inputs = raw.inputs.into_iter().map(|(name, m)| convert_message("inputs", name, m, problems)).collect();
     Ir { protocol, envelope, types, commands, events, inputs }
+}
+
+/// An envelope example is either a bare response frame (named `#<n>`, 1-based) or a long form
+/// `{name, doc?, line? | request?, response?}`, recognised by its `name` key (frames never have one).
+fn convert_envelope_example(i: usize, v: serde_json::Value, problems: &mut Vec<String>) -> EnvelopeExample {
+    if v.get("name").is_some() {
+        match serde_json::from_value::<RawEnvelopeExample>(v) {
+            Ok(e) => EnvelopeExample { name: e.name, doc: e.doc, line: e.line, request: e.request, response: e.response },
+            Err(e) => {
+                problems.push(format!("envelope.examples[{i}]: {e}"));
+                EnvelopeExample { name: format!("#{}", i + 1), doc: None, line: None, request: None, response: None }
+            }
+        }
+    } else {
+        EnvelopeExample { name: format!("#{}", i + 1), doc: None, line: None, request: None, response: Some(v) }
+    }
 }
 
 fn type_ref(expr: &str, ctx: &str, problems: &mut Vec<String>) -> TypeRef {

@@ -37,8 +37,9 @@ pub struct RawEnvelope {
     pub doc: Option<String>,
     #[serde(default)]
     pub errors: IndexMap<String, String>,
+    /// Either plain response frames, or [`RawEnvelopeExample`] maps (told apart by their `name` key).
     #[serde(default)]
-    pub examples: Vec<RawEnvelopeExample>,
+    pub examples: Vec<Value>,
 }
 
 #[derive(Debug, Deserialize)]

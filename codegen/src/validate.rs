@@ -305,6 +305,7 @@ pub fn check_message_frame(ir: &Ir, m: &Message, v: &Value, ctx: &str, problems:
     }
     match &m.body {
         MessageBody::Fields(fields) => check_struct_fields(ir, fields, false, obj, &["type"], ctx, problems),
+        MessageBody::Type(t) if ir.body_declares_type(t) => check_value(ir, &TypeRef::Named(t.clone()), v, ctx, problems),
         MessageBody::Type(t) => {
             let mut rest = obj.clone();
             rest.shift_remove("type");
@@ -325,12 +326,44 @@ fn check_messages(ir: &Ir, section: &str, list: &[Message], problems: &mut Vec<S
             }
             MessageBody::Type(t) => match ir.type_def(t).map(|d| &d.kind) {
                 None => problems.push(format!("{ctx}.body: unknown type `{t}`")),
-                Some(TypeKind::Struct(_) | TypeKind::Union(_) | TypeKind::OneOf(_)) => {}
+                Some(TypeKind::Struct(_) | TypeKind::Union(_) | TypeKind::OneOf(_)) => {
+                    check_body_type_consts(ir, m, t, &ctx, problems)
+                }
                 Some(_) => problems.push(format!("{ctx}.body: `{t}` must be a struct, union or oneOf")),
             },
         }
         for (i, ex) in m.examples.iter().enumerate() {
             check_message_frame(ir, m, ex, &format!("{ctx}.examples[{i}]"), problems);
+        }
+    }
+}
+
+/// When a body type declares `type` in some of its structs, all must, each as `const: <message name>`.
+fn check_body_type_consts(ir: &Ir, m: &Message, t: &str, ctx: &str, problems: &mut Vec<String>) {
+    let structs: Vec<&str> = match ir.type_def(t).map(|d| &d.kind) {
+        Some(TypeKind::Struct(_)) => vec![t],
+        Some(TypeKind::Union(u)) => u.variants.iter().map(|v| v.type_name.as_str()).collect(),
+        Some(TypeKind::OneOf(o)) => o
+            .variants
+            .iter()
+            .filter_map(|v| if let TypeRef::Named(n) = v { Some(n.as_str()) } else { None })
+            .collect(),
+        _ => vec![],
+    };
+    let type_field = |n: &str| match ir.type_def(n).map(|d| &d.kind) {
+        Some(TypeKind::Struct(s)) => s.fields.iter().find(|f| f.name == "type").cloned(),
+        _ => None,
+    };
+    let declared: Vec<(&str, Option<Field>)> = structs.iter().map(|n| (*n, type_field(n))).collect();
+    if declared.iter().any(|(_, f)| f.is_some()) {
+        for (n, f) in declared {
+            match f {
+                Some(f) if f.constant == Some(Value::String(m.name.clone())) => {}
+                _ => problems.push(format!(
+                    "{ctx}.body: `{n}` must declare `type: {{ type: string, const: {} }}` like the other structs of `{t}`",
+                    m.name
+                )),
+            }
         }
     }
 }
