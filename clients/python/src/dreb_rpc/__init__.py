@@ -1,0 +1,22 @@
+"""Typed client for the dreb RPC protocol (``dreb --mode rpc``)."""
+
+from ._connection import EventSubscription, RpcConnection
+from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
+from ._jsonl import JsonlDecoder, encode_frame
+from ._transport import CloseInfo, StreamTransport, SubprocessTransport, Transport
+
+__all__ = [
+    "CloseInfo",
+    "EventSubscription",
+    "JsonlDecoder",
+    "RpcClientError",
+    "RpcClosedError",
+    "RpcConnection",
+    "RpcError",
+    "RpcTimeoutError",
+    "SpawnError",
+    "StreamTransport",
+    "SubprocessTransport",
+    "Transport",
+    "encode_frame",
+]

@@ -1,0 +1,370 @@
+"""The untyped core of the client: id correlation, timeouts, events, and a race-free wait for idle.
+
+The generated :class:`dreb_rpc.DrebClient` subclasses :class:`RpcConnection` with one typed method per
+command. The client is synchronous and thread-safe: a background thread reads the agent's output,
+resolves waiting requests and calls event listeners (listeners therefore run on that thread).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import queue
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Generic, TypeVar, cast
+
+from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError
+from ._jsonl import encode_frame
+from ._transport import CloseInfo, Transport
+
+E = TypeVar("E", bound=Mapping[str, Any])
+T = TypeVar("T")
+
+#: Wire name of the command that starts an agent run.
+RUN_COMMAND = "prompt"
+
+#: Sentinel default: "use the connection's default timeout".
+_DEFAULT: Any = object()
+
+
+class _Pending:
+    __slots__ = ("command", "done", "response")
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.done = threading.Event()
+        self.response: dict[str, Any] | None = None
+
+
+class EventSubscription(Generic[E]):
+    """A buffered event stream: iterate it (ends when the transport closes) or ``get()`` with a timeout.
+
+    Buffers from the moment it is created; ``close()`` (or leaving the ``with`` block) unsubscribes.
+    """
+
+    _END: Any = object()
+
+    def __init__(self, unsubscribe: Callable[[], None]) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._unsubscribe = unsubscribe
+        self._ended = False
+
+    def _put(self, event: E) -> None:
+        self._queue.put(event)
+
+    def _end(self) -> None:
+        self._queue.put(self._END)
+
+    def get(self, timeout: float | None = None) -> E | None:
+        """The next event; ``None`` once the transport has closed. Raises ``TimeoutError`` on timeout."""
+        if self._ended:
+            return None
+        try:
+            item = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError("Timeout waiting for an event") from None
+        if item is self._END:
+            self._ended = True
+            return None
+        return cast(E, item)
+
+    def __iter__(self) -> Iterator[E]:
+        while (event := self.get()) is not None:
+            yield event
+
+    def close(self) -> None:
+        self._unsubscribe()
+
+    def __enter__(self) -> EventSubscription[E]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class RpcConnection(Generic[E]):
+    """Correlates requests and responses by id over a :class:`Transport` and fans out events."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        default_timeout: float | None = 30.0,
+        on_listener_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        self.transport = transport
+        self.default_timeout = default_timeout
+        self._on_listener_error = on_listener_error
+        self._lock = threading.Lock()
+        self._idle_cond = threading.Condition(self._lock)
+        self._ids = itertools.count(1)
+        self._pending: dict[str, _Pending] = {}
+        self._event_listeners: list[Callable[[E], None]] = []
+        self._unmatched_listeners: list[Callable[[dict[str, Any]], None]] = []
+        self._close_listeners: list[Callable[[CloseInfo], None]] = []
+        self._subscriptions: list[EventSubscription[E]] = []
+        self._state = "new"
+        self._close_info: CloseInfo | None = None
+        # Sticky run state for wait_for_idle: every incoming frame gets a sequence number, so "an
+        # agent_end after the prompt was sent" is decidable even when the prompt's response and the
+        # whole run arrive in one read, before wait_for_idle is called.
+        self._frame_seq = 0
+        self._last_start_seq = 0
+        self._last_end_seq = 0
+        self._run_requested_at: int | None = None
+        self._run_request_id: str | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Starts the transport (spawns the agent)."""
+        with self._lock:
+            if self._state != "new":
+                raise RpcClientError("Client already started")
+            self._state = "starting"
+        try:
+            self.transport.start(self._handle_record, self._handle_close)
+        except BaseException:
+            self._handle_close(CloseInfo("failed to start"))
+            raise
+        with self._lock:
+            if self._state == "starting":
+                self._state = "open"
+
+    def close(self) -> None:
+        """Stops the transport; pending requests fail with :class:`RpcClosedError`."""
+        self.transport.close()
+        self._handle_close(CloseInfo("Client closed"))
+
+    def __enter__(self) -> RpcConnection[E]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def is_closed(self) -> bool:
+        return self._state == "closed"
+
+    @property
+    def close_info(self) -> CloseInfo | None:
+        return self._close_info
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def request(self, command: Mapping[str, Any], timeout: float | None = _DEFAULT) -> dict[str, Any]:
+        """Sends ``command`` (its ``type`` plus params; the id is assigned here) and returns the
+        response frame, whether ``success`` is true or false."""
+        command_type = command["type"]
+        if not isinstance(command_type, str):
+            raise TypeError("command type must be a string")
+        if timeout is _DEFAULT:
+            timeout = self.default_timeout
+        request_id = f"req_{next(self._ids)}"
+        # Key order on the wire: id, type, then the params.
+        frame = {"id": request_id, "type": command_type}
+        frame.update((k, v) for k, v in command.items() if k not in ("id", "type"))
+        data = encode_frame(frame)
+        entry = _Pending(command_type)
+        with self._lock:
+            if self._state != "open":
+                raise self._closed_error()
+            self._pending[request_id] = entry
+            if command_type == RUN_COMMAND:
+                self._run_requested_at = self._frame_seq
+                self._run_request_id = request_id
+        try:
+            self.transport.send(data)
+        except RpcClientError:
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise
+        if not entry.done.wait(timeout):
+            with self._lock:
+                self._pending.pop(request_id, None)
+            if not entry.done.is_set():
+                raise RpcTimeoutError(command_type, cast(float, timeout))
+        if entry.response is None:
+            raise self._closed_error()
+        return entry.response
+
+    def call(self, command_type: str, params: Mapping[str, Any] | None = None, timeout: float | None = _DEFAULT) -> Any:
+        """Sends a command and returns the response's ``data`` (``None`` when absent).
+
+        A ``success: false`` response raises :class:`RpcError` with the exact error text.
+        """
+        command = {"type": command_type, **(params or {})}
+        response = self.request(command, timeout)
+        if response.get("success") is not True:
+            error = response.get("error")
+            raise RpcError(command_type, error if isinstance(error, str) else "Unknown error", response)
+        return response.get("data")
+
+    def notify(self, message: Mapping[str, Any]) -> None:
+        """Writes a message that gets no response (for example ``extension_ui_response``)."""
+        with self._lock:
+            if self._state != "open":
+                raise self._closed_error()
+        self.transport.send(encode_frame(dict(message)))
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def on_event(self, listener: Callable[[E], None]) -> Callable[[], None]:
+        """Calls ``listener`` (on the reader thread) for every event, unknown types included."""
+        with self._lock:
+            self._event_listeners.append(listener)
+        return lambda: self._remove(self._event_listeners, listener)
+
+    def on_unmatched_response(self, listener: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+        """Responses that match no pending request: late answers to timed-out requests, second answers."""
+        with self._lock:
+            self._unmatched_listeners.append(listener)
+        return lambda: self._remove(self._unmatched_listeners, listener)
+
+    def on_close(self, listener: Callable[[CloseInfo], None]) -> Callable[[], None]:
+        """Called once when the transport closes (immediately if it already has)."""
+        with self._lock:
+            info = self._close_info
+            if info is None:
+                self._close_listeners.append(listener)
+        if info is not None:
+            listener(info)
+        return lambda: self._remove(self._close_listeners, listener)
+
+    def events(self) -> EventSubscription[E]:
+        """A buffered subscription to every event from now on."""
+        subscription: EventSubscription[E] = EventSubscription(lambda: self._remove(self._subscriptions, subscription))
+        with self._lock:
+            if self._state == "closed":
+                subscription._end()
+            else:
+                self._subscriptions.append(subscription)
+        return subscription
+
+    # -- idle ------------------------------------------------------------------------------------
+
+    def _is_idle_locked(self) -> bool:
+        if self._last_start_seq > self._last_end_seq:
+            return False
+        return self._run_requested_at is None or self._last_end_seq > self._run_requested_at
+
+    def is_idle(self) -> bool:
+        """True when no run is in progress and the latest prompt's run (if any) has ended."""
+        with self._lock:
+            return self._is_idle_locked()
+
+    def wait_for_idle(self, timeout: float | None = 60.0) -> None:
+        """Blocks until the agent is idle: the ``agent_end`` of the run started by the latest
+        ``prompt`` has been seen (even if it arrived before this call) and no later run has started.
+
+        Returns at once if already idle. A prompt that starts no run (an extension command that only
+        notifies, say) keeps this waiting until the timeout (``RpcTimeoutError``).
+        """
+        with self._idle_cond:
+            ok = self._idle_cond.wait_for(lambda: self._is_idle_locked() or self._state == "closed", timeout)
+            if not ok:
+                raise RpcTimeoutError("wait_for_idle", cast(float, timeout))
+            if not self._is_idle_locked():
+                raise self._closed_error()
+
+    def prompt_and_wait(self, params: Mapping[str, Any], timeout: float | None = 60.0) -> list[E]:
+        """Sends ``prompt`` and returns every event up to the end of the run it starts."""
+        with self.events() as subscription:
+            self.call(RUN_COMMAND, params)
+            self.wait_for_idle(timeout)
+            collected: list[E] = []
+            while True:
+                try:
+                    event = subscription.get(timeout=0)
+                except TimeoutError:
+                    break
+                if event is None:
+                    break
+                collected.append(event)
+            return collected
+
+    # -- reader-thread side ----------------------------------------------------------------------
+
+    def _handle_record(self, record: str) -> None:
+        with self._lock:
+            self._frame_seq += 1
+        try:
+            frame = json.loads(record)
+        except ValueError:
+            return  # not JSON: ignored, like the reference client does
+        if not isinstance(frame, dict) or not isinstance(frame.get("type"), str):
+            return
+        if frame["type"] == "response":
+            self._handle_response(frame)
+            return
+        with self._idle_cond:
+            if frame["type"] == "agent_start":
+                self._last_start_seq = self._frame_seq
+            elif frame["type"] == "agent_end":
+                self._last_end_seq = self._frame_seq
+                self._idle_cond.notify_all()
+            listeners = list(self._event_listeners)
+            subscriptions = list(self._subscriptions)
+        event = cast(E, frame)
+        for subscription in subscriptions:
+            subscription._put(event)
+        for listener in listeners:
+            self._safely(listener, event)
+
+    def _handle_response(self, response: dict[str, Any]) -> None:
+        request_id = response.get("id")
+        with self._idle_cond:
+            entry = self._pending.pop(request_id, None) if isinstance(request_id, str) else None
+            if entry is None:
+                listeners = list(self._unmatched_listeners)
+            else:
+                listeners = []
+                if request_id == self._run_request_id and response.get("success") is not True:
+                    # The prompt was refused: no run will start, so nobody should wait for one.
+                    self._run_requested_at = None
+                    self._run_request_id = None
+                    self._idle_cond.notify_all()
+        if entry is not None:
+            entry.response = response
+            entry.done.set()
+        for listener in listeners:
+            self._safely(listener, response)
+
+    def _handle_close(self, info: CloseInfo) -> None:
+        with self._idle_cond:
+            if self._state == "closed":
+                return
+            self._state = "closed"
+            self._close_info = info
+            pending = list(self._pending.values())
+            self._pending.clear()
+            subscriptions = list(self._subscriptions)
+            self._subscriptions.clear()
+            listeners = list(self._close_listeners)
+            self._close_listeners.clear()
+            self._idle_cond.notify_all()
+        for entry in pending:
+            entry.done.set()  # response stays None → RpcClosedError in the waiting thread
+        for subscription in subscriptions:
+            subscription._end()
+        for listener in listeners:
+            self._safely(listener, info)
+
+    def _closed_error(self) -> RpcClosedError:
+        if self._state in ("new", "starting"):
+            return RpcClosedError("Client not started")
+        return RpcClosedError(self._close_info.reason if self._close_info else "RPC transport is closed")
+
+    def _remove(self, items: list[Any], item: Any) -> None:
+        with self._lock:
+            if item in items:
+                items.remove(item)
+
+    def _safely(self, listener: Callable[[Any], None], value: Any) -> None:
+        # One listener that raises must not stop delivery to the others, nor kill the reader thread.
+        try:
+            listener(value)
+        except Exception as error:  # noqa: BLE001
+            if self._on_listener_error is not None:
+                self._on_listener_error(error)
