@@ -1,0 +1,119 @@
+//! Path helpers shared by settings, trust and context loading: home directory, the agent dir,
+//! settings-style `~` expansion and lexical normalisation (`path.resolve` without touching disk).
+
+use std::path::{Component, Path, PathBuf};
+
+/// Name of the per-project (and per-user) configuration directory.
+pub const CONFIG_DIR_NAME: &str = ".dreb";
+/// Environment variable overriding the agent directory.
+pub const ENV_AGENT_DIR: &str = "DREB_CODING_AGENT_DIR";
+
+/// The user's home directory: `$HOME` when set (as Node's `os.homedir()`), else the OS lookup.
+pub fn home_dir() -> PathBuf {
+    match std::env::var_os("HOME") {
+        Some(h) if !h.is_empty() => PathBuf::from(h),
+        _ => std::env::home_dir().unwrap_or_else(|| PathBuf::from("/")),
+    }
+}
+
+/// `<agentDir>`: `$DREB_CODING_AGENT_DIR` (with `~` expanded) or `~/.dreb/agent`.
+pub fn agent_dir_from_env() -> PathBuf {
+    match std::env::var(ENV_AGENT_DIR) {
+        Ok(dir) if !dir.is_empty() => {
+            if dir == "~" {
+                home_dir()
+            } else if let Some(rest) = dir.strip_prefix("~/") {
+                home_dir().join(rest)
+            } else {
+                PathBuf::from(dir)
+            }
+        }
+        _ => home_dir().join(CONFIG_DIR_NAME).join("agent"),
+    }
+}
+
+fn is_unicode_space(c: char) -> bool {
+    matches!(c, '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}')
+}
+
+/// Settings-style path expansion used for trusted folders: strip one pair of surrounding
+/// quotes, a leading `@`, map unicode spaces to ASCII spaces, then expand `~` / `~/...`.
+pub fn expand_settings_path(input: &str) -> String {
+    let unquoted = if input.len() >= 2
+        && ((input.starts_with('"') && input.ends_with('"'))
+            || (input.starts_with('\'') && input.ends_with('\'')))
+    {
+        &input[1..input.len() - 1]
+    } else {
+        input
+    };
+    let without_at = unquoted.strip_prefix('@').unwrap_or(unquoted);
+    let normalized: String =
+        without_at.chars().map(|c| if is_unicode_space(c) { ' ' } else { c }).collect();
+    if normalized == "~" {
+        return home_dir().to_string_lossy().into_owned();
+    }
+    if let Some(rest) = normalized.strip_prefix("~/") {
+        let mut home = home_dir().to_string_lossy().into_owned();
+        home.push('/');
+        home.push_str(rest);
+        return home;
+    }
+    normalized
+}
+
+/// Lexically normalise an absolute path (drop `.`, resolve `..`), like Node's `path.resolve`.
+pub fn normalize_lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Resolve `raw` against `base` (absolute paths win), normalised lexically.
+pub fn resolve_against(base: &Path, raw: &Path) -> PathBuf {
+    if raw.is_absolute() { normalize_lexical(raw) } else { normalize_lexical(&base.join(raw)) }
+}
+
+/// Strict native realpath as a UTF-8 string; `None` when it fails or is not UTF-8
+/// (trust decisions fail closed rather than guess).
+pub fn strict_realpath(path: &Path) -> Option<String> {
+    std::fs::canonicalize(path).ok().and_then(|p| p.into_os_string().into_string().ok())
+}
+
+/// Realpath that falls back to the input on error.
+pub fn safe_realpath(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expands_like_the_reference() {
+        let home = home_dir().to_string_lossy().into_owned();
+        assert_eq!(expand_settings_path("~"), home);
+        assert_eq!(expand_settings_path("~/x"), format!("{home}/x"));
+        assert_eq!(expand_settings_path("'\"/a b\"'"), "\"/a b\"");
+        assert_eq!(expand_settings_path("\"/a b\""), "/a b");
+        assert_eq!(expand_settings_path("@/tmp"), "/tmp");
+        assert_eq!(expand_settings_path("/a\u{00A0}b"), "/a b");
+        assert_eq!(expand_settings_path("~user/x"), "~user/x");
+        assert_eq!(expand_settings_path("rel"), "rel");
+    }
+
+    #[test]
+    fn normalises_lexically() {
+        assert_eq!(normalize_lexical(Path::new("/a/./b/../c/")), PathBuf::from("/a/c"));
+        assert_eq!(normalize_lexical(Path::new("/..")), PathBuf::from("/"));
+        assert_eq!(resolve_against(Path::new("/w"), Path::new("x/../y")), PathBuf::from("/w/y"));
+    }
+}

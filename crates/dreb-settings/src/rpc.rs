@@ -1,0 +1,680 @@
+//! The RPC-facing settings API: `get_settings`, `set_settings` and the four context-trust
+//! commands, as plain serde structs that serialise to the reference's wire JSON (key order,
+//! absent vs null) and functions returning the reference's exact error texts.
+
+use std::path::Path;
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::context_trust::{
+    ContextTrustState, RpcContextTrustEvaluation, canonicalize_trusted_roots, evaluate_context_trust,
+    validate_trusted_context_folders,
+};
+use crate::js::{js_trim, is_js_whitespace, non_negative_safe_integer, object_keys, stringify, stringify_str};
+use crate::manager::{
+    SettingsError, SettingsManager, agent_models_edit, context_trust_edits, enabled_models_edit,
+};
+use crate::model_catalog::{
+    ModelCatalog, ModelInfo, ScopeWarning, VALID_THINKING_LEVELS, is_valid_thinking_level,
+    validate_thinking_level_for_model,
+};
+use crate::settings_file::SettingsEdit;
+
+/// Keys `set_settings` accepts, in the order the error text lists them.
+pub const SETTINGS_UPDATE_KEYS: [&str; 18] = [
+    "defaultProvider",
+    "defaultModel",
+    "defaultThinkingLevel",
+    "steeringMode",
+    "followUpMode",
+    "compactionEnabled",
+    "retryEnabled",
+    "maxConcurrentSubagents",
+    "imageAutoResize",
+    "blockImages",
+    "enableSkillCommands",
+    "autoLoadNestedContext",
+    "trustedContextFolders",
+    "transport",
+    "hideThinkingBlock",
+    "agentModels",
+    "enabledModels",
+    "subagentArbiter",
+];
+
+const BOOLEAN_KEYS: [&str; 7] = [
+    "compactionEnabled",
+    "retryEnabled",
+    "imageAutoResize",
+    "blockImages",
+    "enableSkillCommands",
+    "autoLoadNestedContext",
+    "hideThinkingBlock",
+];
+
+const QUEUE_MODES: [&str; 2] = ["all", "one-at-a-time"];
+const TRANSPORTS: [&str; 3] = ["sse", "websocket", "auto"];
+const ARBITER_KEYS: [&str; 4] = ["enabled", "model", "thinking", "guidePath"];
+
+/// Text of the corrupt-global-file refusal.
+pub const CANNOT_WRITE_CORRUPT_GLOBAL: &str =
+    "Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)";
+const PROJECT_ENABLED_MODELS_WARNING: &str = "A project-level enabledModels value (.dreb/settings.json) takes precedence — this change to global settings will have no effect. Edit the project settings file to change it.";
+
+/// An RPC failure; the message is the exact `error` text of the response.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RpcSettingsError(pub String);
+
+impl RpcSettingsError {
+    fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
+type RpcResult<T> = Result<T, RpcSettingsError>;
+
+/// `RpcScopedModel`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RpcScopedModel {
+    pub provider: String,
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<String>,
+}
+
+/// Where the effective `enabledModels` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EnabledModelsSource {
+    Default,
+    Global,
+    Project,
+}
+
+/// `RpcSettingsSnapshot` (the `get_settings` data), fields in wire order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RpcSettingsSnapshot {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_thinking_level: Option<String>,
+    pub steering_mode: String,
+    pub follow_up_mode: String,
+    pub compaction_enabled: bool,
+    pub retry_enabled: bool,
+    pub max_concurrent_subagents: u64,
+    pub image_auto_resize: bool,
+    pub block_images: bool,
+    pub enable_skill_commands: bool,
+    pub auto_load_nested_context: bool,
+    pub trusted_context_folders: Vec<String>,
+    pub effective_trusted_context_roots: Vec<String>,
+    pub transport: String,
+    pub hide_thinking_block: bool,
+    pub agent_models: IndexMap<String, Vec<String>>,
+    /// The global policy object exactly as stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent_arbiter: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled_models: Option<Vec<String>>,
+    pub resolved_scoped_models: Vec<RpcScopedModel>,
+    pub scope_warnings: Vec<ScopeWarning>,
+    pub has_project_enabled_models_override: bool,
+    pub enabled_models_source: EnabledModelsSource,
+}
+
+/// `set_settings` data: the snapshot plus `warnings` when a project value shadows the change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RpcSetSettingsResult {
+    #[serde(flatten)]
+    pub settings: RpcSettingsSnapshot,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
+}
+
+/// `trust_context_folder` / `untrust_context_folder` data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RpcContextTrustMutationResult {
+    pub evaluation: RpcContextTrustEvaluation,
+    pub settings: RpcSettingsSnapshot,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added_root: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed_root: Option<String>,
+}
+
+/// `remove_trusted_context_folder` data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RpcTrustedFolderRemovalResult {
+    pub settings: RpcSettingsSnapshot,
+    pub removed_folder: String,
+}
+
+fn available(catalog: &dyn ModelCatalog) -> RpcResult<Vec<ModelInfo>> {
+    catalog.available_models().map_err(|msg| RpcSettingsError(format!("Failed to load available models: {msg}")))
+}
+
+fn persist_error(err: SettingsError) -> RpcSettingsError {
+    match err {
+        SettingsError::GlobalLoadFailed { .. } | SettingsError::ProjectLoadFailed { .. } => {
+            RpcSettingsError::new(CANNOT_WRITE_CORRUPT_GLOBAL)
+        }
+        other => RpcSettingsError(format!("Failed to persist settings: {other}")),
+    }
+}
+
+/// A validated `set_settings` payload, ready to write.
+struct ValidatedUpdate {
+    edits: Vec<SettingsEdit>,
+    warnings: Vec<String>,
+}
+
+impl SettingsManager {
+    fn op_guard(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.op_lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The `get_settings` snapshot from the current in-memory view (global-only slices are
+    /// re-read from disk).
+    pub fn snapshot(&self, catalog: &dyn ModelCatalog) -> RpcResult<RpcSettingsSnapshot> {
+        let available = available(catalog)?;
+        Ok(self.snapshot_with(catalog, &available))
+    }
+
+    fn snapshot_with(&self, catalog: &dyn ModelCatalog, available: &[ModelInfo]) -> RpcSettingsSnapshot {
+        let policy = self.global_context_trust_policy();
+        let configured = self.configured_trusted_context_folders();
+        let subagent_arbiter = self.global_subagent_arbiter().unwrap_or_else(|error| {
+            tracing::warn!(%error, "could not reload global Dispatch Arbiter settings");
+            None
+        });
+        let enabled_models = self.enabled_models();
+        let has_project_override = self.has_project_enabled_models_override();
+        let patterns = enabled_models.clone().unwrap_or_default();
+        let scope = catalog.resolve_scope(&patterns, available);
+        RpcSettingsSnapshot {
+            default_provider: self.default_provider(),
+            default_model: self.default_model(),
+            default_thinking_level: self.default_thinking_level(),
+            steering_mode: self.steering_mode(),
+            follow_up_mode: self.follow_up_mode(),
+            compaction_enabled: self.compaction_enabled(),
+            retry_enabled: self.retry_enabled(),
+            max_concurrent_subagents: self.max_concurrent_subagents(),
+            image_auto_resize: self.image_auto_resize(),
+            block_images: self.block_images(),
+            enable_skill_commands: self.enable_skill_commands(),
+            auto_load_nested_context: policy.unrestricted,
+            trusted_context_folders: configured,
+            effective_trusted_context_roots: canonicalize_trusted_roots(&policy.trusted_folders),
+            transport: self.transport(),
+            hide_thinking_block: self.hide_thinking_block(),
+            agent_models: self.agent_models(),
+            subagent_arbiter,
+            enabled_models_source: if has_project_override {
+                EnabledModelsSource::Project
+            } else if enabled_models.is_none() {
+                EnabledModelsSource::Default
+            } else {
+                EnabledModelsSource::Global
+            },
+            enabled_models,
+            resolved_scoped_models: scope
+                .models
+                .into_iter()
+                .map(|s| RpcScopedModel {
+                    provider: s.model.provider,
+                    id: s.model.id,
+                    name: Some(s.model.name),
+                    reasoning: Some(s.model.reasoning),
+                    thinking_level: s.thinking_level,
+                })
+                .collect(),
+            scope_warnings: scope.warnings,
+            has_project_enabled_models_override: has_project_override,
+        }
+    }
+
+    /// `get_settings`: reload both files (external edits become visible), fail loudly on any
+    /// load error, then snapshot.
+    pub fn get_settings(&self, catalog: &dyn ModelCatalog) -> RpcResult<RpcSettingsSnapshot> {
+        let _op = self.op_guard();
+        let errors = self.reload();
+        if !errors.is_empty() {
+            let detail = errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+            return Err(RpcSettingsError(format!("Failed to reload settings: {detail}")));
+        }
+        if self.has_global_settings_load_error() || self.has_project_settings_load_error() {
+            return Err(RpcSettingsError::new("Failed to reload settings from durable storage"));
+        }
+        self.snapshot(catalog)
+    }
+
+    /// `set_settings`: validate the whole payload (exact texts, reference order), then write
+    /// every change in one atomic global-file update. Nothing changes on any error.
+    pub fn apply_update(&self, update: Option<&Value>, catalog: &dyn ModelCatalog) -> RpcResult<RpcSetSettingsResult> {
+        let _op = self.op_guard();
+        let validated = self.validate_update(update, catalog)?;
+        if self.has_global_settings_load_error() {
+            return Err(RpcSettingsError::new(CANNOT_WRITE_CORRUPT_GLOBAL));
+        }
+        self.update_global(&validated.edits).map_err(persist_error)?;
+        let settings = self.snapshot(catalog)?;
+        let warnings = (!validated.warnings.is_empty()).then_some(validated.warnings);
+        Ok(RpcSetSettingsResult { settings, warnings })
+    }
+
+    fn validate_update(&self, update: Option<&Value>, catalog: &dyn ModelCatalog) -> RpcResult<ValidatedUpdate> {
+        let Some(Value::Object(update)) = update else {
+            return Err(RpcSettingsError::new("set_settings requires a settings object"));
+        };
+        let unknown: Vec<&str> = object_keys(update)
+            .into_iter()
+            .map(String::as_str)
+            .filter(|k| !SETTINGS_UPDATE_KEYS.contains(k))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(RpcSettingsError(format!(
+                "Unknown settings key(s): {}. Valid keys: {}",
+                unknown.join(", "),
+                SETTINGS_UPDATE_KEYS.join(", ")
+            )));
+        }
+        // JSON has no `undefined`: a present key (even `null`) counts as set.
+        if update.is_empty() {
+            return Err(RpcSettingsError::new("set_settings requires at least one setting to change"));
+        }
+        let get = |key: &str| update.get(key);
+
+        if let Some(level) = get("defaultThinkingLevel")
+            && !level.as_str().is_some_and(is_valid_thinking_level)
+        {
+            return Err(RpcSettingsError(format!(
+                "Invalid defaultThinkingLevel: {}. Valid values: {}",
+                stringify(level),
+                VALID_THINKING_LEVELS.join(", ")
+            )));
+        }
+        for key in ["steeringMode", "followUpMode"] {
+            if let Some(mode) = get(key)
+                && !mode.as_str().is_some_and(|m| QUEUE_MODES.contains(&m))
+            {
+                return Err(RpcSettingsError(format!(
+                    "Invalid {key}: {}. Valid values: {}",
+                    stringify(mode),
+                    QUEUE_MODES.join(", ")
+                )));
+            }
+        }
+        for key in BOOLEAN_KEYS {
+            if let Some(v) = get(key)
+                && !v.is_boolean()
+            {
+                return Err(RpcSettingsError(format!("Invalid {key}: {}. Must be a boolean", stringify(v))));
+            }
+        }
+        let max_concurrent = match get("maxConcurrentSubagents") {
+            None => None,
+            Some(v) => Some(non_negative_safe_integer(v).ok_or_else(|| {
+                RpcSettingsError(format!(
+                    "Invalid maxConcurrentSubagents: {}. Must be a non-negative whole number",
+                    stringify(v)
+                ))
+            })?),
+        };
+        if let Some(t) = get("transport")
+            && !t.as_str().is_some_and(|t| TRANSPORTS.contains(&t))
+        {
+            return Err(RpcSettingsError(format!(
+                "Invalid transport: {}. Valid values: {}",
+                stringify(t),
+                TRANSPORTS.join(", ")
+            )));
+        }
+        let agent_models = match get("agentModels") {
+            None => None,
+            Some(v) => Some(validate_agent_models(v)?),
+        };
+
+        let mut models_cache: Option<Vec<ModelInfo>> = None;
+        let mut models = || -> RpcResult<Vec<ModelInfo>> {
+            if models_cache.is_none() {
+                models_cache = Some(available(catalog)?);
+            }
+            Ok(models_cache.clone().unwrap_or_default())
+        };
+
+        // Some(None) = clear (null or "all available").
+        let enabled_models: Option<Option<Vec<String>>> = match get("enabledModels") {
+            None => None,
+            Some(Value::Null) => Some(None),
+            Some(v) => Some(validate_enabled_models(v, &models()?)?),
+        };
+
+        let subagent_arbiter: Option<Option<Map<String, Value>>> = match get("subagentArbiter") {
+            None => None,
+            Some(Value::Null) => Some(None),
+            Some(v) => Some(Some(validate_arbiter(v, &mut models)?)),
+        };
+
+        let trusted_folders = match get("trustedContextFolders") {
+            None => None,
+            Some(v) => Some(validate_trusted_context_folders(v).map_err(RpcSettingsError)?),
+        };
+
+        let provider = get("defaultProvider");
+        let model = get("defaultModel");
+        let provider_model = match (provider, model) {
+            (None, None) => None,
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(RpcSettingsError::new("defaultProvider and defaultModel must be set together"));
+            }
+            (Some(p), Some(m)) => {
+                let (Some(p), Some(m)) = (p.as_str(), m.as_str()) else {
+                    return Err(RpcSettingsError::new("defaultProvider and defaultModel must be strings"));
+                };
+                if !models()?.iter().any(|x| x.provider == p && x.id == m) {
+                    return Err(RpcSettingsError(format!("Model not found: {p}/{m}")));
+                }
+                Some((p.to_string(), m.to_string()))
+            }
+        };
+
+        // Apply order = the reference's setter order, so new keys land in the same file order.
+        let mut edits = Vec::new();
+        let mut warnings = Vec::new();
+        if let Some((p, m)) = provider_model {
+            edits.push(SettingsEdit::set(["defaultProvider"], p));
+            edits.push(SettingsEdit::set(["defaultModel"], m));
+        }
+        let mut copy = |key: &str, path: &[&str]| {
+            if let Some(v) = get(key) {
+                edits.push(SettingsEdit::Set(path.iter().map(|s| s.to_string()).collect(), v.clone()));
+            }
+        };
+        copy("defaultThinkingLevel", &["defaultThinkingLevel"]);
+        copy("steeringMode", &["steeringMode"]);
+        copy("followUpMode", &["followUpMode"]);
+        copy("compactionEnabled", &["compaction", "enabled"]);
+        copy("retryEnabled", &["retry", "enabled"]);
+        if let Some(n) = max_concurrent {
+            edits.push(SettingsEdit::set(["backgroundAgents", "maxConcurrentSubagents"], n));
+        }
+        let mut copy = |key: &str, path: &[&str]| {
+            if let Some(v) = get(key) {
+                edits.push(SettingsEdit::Set(path.iter().map(|s| s.to_string()).collect(), v.clone()));
+            }
+        };
+        copy("imageAutoResize", &["images", "autoResize"]);
+        copy("blockImages", &["images", "blockImages"]);
+        copy("enableSkillCommands", &["enableSkillCommands"]);
+        copy("transport", &["transport"]);
+        copy("hideThinkingBlock", &["hideThinkingBlock"]);
+        if let Some(enabled) = enabled_models {
+            if self.has_project_enabled_models_override() {
+                warnings.push(PROJECT_ENABLED_MODELS_WARNING.to_string());
+            }
+            edits.push(enabled_models_edit(enabled.as_deref()));
+        }
+        if let Some(arbiter) = subagent_arbiter {
+            edits.push(match arbiter {
+                Some(policy) => SettingsEdit::set(["subagentArbiter"], Value::Object(policy)),
+                None => SettingsEdit::remove(["subagentArbiter"]),
+            });
+        }
+        for (agent, list) in agent_models.unwrap_or_default() {
+            if self.has_project_agent_model_override(&agent) {
+                warnings.push(format!(
+                    "A project-level agentModels override for {} (.dreb/settings.json) takes precedence — this change to global settings will have no effect. Edit the project settings file to change it.",
+                    stringify_str(&agent)
+                ));
+            }
+            edits.push(agent_models_edit(&agent, &list));
+        }
+        // Trust policy last, as the reference's second phase.
+        let auto = get("autoLoadNestedContext").and_then(Value::as_bool);
+        edits.extend(context_trust_edits(auto, trusted_folders.as_deref()));
+        Ok(ValidatedUpdate { edits, warnings })
+    }
+
+    /// `evaluate_context_trust` against the current global policy.
+    pub fn evaluate_context_trust(&self, path: &Value) -> RpcResult<RpcContextTrustEvaluation> {
+        evaluate_context_trust(&self.global_context_trust_policy(), path).map_err(RpcSettingsError)
+    }
+
+    /// `trust_context_folder`: add the canonical target as a global root (durably).
+    pub fn trust_context_folder(
+        &self,
+        path: &Value,
+        catalog: &dyn ModelCatalog,
+    ) -> RpcResult<RpcContextTrustMutationResult> {
+        let _op = self.op_guard();
+        let evaluation = self.evaluate_context_trust(path)?;
+        let target = evaluation.canonical_target.clone();
+        // Malformed legacy roots are dropped: the list is rewritten canonical.
+        let mut roots: Vec<Value> = canonicalize_trusted_roots(&self.configured_trusted_context_folders())
+            .into_iter()
+            .map(Value::String)
+            .collect();
+        roots.push(Value::String(target.clone()));
+        let folders = validate_trusted_context_folders(&Value::Array(roots)).map_err(RpcSettingsError)?;
+        let added_root = folders.contains(&target).then(|| target.clone());
+        self.persist_trust_mutation(&folders, path, catalog, added_root, None)
+    }
+
+    /// `untrust_context_folder`: remove the root that grants the target access.
+    pub fn untrust_context_folder(
+        &self,
+        path: &Value,
+        catalog: &dyn ModelCatalog,
+    ) -> RpcResult<RpcContextTrustMutationResult> {
+        let _op = self.op_guard();
+        let evaluation = self.evaluate_context_trust(path)?;
+        match evaluation.state {
+            ContextTrustState::Unrestricted => Err(RpcSettingsError::new(
+                "Cannot untrust a context folder while unrestricted nested context loading is enabled; disable autoLoadNestedContext first",
+            )),
+            ContextTrustState::Untrusted => Ok(RpcContextTrustMutationResult {
+                evaluation,
+                settings: self.snapshot(catalog)?,
+                added_root: None,
+                removed_root: None,
+            }),
+            ContextTrustState::TrustedRoot => {
+                let removed = evaluation.granting_root.clone().unwrap_or_default();
+                let folders: Vec<String> = canonicalize_trusted_roots(&self.configured_trusted_context_folders())
+                    .into_iter()
+                    .filter(|r| *r != removed)
+                    .collect();
+                self.persist_trust_mutation(&folders, path, catalog, None, Some(removed))
+            }
+        }
+    }
+
+    fn persist_trust_mutation(
+        &self,
+        folders: &[String],
+        path: &Value,
+        catalog: &dyn ModelCatalog,
+        added_root: Option<String>,
+        removed_root: Option<String>,
+    ) -> RpcResult<RpcContextTrustMutationResult> {
+        if self.has_global_settings_load_error() {
+            return Err(RpcSettingsError::new(CANNOT_WRITE_CORRUPT_GLOBAL));
+        }
+        self.set_trusted_context_folders(folders).map_err(persist_error)?;
+        let evaluation = self.evaluate_context_trust(path)?;
+        Ok(RpcContextTrustMutationResult { evaluation, settings: self.snapshot(catalog)?, added_root, removed_root })
+    }
+
+    /// `remove_trusted_context_folder`: delete an exact configured string (no resolution).
+    pub fn remove_trusted_context_folder(
+        &self,
+        path: &Value,
+        catalog: &dyn ModelCatalog,
+    ) -> RpcResult<RpcTrustedFolderRemovalResult> {
+        let _op = self.op_guard();
+        let Some(folder) = path.as_str().filter(|s| !s.is_empty()) else {
+            return Err(RpcSettingsError::new("remove_trusted_context_folder requires a non-empty string path"));
+        };
+        if self.has_global_settings_load_error() {
+            return Err(RpcSettingsError::new(CANNOT_WRITE_CORRUPT_GLOBAL));
+        }
+        let remaining: Vec<String> =
+            self.configured_trusted_context_folders().into_iter().filter(|f| f != folder).collect();
+        self.set_trusted_context_folders(&remaining).map_err(persist_error)?;
+        Ok(RpcTrustedFolderRemovalResult { settings: self.snapshot(catalog)?, removed_folder: folder.to_string() })
+    }
+}
+
+fn validate_agent_models(value: &Value) -> RpcResult<Vec<(String, Vec<String>)>> {
+    let Value::Object(map) = value else {
+        return Err(RpcSettingsError::new(
+            "Invalid agentModels: must be a plain object mapping agent names to model fallback arrays",
+        ));
+    };
+    let mut out = Vec::with_capacity(map.len());
+    for name in object_keys(map) {
+        let bad = || {
+            RpcSettingsError(format!(
+                "Invalid agentModels[{}]: expected an array of non-empty strings",
+                stringify_str(name)
+            ))
+        };
+        let Value::Array(items) = &map[name] else { return Err(bad()) };
+        let mut list = Vec::with_capacity(items.len());
+        for item in items {
+            match item.as_str() {
+                Some(s) if !js_trim(s).is_empty() => list.push(s.to_string()),
+                _ => return Err(bad()),
+            }
+        }
+        out.push((name.clone(), list));
+    }
+    Ok(out)
+}
+
+/// Returns `None` when the list covers every available model (stored as unset).
+fn validate_enabled_models(value: &Value, available: &[ModelInfo]) -> RpcResult<Option<Vec<String>>> {
+    let Value::Array(items) = value else {
+        return Err(RpcSettingsError::new(
+            "Invalid enabledModels: must be a non-empty array of exact model references or null",
+        ));
+    };
+    if items.is_empty() {
+        return Err(RpcSettingsError::new(
+            "Invalid enabledModels: at least one model must remain enabled; use null to enable all",
+        ));
+    }
+    let mut canonical: Vec<String> = Vec::with_capacity(items.len());
+    for item in items {
+        let reference = match item.as_str() {
+            Some(s) if !js_trim(s).is_empty() && js_trim(s) == s => s,
+            _ => {
+                return Err(RpcSettingsError::new(
+                    "Invalid enabledModels: every entry must be a non-empty exact model reference",
+                ));
+            }
+        };
+        let wanted = reference.to_lowercase();
+        let matches: Vec<&ModelInfo> =
+            available.iter().filter(|m| m.reference().to_lowercase() == wanted).collect();
+        let [model] = matches.as_slice() else {
+            return Err(RpcSettingsError(format!(
+                "Invalid enabledModels entry {}: expected an available exact provider/model reference",
+                stringify_str(reference)
+            )));
+        };
+        let reference = model.reference();
+        if canonical.contains(&reference) {
+            return Err(RpcSettingsError(format!("Invalid enabledModels: duplicate model {}", stringify_str(&reference))));
+        }
+        canonical.push(reference);
+    }
+    let covers_all =
+        canonical.len() == available.len() && available.iter().all(|m| canonical.contains(&m.reference()));
+    Ok((!covers_all).then_some(canonical))
+}
+
+fn validate_arbiter(
+    value: &Value,
+    models: &mut dyn FnMut() -> RpcResult<Vec<ModelInfo>>,
+) -> RpcResult<Map<String, Value>> {
+    let Value::Object(policy) = value else {
+        return Err(RpcSettingsError::new("subagentArbiter must be an object or null"));
+    };
+    let unknown: Vec<&str> =
+        object_keys(policy).into_iter().map(String::as_str).filter(|k| !ARBITER_KEYS.contains(k)).collect();
+    if !unknown.is_empty() {
+        return Err(RpcSettingsError(format!("Unknown subagentArbiter key(s): {}", unknown.join(", "))));
+    }
+    let enabled = policy.get("enabled");
+    if enabled.is_some_and(|v| !v.is_boolean()) {
+        return Err(RpcSettingsError::new("subagentArbiter.enabled must be a boolean"));
+    }
+    // Disabling is the recovery path for a broken policy: keep the other fields unvalidated.
+    if enabled == Some(&Value::Bool(false)) {
+        return Ok(policy.clone());
+    }
+    let model = match policy.get("model") {
+        None => None,
+        Some(Value::String(s)) if !js_trim(s).is_empty() => Some(s.as_str()),
+        Some(_) => {
+            return Err(RpcSettingsError::new("subagentArbiter.model must be a non-empty exact provider/model string"));
+        }
+    };
+    let thinking = match policy.get("thinking") {
+        None => None,
+        Some(Value::String(s)) if is_valid_thinking_level(s) => Some(s.as_str()),
+        Some(other) => {
+            return Err(RpcSettingsError(format!(
+                "Invalid subagentArbiter.thinking: {}. Valid values: {}",
+                stringify(other),
+                VALID_THINKING_LEVELS.join(", ")
+            )));
+        }
+    };
+    if let Some(guide) = policy.get("guidePath")
+        && !guide.as_str().is_some_and(|g| !js_trim(g).is_empty())
+    {
+        return Err(RpcSettingsError::new("subagentArbiter.guidePath must be a non-empty string"));
+    }
+    if enabled == Some(&Value::Bool(true)) && model.is_none() {
+        return Err(RpcSettingsError::new("Enabling subagentArbiter requires an exact provider/model"));
+    }
+    if let Some(model_ref) = model {
+        let slash = model_ref.find('/');
+        let well_formed = slash.is_some_and(|i| i > 0 && i < model_ref.len() - 1)
+            && !model_ref.chars().any(is_js_whitespace);
+        let Some(slash) = slash.filter(|_| well_formed) else {
+            return Err(RpcSettingsError::new("subagentArbiter.model must be an exact provider/model"));
+        };
+        let (provider, id) = (&model_ref[..slash], &model_ref[slash + 1..]);
+        let available = models()?;
+        let Some(found) = available.iter().find(|m| m.provider == provider && m.id == id) else {
+            return Err(RpcSettingsError(format!("Arbiter model not found: {model_ref}")));
+        };
+        if let Some(level) = thinking {
+            validate_thinking_level_for_model(found, level).map_err(RpcSettingsError)?;
+        }
+    }
+    Ok(policy.clone())
+}
+
+/// Convenience for callers holding a path string rather than a JSON value.
+pub fn path_value(path: &Path) -> Value {
+    Value::String(path.to_string_lossy().into_owned())
+}
