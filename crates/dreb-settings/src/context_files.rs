@@ -45,7 +45,9 @@ pub fn strip_html_comments(content: &str) -> String {
     let mut out = String::with_capacity(content.len());
     let mut rest = content;
     while let Some(start) = rest.find("<!--") {
-        let Some(end) = rest[start + 4..].find("-->") else { break };
+        let Some(end) = rest[start + 4..].find("-->") else {
+            break;
+        };
         out.push_str(&rest[..start]);
         rest = &rest[start + 4 + end + 3..];
     }
@@ -92,7 +94,10 @@ pub fn load_context_files_from_dir(
                         continue;
                     }
                 }
-                results.push(ContextFile { path, content: strip_html_comments(&content) });
+                results.push(ContextFile {
+                    path,
+                    content: strip_html_comments(&content),
+                });
             }
             Err(err) => diagnostics.push(ContextDiagnostic {
                 message: format!("Could not read {}: {err}", path.display()),
@@ -103,12 +108,17 @@ pub fn load_context_files_from_dir(
     results
 }
 
-static PATHS_FRONTMATTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*paths\s*:").expect("valid regex"));
+static PATHS_FRONTMATTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^\s*paths\s*:").expect("valid regex"));
 
 /// Rules with a `paths:` frontmatter key are path-scoped and not loaded at start.
 fn is_path_scoped_rule(content: &str) -> bool {
-    let Some(after) = content.strip_prefix("---") else { return false };
-    let Some(end) = after.find("---") else { return false };
+    let Some(after) = content.strip_prefix("---") else {
+        return false;
+    };
+    let Some(end) = after.find("---") else {
+        return false;
+    };
     PATHS_FRONTMATTER.is_match(&after[..end])
 }
 
@@ -136,16 +146,24 @@ fn load_rules_from_dir(
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let path = entry.path();
-        let Ok(kind) = entry.file_type() else { continue };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
         if kind.is_dir() {
             // file_type() does not follow symlinks, so symlinked directories are skipped.
             load_rules_from_dir(&path, files, seen, depth + 1, diagnostics);
-        } else if kind.is_file() && path.extension().is_some_and(|e| e == "md") && !seen.contains(&path) {
+        } else if kind.is_file()
+            && path.extension().is_some_and(|e| e == "md")
+            && !seen.contains(&path)
+        {
             match read_text(&path) {
                 Ok(content) if is_path_scoped_rule(&content) => {}
                 Ok(content) => {
                     seen.insert(path.clone());
-                    files.push(ContextFile { path, content: strip_html_comments(&content) });
+                    files.push(ContextFile {
+                        path,
+                        content: strip_html_comments(&content),
+                    });
                 }
                 Err(err) => diagnostics.push(ContextDiagnostic {
                     message: format!("Could not read rule {}: {err}", path.display()),
@@ -162,7 +180,10 @@ fn load_rules_from_dir(
 /// 2. every candidate from the filesystem root down to `cwd` (root-most first; a path already
 ///    loaded is skipped);
 /// 3. `*.md` rules under `<cwd>/.dreb/rules` and `<cwd>/.claude/rules`.
-pub fn load_project_context_files(cwd: &Path, agent_dir: &Path) -> (Vec<ContextFile>, Vec<ContextDiagnostic>) {
+pub fn load_project_context_files(
+    cwd: &Path,
+    agent_dir: &Path,
+) -> (Vec<ContextFile>, Vec<ContextDiagnostic>) {
     load_project_context_files_with_home(cwd, agent_dir, &home_dir())
 }
 
@@ -189,7 +210,10 @@ pub fn load_project_context_files_with_home(
         match read_text(&path) {
             Ok(content) => {
                 if seen.insert(path.clone()) {
-                    files.push(ContextFile { path, content: strip_html_comments(&content) });
+                    files.push(ContextFile {
+                        path,
+                        content: strip_html_comments(&content),
+                    });
                 }
             }
             Err(err) => diagnostics.push(ContextDiagnostic {
@@ -203,7 +227,10 @@ pub fn load_project_context_files_with_home(
     let mut current = normalize_lexical(cwd);
     loop {
         let found = load_context_files_from_dir(&current, None, &mut diagnostics);
-        let fresh: Vec<ContextFile> = found.into_iter().filter(|f| seen.insert(f.path.clone())).collect();
+        let fresh: Vec<ContextFile> = found
+            .into_iter()
+            .filter(|f| seen.insert(f.path.clone()))
+            .collect();
         per_dir.push(fresh);
         match current.parent() {
             Some(parent) if parent != current => current = parent.to_path_buf(),
@@ -213,7 +240,10 @@ pub fn load_project_context_files_with_home(
     files.extend(per_dir.into_iter().rev().flatten());
 
     let cwd = normalize_lexical(cwd);
-    for rules in [cwd.join(CONFIG_DIR_NAME).join("rules"), cwd.join(".claude").join("rules")] {
+    for rules in [
+        cwd.join(CONFIG_DIR_NAME).join("rules"),
+        cwd.join(".claude").join("rules"),
+    ] {
         if rules.exists() {
             load_rules_from_dir(&rules, &mut files, &mut seen, 0, &mut diagnostics);
         }
@@ -228,7 +258,8 @@ pub fn format_project_context_section(files: &[ContextFile]) -> String {
     if files.is_empty() {
         return String::new();
     }
-    let mut out = String::from("\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n");
+    let mut out =
+        String::from("\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n");
     for file in files {
         out.push_str("## ");
         out.push_str(&file.path.to_string_lossy());

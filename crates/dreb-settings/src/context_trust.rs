@@ -66,14 +66,19 @@ pub fn is_within_canonical_root(root: &str, path: &str) -> bool {
     if root.ends_with(MAIN_SEPARATOR) {
         path.starts_with(root)
     } else {
-        path.len() > root.len() && path.starts_with(root) && path[root.len()..].starts_with(MAIN_SEPARATOR)
+        path.len() > root.len()
+            && path.starts_with(root)
+            && path[root.len()..].starts_with(MAIN_SEPARATOR)
     }
 }
 
 /// Realpath of an existing directory, or `None` (no lexical fallback).
 pub fn canonicalize_directory(path: &Path) -> Option<String> {
     let canonical = strict_realpath(path)?;
-    std::fs::metadata(&canonical).ok().filter(|m| m.is_dir()).map(|_| canonical)
+    std::fs::metadata(&canonical)
+        .ok()
+        .filter(|m| m.is_dir())
+        .map(|_| canonical)
 }
 
 /// Drop roots inside an earlier root; a later ancestor replaces earlier descendants.
@@ -134,26 +139,44 @@ pub fn validate_trusted_context_folders(value: &Value) -> Result<Vec<String>, St
 }
 
 /// Decide a lazy-load target against the policy (target and roots resolved right now).
-pub fn match_context_trust(policy: &ContextTrustPolicy, target_dir: &Path) -> Option<ContextTrustMatch> {
+pub fn match_context_trust(
+    policy: &ContextTrustPolicy,
+    target_dir: &Path,
+) -> Option<ContextTrustMatch> {
     let canonical_target = canonicalize_directory(target_dir)?;
     if policy.unrestricted {
-        return Some(ContextTrustMatch { target_dir: canonical_target, trusted_root: None });
+        return Some(ContextTrustMatch {
+            target_dir: canonical_target,
+            trusted_root: None,
+        });
     }
     canonicalize_trusted_roots(&policy.trusted_folders)
         .into_iter()
         .find(|root| is_within_canonical_root(root, &canonical_target))
-        .map(|root| ContextTrustMatch { target_dir: canonical_target, trusted_root: Some(root) })
+        .map(|root| ContextTrustMatch {
+            target_dir: canonical_target,
+            trusted_root: Some(root),
+        })
 }
 
 /// `evaluate_context_trust` against a given policy (errors carry the full wire text).
-pub fn evaluate_context_trust(policy: &ContextTrustPolicy, path: &Value) -> Result<RpcContextTrustEvaluation, String> {
-    let canonical_target =
-        validate_trusted_context_folder(path).map_err(|reason| format!("Invalid context trust path: {reason}"))?;
+pub fn evaluate_context_trust(
+    policy: &ContextTrustPolicy,
+    path: &Value,
+) -> Result<RpcContextTrustEvaluation, String> {
+    let canonical_target = validate_trusted_context_folder(path)
+        .map_err(|reason| format!("Invalid context trust path: {reason}"))?;
     let evaluation = match match_context_trust(policy, Path::new(&canonical_target)) {
-        None => RpcContextTrustEvaluation { canonical_target, state: ContextTrustState::Untrusted, granting_root: None },
-        Some(_) if policy.unrestricted => {
-            RpcContextTrustEvaluation { canonical_target, state: ContextTrustState::Unrestricted, granting_root: None }
-        }
+        None => RpcContextTrustEvaluation {
+            canonical_target,
+            state: ContextTrustState::Untrusted,
+            granting_root: None,
+        },
+        Some(_) if policy.unrestricted => RpcContextTrustEvaluation {
+            canonical_target,
+            state: ContextTrustState::Unrestricted,
+            granting_root: None,
+        },
         Some(m) => RpcContextTrustEvaluation {
             canonical_target,
             state: ContextTrustState::TrustedRoot,
@@ -177,7 +200,16 @@ mod tests {
 
     #[test]
     fn normalisation_dedups_and_subsumes() {
-        let roots = vec!["/a/b".to_string(), "/a/b".into(), "/c".into(), "/a".into(), "/a/z".into()];
-        assert_eq!(normalize_canonical_roots(roots), vec!["/c".to_string(), "/a".into()]);
+        let roots = vec![
+            "/a/b".to_string(),
+            "/a/b".into(),
+            "/c".into(),
+            "/a".into(),
+            "/a/z".into(),
+        ];
+        assert_eq!(
+            normalize_canonical_roots(roots),
+            vec!["/c".to_string(), "/a".into()]
+        );
     }
 }

@@ -38,7 +38,10 @@ impl Drop for SettingsLock {
 }
 
 fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(suffix);
     path.with_file_name(name)
 }
@@ -61,7 +64,12 @@ pub fn acquire(settings_path: &Path) -> io::Result<SettingsLock> {
     let compat_dir = sibling(settings_path, ".lock");
     for _ in 0..COMPAT_MAX_ATTEMPTS {
         match fs::create_dir(&compat_dir) {
-            Ok(()) => return Ok(SettingsLock { _os_lock: os_file, compat_dir }),
+            Ok(()) => {
+                return Ok(SettingsLock {
+                    _os_lock: os_file,
+                    compat_dir,
+                });
+            }
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
                 if is_stale(&compat_dir) {
                     // A crashed holder: remove it and retry at once, as proper-lockfile does.
@@ -83,7 +91,9 @@ fn is_stale(dir: &Path) -> bool {
     let Ok(modified) = fs::metadata(dir).and_then(|m| m.modified()) else {
         return false;
     };
-    SystemTime::now().duration_since(modified).is_ok_and(|age| age > COMPAT_STALE_AFTER)
+    SystemTime::now()
+        .duration_since(modified)
+        .is_ok_and(|age| age > COMPAT_STALE_AFTER)
 }
 
 #[cfg(test)]

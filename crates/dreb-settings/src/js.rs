@@ -96,8 +96,10 @@ fn is_array_index(key: &str) -> Option<u32> {
 /// Keys of a parsed object in the order `Object.keys` reports them: array-index keys first in
 /// ascending numeric order, then the others in insertion order.
 pub fn object_keys(map: &Map<String, Value>) -> Vec<&String> {
-    let mut indices: Vec<(u32, &String)> =
-        map.keys().filter_map(|k| is_array_index(k).map(|n| (n, k))).collect();
+    let mut indices: Vec<(u32, &String)> = map
+        .keys()
+        .filter_map(|k| is_array_index(k).map(|n| (n, k)))
+        .collect();
     indices.sort_by_key(|(n, _)| *n);
     let mut keys: Vec<&String> = indices.into_iter().map(|(_, k)| k).collect();
     keys.extend(map.keys().filter(|k| is_array_index(k).is_none()));
@@ -116,7 +118,10 @@ mod tests {
         assert_eq!(non_negative_safe_integer(&json!(-1)), None);
         assert_eq!(non_negative_safe_integer(&json!(1.5)), None);
         assert_eq!(non_negative_safe_integer(&json!("2")), None);
-        assert_eq!(non_negative_safe_integer(&json!(9_007_199_254_740_992u64)), None);
+        assert_eq!(
+            non_negative_safe_integer(&json!(9_007_199_254_740_992u64)),
+            None
+        );
     }
 
     #[test]
@@ -137,7 +142,10 @@ mod tests {
     #[test]
     fn key_order_puts_indices_first() {
         let v: Value = serde_json::from_str(r#"{"b":1,"10":2,"a":3,"2":4,"01":5}"#).unwrap();
-        let keys: Vec<&str> = object_keys(v.as_object().unwrap()).into_iter().map(|s| s.as_str()).collect();
+        let keys: Vec<&str> = object_keys(v.as_object().unwrap())
+            .into_iter()
+            .map(|s| s.as_str())
+            .collect();
         assert_eq!(keys, ["2", "10", "b", "a", "01"]);
     }
 }

@@ -20,15 +20,18 @@ pub mod paths;
 pub mod rpc;
 pub mod settings_file;
 
-pub use context_files::{ContextDiagnostic, ContextFile, format_project_context_section, load_project_context_files};
+pub use context_files::{
+    ContextDiagnostic, ContextFile, format_project_context_section, load_project_context_files,
+};
 pub use context_trust::{
-    ContextTrustMatch, ContextTrustPolicy, ContextTrustState, RpcContextTrustEvaluation, match_context_trust,
+    ContextTrustMatch, ContextTrustPolicy, ContextTrustState, RpcContextTrustEvaluation,
+    match_context_trust,
 };
 pub use manager::{ScopedSettingsError, SettingsError, SettingsManager, SettingsScope};
 pub use model_catalog::{ModelCatalog, ModelInfo, ScopeResolution, ScopeWarning, ScopedModel};
 pub use nested_context::{NestedContextState, compute_nested_context_block};
 pub use rpc::{
-    EnabledModelsSource, RpcContextTrustMutationResult, RpcScopedModel, RpcSetSettingsResult, RpcSettingsError,
-    RpcSettingsSnapshot, RpcTrustedFolderRemovalResult,
+    EnabledModelsSource, RpcContextTrustMutationResult, RpcScopedModel, RpcSetSettingsResult,
+    RpcSettingsError, RpcSettingsSnapshot, RpcTrustedFolderRemovalResult,
 };
 pub use settings_file::{SettingsEdit, SettingsFileError};

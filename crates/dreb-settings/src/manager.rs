@@ -19,7 +19,9 @@ use serde_json::{Map, Value};
 use crate::context_trust::ContextTrustPolicy;
 use crate::js::non_negative_safe_integer;
 use crate::paths::{CONFIG_DIR_NAME, expand_settings_path, home_dir, resolve_against};
-use crate::settings_file::{SettingsEdit, SettingsFileError, read_settings_file, update_settings_file};
+use crate::settings_file::{
+    SettingsEdit, SettingsFileError, read_settings_file, update_settings_file,
+};
 
 pub const DEFAULT_MAX_CONCURRENT_SUBAGENTS: u64 = 4;
 pub const DEFAULT_BG_PARENT_TURN_LIMIT: u64 = 3;
@@ -135,7 +137,10 @@ pub struct SettingsManager {
 }
 
 /// One-level merge: project wins; two plain objects merge key by key.
-pub fn merge_settings(global: &Map<String, Value>, project: &Map<String, Value>) -> Map<String, Value> {
+pub fn merge_settings(
+    global: &Map<String, Value>,
+    project: &Map<String, Value>,
+) -> Map<String, Value> {
     let mut result = global.clone();
     for (key, value) in project {
         match (result.get_mut(key), value) {
@@ -162,7 +167,11 @@ fn lookup<'a>(map: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Value> {
 }
 
 fn string_list(value: Option<&Value>) -> Option<Vec<String>> {
-    value?.as_array()?.iter().map(|v| v.as_str().map(str::to_string)).collect()
+    value?
+        .as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_string))
+        .collect()
 }
 
 impl SettingsManager {
@@ -208,7 +217,10 @@ impl SettingsManager {
             Err(error) => {
                 tracing::warn!(%error, "global settings failed to load");
                 state.global_load_error = Some(error.clone());
-                errors.push(ScopedSettingsError { scope: SettingsScope::Global, error });
+                errors.push(ScopedSettingsError {
+                    scope: SettingsScope::Global,
+                    error,
+                });
             }
         }
         match project {
@@ -219,7 +231,10 @@ impl SettingsManager {
             Err(error) => {
                 tracing::warn!(%error, "project settings failed to load");
                 state.project_load_error = Some(error.clone());
-                errors.push(ScopedSettingsError { scope: SettingsScope::Project, error });
+                errors.push(ScopedSettingsError {
+                    scope: SettingsScope::Project,
+                    error,
+                });
             }
         }
         errors
@@ -230,10 +245,16 @@ impl SettingsManager {
         let state = self.state();
         let mut errors = Vec::new();
         if let Some(error) = &state.global_load_error {
-            errors.push(ScopedSettingsError { scope: SettingsScope::Global, error: error.clone() });
+            errors.push(ScopedSettingsError {
+                scope: SettingsScope::Global,
+                error: error.clone(),
+            });
         }
         if let Some(error) = &state.project_load_error {
-            errors.push(ScopedSettingsError { scope: SettingsScope::Project, error: error.clone() });
+            errors.push(ScopedSettingsError {
+                scope: SettingsScope::Project,
+                error: error.clone(),
+            });
         }
         errors
     }
@@ -271,15 +292,21 @@ impl SettingsManager {
     }
 
     fn merged_bool(&self, path: &[&str], default: bool) -> bool {
-        self.merged_value(path).and_then(|v| v.as_bool()).unwrap_or(default)
+        self.merged_value(path)
+            .and_then(|v| v.as_bool())
+            .unwrap_or(default)
     }
 
     fn merged_string(&self, path: &[&str]) -> Option<String> {
-        self.merged_value(path).and_then(|v| v.as_str().map(str::to_string))
+        self.merged_value(path)
+            .and_then(|v| v.as_str().map(str::to_string))
     }
 
     fn merged_u64(&self, path: &[&str], default: u64) -> u64 {
-        self.merged_value(path).as_ref().and_then(non_negative_safe_integer).unwrap_or(default)
+        self.merged_value(path)
+            .as_ref()
+            .and_then(non_negative_safe_integer)
+            .unwrap_or(default)
     }
 
     // ----- getters -------------------------------------------------------------------------
@@ -298,15 +325,20 @@ impl SettingsManager {
     }
 
     pub fn steering_mode(&self) -> String {
-        self.merged_string(&["steeringMode"]).filter(|s| !s.is_empty()).unwrap_or_else(|| "one-at-a-time".into())
+        self.merged_string(&["steeringMode"])
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "one-at-a-time".into())
     }
 
     pub fn follow_up_mode(&self) -> String {
-        self.merged_string(&["followUpMode"]).filter(|s| !s.is_empty()).unwrap_or_else(|| "one-at-a-time".into())
+        self.merged_string(&["followUpMode"])
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "one-at-a-time".into())
     }
 
     pub fn transport(&self) -> String {
-        self.merged_string(&["transport"]).unwrap_or_else(|| "sse".into())
+        self.merged_string(&["transport"])
+            .unwrap_or_else(|| "sse".into())
     }
 
     pub fn theme(&self) -> Option<String> {
@@ -395,7 +427,9 @@ impl SettingsManager {
 
     /// Package sources, each a string or `{source, extensions?, skills?, prompts?, themes?}`.
     pub fn packages(&self) -> Vec<Value> {
-        self.merged_value(&["packages"]).and_then(|v| v.as_array().cloned()).unwrap_or_default()
+        self.merged_value(&["packages"])
+            .and_then(|v| v.as_array().cloned())
+            .unwrap_or_default()
     }
 
     pub fn extension_paths(&self) -> Vec<String> {
@@ -441,18 +475,22 @@ impl SettingsManager {
     }
 
     pub fn double_escape_action(&self) -> String {
-        self.merged_string(&["doubleEscapeAction"]).unwrap_or_else(|| "tree".into())
+        self.merged_string(&["doubleEscapeAction"])
+            .unwrap_or_else(|| "tree".into())
     }
 
     pub fn tree_filter_mode(&self) -> String {
         self.merged_string(&["treeFilterMode"])
-            .filter(|m| ["default", "no-tools", "user-only", "labeled-only", "all"].contains(&m.as_str()))
+            .filter(|m| {
+                ["default", "no-tools", "user-only", "labeled-only", "all"].contains(&m.as_str())
+            })
             .unwrap_or_else(|| "default".into())
     }
 
     /// `thinkingBudgets {minimal, low, medium, high}` as stored.
     pub fn thinking_budgets(&self) -> Option<Map<String, Value>> {
-        self.merged_value(&["thinkingBudgets"]).and_then(|v| v.as_object().cloned())
+        self.merged_value(&["thinkingBudgets"])
+            .and_then(|v| v.as_object().cloned())
     }
 
     pub fn editor_padding_x(&self) -> u64 {
@@ -464,7 +502,8 @@ impl SettingsManager {
     }
 
     pub fn code_block_indent(&self) -> String {
-        self.merged_string(&["markdown", "codeBlockIndent"]).unwrap_or_else(|| "  ".into())
+        self.merged_string(&["markdown", "codeBlockIndent"])
+            .unwrap_or_else(|| "  ".into())
     }
 
     pub fn session_dir(&self) -> Option<String> {
@@ -483,11 +522,19 @@ impl SettingsManager {
 
     /// Extra secret-scrubbing patterns `(name, pattern)`; malformed entries are skipped.
     pub fn secret_output_patterns(&self) -> Option<Vec<(String, String)>> {
-        let items = self.merged_value(&["secretOutputPatterns"])?.as_array()?.clone();
+        let items = self
+            .merged_value(&["secretOutputPatterns"])?
+            .as_array()?
+            .clone();
         Some(
             items
                 .iter()
-                .filter_map(|i| Some((i.get("name")?.as_str()?.to_string(), i.get("pattern")?.as_str()?.to_string())))
+                .filter_map(|i| {
+                    Some((
+                        i.get("name")?.as_str()?.to_string(),
+                        i.get("pattern")?.as_str()?.to_string(),
+                    ))
+                })
                 .collect(),
         )
     }
@@ -502,7 +549,10 @@ impl SettingsManager {
 
     /// `dream.archivePath` (expanded, resolved) or `~/.dreb/memory-archive`.
     pub fn dream_archive_path(&self) -> PathBuf {
-        match self.merged_string(&["dream", "archivePath"]).filter(|s| !s.is_empty()) {
+        match self
+            .merged_string(&["dream", "archivePath"])
+            .filter(|s| !s.is_empty())
+        {
             Some(p) => {
                 let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
                 resolve_against(&cwd, Path::new(&expand_settings_path(&p)))
@@ -528,7 +578,10 @@ impl SettingsManager {
 
     /// The fallback list for one agent, if non-empty.
     pub fn agent_models_for_agent(&self, agent: &str) -> Option<Vec<String>> {
-        self.agent_models().get(agent).filter(|l| !l.is_empty()).cloned()
+        self.agent_models()
+            .get(agent)
+            .filter(|l| !l.is_empty())
+            .cloned()
     }
 
     /// A project entry for this agent shadows any global change.
@@ -539,8 +592,10 @@ impl SettingsManager {
     /// `modelSettings[key]`, global and project merged per property.
     pub fn model_settings(&self, model_key: &str) -> Option<Map<String, Value>> {
         let state = self.state();
-        let global = lookup(&state.global, &["modelSettings", model_key]).and_then(Value::as_object);
-        let project = lookup(&state.project, &["modelSettings", model_key]).and_then(Value::as_object);
+        let global =
+            lookup(&state.global, &["modelSettings", model_key]).and_then(Value::as_object);
+        let project =
+            lookup(&state.project, &["modelSettings", model_key]).and_then(Value::as_object);
         if global.is_none() && project.is_none() {
             return None;
         }
@@ -552,22 +607,30 @@ impl SettingsManager {
     }
 
     /// Prompt override for an exact `provider/id` key; errors on empty or conflicting values.
-    pub fn model_prompt_settings(&self, provider: &str, model_id: &str) -> Result<Option<ModelPromptSettings>, String> {
+    pub fn model_prompt_settings(
+        &self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<Option<ModelPromptSettings>, String> {
         let model_ref = format!("{provider}/{model_id}");
-        let Some(settings) = self.model_settings(&model_ref) else { return Ok(None) };
+        let Some(settings) = self.model_settings(&model_ref) else {
+            return Ok(None);
+        };
         let check = |key: &str| -> Result<Option<String>, String> {
             match settings.get(key) {
                 None => Ok(None),
                 Some(Value::String(s)) if !crate::js::js_trim(s).is_empty() => Ok(Some(s.clone())),
-                Some(_) => Err(format!("modelSettings.{model_ref}.{key} must be a non-empty string")),
+                Some(_) => Err(format!(
+                    "modelSettings.{model_ref}.{key} must be a non-empty string"
+                )),
             }
         };
         let system = check("systemPrompt")?;
         let append = check("appendSystemPrompt")?;
         match (system, append) {
-            (Some(_), Some(_)) => {
-                Err(format!("modelSettings.{model_ref} cannot define both systemPrompt and appendSystemPrompt"))
-            }
+            (Some(_), Some(_)) => Err(format!(
+                "modelSettings.{model_ref} cannot define both systemPrompt and appendSystemPrompt"
+            )),
             (Some(s), None) => Ok(Some(ModelPromptSettings::SystemPrompt(s))),
             (None, Some(a)) => Ok(Some(ModelPromptSettings::AppendSystemPrompt(a))),
             (None, None) => Ok(None),
@@ -576,7 +639,10 @@ impl SettingsManager {
 
     /// `modelSettings[modelId].thinkingDisplay` (`summarized` | `omitted`).
     pub fn model_thinking_display(&self, model_id: &str) -> Option<String> {
-        self.model_settings(model_id)?.get("thinkingDisplay")?.as_str().map(str::to_string)
+        self.model_settings(model_id)?
+            .get("thinkingDisplay")?
+            .as_str()
+            .map(str::to_string)
     }
 
     // ----- global-only slices, always re-read from disk ------------------------------------
@@ -610,7 +676,9 @@ impl SettingsManager {
             Some(_) => true,
         };
         if malformed {
-            tracing::warn!("Global context trust settings are malformed; lazy nested context loading is disabled");
+            tracing::warn!(
+                "Global context trust settings are malformed; lazy nested context loading is disabled"
+            );
             return ContextTrustPolicy::default();
         }
         ContextTrustPolicy {
@@ -621,7 +689,9 @@ impl SettingsManager {
 
     /// The raw configured global trusted-folder strings (`[]` when unreadable or malformed).
     pub fn configured_trusted_context_folders(&self) -> Vec<String> {
-        let Ok(global) = self.fresh_global() else { return Vec::new() };
+        let Ok(global) = self.fresh_global() else {
+            return Vec::new();
+        };
         match global.get("context") {
             Some(Value::Object(c)) => string_list(c.get("trustedFolders")).unwrap_or_default(),
             _ => Vec::new(),
@@ -631,7 +701,10 @@ impl SettingsManager {
     /// The global Dispatch Arbiter policy object, exactly as stored (project never applies).
     pub fn global_subagent_arbiter(&self) -> Result<Option<Value>, SettingsFileError> {
         let global = self.fresh_global()?;
-        Ok(global.get("subagentArbiter").filter(|v| crate::js::truthy(v)).cloned())
+        Ok(global
+            .get("subagentArbiter")
+            .filter(|v| crate::js::truthy(v))
+            .cloned())
     }
 
     // ----- writes ---------------------------------------------------------------------------
@@ -640,10 +713,17 @@ impl SettingsManager {
     pub fn update_global(&self, edits: &[SettingsEdit]) -> Result<(), SettingsError> {
         let mut state = self.state();
         if let Some(err) = &state.global_load_error {
-            return Err(SettingsError::GlobalLoadFailed { path: self.global_path.clone(), reason: err.message.clone() });
+            return Err(SettingsError::GlobalLoadFailed {
+                path: self.global_path.clone(),
+                reason: err.message.clone(),
+            });
         }
-        let written = update_settings_file(&self.global_path, edits, true)
-            .map_err(|error| SettingsError::Write(ScopedSettingsError { scope: SettingsScope::Global, error }))?;
+        let written = update_settings_file(&self.global_path, edits, true).map_err(|error| {
+            SettingsError::Write(ScopedSettingsError {
+                scope: SettingsScope::Global,
+                error,
+            })
+        })?;
         state.global = written;
         Ok(())
     }
@@ -657,14 +737,22 @@ impl SettingsManager {
                 reason: err.message.clone(),
             });
         }
-        let written = update_settings_file(&self.project_path, edits, false)
-            .map_err(|error| SettingsError::Write(ScopedSettingsError { scope: SettingsScope::Project, error }))?;
+        let written = update_settings_file(&self.project_path, edits, false).map_err(|error| {
+            SettingsError::Write(ScopedSettingsError {
+                scope: SettingsScope::Project,
+                error,
+            })
+        })?;
         state.project = written;
         Ok(())
     }
 
     /// `set_model` / `cycle_model` side effect.
-    pub fn set_default_model_and_provider(&self, provider: &str, model_id: &str) -> Result<(), SettingsError> {
+    pub fn set_default_model_and_provider(
+        &self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<(), SettingsError> {
         self.update_global(&[
             SettingsEdit::set(["defaultProvider"], provider),
             SettingsEdit::set(["defaultModel"], model_id),
@@ -714,13 +802,24 @@ impl SettingsManager {
 
     pub fn set_max_concurrent_subagents(&self, value: u64) -> Result<(), SettingsError> {
         if value as f64 > crate::js::MAX_SAFE_INTEGER {
-            return Err(SettingsError::Invalid("maxConcurrentSubagents must be a non-negative whole number".into()));
+            return Err(SettingsError::Invalid(
+                "maxConcurrentSubagents must be a non-negative whole number".into(),
+            ));
         }
-        self.update_global(&[SettingsEdit::set(["backgroundAgents", "maxConcurrentSubagents"], value)])
+        self.update_global(&[SettingsEdit::set(
+            ["backgroundAgents", "maxConcurrentSubagents"],
+            value,
+        )])
     }
 
-    pub fn set_background_agent_guardrail_enabled(&self, enabled: bool) -> Result<(), SettingsError> {
-        self.update_global(&[SettingsEdit::set(["backgroundAgents", "parentTurnGuardrail"], enabled)])
+    pub fn set_background_agent_guardrail_enabled(
+        &self,
+        enabled: bool,
+    ) -> Result<(), SettingsError> {
+        self.update_global(&[SettingsEdit::set(
+            ["backgroundAgents", "parentTurnGuardrail"],
+            enabled,
+        )])
     }
 
     pub fn set_image_auto_resize(&self, enabled: bool) -> Result<(), SettingsError> {
@@ -745,12 +844,19 @@ impl SettingsManager {
     }
 
     /// An empty list removes the agent's global entry.
-    pub fn set_agent_models_for_agent(&self, agent: &str, models: &[String]) -> Result<(), SettingsError> {
+    pub fn set_agent_models_for_agent(
+        &self,
+        agent: &str,
+        models: &[String],
+    ) -> Result<(), SettingsError> {
         self.update_global(&[agent_models_edit(agent, models)])
     }
 
     /// `None` removes the global arbiter policy.
-    pub fn set_global_subagent_arbiter(&self, policy: Option<Map<String, Value>>) -> Result<(), SettingsError> {
+    pub fn set_global_subagent_arbiter(
+        &self,
+        policy: Option<Map<String, Value>>,
+    ) -> Result<(), SettingsError> {
         let edit = match policy {
             Some(p) => SettingsEdit::set(["subagentArbiter"], Value::Object(p)),
             None => SettingsEdit::remove(["subagentArbiter"]),
@@ -781,13 +887,23 @@ impl SettingsManager {
     }
 
     /// Global per-model thinking display; `None` removes it (and an emptied entry).
-    pub fn set_model_thinking_display(&self, model_id: &str, value: Option<&str>) -> Result<(), SettingsError> {
-        let path = vec!["modelSettings".to_string(), model_id.to_string(), "thinkingDisplay".to_string()];
+    pub fn set_model_thinking_display(
+        &self,
+        model_id: &str,
+        value: Option<&str>,
+    ) -> Result<(), SettingsError> {
+        let path = vec![
+            "modelSettings".to_string(),
+            model_id.to_string(),
+            "thinkingDisplay".to_string(),
+        ];
         match value {
             Some(v) => self.update_global(&[SettingsEdit::Set(path, v.into())]),
             None => {
                 let entry = lookup(&self.state().global, &["modelSettings", model_id]).cloned();
-                let Some(Value::Object(entry)) = entry else { return Ok(()) };
+                let Some(Value::Object(entry)) = entry else {
+                    return Ok(());
+                };
                 if !entry.contains_key("thinkingDisplay") {
                     return Ok(());
                 }
@@ -802,7 +918,12 @@ impl SettingsManager {
     }
 
     /// Resource lists (`packages`, `extensions`, `skills`, `prompts`, `themes`) in either scope.
-    pub fn set_resource_list(&self, scope: SettingsScope, key: ResourceListKey, items: Vec<Value>) -> Result<(), SettingsError> {
+    pub fn set_resource_list(
+        &self,
+        scope: SettingsScope,
+        key: ResourceListKey,
+        items: Vec<Value>,
+    ) -> Result<(), SettingsError> {
         let edit = SettingsEdit::Set(vec![key.as_str().to_string()], Value::Array(items));
         match scope {
             SettingsScope::Global => self.update_global(&[edit]),
@@ -841,17 +962,31 @@ pub(crate) fn enabled_models_edit(patterns: Option<&[String]>) -> SettingsEdit {
 }
 
 pub(crate) fn agent_models_edit(agent: &str, models: &[String]) -> SettingsEdit {
-    let path = vec!["agentModels".to_string(), "models".to_string(), agent.to_string()];
-    if models.is_empty() { SettingsEdit::Remove(path) } else { SettingsEdit::Set(path, models.to_vec().into()) }
+    let path = vec![
+        "agentModels".to_string(),
+        "models".to_string(),
+        agent.to_string(),
+    ];
+    if models.is_empty() {
+        SettingsEdit::Remove(path)
+    } else {
+        SettingsEdit::Set(path, models.to_vec().into())
+    }
 }
 
-pub(crate) fn context_trust_edits(auto_load_nested: Option<bool>, trusted_folders: Option<&[String]>) -> Vec<SettingsEdit> {
+pub(crate) fn context_trust_edits(
+    auto_load_nested: Option<bool>,
+    trusted_folders: Option<&[String]>,
+) -> Vec<SettingsEdit> {
     let mut edits = Vec::new();
     if let Some(auto) = auto_load_nested {
         edits.push(SettingsEdit::set(["context", "autoLoadNested"], auto));
     }
     if let Some(folders) = trusted_folders {
-        edits.push(SettingsEdit::set(["context", "trustedFolders"], folders.to_vec()));
+        edits.push(SettingsEdit::set(
+            ["context", "trustedFolders"],
+            folders.to_vec(),
+        ));
     }
     edits
 }

@@ -44,8 +44,16 @@ pub struct NestedContextState {
 impl NestedContextState {
     /// State seeded with the files loaded at session start.
     pub fn new(policy: ContextTrustPolicy, cwd: PathBuf, startup_files: &[ContextFile]) -> Self {
-        let loaded = startup_files.iter().map(|f| safe_realpath(&f.path)).collect();
-        Self { policy, cwd, loaded, scanned_dirs: HashSet::new() }
+        let loaded = startup_files
+            .iter()
+            .map(|f| safe_realpath(&f.path))
+            .collect();
+        Self {
+            policy,
+            cwd,
+            loaded,
+            scanned_dirs: HashSet::new(),
+        }
     }
 }
 
@@ -57,16 +65,27 @@ pub struct NestedContextCollection {
     pub had_read_error: bool,
 }
 
-static CD_PREFIX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*cd\s+").expect("valid regex"));
-static CD_TOKEN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"^\s*(?:"([^"]+)"|'([^']+)'|([^\s&;|<>]+))"#).expect("valid regex"));
-static SEGMENT_SPLIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"&&|\|\||;").expect("valid regex"));
-static CD_SEGMENT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*cd(\s|$)").expect("valid regex"));
+static CD_PREFIX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*cd\s+").expect("valid regex"));
+static CD_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^\s*(?:"([^"]+)"|'([^']+)'|([^\s&;|<>]+))"#).expect("valid regex")
+});
+static SEGMENT_SPLIT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"&&|\|\||;").expect("valid regex"));
+static CD_SEGMENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*cd(\s|$)").expect("valid regex"));
 
 fn next_token(rest: &str) -> Option<(String, usize)> {
     let caps = CD_TOKEN.captures(rest)?;
-    let token = caps.get(1).or_else(|| caps.get(2)).or_else(|| caps.get(3)).map_or("", |m| m.as_str());
-    Some((js_trim(token).to_string(), caps.get(0).map_or(0, |m| m.end())))
+    let token = caps
+        .get(1)
+        .or_else(|| caps.get(2))
+        .or_else(|| caps.get(3))
+        .map_or("", |m| m.as_str());
+    Some((
+        js_trim(token).to_string(),
+        caps.get(0).map_or(0, |m| m.end()),
+    ))
 }
 
 /// Target of a leading `cd <dir>` (raw, `~` kept), or `None` for `cd -`, `$VAR`, no `cd`.
@@ -114,7 +133,10 @@ pub fn resolve_target_dir(tool_name: &str, args: &Value, cwd: &Path) -> Option<P
     let raw = if tool_name == "bash" {
         parse_leading_cd(args.get("command").and_then(Value::as_str).unwrap_or(""))?
     } else if PATH_TOOLS.contains(&tool_name) {
-        args.get("path").and_then(Value::as_str).filter(|p| !js_trim(p).is_empty())?.to_string()
+        args.get("path")
+            .and_then(Value::as_str)
+            .filter(|p| !js_trim(p).is_empty())?
+            .to_string()
     } else {
         return None;
     };
@@ -138,7 +160,11 @@ fn dir_has_context_file(dir: &Path) -> bool {
 /// Directories to scan, outermost first. Ceiling: the trusted root (or cwd when nearer);
 /// unrestricted and inside cwd: cwd; unrestricted and outside cwd: the outermost git root on
 /// the chain, else the outermost directory holding a context file, else the filesystem root.
-pub fn resolve_walk_dirs(target_dir: &Path, cwd: &Path, trusted_root: Option<&str>) -> Vec<PathBuf> {
+pub fn resolve_walk_dirs(
+    target_dir: &Path,
+    cwd: &Path,
+    trusted_root: Option<&str>,
+) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     let mut current = target_dir.to_path_buf();
     if let Some(root) = trusted_root {
@@ -194,7 +220,9 @@ pub fn resolve_walk_dirs(target_dir: &Path, cwd: &Path, trusted_root: Option<&st
             None => break,
         }
     }
-    let ceiling = git_idx.or(context_idx).unwrap_or(dirs.len().saturating_sub(1));
+    let ceiling = git_idx
+        .or(context_idx)
+        .unwrap_or(dirs.len().saturating_sub(1));
     dirs.truncate(ceiling + 1);
     dirs.reverse();
     dirs
@@ -255,13 +283,19 @@ pub fn resolve_self_read_file(tool_name: &str, args: &Value, cwd: &Path) -> Opti
     if tool_name != "read" || args.get("offset").is_some() || args.get("limit").is_some() {
         return None;
     }
-    let p = args.get("path")?.as_str().filter(|p| !js_trim(p).is_empty())?;
+    let p = args
+        .get("path")?
+        .as_str()
+        .filter(|p| !js_trim(p).is_empty())?;
     Some(expand_to_absolute(p, cwd))
 }
 
 fn unquote(token: &str) -> &str {
     let bytes = token.as_bytes();
-    if bytes.len() >= 2 && (bytes[0] == b'"' || bytes[0] == b'\'') && bytes[0] == bytes[bytes.len() - 1] {
+    if bytes.len() >= 2
+        && (bytes[0] == b'"' || bytes[0] == b'\'')
+        && bytes[0] == bytes[bytes.len() - 1]
+    {
         &token[1..token.len() - 1]
     } else {
         token
@@ -278,22 +312,36 @@ pub fn resolve_bash_delivered_files(command: &str, working_dir: &Path) -> Vec<Pa
     if segments.iter().filter(|s| CD_SEGMENT.is_match(s)).count() > 1 {
         return Vec::new();
     }
-    let outputs: Vec<&str> =
-        segments.into_iter().filter(|s| !js_trim(s).is_empty() && !CD_SEGMENT.is_match(s)).collect();
-    let [segment] = outputs.as_slice() else { return Vec::new() };
+    let outputs: Vec<&str> = segments
+        .into_iter()
+        .filter(|s| !js_trim(s).is_empty() && !CD_SEGMENT.is_match(s))
+        .collect();
+    let [segment] = outputs.as_slice() else {
+        return Vec::new();
+    };
     if segment.contains(['|', '>', '<']) {
         return Vec::new();
     }
     let tokens: Vec<&str> = segment.split_whitespace().collect();
-    let Some((cmd, args)) = tokens.split_first() else { return Vec::new() };
+    let Some((cmd, args)) = tokens.split_first() else {
+        return Vec::new();
+    };
     if !FULL_DUMP_COMMANDS.contains(cmd) {
         return Vec::new();
     }
-    if *cmd == "bat" && args.iter().any(|t| BAT_RANGE_FLAGS.iter().any(|f| t.starts_with(f))) {
+    if *cmd == "bat"
+        && args
+            .iter()
+            .any(|t| BAT_RANGE_FLAGS.iter().any(|f| t.starts_with(f)))
+    {
         return Vec::new();
     }
-    let operands: Vec<&str> =
-        args.iter().filter(|t| !t.starts_with('-')).map(|t| unquote(t)).filter(|a| !a.is_empty()).collect();
+    let operands: Vec<&str> = args
+        .iter()
+        .filter(|t| !t.starts_with('-'))
+        .map(|t| unquote(t))
+        .filter(|a| !a.is_empty())
+        .collect();
     match operands.as_slice() {
         [one] => vec![expand_to_absolute(one, working_dir)],
         _ => Vec::new(),
@@ -303,11 +351,15 @@ pub fn resolve_bash_delivered_files(command: &str, working_dir: &Path) -> Vec<Pa
 /// Whether a delivery of `path` fits the tool output limits (so suppression loses nothing).
 /// `render` maps raw content to what the tool prints (terminal rendering for bash).
 fn delivered_in_full(path: &Path, render: Option<&dyn Fn(&str) -> String>) -> bool {
-    let Ok(meta) = fs::metadata(path) else { return false };
+    let Ok(meta) = fs::metadata(path) else {
+        return false;
+    };
     if meta.len() > DEFAULT_MAX_BYTES as u64 {
         return false;
     }
-    let Ok(bytes) = fs::read(path) else { return false };
+    let Ok(bytes) = fs::read(path) else {
+        return false;
+    };
     let raw = String::from_utf8_lossy(&bytes).into_owned();
     let delivered = match render {
         Some(render) => render(&raw),
@@ -337,21 +389,34 @@ pub fn compute_nested_context_block(
     let bash_delivered: Option<HashSet<PathBuf>> = (tool_name == "bash")
         .then(|| args.get("command").and_then(Value::as_str))
         .flatten()
-        .map(|cmd| resolve_bash_delivered_files(cmd, &target_dir).iter().map(|p| safe_realpath(p)).collect());
+        .map(|cmd| {
+            resolve_bash_delivered_files(cmd, &target_dir)
+                .iter()
+                .map(|p| safe_realpath(p))
+                .collect()
+        });
     let suppress = |file: &ContextFile| {
         let real = safe_realpath(&file.path);
         if self_read.as_ref() == Some(&real) {
             return delivered_in_full(&real, None);
         }
-        if bash_delivered.as_ref().is_some_and(|set| set.contains(&real)) {
+        if bash_delivered
+            .as_ref()
+            .is_some_and(|set| set.contains(&real))
+        {
             return delivered_in_full(&real, Some(render_bash_output));
         }
         false
     };
 
     let cwd = normalize_lexical(&state.cwd);
-    let collection =
-        collect_nested_context(&real_target, &cwd, &mut state.loaded, &suppress, grant.trusted_root.as_deref());
+    let collection = collect_nested_context(
+        &real_target,
+        &cwd,
+        &mut state.loaded,
+        &suppress,
+        grant.trusted_root.as_deref(),
+    );
     if !collection.had_read_error {
         state.scanned_dirs.insert(real_target);
     }
@@ -369,7 +434,10 @@ mod tests {
     #[test]
     fn leading_cd_parsing() {
         assert_eq!(parse_leading_cd("cd /x && ls").as_deref(), Some("/x"));
-        assert_eq!(parse_leading_cd("  cd \"/a b\"; ls").as_deref(), Some("/a b"));
+        assert_eq!(
+            parse_leading_cd("  cd \"/a b\"; ls").as_deref(),
+            Some("/a b")
+        );
         assert_eq!(parse_leading_cd("cd '/q'").as_deref(), Some("/q"));
         assert_eq!(parse_leading_cd("cd -P /real").as_deref(), Some("/real"));
         assert_eq!(parse_leading_cd("cd -- -dir").as_deref(), Some("-dir"));
@@ -383,8 +451,14 @@ mod tests {
     #[test]
     fn bash_delivery_is_conservative() {
         let wd = Path::new("/w");
-        assert_eq!(resolve_bash_delivered_files("cd /w && cat AGENTS.md", wd), vec![PathBuf::from("/w/AGENTS.md")]);
-        assert_eq!(resolve_bash_delivered_files("cat '/abs/CLAUDE.md'", wd), vec![PathBuf::from("/abs/CLAUDE.md")]);
+        assert_eq!(
+            resolve_bash_delivered_files("cd /w && cat AGENTS.md", wd),
+            vec![PathBuf::from("/w/AGENTS.md")]
+        );
+        assert_eq!(
+            resolve_bash_delivered_files("cat '/abs/CLAUDE.md'", wd),
+            vec![PathBuf::from("/abs/CLAUDE.md")]
+        );
         assert!(resolve_bash_delivered_files("cat a.md b.md", wd).is_empty());
         assert!(resolve_bash_delivered_files("cat a.md | head", wd).is_empty());
         assert!(resolve_bash_delivered_files("cat a.md > x", wd).is_empty());
@@ -392,14 +466,26 @@ mod tests {
         assert!(resolve_bash_delivered_files("ls; cat a.md", wd).is_empty());
         assert!(resolve_bash_delivered_files("bat -r10:20 a.md", wd).is_empty());
         assert!(resolve_bash_delivered_files("CAT a.md", wd).is_empty());
-        assert_eq!(resolve_bash_delivered_files("bat --plain a.md", wd), vec![PathBuf::from("/w/a.md")]);
+        assert_eq!(
+            resolve_bash_delivered_files("bat --plain a.md", wd),
+            vec![PathBuf::from("/w/a.md")]
+        );
     }
 
     #[test]
     fn self_read_only_for_unsliced_reads() {
         let cwd = Path::new("/w");
-        assert_eq!(resolve_self_read_file("read", &json!({"path": "x/AGENTS.md"}), cwd), Some(PathBuf::from("/w/x/AGENTS.md")));
-        assert_eq!(resolve_self_read_file("read", &json!({"path": "a", "offset": 1}), cwd), None);
-        assert_eq!(resolve_self_read_file("grep", &json!({"path": "a"}), cwd), None);
+        assert_eq!(
+            resolve_self_read_file("read", &json!({"path": "x/AGENTS.md"}), cwd),
+            Some(PathBuf::from("/w/x/AGENTS.md"))
+        );
+        assert_eq!(
+            resolve_self_read_file("read", &json!({"path": "a", "offset": 1}), cwd),
+            None
+        );
+        assert_eq!(
+            resolve_self_read_file("grep", &json!({"path": "a"}), cwd),
+            None
+        );
     }
 }

@@ -33,7 +33,10 @@ pub fn agent_dir_from_env() -> PathBuf {
 }
 
 fn is_unicode_space(c: char) -> bool {
-    matches!(c, '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}')
+    matches!(
+        c,
+        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
 }
 
 /// Settings-style path expansion used for trusted folders: strip one pair of surrounding
@@ -48,8 +51,10 @@ pub fn expand_settings_path(input: &str) -> String {
         input
     };
     let without_at = unquoted.strip_prefix('@').unwrap_or(unquoted);
-    let normalized: String =
-        without_at.chars().map(|c| if is_unicode_space(c) { ' ' } else { c }).collect();
+    let normalized: String = without_at
+        .chars()
+        .map(|c| if is_unicode_space(c) { ' ' } else { c })
+        .collect();
     if normalized == "~" {
         return home_dir().to_string_lossy().into_owned();
     }
@@ -79,13 +84,19 @@ pub fn normalize_lexical(path: &Path) -> PathBuf {
 
 /// Resolve `raw` against `base` (absolute paths win), normalised lexically.
 pub fn resolve_against(base: &Path, raw: &Path) -> PathBuf {
-    if raw.is_absolute() { normalize_lexical(raw) } else { normalize_lexical(&base.join(raw)) }
+    if raw.is_absolute() {
+        normalize_lexical(raw)
+    } else {
+        normalize_lexical(&base.join(raw))
+    }
 }
 
 /// Strict native realpath as a UTF-8 string; `None` when it fails or is not UTF-8
 /// (trust decisions fail closed rather than guess).
 pub fn strict_realpath(path: &Path) -> Option<String> {
-    std::fs::canonicalize(path).ok().and_then(|p| p.into_os_string().into_string().ok())
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.into_os_string().into_string().ok())
 }
 
 /// Realpath that falls back to the input on error.
@@ -112,8 +123,14 @@ mod tests {
 
     #[test]
     fn normalises_lexically() {
-        assert_eq!(normalize_lexical(Path::new("/a/./b/../c/")), PathBuf::from("/a/c"));
+        assert_eq!(
+            normalize_lexical(Path::new("/a/./b/../c/")),
+            PathBuf::from("/a/c")
+        );
         assert_eq!(normalize_lexical(Path::new("/..")), PathBuf::from("/"));
-        assert_eq!(resolve_against(Path::new("/w"), Path::new("x/../y")), PathBuf::from("/w/y"));
+        assert_eq!(
+            resolve_against(Path::new("/w"), Path::new("x/../y")),
+            PathBuf::from("/w/y")
+        );
     }
 }

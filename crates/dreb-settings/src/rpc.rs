@@ -9,10 +9,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::context_trust::{
-    ContextTrustState, RpcContextTrustEvaluation, canonicalize_trusted_roots, evaluate_context_trust,
-    validate_trusted_context_folders,
+    ContextTrustState, RpcContextTrustEvaluation, canonicalize_trusted_roots,
+    evaluate_context_trust, validate_trusted_context_folders,
 };
-use crate::js::{js_trim, is_js_whitespace, non_negative_safe_integer, object_keys, stringify, stringify_str};
+use crate::js::{
+    is_js_whitespace, js_trim, non_negative_safe_integer, object_keys, stringify, stringify_str,
+};
 use crate::manager::{
     SettingsError, SettingsManager, agent_models_edit, context_trust_edits, enabled_models_edit,
 };
@@ -59,8 +61,7 @@ const TRANSPORTS: [&str; 3] = ["sse", "websocket", "auto"];
 const ARBITER_KEYS: [&str; 4] = ["enabled", "model", "thinking", "guidePath"];
 
 /// Text of the corrupt-global-file refusal.
-pub const CANNOT_WRITE_CORRUPT_GLOBAL: &str =
-    "Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)";
+pub const CANNOT_WRITE_CORRUPT_GLOBAL: &str = "Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)";
 const PROJECT_ENABLED_MODELS_WARNING: &str = "A project-level enabledModels value (.dreb/settings.json) takes precedence — this change to global settings will have no effect. Edit the project settings file to change it.";
 
 /// An RPC failure; the message is the exact `error` text of the response.
@@ -164,7 +165,9 @@ pub struct RpcTrustedFolderRemovalResult {
 }
 
 fn available(catalog: &dyn ModelCatalog) -> RpcResult<Vec<ModelInfo>> {
-    catalog.available_models().map_err(|msg| RpcSettingsError(format!("Failed to load available models: {msg}")))
+    catalog
+        .available_models()
+        .map_err(|msg| RpcSettingsError(format!("Failed to load available models: {msg}")))
 }
 
 fn persist_error(err: SettingsError) -> RpcSettingsError {
@@ -194,7 +197,11 @@ impl SettingsManager {
         Ok(self.snapshot_with(catalog, &available))
     }
 
-    fn snapshot_with(&self, catalog: &dyn ModelCatalog, available: &[ModelInfo]) -> RpcSettingsSnapshot {
+    fn snapshot_with(
+        &self,
+        catalog: &dyn ModelCatalog,
+        available: &[ModelInfo],
+    ) -> RpcSettingsSnapshot {
         let policy = self.global_context_trust_policy();
         let configured = self.configured_trusted_context_folders();
         let subagent_arbiter = self.global_subagent_arbiter().unwrap_or_else(|error| {
@@ -254,32 +261,51 @@ impl SettingsManager {
         let _op = self.op_guard();
         let errors = self.reload();
         if !errors.is_empty() {
-            let detail = errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
-            return Err(RpcSettingsError(format!("Failed to reload settings: {detail}")));
+            let detail = errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(RpcSettingsError(format!(
+                "Failed to reload settings: {detail}"
+            )));
         }
         if self.has_global_settings_load_error() || self.has_project_settings_load_error() {
-            return Err(RpcSettingsError::new("Failed to reload settings from durable storage"));
+            return Err(RpcSettingsError::new(
+                "Failed to reload settings from durable storage",
+            ));
         }
         self.snapshot(catalog)
     }
 
     /// `set_settings`: validate the whole payload (exact texts, reference order), then write
     /// every change in one atomic global-file update. Nothing changes on any error.
-    pub fn apply_update(&self, update: Option<&Value>, catalog: &dyn ModelCatalog) -> RpcResult<RpcSetSettingsResult> {
+    pub fn apply_update(
+        &self,
+        update: Option<&Value>,
+        catalog: &dyn ModelCatalog,
+    ) -> RpcResult<RpcSetSettingsResult> {
         let _op = self.op_guard();
         let validated = self.validate_update(update, catalog)?;
         if self.has_global_settings_load_error() {
             return Err(RpcSettingsError::new(CANNOT_WRITE_CORRUPT_GLOBAL));
         }
-        self.update_global(&validated.edits).map_err(persist_error)?;
+        self.update_global(&validated.edits)
+            .map_err(persist_error)?;
         let settings = self.snapshot(catalog)?;
         let warnings = (!validated.warnings.is_empty()).then_some(validated.warnings);
         Ok(RpcSetSettingsResult { settings, warnings })
     }
 
-    fn validate_update(&self, update: Option<&Value>, catalog: &dyn ModelCatalog) -> RpcResult<ValidatedUpdate> {
+    fn validate_update(
+        &self,
+        update: Option<&Value>,
+        catalog: &dyn ModelCatalog,
+    ) -> RpcResult<ValidatedUpdate> {
         let Some(Value::Object(update)) = update else {
-            return Err(RpcSettingsError::new("set_settings requires a settings object"));
+            return Err(RpcSettingsError::new(
+                "set_settings requires a settings object",
+            ));
         };
         let unknown: Vec<&str> = object_keys(update)
             .into_iter()
@@ -295,7 +321,9 @@ impl SettingsManager {
         }
         // JSON has no `undefined`: a present key (even `null`) counts as set.
         if update.is_empty() {
-            return Err(RpcSettingsError::new("set_settings requires at least one setting to change"));
+            return Err(RpcSettingsError::new(
+                "set_settings requires at least one setting to change",
+            ));
         }
         let get = |key: &str| update.get(key);
 
@@ -323,7 +351,10 @@ impl SettingsManager {
             if let Some(v) = get(key)
                 && !v.is_boolean()
             {
-                return Err(RpcSettingsError(format!("Invalid {key}: {}. Must be a boolean", stringify(v))));
+                return Err(RpcSettingsError(format!(
+                    "Invalid {key}: {}. Must be a boolean",
+                    stringify(v)
+                )));
             }
         }
         let max_concurrent = match get("maxConcurrentSubagents") {
@@ -380,11 +411,15 @@ impl SettingsManager {
         let provider_model = match (provider, model) {
             (None, None) => None,
             (Some(_), None) | (None, Some(_)) => {
-                return Err(RpcSettingsError::new("defaultProvider and defaultModel must be set together"));
+                return Err(RpcSettingsError::new(
+                    "defaultProvider and defaultModel must be set together",
+                ));
             }
             (Some(p), Some(m)) => {
                 let (Some(p), Some(m)) = (p.as_str(), m.as_str()) else {
-                    return Err(RpcSettingsError::new("defaultProvider and defaultModel must be strings"));
+                    return Err(RpcSettingsError::new(
+                        "defaultProvider and defaultModel must be strings",
+                    ));
                 };
                 if !models()?.iter().any(|x| x.provider == p && x.id == m) {
                     return Err(RpcSettingsError(format!("Model not found: {p}/{m}")));
@@ -402,7 +437,10 @@ impl SettingsManager {
         }
         let mut copy = |key: &str, path: &[&str]| {
             if let Some(v) = get(key) {
-                edits.push(SettingsEdit::Set(path.iter().map(|s| s.to_string()).collect(), v.clone()));
+                edits.push(SettingsEdit::Set(
+                    path.iter().map(|s| s.to_string()).collect(),
+                    v.clone(),
+                ));
             }
         };
         copy("defaultThinkingLevel", &["defaultThinkingLevel"]);
@@ -411,11 +449,17 @@ impl SettingsManager {
         copy("compactionEnabled", &["compaction", "enabled"]);
         copy("retryEnabled", &["retry", "enabled"]);
         if let Some(n) = max_concurrent {
-            edits.push(SettingsEdit::set(["backgroundAgents", "maxConcurrentSubagents"], n));
+            edits.push(SettingsEdit::set(
+                ["backgroundAgents", "maxConcurrentSubagents"],
+                n,
+            ));
         }
         let mut copy = |key: &str, path: &[&str]| {
             if let Some(v) = get(key) {
-                edits.push(SettingsEdit::Set(path.iter().map(|s| s.to_string()).collect(), v.clone()));
+                edits.push(SettingsEdit::Set(
+                    path.iter().map(|s| s.to_string()).collect(),
+                    v.clone(),
+                ));
             }
         };
         copy("imageAutoResize", &["images", "autoResize"]);
@@ -465,12 +509,14 @@ impl SettingsManager {
         let evaluation = self.evaluate_context_trust(path)?;
         let target = evaluation.canonical_target.clone();
         // Malformed legacy roots are dropped: the list is rewritten canonical.
-        let mut roots: Vec<Value> = canonicalize_trusted_roots(&self.configured_trusted_context_folders())
-            .into_iter()
-            .map(Value::String)
-            .collect();
+        let mut roots: Vec<Value> =
+            canonicalize_trusted_roots(&self.configured_trusted_context_folders())
+                .into_iter()
+                .map(Value::String)
+                .collect();
         roots.push(Value::String(target.clone()));
-        let folders = validate_trusted_context_folders(&Value::Array(roots)).map_err(RpcSettingsError)?;
+        let folders =
+            validate_trusted_context_folders(&Value::Array(roots)).map_err(RpcSettingsError)?;
         let added_root = folders.contains(&target).then(|| target.clone());
         self.persist_trust_mutation(&folders, path, catalog, added_root, None)
     }
@@ -495,10 +541,11 @@ impl SettingsManager {
             }),
             ContextTrustState::TrustedRoot => {
                 let removed = evaluation.granting_root.clone().unwrap_or_default();
-                let folders: Vec<String> = canonicalize_trusted_roots(&self.configured_trusted_context_folders())
-                    .into_iter()
-                    .filter(|r| *r != removed)
-                    .collect();
+                let folders: Vec<String> =
+                    canonicalize_trusted_roots(&self.configured_trusted_context_folders())
+                        .into_iter()
+                        .filter(|r| *r != removed)
+                        .collect();
                 self.persist_trust_mutation(&folders, path, catalog, None, Some(removed))
             }
         }
@@ -515,9 +562,15 @@ impl SettingsManager {
         if self.has_global_settings_load_error() {
             return Err(RpcSettingsError::new(CANNOT_WRITE_CORRUPT_GLOBAL));
         }
-        self.set_trusted_context_folders(folders).map_err(persist_error)?;
+        self.set_trusted_context_folders(folders)
+            .map_err(persist_error)?;
         let evaluation = self.evaluate_context_trust(path)?;
-        Ok(RpcContextTrustMutationResult { evaluation, settings: self.snapshot(catalog)?, added_root, removed_root })
+        Ok(RpcContextTrustMutationResult {
+            evaluation,
+            settings: self.snapshot(catalog)?,
+            added_root,
+            removed_root,
+        })
     }
 
     /// `remove_trusted_context_folder`: delete an exact configured string (no resolution).
@@ -528,15 +581,24 @@ impl SettingsManager {
     ) -> RpcResult<RpcTrustedFolderRemovalResult> {
         let _op = self.op_guard();
         let Some(folder) = path.as_str().filter(|s| !s.is_empty()) else {
-            return Err(RpcSettingsError::new("remove_trusted_context_folder requires a non-empty string path"));
+            return Err(RpcSettingsError::new(
+                "remove_trusted_context_folder requires a non-empty string path",
+            ));
         };
         if self.has_global_settings_load_error() {
             return Err(RpcSettingsError::new(CANNOT_WRITE_CORRUPT_GLOBAL));
         }
-        let remaining: Vec<String> =
-            self.configured_trusted_context_folders().into_iter().filter(|f| f != folder).collect();
-        self.set_trusted_context_folders(&remaining).map_err(persist_error)?;
-        Ok(RpcTrustedFolderRemovalResult { settings: self.snapshot(catalog)?, removed_folder: folder.to_string() })
+        let remaining: Vec<String> = self
+            .configured_trusted_context_folders()
+            .into_iter()
+            .filter(|f| f != folder)
+            .collect();
+        self.set_trusted_context_folders(&remaining)
+            .map_err(persist_error)?;
+        Ok(RpcTrustedFolderRemovalResult {
+            settings: self.snapshot(catalog)?,
+            removed_folder: folder.to_string(),
+        })
     }
 }
 
@@ -554,7 +616,9 @@ fn validate_agent_models(value: &Value) -> RpcResult<Vec<(String, Vec<String>)>>
                 stringify_str(name)
             ))
         };
-        let Value::Array(items) = &map[name] else { return Err(bad()) };
+        let Value::Array(items) = &map[name] else {
+            return Err(bad());
+        };
         let mut list = Vec::with_capacity(items.len());
         for item in items {
             match item.as_str() {
@@ -568,7 +632,10 @@ fn validate_agent_models(value: &Value) -> RpcResult<Vec<(String, Vec<String>)>>
 }
 
 /// Returns `None` when the list covers every available model (stored as unset).
-fn validate_enabled_models(value: &Value, available: &[ModelInfo]) -> RpcResult<Option<Vec<String>>> {
+fn validate_enabled_models(
+    value: &Value,
+    available: &[ModelInfo],
+) -> RpcResult<Option<Vec<String>>> {
     let Value::Array(items) = value else {
         return Err(RpcSettingsError::new(
             "Invalid enabledModels: must be a non-empty array of exact model references or null",
@@ -590,8 +657,10 @@ fn validate_enabled_models(value: &Value, available: &[ModelInfo]) -> RpcResult<
             }
         };
         let wanted = reference.to_lowercase();
-        let matches: Vec<&ModelInfo> =
-            available.iter().filter(|m| m.reference().to_lowercase() == wanted).collect();
+        let matches: Vec<&ModelInfo> = available
+            .iter()
+            .filter(|m| m.reference().to_lowercase() == wanted)
+            .collect();
         let [model] = matches.as_slice() else {
             return Err(RpcSettingsError(format!(
                 "Invalid enabledModels entry {}: expected an available exact provider/model reference",
@@ -600,12 +669,15 @@ fn validate_enabled_models(value: &Value, available: &[ModelInfo]) -> RpcResult<
         };
         let reference = model.reference();
         if canonical.contains(&reference) {
-            return Err(RpcSettingsError(format!("Invalid enabledModels: duplicate model {}", stringify_str(&reference))));
+            return Err(RpcSettingsError(format!(
+                "Invalid enabledModels: duplicate model {}",
+                stringify_str(&reference)
+            )));
         }
         canonical.push(reference);
     }
-    let covers_all =
-        canonical.len() == available.len() && available.iter().all(|m| canonical.contains(&m.reference()));
+    let covers_all = canonical.len() == available.len()
+        && available.iter().all(|m| canonical.contains(&m.reference()));
     Ok((!covers_all).then_some(canonical))
 }
 
@@ -614,16 +686,26 @@ fn validate_arbiter(
     models: &mut dyn FnMut() -> RpcResult<Vec<ModelInfo>>,
 ) -> RpcResult<Map<String, Value>> {
     let Value::Object(policy) = value else {
-        return Err(RpcSettingsError::new("subagentArbiter must be an object or null"));
+        return Err(RpcSettingsError::new(
+            "subagentArbiter must be an object or null",
+        ));
     };
-    let unknown: Vec<&str> =
-        object_keys(policy).into_iter().map(String::as_str).filter(|k| !ARBITER_KEYS.contains(k)).collect();
+    let unknown: Vec<&str> = object_keys(policy)
+        .into_iter()
+        .map(String::as_str)
+        .filter(|k| !ARBITER_KEYS.contains(k))
+        .collect();
     if !unknown.is_empty() {
-        return Err(RpcSettingsError(format!("Unknown subagentArbiter key(s): {}", unknown.join(", "))));
+        return Err(RpcSettingsError(format!(
+            "Unknown subagentArbiter key(s): {}",
+            unknown.join(", ")
+        )));
     }
     let enabled = policy.get("enabled");
     if enabled.is_some_and(|v| !v.is_boolean()) {
-        return Err(RpcSettingsError::new("subagentArbiter.enabled must be a boolean"));
+        return Err(RpcSettingsError::new(
+            "subagentArbiter.enabled must be a boolean",
+        ));
     }
     // Disabling is the recovery path for a broken policy: keep the other fields unvalidated.
     if enabled == Some(&Value::Bool(false)) {
@@ -633,7 +715,9 @@ fn validate_arbiter(
         None => None,
         Some(Value::String(s)) if !js_trim(s).is_empty() => Some(s.as_str()),
         Some(_) => {
-            return Err(RpcSettingsError::new("subagentArbiter.model must be a non-empty exact provider/model string"));
+            return Err(RpcSettingsError::new(
+                "subagentArbiter.model must be a non-empty exact provider/model string",
+            ));
         }
     };
     let thinking = match policy.get("thinking") {
@@ -648,24 +732,35 @@ fn validate_arbiter(
         }
     };
     if let Some(guide) = policy.get("guidePath")
-        && !guide.as_str().is_some_and(|g| !js_trim(g).is_empty())
+        && guide.as_str().is_none_or(|g| js_trim(g).is_empty())
     {
-        return Err(RpcSettingsError::new("subagentArbiter.guidePath must be a non-empty string"));
+        return Err(RpcSettingsError::new(
+            "subagentArbiter.guidePath must be a non-empty string",
+        ));
     }
     if enabled == Some(&Value::Bool(true)) && model.is_none() {
-        return Err(RpcSettingsError::new("Enabling subagentArbiter requires an exact provider/model"));
+        return Err(RpcSettingsError::new(
+            "Enabling subagentArbiter requires an exact provider/model",
+        ));
     }
     if let Some(model_ref) = model {
         let slash = model_ref.find('/');
         let well_formed = slash.is_some_and(|i| i > 0 && i < model_ref.len() - 1)
             && !model_ref.chars().any(is_js_whitespace);
         let Some(slash) = slash.filter(|_| well_formed) else {
-            return Err(RpcSettingsError::new("subagentArbiter.model must be an exact provider/model"));
+            return Err(RpcSettingsError::new(
+                "subagentArbiter.model must be an exact provider/model",
+            ));
         };
         let (provider, id) = (&model_ref[..slash], &model_ref[slash + 1..]);
         let available = models()?;
-        let Some(found) = available.iter().find(|m| m.provider == provider && m.id == id) else {
-            return Err(RpcSettingsError(format!("Arbiter model not found: {model_ref}")));
+        let Some(found) = available
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
+        else {
+            return Err(RpcSettingsError(format!(
+                "Arbiter model not found: {model_ref}"
+            )));
         };
         if let Some(level) = thinking {
             validate_thinking_level_for_model(found, level).map_err(RpcSettingsError)?;

@@ -32,7 +32,10 @@ impl std::error::Error for SettingsFileError {}
 
 impl SettingsFileError {
     fn new(path: &Path, message: String) -> Self {
-        Self { path: path.to_path_buf(), message }
+        Self {
+            path: path.to_path_buf(),
+            message,
+        }
     }
 }
 
@@ -66,7 +69,10 @@ pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>, Set
         Ok(bytes) => bytes,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) => {
-            return Err(SettingsFileError::new(path, format!("Could not read settings file {}: {err}", path.display())));
+            return Err(SettingsFileError::new(
+                path,
+                format!("Could not read settings file {}: {err}", path.display()),
+            ));
         }
     };
     parse_settings(path, &bytes).map(Some)
@@ -78,7 +84,10 @@ fn parse_settings(path: &Path, bytes: &[u8]) -> Result<Map<String, Value>, Setti
     }
     let text = String::from_utf8_lossy(bytes);
     let value: Value = serde_json::from_str(&text).map_err(|err| {
-        SettingsFileError::new(path, format!("Invalid JSON in settings file {}: {err}", path.display()))
+        SettingsFileError::new(
+            path,
+            format!("Invalid JSON in settings file {}: {err}", path.display()),
+        )
     })?;
     match value {
         Value::Object(mut map) => {
@@ -87,7 +96,10 @@ fn parse_settings(path: &Path, bytes: &[u8]) -> Result<Map<String, Value>, Setti
         }
         _ => Err(SettingsFileError::new(
             path,
-            format!("Settings file {} must contain a JSON object", path.display()),
+            format!(
+                "Settings file {} must contain a JSON object",
+                path.display()
+            ),
         )),
     }
 }
@@ -137,10 +149,14 @@ pub fn apply_edits(map: &mut Map<String, Value>, edits: &[SettingsEdit]) {
 }
 
 fn set_path(map: &mut Map<String, Value>, path: &[String], value: Value) {
-    let Some((last, parents)) = path.split_last() else { return };
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
     let mut current = map;
     for key in parents {
-        let slot = current.entry(key.clone()).or_insert_with(|| Value::Object(Map::new()));
+        let slot = current
+            .entry(key.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
         if !slot.is_object() {
             *slot = Value::Object(Map::new());
         }
@@ -150,7 +166,9 @@ fn set_path(map: &mut Map<String, Value>, path: &[String], value: Value) {
 }
 
 fn remove_path(map: &mut Map<String, Value>, path: &[String]) {
-    let Some((last, parents)) = path.split_last() else { return };
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
     let mut current = map;
     for key in parents {
         match current.get_mut(key) {
@@ -163,8 +181,13 @@ fn remove_path(map: &mut Map<String, Value>, path: &[String]) {
 
 /// Normalise the two trust fields of the global `context` slice to fail-closed values.
 pub fn sanitize_context_slice(map: &mut Map<String, Value>) {
-    let Some(Value::Object(context)) = map.get_mut("context") else { return };
-    if context.get("autoLoadNested").is_some_and(|v| !v.is_boolean()) {
+    let Some(Value::Object(context)) = map.get_mut("context") else {
+        return;
+    };
+    if context
+        .get("autoLoadNested")
+        .is_some_and(|v| !v.is_boolean())
+    {
         context.insert("autoLoadNested".into(), Value::Bool(false));
     }
     let bad_folders = context.get("trustedFolders").is_some_and(|v| match v {
@@ -191,15 +214,22 @@ pub fn update_settings_file(
     sanitize_context: bool,
 ) -> Result<Map<String, Value>, SettingsFileError> {
     let _lock = file_lock::acquire(path).map_err(|err| {
-        SettingsFileError::new(path, format!("Could not lock settings file {}: {err}", path.display()))
+        SettingsFileError::new(
+            path,
+            format!("Could not lock settings file {}: {err}", path.display()),
+        )
     })?;
     let mut map = read_settings_file(path)?.unwrap_or_default();
     apply_edits(&mut map, edits);
     if sanitize_context && edits.iter().any(|e| e.top_key() == Some("context")) {
         sanitize_context_slice(&mut map);
     }
-    write_atomic(path, to_reference_json(&map).as_bytes())
-        .map_err(|err| SettingsFileError::new(path, format!("Could not write settings file {}: {err}", path.display())))?;
+    write_atomic(path, to_reference_json(&map).as_bytes()).map_err(|err| {
+        SettingsFileError::new(
+            path,
+            format!("Could not write settings file {}: {err}", path.display()),
+        )
+    })?;
     Ok(map)
 }
 
@@ -207,12 +237,20 @@ pub fn update_settings_file(
 /// existing file's permissions. A symlinked settings file is updated at its target.
 fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
     let target = match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        Ok(meta) if meta.file_type().is_symlink() => {
+            fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+        }
         _ => path.to_path_buf(),
     };
-    let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let existing_permissions = fs::metadata(&target).ok().map(|m| m.permissions());
-    let mut tmp = tempfile::Builder::new().prefix(".settings.json.").suffix(".tmp").tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".settings.json.")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
     tmp.write_all(contents)?;
     tmp.as_file().sync_all()?;
     match existing_permissions {
@@ -246,13 +284,17 @@ mod tests {
 
     #[test]
     fn migrations() {
-        let mut m = obj(json!({"queueMode": "all", "websockets": true, "skills": {"enableSkillCommands": false, "customDirectories": ["/s"]}}));
+        let mut m = obj(
+            json!({"queueMode": "all", "websockets": true, "skills": {"enableSkillCommands": false, "customDirectories": ["/s"]}}),
+        );
         migrate(&mut m);
         assert_eq!(
             Value::Object(m),
             json!({"skills": ["/s"], "steeringMode": "all", "transport": "websocket", "enableSkillCommands": false})
         );
-        let mut m = obj(json!({"queueMode": "all", "steeringMode": "one-at-a-time", "skills": {"customDirectories": []}, "transport": "sse", "websockets": false}));
+        let mut m = obj(
+            json!({"queueMode": "all", "steeringMode": "one-at-a-time", "skills": {"customDirectories": []}, "transport": "sse", "websockets": false}),
+        );
         migrate(&mut m);
         assert_eq!(
             Value::Object(m),
@@ -282,13 +324,20 @@ mod tests {
     #[test]
     fn formatting_matches_json_stringify() {
         let m = obj(json!({"e": [], "o": {}, "n": 2.0, "s": "a\u{7f}/é\n"}));
-        assert_eq!(to_reference_json(&m), "{\n  \"e\": [],\n  \"o\": {},\n  \"n\": 2,\n  \"s\": \"a\u{7f}/é\\n\"\n}");
+        assert_eq!(
+            to_reference_json(&m),
+            "{\n  \"e\": [],\n  \"o\": {},\n  \"n\": 2,\n  \"s\": \"a\u{7f}/é\\n\"\n}"
+        );
     }
 
     #[test]
     fn context_sanitising() {
-        let mut m = obj(json!({"context": {"autoLoadNested": "yes", "trustedFolders": [1], "x": 1}}));
+        let mut m =
+            obj(json!({"context": {"autoLoadNested": "yes", "trustedFolders": [1], "x": 1}}));
         sanitize_context_slice(&mut m);
-        assert_eq!(Value::Object(m), json!({"context": {"autoLoadNested": false, "trustedFolders": [], "x": 1}}));
+        assert_eq!(
+            Value::Object(m),
+            json!({"context": {"autoLoadNested": false, "trustedFolders": [], "x": 1}})
+        );
     }
 }

@@ -16,12 +16,19 @@ const KEYS_PER_WRITER: usize = 15;
 fn write_keys(manager: &SettingsManager, prefix: &str) {
     for i in 0..KEYS_PER_WRITER {
         let key = format!("{prefix}{i}");
-        manager.update_global(&[SettingsEdit::Set(vec![key.clone()], json!(i))]).unwrap();
+        manager
+            .update_global(&[SettingsEdit::Set(vec![key.clone()], json!(i))])
+            .unwrap();
         // Nested keys under one shared object exercise the per-key overlay.
         manager
-            .update_global(&[SettingsEdit::Set(vec!["agentModels".into(), "models".into(), key], json!([prefix]))])
+            .update_global(&[SettingsEdit::Set(
+                vec!["agentModels".into(), "models".into(), key],
+                json!([prefix]),
+            )])
             .unwrap();
-        manager.set_steering_mode(if i % 2 == 0 { "all" } else { "one-at-a-time" }).unwrap();
+        manager
+            .set_steering_mode(if i % 2 == 0 { "all" } else { "one-at-a-time" })
+            .unwrap();
     }
 }
 
@@ -31,10 +38,17 @@ fn assert_all_keys(global: &Path, prefixes: &[String]) {
         for i in 0..KEYS_PER_WRITER {
             let key = format!("{prefix}{i}");
             assert_eq!(v[&key], json!(i), "lost {key}");
-            assert_eq!(v["agentModels"]["models"][&key], json!([prefix]), "lost nested {key}");
+            assert_eq!(
+                v["agentModels"]["models"][&key],
+                json!([prefix]),
+                "lost nested {key}"
+            );
         }
     }
-    assert_eq!(v.as_object().unwrap().len(), prefixes.len() * KEYS_PER_WRITER + 2);
+    assert_eq!(
+        v.as_object().unwrap().len(),
+        prefixes.len() * KEYS_PER_WRITER + 2
+    );
 }
 
 /// Entry point of the child processes spawned below; without the variable it only checks
@@ -46,7 +60,9 @@ fn child_writer_process() {
         return;
     };
     let parts: Vec<&str> = spec.split('\n').collect();
-    let [agent_dir, cwd, prefix] = parts.as_slice() else { panic!("bad child spec {spec:?}") };
+    let [agent_dir, cwd, prefix] = parts.as_slice() else {
+        panic!("bad child spec {spec:?}")
+    };
     let manager = SettingsManager::load(Path::new(agent_dir), Path::new(cwd));
     write_keys(&manager, prefix);
 }
@@ -62,7 +78,14 @@ fn processes_writing_different_keys_lose_nothing() {
             Command::new(&exe)
                 .args(["--exact", "child_writer_process", "--test-threads=1"])
                 .stdout(std::process::Stdio::null())
-                .env(CHILD_ENV, format!("{}\n{}\n{prefix}", env.agent_dir.display(), env.cwd.display()))
+                .env(
+                    CHILD_ENV,
+                    format!(
+                        "{}\n{}\n{prefix}",
+                        env.agent_dir.display(),
+                        env.cwd.display()
+                    ),
+                )
                 .spawn()
                 .unwrap()
         })

@@ -5,7 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use dreb_settings::context_files::{
-    ContextFile, format_project_context_section, load_context_files_from_dir, load_project_context_files_with_home,
+    ContextFile, format_project_context_section, load_context_files_from_dir,
+    load_project_context_files_with_home,
 };
 
 fn write(path: &Path, text: &str) {
@@ -26,7 +27,12 @@ fn layout() -> Layout {
     let home = root.join("home");
     let agent = home.join(".dreb/agent");
     fs::create_dir_all(&agent).unwrap();
-    Layout { _dir: dir, root, home, agent }
+    Layout {
+        _dir: dir,
+        root,
+        home,
+        agent,
+    }
 }
 
 fn paths(files: &[ContextFile]) -> Vec<PathBuf> {
@@ -44,12 +50,18 @@ fn user_level_then_root_most_first_then_rules() {
     write(&l.home.join(".dreb/CONTEXT.md"), "home context");
     write(&l.root.join("work/AGENTS.md"), "work <!-- hidden -->agents");
     write(&l.root.join("work/repo/CLAUDE.md"), "repo claude");
-    write(&l.root.join("work/repo/.claude/CLAUDE.md"), "repo dot-claude");
+    write(
+        &l.root.join("work/repo/.claude/CLAUDE.md"),
+        "repo dot-claude",
+    );
     write(&l.root.join("work/repo/.dreb/CONTEXT.md"), "repo context");
     write(&cwd.join("AGENTS.md"), "pkg agents");
     write(&cwd.join(".dreb/rules/b.md"), "rule b");
     write(&cwd.join(".dreb/rules/a/deep.md"), "rule deep");
-    write(&cwd.join(".dreb/rules/scoped.md"), "---\npaths: src/**\n---\nscoped");
+    write(
+        &cwd.join(".dreb/rules/scoped.md"),
+        "---\npaths: src/**\n---\nscoped",
+    );
     write(&cwd.join(".dreb/rules/notes.txt"), "not markdown");
     write(&cwd.join(".claude/rules/c.md"), "claude rule");
 
@@ -79,7 +91,10 @@ fn user_level_file_is_not_loaded_twice_when_cwd_is_home() {
     write(&l.home.join(".dreb/CONTEXT.md"), "ctx");
     write(&l.home.join("AGENTS.md"), "home agents");
     let (files, _) = load_project_context_files_with_home(&l.home, &l.agent, &l.home);
-    assert_eq!(paths(&files), vec![l.home.join(".dreb/CONTEXT.md"), l.home.join("AGENTS.md")]);
+    assert_eq!(
+        paths(&files),
+        vec![l.home.join(".dreb/CONTEXT.md"), l.home.join("AGENTS.md")]
+    );
 }
 
 #[cfg(unix)]
@@ -112,7 +127,11 @@ fn allowed_root_rejects_escaping_symlinks_and_symlinked_rule_dirs_are_skipped() 
     fs::create_dir_all(cwd.join(".dreb/rules")).unwrap();
     std::os::unix::fs::symlink(l.root.join("elsewhere"), cwd.join(".dreb/rules/linked")).unwrap();
     let (files, _) = load_project_context_files_with_home(&cwd, &l.agent, &l.home);
-    assert!(files.iter().all(|f| !f.path.starts_with(cwd.join(".dreb/rules/linked"))));
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.path.starts_with(cwd.join(".dreb/rules/linked")))
+    );
 }
 
 #[test]
@@ -123,15 +142,24 @@ fn unreadable_candidate_is_a_diagnostic() {
     let (files, diagnostics) = load_project_context_files_with_home(&cwd, &l.agent, &l.home);
     assert!(files.is_empty());
     assert_eq!(diagnostics.len(), 1);
-    assert!(diagnostics[0].message.starts_with(&format!("Could not read {}:", cwd.join("AGENTS.md").display())));
+    assert!(diagnostics[0].message.starts_with(&format!(
+        "Could not read {}:",
+        cwd.join("AGENTS.md").display()
+    )));
 }
 
 #[test]
 fn project_context_section_format() {
     assert_eq!(format_project_context_section(&[]), "");
     let files = vec![
-        ContextFile { path: "/a/AGENTS.md".into(), content: "Use tabs.\n".into() },
-        ContextFile { path: "/a/b/CLAUDE.md".into(), content: "Be brief.".into() },
+        ContextFile {
+            path: "/a/AGENTS.md".into(),
+            content: "Use tabs.\n".into(),
+        },
+        ContextFile {
+            path: "/a/b/CLAUDE.md".into(),
+            content: "Be brief.".into(),
+        },
     ];
     assert_eq!(
         format_project_context_section(&files),

@@ -24,15 +24,36 @@ fn malformed_paths_are_rejected_without_mutation() {
         (json!(""), "expected a non-empty path string"),
         (json!("   "), "expected a non-empty path string"),
         (json!(123), "expected a non-empty path string"),
-        (json!("relative/dir"), "path must be absolute after ~ expansion"),
-        (json!("/definitely/missing/dir"), "path must be an existing directory"),
-        (json!(file.to_string_lossy()), "path must be an existing directory"),
+        (
+            json!("relative/dir"),
+            "path must be absolute after ~ expansion",
+        ),
+        (
+            json!("/definitely/missing/dir"),
+            "path must be an existing directory",
+        ),
+        (
+            json!(file.to_string_lossy()),
+            "path must be an existing directory",
+        ),
     ];
     for (path, reason) in cases {
         let expected = format!("Invalid context trust path: {reason}");
-        assert_eq!(m.evaluate_context_trust(&path).unwrap_err().0, expected, "{path}");
-        assert_eq!(m.trust_context_folder(&path, &c()).unwrap_err().0, expected, "{path}");
-        assert_eq!(m.untrust_context_folder(&path, &c()).unwrap_err().0, expected, "{path}");
+        assert_eq!(
+            m.evaluate_context_trust(&path).unwrap_err().0,
+            expected,
+            "{path}"
+        );
+        assert_eq!(
+            m.trust_context_folder(&path, &c()).unwrap_err().0,
+            expected,
+            "{path}"
+        );
+        assert_eq!(
+            m.untrust_context_folder(&path, &c()).unwrap_err().0,
+            expected,
+            "{path}"
+        );
     }
     for path in [json!(null), json!(""), json!(5), json!([])] {
         assert_eq!(
@@ -51,21 +72,38 @@ fn trust_evaluate_untrust_cycle() {
     let package = env.mkdir("src/company/package");
 
     let eval = m.evaluate_context_trust(&json!(package)).unwrap();
-    assert_eq!(to_json(&eval), json!({"canonicalTarget": package, "state": "untrusted"}));
+    assert_eq!(
+        to_json(&eval),
+        json!({"canonicalTarget": package, "state": "untrusted"})
+    );
 
     let r = m.trust_context_folder(&json!(company), &c()).unwrap();
     let data = to_json(&r);
-    assert_eq!(data["evaluation"], json!({"canonicalTarget": company, "state": "trusted-root", "grantingRoot": company}));
+    assert_eq!(
+        data["evaluation"],
+        json!({"canonicalTarget": company, "state": "trusted-root", "grantingRoot": company})
+    );
     assert_eq!(data["addedRoot"], json!(company));
     assert_eq!(data["settings"]["trustedContextFolders"], json!([company]));
-    assert_eq!(data["settings"]["effectiveTrustedContextRoots"], json!([company]));
+    assert_eq!(
+        data["settings"]["effectiveTrustedContextRoots"],
+        json!([company])
+    );
     let keys: Vec<&String> = data.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["evaluation", "settings", "addedRoot"]);
-    assert_eq!(env.global_json(), json!({"context": {"trustedFolders": [company]}}));
+    assert_eq!(
+        env.global_json(),
+        json!({"context": {"trustedFolders": [company]}})
+    );
 
     // A descendant inherits access; trusting it again adds nothing.
-    let eval = m.evaluate_context_trust(&json!(format!("{package}/"))).unwrap();
-    assert_eq!(to_json(&eval), json!({"canonicalTarget": package, "state": "trusted-root", "grantingRoot": company}));
+    let eval = m
+        .evaluate_context_trust(&json!(format!("{package}/")))
+        .unwrap();
+    assert_eq!(
+        to_json(&eval),
+        json!({"canonicalTarget": package, "state": "trusted-root", "grantingRoot": company})
+    );
     let r = m.trust_context_folder(&json!(package), &c()).unwrap();
     assert_eq!(r.added_root, None);
     assert_eq!(r.settings.trusted_context_folders, vec![company.clone()]);
@@ -73,10 +111,16 @@ fn trust_evaluate_untrust_cycle() {
     // Untrusting the descendant removes the granting root.
     let r = m.untrust_context_folder(&json!(package), &c()).unwrap();
     let data = to_json(&r);
-    assert_eq!(data["evaluation"], json!({"canonicalTarget": package, "state": "untrusted"}));
+    assert_eq!(
+        data["evaluation"],
+        json!({"canonicalTarget": package, "state": "untrusted"})
+    );
     assert_eq!(data["removedRoot"], json!(company));
     assert_eq!(data["settings"]["trustedContextFolders"], json!([]));
-    assert_eq!(env.global_json(), json!({"context": {"trustedFolders": []}}));
+    assert_eq!(
+        env.global_json(),
+        json!({"context": {"trustedFolders": []}})
+    );
 
     // Untrusting an untrusted folder is a successful no-op.
     let before = env.global_text();
@@ -98,12 +142,21 @@ fn ancestor_subsumes_existing_descendants_and_legacy_roots_are_dropped() {
     let m = env.manager();
     let snap = m.snapshot(&c()).unwrap();
     assert_eq!(snap.trusted_context_folders.len(), 5, "raw configured list");
-    assert_eq!(snap.effective_trusted_context_roots, vec![a.clone(), b.clone(), other.clone()]);
+    assert_eq!(
+        snap.effective_trusted_context_roots,
+        vec![a.clone(), b.clone(), other.clone()]
+    );
 
     let r = m.trust_context_folder(&json!(w), &c()).unwrap();
     assert_eq!(r.added_root.as_deref(), Some(w.as_str()));
-    assert_eq!(r.settings.trusted_context_folders, vec![other.clone(), w.clone()]);
-    assert_eq!(env.global_json(), json!({"context": {"autoLoadNested": false, "trustedFolders": [other, w]}}));
+    assert_eq!(
+        r.settings.trusted_context_folders,
+        vec![other.clone(), w.clone()]
+    );
+    assert_eq!(
+        env.global_json(),
+        json!({"context": {"autoLoadNested": false, "trustedFolders": [other, w]}})
+    );
 }
 
 #[cfg(unix)]
@@ -121,23 +174,36 @@ fn symlink_out_of_trusted_root_is_untrusted() {
     let m = env.manager();
     m.trust_context_folder(&json!(root), &c()).unwrap();
     let eval = m.evaluate_context_trust(&json!(link)).unwrap();
-    assert_eq!(to_json(&eval), json!({"canonicalTarget": outside, "state": "untrusted"}));
+    assert_eq!(
+        to_json(&eval),
+        json!({"canonicalTarget": outside, "state": "untrusted"})
+    );
     let eval = m.evaluate_context_trust(&json!(inside_link)).unwrap();
-    assert_eq!(to_json(&eval), json!({"canonicalTarget": inner, "state": "trusted-root", "grantingRoot": root}));
+    assert_eq!(
+        to_json(&eval),
+        json!({"canonicalTarget": inner, "state": "trusted-root", "grantingRoot": root})
+    );
     // The matcher used by lazy loading agrees.
-    let policy = ContextTrustPolicy { unrestricted: false, trusted_folders: vec![root.clone()] };
+    let policy = ContextTrustPolicy {
+        unrestricted: false,
+        trusted_folders: vec![root.clone()],
+    };
     assert!(match_context_trust(&policy, std::path::Path::new(&link)).is_none());
 
     // A trusted root given through a symlink is stored canonical.
     let alias = env.root().join("alias");
     std::os::unix::fs::symlink(&outside, &alias).unwrap();
-    let r = m.trust_context_folder(&json!(alias.to_string_lossy()), &c()).unwrap();
+    let r = m
+        .trust_context_folder(&json!(alias.to_string_lossy()), &c())
+        .unwrap();
     assert_eq!(r.added_root.as_deref(), Some(outside.as_str()));
     // Broken symlink roots are rejected.
     let broken = env.root().join("broken");
     std::os::unix::fs::symlink(env.root().join("nowhere"), &broken).unwrap();
     assert_eq!(
-        m.trust_context_folder(&json!(broken.to_string_lossy()), &c()).unwrap_err().0,
+        m.trust_context_folder(&json!(broken.to_string_lossy()), &c())
+            .unwrap_err()
+            .0,
         "Invalid context trust path: path must be an existing directory"
     );
 }
@@ -147,9 +213,13 @@ fn unrestricted_mode() {
     let env = Env::new();
     let m = env.manager();
     let dir = env.mkdir("any");
-    m.apply_update(Some(&json!({"autoLoadNestedContext": true})), &c()).unwrap();
+    m.apply_update(Some(&json!({"autoLoadNestedContext": true})), &c())
+        .unwrap();
     let eval = m.evaluate_context_trust(&json!(dir)).unwrap();
-    assert_eq!(to_json(&eval), json!({"canonicalTarget": dir, "state": "unrestricted"}));
+    assert_eq!(
+        to_json(&eval),
+        json!({"canonicalTarget": dir, "state": "unrestricted"})
+    );
     assert_eq!(
         m.untrust_context_folder(&json!(dir), &c()).unwrap_err().0,
         "Cannot untrust a context folder while unrestricted nested context loading is enabled; disable autoLoadNestedContext first"
@@ -159,7 +229,10 @@ fn unrestricted_mode() {
     let r = m.remove_trusted_context_folder(&json!(dir), &c()).unwrap();
     assert_eq!(r.removed_folder, dir);
     assert!(r.settings.auto_load_nested_context);
-    assert_eq!(env.global_json(), json!({"context": {"autoLoadNested": true, "trustedFolders": []}}));
+    assert_eq!(
+        env.global_json(),
+        json!({"context": {"autoLoadNested": true, "trustedFolders": []}})
+    );
 }
 
 #[test]
@@ -168,15 +241,28 @@ fn remove_exact_configured_string() {
     let keep = env.mkdir("keep");
     env.write_global(&format!(r#"{{"context": {{"trustedFolders": ["/legacy/or/moved/path", "{keep}", "~/x"]}}, "theme": "t"}}"#));
     let m = env.manager();
-    let r = m.remove_trusted_context_folder(&json!("/legacy/or/moved/path"), &c()).unwrap();
+    let r = m
+        .remove_trusted_context_folder(&json!("/legacy/or/moved/path"), &c())
+        .unwrap();
     let data = to_json(&r);
-    assert_eq!(data.as_object().unwrap().keys().collect::<Vec<_>>(), ["settings", "removedFolder"]);
+    assert_eq!(
+        data.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["settings", "removedFolder"]
+    );
     assert_eq!(data["removedFolder"], "/legacy/or/moved/path");
-    assert_eq!(data["settings"]["trustedContextFolders"], json!([keep, "~/x"]));
+    assert_eq!(
+        data["settings"]["trustedContextFolders"],
+        json!([keep, "~/x"])
+    );
     // Missing string: successful no-op; no path resolution happens ("~/x" stays unless exact).
-    m.remove_trusted_context_folder(&json!("/not/there"), &c()).unwrap();
-    m.remove_trusted_context_folder(&json!("~/x"), &c()).unwrap();
-    assert_eq!(env.global_json(), json!({"context": {"trustedFolders": [keep]}, "theme": "t"}));
+    m.remove_trusted_context_folder(&json!("/not/there"), &c())
+        .unwrap();
+    m.remove_trusted_context_folder(&json!("~/x"), &c())
+        .unwrap();
+    assert_eq!(
+        env.global_json(),
+        json!({"context": {"trustedFolders": [keep]}, "theme": "t"})
+    );
 }
 
 #[test]
@@ -188,7 +274,10 @@ fn trust_write_normalises_malformed_sibling_fail_closed() {
     // Malformed policy: nothing trusted, even though autoLoadNested is "truthy".
     assert!(!m.global_context_trust_policy().is_active());
     m.trust_context_folder(&json!(dir), &c()).unwrap();
-    assert_eq!(env.global_json(), json!({"context": {"autoLoadNested": false, "extra": 1, "trustedFolders": [dir]}}));
+    assert_eq!(
+        env.global_json(),
+        json!({"context": {"autoLoadNested": false, "extra": 1, "trustedFolders": [dir]}})
+    );
     assert_eq!(m.global_context_trust_policy().trusted_folders, vec![dir]);
 }
 
@@ -199,8 +288,12 @@ fn concurrent_external_change_to_sibling_survives() {
     let m = env.manager();
     // Another process enables trust-all after we loaded.
     env.write_global(r#"{"context": {"autoLoadNested": true}}"#);
-    m.apply_update(Some(&json!({"trustedContextFolders": [dir]})), &c()).unwrap();
-    assert_eq!(env.global_json(), json!({"context": {"autoLoadNested": true, "trustedFolders": [dir]}}));
+    m.apply_update(Some(&json!({"trustedContextFolders": [dir]})), &c())
+        .unwrap();
+    assert_eq!(
+        env.global_json(),
+        json!({"context": {"autoLoadNested": true, "trustedFolders": [dir]}})
+    );
     let v: Value = to_json(&m.snapshot(&c()).unwrap());
     assert_eq!(v["autoLoadNestedContext"], true);
 }

@@ -7,8 +7,7 @@ use dreb_settings::manager::ResourceListKey;
 use dreb_settings::{SettingsError, SettingsScope};
 use serde_json::json;
 
-const CANNOT_WRITE: &str =
-    "Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)";
+const CANNOT_WRITE: &str = "Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)";
 
 #[test]
 fn defaults_without_files() {
@@ -19,22 +18,33 @@ fn defaults_without_files() {
     assert_eq!(m.follow_up_mode(), "one-at-a-time");
     assert_eq!(m.transport(), "sse");
     let c = m.compaction_settings();
-    assert_eq!((c.enabled, c.reserve_tokens, c.keep_recent_tokens), (true, 16384, 20000));
+    assert_eq!(
+        (c.enabled, c.reserve_tokens, c.keep_recent_tokens),
+        (true, 16384, 20000)
+    );
     let r = m.retry_settings();
-    assert_eq!((r.enabled, r.max_retries, r.base_delay_ms, r.max_delay_ms), (true, 3, 2000, 60000));
+    assert_eq!(
+        (r.enabled, r.max_retries, r.base_delay_ms, r.max_delay_ms),
+        (true, 3, 2000, 60000)
+    );
     let b = m.branch_summary_settings();
     assert_eq!((b.reserve_tokens, b.skip_prompt), (16384, false));
     let g = m.background_agent_guardrail();
     assert_eq!((g.enabled, g.turn_limit), (true, 3));
     assert_eq!(m.max_concurrent_subagents(), 4);
-    assert!(m.image_auto_resize() && !m.block_images() && m.enable_skill_commands() && m.show_images());
+    assert!(
+        m.image_auto_resize() && !m.block_images() && m.enable_skill_commands() && m.show_images()
+    );
     assert!(!m.hide_thinking_block() && !m.quiet_startup());
     assert_eq!(m.double_escape_action(), "tree");
     assert_eq!(m.tree_filter_mode(), "default");
     assert_eq!((m.editor_padding_x(), m.autocomplete_max_visible()), (0, 5));
     assert_eq!(m.code_block_indent(), "  ");
     let t = m.tab_title_settings();
-    assert_eq!((t.enabled, t.trigger_after, t.max_title_length), (true, 9, 60));
+    assert_eq!(
+        (t.enabled, t.trigger_after, t.max_title_length),
+        (true, 9, 60)
+    );
     assert_eq!(m.default_thinking_level(), None);
     assert_eq!(m.enabled_models(), None);
     assert!(!m.global_context_trust_policy().is_active());
@@ -56,14 +66,26 @@ fn project_overrides_global_one_level_deep() {
     let m = env.manager();
     assert_eq!(m.steering_mode(), "one-at-a-time");
     let c = m.compaction_settings();
-    assert_eq!((c.enabled, c.reserve_tokens, c.keep_recent_tokens), (false, 1000, 8));
+    assert_eq!(
+        (c.enabled, c.reserve_tokens, c.keep_recent_tokens),
+        (false, 1000, 8)
+    );
     assert_eq!(m.enabled_models(), Some(vec!["x/y".to_string()]));
     // A non-object project value replaces the whole global object.
     assert_eq!(m.retry_settings().max_retries, 3);
     let agents = m.agent_models();
-    assert_eq!(serde_json::to_value(&agents).unwrap(), json!({"Explore": ["g/1"], "Plan": ["p/2"], "Review": ["p/3"]}));
-    assert!(m.has_project_agent_model_override("Plan") && !m.has_project_agent_model_override("Explore"));
-    assert_eq!(m.model_thinking_display("p/m").as_deref(), Some("summarized"));
+    assert_eq!(
+        serde_json::to_value(&agents).unwrap(),
+        json!({"Explore": ["g/1"], "Plan": ["p/2"], "Review": ["p/3"]})
+    );
+    assert!(
+        m.has_project_agent_model_override("Plan")
+            && !m.has_project_agent_model_override("Explore")
+    );
+    assert_eq!(
+        m.model_thinking_display("p/m").as_deref(),
+        Some("summarized")
+    );
     assert_eq!(
         m.model_prompt_settings("p", "m").unwrap(),
         Some(dreb_settings::manager::ModelPromptSettings::AppendSystemPrompt("G".into()))
@@ -75,8 +97,14 @@ fn model_prompt_settings_errors() {
     let env = Env::new();
     env.write_global(r#"{"modelSettings": {"p/a": {"systemPrompt": "S", "appendSystemPrompt": "A"}, "p/b": {"systemPrompt": " "}}}"#);
     let m = env.manager();
-    assert_eq!(m.model_prompt_settings("p", "a").unwrap_err(), "modelSettings.p/a cannot define both systemPrompt and appendSystemPrompt");
-    assert_eq!(m.model_prompt_settings("p", "b").unwrap_err(), "modelSettings.p/b.systemPrompt must be a non-empty string");
+    assert_eq!(
+        m.model_prompt_settings("p", "a").unwrap_err(),
+        "modelSettings.p/a cannot define both systemPrompt and appendSystemPrompt"
+    );
+    assert_eq!(
+        m.model_prompt_settings("p", "b").unwrap_err(),
+        "modelSettings.p/b.systemPrompt must be a non-empty string"
+    );
     assert_eq!(m.model_prompt_settings("p", "c").unwrap(), None);
 }
 
@@ -102,11 +130,21 @@ fn global_only_slices_are_reread_from_disk() {
     let m = env.manager();
     let dir = env.mkdir("d");
     // Another process edits the global file after we loaded it.
-    env.write_global(&format!(r#"{{"context": {{"trustedFolders": ["{dir}"]}}, "subagentArbiter": {{"enabled": false}}}}"#));
-    assert_eq!(m.global_context_trust_policy().trusted_folders, vec![dir.clone()]);
-    assert_eq!(m.global_subagent_arbiter().unwrap(), Some(json!({"enabled": false})));
+    env.write_global(&format!(
+        r#"{{"context": {{"trustedFolders": ["{dir}"]}}, "subagentArbiter": {{"enabled": false}}}}"#
+    ));
+    assert_eq!(
+        m.global_context_trust_policy().trusted_folders,
+        vec![dir.clone()]
+    );
+    assert_eq!(
+        m.global_subagent_arbiter().unwrap(),
+        Some(json!({"enabled": false}))
+    );
     // Malformed policy fails closed.
-    env.write_global(&format!(r#"{{"context": {{"autoLoadNested": "yes", "trustedFolders": ["{dir}"]}}}}"#));
+    env.write_global(&format!(
+        r#"{{"context": {{"autoLoadNested": "yes", "trustedFolders": ["{dir}"]}}}}"#
+    ));
     assert!(!m.global_context_trust_policy().is_active());
     env.write_global("{ not json");
     assert!(!m.global_context_trust_policy().is_active());
@@ -139,13 +177,24 @@ fn removing_keys_and_resource_lists() {
     m.set_theme("t").unwrap();
     m.set_enabled_models(None).unwrap();
     assert_eq!(env.global_text(), "{\n  \"theme\": \"t\"\n}");
-    m.set_resource_list(SettingsScope::Project, ResourceListKey::Skills, vec![json!("./skills")]).unwrap();
-    assert_eq!(std::fs::read_to_string(env.project_path()).unwrap(), "{\n  \"skills\": [\n    \"./skills\"\n  ]\n}");
+    m.set_resource_list(
+        SettingsScope::Project,
+        ResourceListKey::Skills,
+        vec![json!("./skills")],
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(env.project_path()).unwrap(),
+        "{\n  \"skills\": [\n    \"./skills\"\n  ]\n}"
+    );
     assert_eq!(m.skill_paths(), vec!["./skills".to_string()]);
     m.set_model_thinking_display("m1", Some("omitted")).unwrap();
     m.set_model_thinking_display("m1", None).unwrap();
     // Like the reference, the emptied container stays.
-    assert_eq!(env.global_json(), json!({"theme": "t", "modelSettings": {}}));
+    assert_eq!(
+        env.global_json(),
+        json!({"theme": "t", "modelSettings": {}})
+    );
 }
 
 #[test]
@@ -157,7 +206,10 @@ fn corrupt_global_file_is_never_overwritten() {
     let errors = m.load_errors();
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0].scope, SettingsScope::Global);
-    assert!(errors[0].to_string().starts_with(&format!("global: Invalid JSON in settings file {}", env.global_path().display())));
+    assert!(errors[0].to_string().starts_with(&format!(
+        "global: Invalid JSON in settings file {}",
+        env.global_path().display()
+    )));
 
     // Runtime setters: a clear error naming the file.
     match m.set_steering_mode("one-at-a-time").unwrap_err() {
@@ -165,15 +217,36 @@ fn corrupt_global_file_is_never_overwritten() {
         other => panic!("unexpected {other:?}"),
     }
     let text = m.set_retry_enabled(false).unwrap_err().to_string();
-    assert!(text.contains(&env.global_path().display().to_string()), "{text}");
+    assert!(
+        text.contains(&env.global_path().display().to_string()),
+        "{text}"
+    );
 
     // RPC writers: the reference's text.
     let c = FakeCatalog::reference();
     let dir = env.mkdir("d");
-    assert_eq!(m.apply_update(Some(&json!({"retryEnabled": false})), &c).unwrap_err().0, CANNOT_WRITE);
-    assert_eq!(m.trust_context_folder(&json!(dir), &c).unwrap_err().0, CANNOT_WRITE);
-    assert_eq!(m.remove_trusted_context_folder(&json!("/x"), &c).unwrap_err().0, CANNOT_WRITE);
-    assert!(m.get_settings(&c).unwrap_err().0.starts_with("Failed to reload settings: global: Invalid JSON in settings file"));
+    assert_eq!(
+        m.apply_update(Some(&json!({"retryEnabled": false})), &c)
+            .unwrap_err()
+            .0,
+        CANNOT_WRITE
+    );
+    assert_eq!(
+        m.trust_context_folder(&json!(dir), &c).unwrap_err().0,
+        CANNOT_WRITE
+    );
+    assert_eq!(
+        m.remove_trusted_context_folder(&json!("/x"), &c)
+            .unwrap_err()
+            .0,
+        CANNOT_WRITE
+    );
+    assert!(
+        m.get_settings(&c)
+            .unwrap_err()
+            .0
+            .starts_with("Failed to reload settings: global: Invalid JSON in settings file")
+    );
     assert_eq!(env.global_text(), corrupt, "the corrupt file is untouched");
 }
 
@@ -183,9 +256,27 @@ fn file_corrupted_after_load_is_not_overwritten() {
     let m = env.manager();
     env.write_global("[1, 2]");
     let err = m.set_hide_thinking_block(true).unwrap_err().to_string();
-    assert_eq!(err, format!("global: Settings file {} must contain a JSON object", env.global_path().display()));
-    let err = m.apply_update(Some(&json!({"hideThinkingBlock": true})), &FakeCatalog::reference()).unwrap_err().0;
-    assert_eq!(err, format!("Failed to persist settings: global: Settings file {} must contain a JSON object", env.global_path().display()));
+    assert_eq!(
+        err,
+        format!(
+            "global: Settings file {} must contain a JSON object",
+            env.global_path().display()
+        )
+    );
+    let err = m
+        .apply_update(
+            Some(&json!({"hideThinkingBlock": true})),
+            &FakeCatalog::reference(),
+        )
+        .unwrap_err()
+        .0;
+    assert_eq!(
+        err,
+        format!(
+            "Failed to persist settings: global: Settings file {} must contain a JSON object",
+            env.global_path().display()
+        )
+    );
     assert_eq!(env.global_text(), "[1, 2]");
 }
 
@@ -200,7 +291,10 @@ fn unreadable_files_give_clear_errors() {
     assert_eq!(errors[0].scope, SettingsScope::Project);
     let err = m.get_settings(&FakeCatalog::reference()).unwrap_err().0;
     assert!(
-        err.starts_with(&format!("Failed to reload settings: project: Could not read settings file {}:", env.project_path().display())),
+        err.starts_with(&format!(
+            "Failed to reload settings: project: Could not read settings file {}:",
+            env.project_path().display()
+        )),
         "{err}"
     );
     // The global file is fine, so global writes still work.
@@ -218,7 +312,8 @@ fn get_settings_sees_external_edits_and_recovers() {
     let snap = m.get_settings(&c).unwrap();
     assert!(!snap.retry_enabled);
     // After a successful reload, writes are allowed again.
-    m.apply_update(Some(&json!({"retryEnabled": true})), &c).unwrap();
+    m.apply_update(Some(&json!({"retryEnabled": true})), &c)
+        .unwrap();
     assert_eq!(env.global_json(), json!({"retry": {"enabled": true}}));
 }
 
@@ -250,10 +345,24 @@ fn permissions_and_symlinks_are_preserved() {
     let env = Env::new();
     let m = env.manager();
     m.set_theme("a").unwrap();
-    assert_eq!(std::fs::metadata(env.global_path()).unwrap().permissions().mode() & 0o777, 0o644);
+    assert_eq!(
+        std::fs::metadata(env.global_path())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o644
+    );
     std::fs::set_permissions(env.global_path(), std::fs::Permissions::from_mode(0o600)).unwrap();
     m.set_theme("b").unwrap();
-    assert_eq!(std::fs::metadata(env.global_path()).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(env.global_path())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
 
     // A symlinked settings.json (dotfiles repos) is updated at its target.
     let env = Env::new();
@@ -262,6 +371,14 @@ fn permissions_and_symlinks_are_preserved() {
     std::fs::write(&real, "{}").unwrap();
     std::os::unix::fs::symlink(&real, env.global_path()).unwrap();
     env.manager().set_theme("c").unwrap();
-    assert!(std::fs::symlink_metadata(env.global_path()).unwrap().file_type().is_symlink());
-    assert_eq!(std::fs::read_to_string(&real).unwrap(), "{\n  \"theme\": \"c\"\n}");
+    assert!(
+        std::fs::symlink_metadata(env.global_path())
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&real).unwrap(),
+        "{\n  \"theme\": \"c\"\n}"
+    );
 }

@@ -15,10 +15,18 @@ fn tilde_paths_expand_to_home() {
     let m = env.manager();
     let eval = m.evaluate_context_trust(&json!("~/projects")).unwrap();
     assert_eq!(eval.canonical_target, projects);
-    let r = m.trust_context_folder(&json!("~"), &FakeCatalog::reference()).unwrap();
+    let r = m
+        .trust_context_folder(&json!("~"), &FakeCatalog::reference())
+        .unwrap();
     assert_eq!(r.added_root.as_deref(), Some(home.as_str()));
-    let r = m.apply_update(Some(&json!({"trustedContextFolders": ["~/projects", "\"~/projects\""]})), &FakeCatalog::reference());
-    assert_eq!(to_json(&r.unwrap())["trustedContextFolders"], json!([projects]));
+    let r = m.apply_update(
+        Some(&json!({"trustedContextFolders": ["~/projects", "\"~/projects\""]})),
+        &FakeCatalog::reference(),
+    );
+    assert_eq!(
+        to_json(&r.unwrap())["trustedContextFolders"],
+        json!([projects])
+    );
     assert_eq!(
         m.evaluate_context_trust(&json!("~other/x")).unwrap_err().0,
         "Invalid context trust path: path must be absolute after ~ expansion"

@@ -9,7 +9,10 @@ use dreb_settings::settings_file::{read_settings_file, to_reference_json};
 use serde_json::{Value, json};
 
 fn lines(name: &str) -> Vec<Value> {
-    fixture_text(name).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    fixture_text(name)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// Answer one recorded command the way the RPC layer will, as a response frame.
@@ -17,7 +20,9 @@ fn respond(manager: &SettingsManager, catalog: &FakeCatalog, command: &Value) ->
     let kind = command["type"].as_str().unwrap();
     let result = match kind {
         "get_settings" => manager.get_settings(catalog).map(|s| to_json(&s)),
-        "set_settings" => manager.apply_update(command.get("settings"), catalog).map(|s| to_json(&s)),
+        "set_settings" => manager
+            .apply_update(command.get("settings"), catalog)
+            .map(|s| to_json(&s)),
         other => panic!("unexpected command {other}"),
     };
     let mut frame = json!({"id": command["id"], "type": "response", "command": kind});
@@ -45,7 +50,10 @@ fn replay(transcript: &str) -> Env {
         let actual = respond(&manager, &catalog, input);
         assert_eq!(actual, *expected, "response to {input}");
         // Same key order as the reference, not just the same values.
-        assert_eq!(serde_json::to_string(&actual).unwrap(), serde_json::to_string(expected).unwrap());
+        assert_eq!(
+            serde_json::to_string(&actual).unwrap(),
+            serde_json::to_string(expected).unwrap()
+        );
     }
     env
 }
@@ -53,7 +61,10 @@ fn replay(transcript: &str) -> Env {
 #[test]
 fn get_settings_defaults_match_reference() {
     let env = replay("get_settings");
-    assert!(!env.global_path().exists(), "reading must not create the settings file");
+    assert!(
+        !env.global_path().exists(),
+        "reading must not create the settings file"
+    );
 }
 
 #[test]
@@ -71,26 +82,38 @@ fn runtime_setters_persist_like_reference() {
     m.set_follow_up_mode("all").unwrap();
     m.set_compaction_enabled(false).unwrap();
     m.set_retry_enabled(false).unwrap();
-    m.set_default_model_and_provider("mock-anthropic", "mock-claude").unwrap(); // cycle_model
-    assert_eq!(env.global_text(), fixture_text("after-runtime-setters.json"));
+    m.set_default_model_and_provider("mock-anthropic", "mock-claude")
+        .unwrap(); // cycle_model
+    assert_eq!(
+        env.global_text(),
+        fixture_text("after-runtime-setters.json")
+    );
 }
 
 #[test]
 fn set_model_persists_like_reference() {
     let env = Env::new();
     let m = env.manager();
-    m.set_default_model_and_provider("mock-anthropic", "mock-claude").unwrap();
+    m.set_default_model_and_provider("mock-anthropic", "mock-claude")
+        .unwrap();
     // set_thinking_level on a non-reasoning model persists nothing (runtime decides).
-    assert_eq!(env.global_text(), fixture_text("after-set_model-set_thinking_level.json"));
+    assert_eq!(
+        env.global_text(),
+        fixture_text("after-set_model-set_thinking_level.json")
+    );
 }
 
 #[test]
 fn set_model_and_thinking_persist_like_reference() {
     let env = Env::new();
     let m = env.manager();
-    m.set_default_model_and_provider("mock", "mock-reasoner").unwrap();
+    m.set_default_model_and_provider("mock", "mock-reasoner")
+        .unwrap();
     m.set_default_thinking_level("high").unwrap();
-    assert_eq!(env.global_text(), fixture_text("after-set_model-set_thinking_level-reasoning-model.json"));
+    assert_eq!(
+        env.global_text(),
+        fixture_text("after-set_model-set_thinking_level-reasoning-model.json")
+    );
 }
 
 #[test]
@@ -120,7 +143,10 @@ fn reference_files_load_and_round_trip() {
 fn reference_file_values_show_in_snapshot() {
     let env = Env::new();
     env.write_global(&fixture_text("after-set_settings.json"));
-    let snap = env.manager().get_settings(&FakeCatalog::reference()).unwrap();
+    let snap = env
+        .manager()
+        .get_settings(&FakeCatalog::reference())
+        .unwrap();
     let expected = lines("set_settings.out.jsonl").last().unwrap()["data"].clone();
     assert_eq!(to_json(&snap), expected);
 }

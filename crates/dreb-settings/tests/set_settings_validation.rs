@@ -17,7 +17,9 @@ fn catalog() -> FakeCatalog {
 
 fn error_for(env: &Env, update: Option<Value>) -> String {
     let m = env.manager();
-    m.apply_update(update.as_ref(), &catalog()).expect_err("update must be rejected").0
+    m.apply_update(update.as_ref(), &catalog())
+        .expect_err("update must be rejected")
+        .0
 }
 
 #[test]
@@ -91,16 +93,26 @@ fn every_error_text() {
         (Some(json!({"defaultProvider": "Mock", "defaultModel": "mock-model"})), "Model not found: Mock/mock-model".into()),
     ];
     for (update, expected) in cases {
-        assert_eq!(error_for(&env, update.clone()), expected, "payload {update:?}");
+        assert_eq!(
+            error_for(&env, update.clone()),
+            expected,
+            "payload {update:?}"
+        );
     }
-    assert!(!env.global_path().exists(), "no rejected payload may create the settings file");
+    assert!(
+        !env.global_path().exists(),
+        "no rejected payload may create the settings file"
+    );
 }
 
 #[test]
 fn validation_order_follows_reference() {
     let env = Env::new();
     // Unknown keys win over everything else.
-    assert!(error_for(&env, Some(json!({"steeringMode": "x", "zzz": 1}))).starts_with("Unknown settings key(s): zzz."));
+    assert!(
+        error_for(&env, Some(json!({"steeringMode": "x", "zzz": 1})))
+            .starts_with("Unknown settings key(s): zzz.")
+    );
     // Thinking level is checked before queue modes, booleans, ... provider pair last.
     let all_bad = json!({
         "defaultProvider": "mock", "transport": "x", "compactionEnabled": "x",
@@ -117,7 +129,10 @@ fn validation_order_follows_reference() {
         ("enabledModels", "Invalid enabledModels"),
         ("subagentArbiter", "subagentArbiter must be"),
         ("trustedContextFolders", "trustedContextFolders must be"),
-        ("defaultProvider", "defaultProvider and defaultModel must be set together"),
+        (
+            "defaultProvider",
+            "defaultProvider and defaultModel must be set together",
+        ),
     ];
     let mut payload = all_bad.as_object().unwrap().clone();
     for (key, prefix) in expected_sequence {
@@ -132,7 +147,11 @@ fn invalid_field_changes_nothing() {
     let env = Env::new();
     let m = env.manager();
     let c = catalog();
-    m.apply_update(Some(&json!({"steeringMode": "all", "compactionEnabled": false})), &c).unwrap();
+    m.apply_update(
+        Some(&json!({"steeringMode": "all", "compactionEnabled": false})),
+        &c,
+    )
+    .unwrap();
     let before = env.global_text();
     let dir = env.mkdir("t");
     let err = m
@@ -160,8 +179,16 @@ fn null_enabled_models_and_arbiter_count_as_set_and_clear() {
     let c = catalog();
     m.apply_update(Some(&json!({"enabledModels": ["mock/mock-model"], "subagentArbiter": {"enabled": false, "model": 1}})), &c)
         .unwrap();
-    assert_eq!(env.global_json(), json!({"enabledModels": ["mock/mock-model"], "subagentArbiter": {"enabled": false, "model": 1}}));
-    let result = m.apply_update(Some(&json!({"enabledModels": null, "subagentArbiter": null})), &c).unwrap();
+    assert_eq!(
+        env.global_json(),
+        json!({"enabledModels": ["mock/mock-model"], "subagentArbiter": {"enabled": false, "model": 1}})
+    );
+    let result = m
+        .apply_update(
+            Some(&json!({"enabledModels": null, "subagentArbiter": null})),
+            &c,
+        )
+        .unwrap();
     assert_eq!(env.global_text(), "{}");
     let data = to_json(&result);
     assert!(data.get("enabledModels").is_none() && data.get("subagentArbiter").is_none());
@@ -173,10 +200,26 @@ fn enabled_models_are_canonicalised_and_all_collapses_to_unset() {
     let env = Env::new();
     let m = env.manager();
     let c = FakeCatalog::reference();
-    let r = m.apply_update(Some(&json!({"enabledModels": ["MOCK-ANTHROPIC/Mock-Claude"]})), &c).unwrap();
-    assert_eq!(r.settings.enabled_models, Some(vec!["mock-anthropic/mock-claude".to_string()]));
-    assert_eq!(env.global_json(), json!({"enabledModels": ["mock-anthropic/mock-claude"]}));
-    let r = m.apply_update(Some(&json!({"enabledModels": ["mock-anthropic/mock-claude", "mock/mock-model"]})), &c).unwrap();
+    let r = m
+        .apply_update(
+            Some(&json!({"enabledModels": ["MOCK-ANTHROPIC/Mock-Claude"]})),
+            &c,
+        )
+        .unwrap();
+    assert_eq!(
+        r.settings.enabled_models,
+        Some(vec!["mock-anthropic/mock-claude".to_string()])
+    );
+    assert_eq!(
+        env.global_json(),
+        json!({"enabledModels": ["mock-anthropic/mock-claude"]})
+    );
+    let r = m
+        .apply_update(
+            Some(&json!({"enabledModels": ["mock-anthropic/mock-claude", "mock/mock-model"]})),
+            &c,
+        )
+        .unwrap();
     assert_eq!(r.settings.enabled_models, None);
     assert_eq!(env.global_text(), "{}");
 }
@@ -187,14 +230,26 @@ fn arbiter_policies_store_whole_objects() {
     let m = env.manager();
     let c = catalog();
     let policy = json!({"guidePath": "~/.dreb/agent/guide.md", "enabled": true, "model": "r/max", "thinking": "max"});
-    let r = m.apply_update(Some(&json!({"subagentArbiter": policy})), &c).unwrap();
+    let r = m
+        .apply_update(Some(&json!({"subagentArbiter": policy})), &c)
+        .unwrap();
     assert_eq!(to_json(&r)["subagentArbiter"], policy);
-    assert_eq!(serde_json::to_string(&env.global_json()["subagentArbiter"]).unwrap(), serde_json::to_string(&policy).unwrap());
+    assert_eq!(
+        serde_json::to_string(&env.global_json()["subagentArbiter"]).unwrap(),
+        serde_json::to_string(&policy).unwrap()
+    );
     // Omitted thinking and a disabled policy with a stale model are both fine.
-    m.apply_update(Some(&json!({"subagentArbiter": {"model": "mock/mock-model"}})), &c).unwrap();
+    m.apply_update(
+        Some(&json!({"subagentArbiter": {"model": "mock/mock-model"}})),
+        &c,
+    )
+    .unwrap();
     m.apply_update(Some(&json!({"subagentArbiter": {"enabled": false, "model": "gone/model", "thinking": "bogus"}})), &c)
         .unwrap();
-    assert_eq!(env.global_json()["subagentArbiter"], json!({"enabled": false, "model": "gone/model", "thinking": "bogus"}));
+    assert_eq!(
+        env.global_json()["subagentArbiter"],
+        json!({"enabled": false, "model": "gone/model", "thinking": "bogus"})
+    );
 }
 
 #[test]
@@ -217,9 +272,15 @@ fn project_shadow_warnings() {
         ]
     );
     // The global write still lands; the merged view keeps the project value.
-    assert_eq!(env.global_json(), json!({"enabledModels": ["mock-anthropic/mock-claude"], "agentModels": {"models": {"Explore": ["a/b"], "Plan": ["c/d"]}}}));
+    assert_eq!(
+        env.global_json(),
+        json!({"enabledModels": ["mock-anthropic/mock-claude"], "agentModels": {"models": {"Explore": ["a/b"], "Plan": ["c/d"]}}})
+    );
     let data = to_json(&r.settings);
-    assert_eq!(data["agentModels"], json!({"Explore": ["project/model"], "Plan": ["c/d"]}));
+    assert_eq!(
+        data["agentModels"],
+        json!({"Explore": ["project/model"], "Plan": ["c/d"]})
+    );
     assert_eq!(data["enabledModels"], json!(["mock/mock-model"]));
     assert_eq!(data["enabledModelsSource"], "project");
     assert_eq!(data["hasProjectEnabledModelsOverride"], true);
@@ -233,10 +294,19 @@ fn empty_agent_models_list_removes_global_entry() {
     let env = Env::new();
     let m = env.manager();
     let c = FakeCatalog::reference();
-    m.apply_update(Some(&json!({"agentModels": {"Explore": ["a/b"], "Plan": ["c/d"]}})), &c).unwrap();
-    let r = m.apply_update(Some(&json!({"agentModels": {"Explore": []}})), &c).unwrap();
+    m.apply_update(
+        Some(&json!({"agentModels": {"Explore": ["a/b"], "Plan": ["c/d"]}})),
+        &c,
+    )
+    .unwrap();
+    let r = m
+        .apply_update(Some(&json!({"agentModels": {"Explore": []}})), &c)
+        .unwrap();
     assert_eq!(to_json(&r)["agentModels"], json!({"Plan": ["c/d"]}));
-    assert_eq!(env.global_json(), json!({"agentModels": {"models": {"Plan": ["c/d"]}}}));
+    assert_eq!(
+        env.global_json(),
+        json!({"agentModels": {"models": {"Plan": ["c/d"]}}})
+    );
 }
 
 #[test]
@@ -256,8 +326,14 @@ fn trust_fields_are_written_canonical_and_last() {
             &FakeCatalog::reference(),
         )
         .unwrap();
-    assert_eq!(r.settings.trusted_context_folders, vec![other.clone(), parent.clone()]);
-    assert_eq!(r.settings.effective_trusted_context_roots, vec![other.clone(), parent.clone()]);
+    assert_eq!(
+        r.settings.trusted_context_folders,
+        vec![other.clone(), parent.clone()]
+    );
+    assert_eq!(
+        r.settings.effective_trusted_context_roots,
+        vec![other.clone(), parent.clone()]
+    );
     assert_eq!(
         env.global_text(),
         serde_json::to_string_pretty(&json!({"hideThinkingBlock": true, "context": {"autoLoadNested": false, "trustedFolders": [other, parent]}}))
@@ -269,12 +345,23 @@ fn trust_fields_are_written_canonical_and_last() {
 fn catalog_failure_is_reported() {
     let env = Env::new();
     let m = env.manager();
-    let failing = FakeCatalog { fail: Some("models.json is invalid".into()), ..FakeCatalog::reference() };
+    let failing = FakeCatalog {
+        fail: Some("models.json is invalid".into()),
+        ..FakeCatalog::reference()
+    };
     assert_eq!(
-        m.apply_update(Some(&json!({"enabledModels": ["mock/mock-model"]})), &failing).unwrap_err().0,
+        m.apply_update(
+            Some(&json!({"enabledModels": ["mock/mock-model"]})),
+            &failing
+        )
+        .unwrap_err()
+        .0,
         "Failed to load available models: models.json is invalid"
     );
-    assert_eq!(m.get_settings(&failing).unwrap_err().0, "Failed to load available models: models.json is invalid");
+    assert_eq!(
+        m.get_settings(&failing).unwrap_err().0,
+        "Failed to load available models: models.json is invalid"
+    );
     assert!(!env.global_path().exists());
 }
 
@@ -283,7 +370,12 @@ fn whole_number_floats_are_accepted_and_stored_as_integers() {
     let env = Env::new();
     let m = env.manager();
     let update: Value = serde_json::from_str(r#"{"maxConcurrentSubagents": 2.0}"#).unwrap();
-    let r = m.apply_update(Some(&update), &FakeCatalog::reference()).unwrap();
+    let r = m
+        .apply_update(Some(&update), &FakeCatalog::reference())
+        .unwrap();
     assert_eq!(r.settings.max_concurrent_subagents, 2);
-    assert_eq!(env.global_text(), "{\n  \"backgroundAgents\": {\n    \"maxConcurrentSubagents\": 2\n  }\n}");
+    assert_eq!(
+        env.global_text(),
+        "{\n  \"backgroundAgents\": {\n    \"maxConcurrentSubagents\": 2\n  }\n}"
+    );
 }

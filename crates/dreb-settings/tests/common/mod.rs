@@ -4,12 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
-use dreb_settings::model_catalog::{ModelCatalog, ModelInfo, ScopeResolution, ScopeWarning, ScopedModel};
 use dreb_settings::SettingsManager;
+use dreb_settings::model_catalog::{
+    ModelCatalog, ModelInfo, ScopeResolution, ScopeWarning, ScopedModel,
+};
 use serde_json::Value;
 
 pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 pub fn fixture_text(name: &str) -> String {
@@ -47,7 +51,14 @@ impl FakeCatalog {
         Self::from_models_json("models.json")
     }
 
-    pub fn with(mut self, provider: &str, id: &str, reasoning: bool, xhigh: bool, max: bool) -> Self {
+    pub fn with(
+        mut self,
+        provider: &str,
+        id: &str,
+        reasoning: bool,
+        xhigh: bool,
+        max: bool,
+    ) -> Self {
         self.models.push(ModelInfo {
             provider: provider.into(),
             id: id.into(),
@@ -72,12 +83,20 @@ impl ModelCatalog for FakeCatalog {
         let mut out = ScopeResolution::default();
         for pattern in patterns {
             let (reference, level) = match pattern.rsplit_once(':') {
-                Some((r, l)) if dreb_settings::model_catalog::is_valid_thinking_level(l) => (r, Some(l.to_string())),
+                Some((r, l)) if dreb_settings::model_catalog::is_valid_thinking_level(l) => {
+                    (r, Some(l.to_string()))
+                }
                 _ => (pattern.as_str(), None),
             };
-            match available.iter().find(|m| m.reference().eq_ignore_ascii_case(reference)) {
+            match available
+                .iter()
+                .find(|m| m.reference().eq_ignore_ascii_case(reference))
+            {
                 Some(m) if !out.models.iter().any(|s| s.model == *m) => {
-                    out.models.push(ScopedModel { model: m.clone(), thinking_level: level })
+                    out.models.push(ScopedModel {
+                        model: m.clone(),
+                        thinking_level: level,
+                    })
                 }
                 Some(_) => {}
                 None => out.warnings.push(ScopeWarning {
@@ -105,7 +124,11 @@ impl Env {
         let cwd = root.join("project");
         std::fs::create_dir_all(&agent_dir).unwrap();
         std::fs::create_dir_all(&cwd).unwrap();
-        Self { dir, agent_dir, cwd }
+        Self {
+            dir,
+            agent_dir,
+            cwd,
+        }
     }
 
     pub fn root(&self) -> PathBuf {
@@ -145,7 +168,10 @@ impl Env {
     pub fn mkdir(&self, rel: &str) -> String {
         let p = self.root().join(rel);
         std::fs::create_dir_all(&p).unwrap();
-        std::fs::canonicalize(p).unwrap().to_string_lossy().into_owned()
+        std::fs::canonicalize(p)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
     }
 }
 
