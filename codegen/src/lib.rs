@@ -13,6 +13,7 @@ pub mod ir;
 mod load;
 mod raw;
 pub mod rust;
+pub mod typescript;
 pub mod validate;
 
 pub use ir::Ir;
@@ -43,7 +44,7 @@ pub struct GeneratedFile {
 }
 
 /// The backends whose output is checked in. To add one: declare its `mod` above and add its `generate` here.
-const CHECKED_IN_BACKENDS: &[fn(&Ir) -> Vec<GeneratedFile>] = &[];
+const CHECKED_IN_BACKENDS: &[fn(&Ir) -> Vec<GeneratedFile>] = &[typescript::generate];
 
 /// Runs every checked-in backend and concatenates their files (in backend order).
 pub fn generate_all(ir: &Ir) -> Vec<GeneratedFile> {

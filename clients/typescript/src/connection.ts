@@ -12,7 +12,7 @@ import {
   RpcTimeoutError,
   type FailureResponseFrame,
 } from "./errors.js";
-import type { Transport, TransportCloseInfo } from "./transport.js";
+import type { RpcTransport, TransportCloseInfo } from "./transport.js";
 
 /** Any stdout frame: a response or an event. */
 export interface RpcFrame {
@@ -29,6 +29,12 @@ export interface ResponseFrame {
   data?: unknown;
   error?: string;
   [key: string]: unknown;
+}
+
+/** A frame the client writes: a wire `type` and its other keys. */
+export interface OutgoingFrame {
+  readonly type: string;
+  readonly [key: string]: unknown;
 }
 
 export interface RequestOptions {
@@ -66,7 +72,7 @@ interface IdleWaiter {
 /** The wire name of the command that starts an agent run. */
 const RUN_COMMAND = "prompt";
 
-export class RpcConnection<E extends RpcFrame = RpcFrame> {
+export class RpcConnection<E extends { type: string } = RpcFrame> {
   private readonly pending = new Map<string, Pending>();
   private readonly eventListeners = new Set<Listener<E>>();
   private readonly unmatchedListeners = new Set<Listener<ResponseFrame>>();
@@ -88,7 +94,7 @@ export class RpcConnection<E extends RpcFrame = RpcFrame> {
   private runRequestId: string | undefined;
 
   constructor(
-    readonly transport: Transport,
+    readonly transport: RpcTransport,
     options: ConnectionOptions = {},
   ) {
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
@@ -123,7 +129,7 @@ export class RpcConnection<E extends RpcFrame = RpcFrame> {
    * Sends a command and resolves with its response frame, whether `success` is true or false.
    * `command` carries the wire `type` and the params; the `id` is assigned here.
    */
-  request(command: { type: string } & Record<string, unknown>, options: RequestOptions = {}): Promise<ResponseFrame> {
+  request(command: OutgoingFrame, options: RequestOptions = {}): Promise<ResponseFrame> {
     if (this.state !== "open") return Promise.reject(this.closedError());
     const id = `req_${this.nextId++}`;
     const { type, ...params } = command;
@@ -157,7 +163,7 @@ export class RpcConnection<E extends RpcFrame = RpcFrame> {
    * A `success: false` response rejects with {@link RpcError} carrying the exact error text.
    */
   async call<T>(type: string, params: object = {}, options: RequestOptions = {}): Promise<T> {
-    const response = await this.request({ ...(params as Record<string, unknown>), type }, options);
+    const response = await this.request({ ...params, type }, options);
     if (response.success !== true) {
       const error = typeof response.error === "string" ? response.error : "Unknown error";
       throw new RpcError(type, { ...response, success: false, error } as FailureResponseFrame);
@@ -166,7 +172,7 @@ export class RpcConnection<E extends RpcFrame = RpcFrame> {
   }
 
   /** Writes a message that gets no response (for example `extension_ui_response`). */
-  notify(message: { type: string } & Record<string, unknown>): void {
+  notify(message: OutgoingFrame): void {
     if (this.state !== "open") throw this.closedError();
     this.transport.send(encodeFrame(message));
   }

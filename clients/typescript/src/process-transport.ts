@@ -3,7 +3,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { JsonlDecoder } from "./jsonl.js";
 import { RpcClientError, RpcClosedError } from "./errors.js";
-import type { Transport, TransportCloseInfo, TransportHandlers } from "./transport.js";
+import type { RpcTransport, TransportCloseInfo, TransportHandlers } from "./transport.js";
 
 export interface ProcessTransportOptions {
   /** Executable to run (no shell is involved). Default: `dreb` from `PATH`. */
@@ -33,7 +33,7 @@ export interface ProcessTransportOptions {
 /** Raised when the agent process cannot be spawned. */
 export class SpawnError extends RpcClientError {}
 
-export class ProcessTransport implements Transport {
+export class ProcessTransport implements RpcTransport {
   private child: ChildProcessWithoutNullStreams | undefined;
   private stderrText = "";
   private exited: Promise<void> | undefined;

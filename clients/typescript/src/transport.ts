@@ -25,7 +25,7 @@ export interface TransportHandlers {
 }
 
 /** A bidirectional JSONL channel to one agent. */
-export interface Transport {
+export interface RpcTransport {
   /** Connects (spawns, opens ...) and starts delivering records. Rejects if the channel cannot be opened. */
   start(handlers: TransportHandlers): Promise<void>;
   /** Writes one complete frame (already serialised, LF-terminated). Throws if the channel is closed. */
@@ -38,7 +38,7 @@ export interface Transport {
  * A transport over a pair of Node streams (a socket, a child's stdio, or in-memory streams in tests).
  * Reads bytes and frames them with the strict {@link JsonlDecoder}.
  */
-export class StreamTransport implements Transport {
+export class StreamTransport implements RpcTransport {
   private handlers: TransportHandlers | undefined;
   private closed = false;
   private readonly decoder = new JsonlDecoder();

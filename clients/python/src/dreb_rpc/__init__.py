@@ -3,7 +3,7 @@
 from ._connection import EventSubscription, RpcConnection
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
 from ._jsonl import JsonlDecoder, encode_frame
-from ._transport import CloseInfo, StreamTransport, SubprocessTransport, Transport
+from ._transport import CloseInfo, StreamTransport, SubprocessTransport, RpcTransport
 
 __all__ = [
     "CloseInfo",
@@ -17,6 +17,6 @@ __all__ = [
     "SpawnError",
     "StreamTransport",
     "SubprocessTransport",
-    "Transport",
+    "RpcTransport",
     "encode_frame",
 ]

@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError
 from ._jsonl import encode_frame
-from ._transport import CloseInfo, Transport
+from ._transport import CloseInfo, RpcTransport
 
 E = TypeVar("E", bound=Mapping[str, Any])
 T = TypeVar("T")
@@ -84,11 +84,11 @@ class EventSubscription(Generic[E]):
 
 
 class RpcConnection(Generic[E]):
-    """Correlates requests and responses by id over a :class:`Transport` and fans out events."""
+    """Correlates requests and responses by id over a :class:`RpcTransport` and fans out events."""
 
     def __init__(
         self,
-        transport: Transport,
+        transport: RpcTransport,
         *,
         default_timeout: float | None = 30.0,
         on_listener_error: Callable[[BaseException], None] | None = None,

@@ -26,7 +26,7 @@ RecordHandler = Callable[[str], None]
 CloseHandler = Callable[[CloseInfo], None]
 
 
-class Transport(Protocol):
+class RpcTransport(Protocol):
     """A bidirectional JSONL channel to one agent."""
 
     def start(self, on_record: RecordHandler, on_close: CloseHandler) -> None:
