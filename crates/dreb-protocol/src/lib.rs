@@ -1,1 +1,20 @@
-//! Generated protocol types, the RpcHandler trait and dispatch, and JSONL framing
+//! The dreb RPC protocol in Rust: types generated from `protocol/rpc.yaml` at build time, the [`RpcHandler`]
+//! trait with [`dispatch`], and JSONL framing.
+//!
+//! - Types: one struct per shared type, `<Command>Params` per command, `<Event>Event` per event with inline
+//!   fields; [`Command`], [`ResponseData`], [`Event`] (open) and [`Input`] enums; wire names in [`wire`].
+//! - Serving: implement [`RpcHandler`] (or the lower-level [`CommandService`]) and call [`dispatch`] for each
+//!   input line; it returns exactly one [`Response`] per command line, or the [`Input`] message to route.
+//! - Framing: [`framing`] reads and writes JSON Lines (LF only, U+2028/U+2029 safe, record size limit).
+
+pub mod envelope;
+pub mod support;
+
+#[allow(clippy::all, missing_docs, unused_qualifications)]
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/protocol.rs"));
+}
+
+pub use envelope::{Decoded, Dispatched, Request, Response, decode, decode_value, dispatch, handle_request};
+pub use generated::*;
+pub use support::{RequestContext, Tristate};

@@ -1,0 +1,22 @@
+//! Generates the protocol module from `protocol/rpc.yaml` into `OUT_DIR/protocol.rs` (included by `src/lib.rs`).
+//! A spec problem fails the build with every problem listed. `DREB_PROTOCOL_SPEC=<path>` overrides the spec.
+
+use std::path::PathBuf;
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    // `DREB_PROTOCOL_SPEC` points the build at another spec file (e.g. a fixture); default: the repository's.
+    println!("cargo:rerun-if-env-changed=DREB_PROTOCOL_SPEC");
+    let spec = match std::env::var_os("DREB_PROTOCOL_SPEC") {
+        Some(p) => PathBuf::from(p),
+        None => manifest.join("../../protocol/rpc.yaml"),
+    };
+    println!("cargo:rerun-if-changed={}", spec.display());
+    println!("cargo:rerun-if-changed=build.rs");
+    let ir = match dreb_codegen::load_spec(&spec) {
+        Ok(ir) => ir,
+        Err(e) => panic!("protocol/rpc.yaml is not valid (run `cargo run -p dreb-codegen -- check`):\n{e}"),
+    };
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("protocol.rs");
+    std::fs::write(&out, dreb_codegen::rust::generate(&ir)).expect("write OUT_DIR/protocol.rs");
+}

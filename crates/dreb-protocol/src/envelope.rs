@@ -1,0 +1,249 @@
+//! The request/response envelope and dispatch: one input line in, exactly one response out (or an input message
+//! handed back to the caller). Texts come from the spec's `envelope.errors` (see [`crate::error_text`]); the
+//! choices are recorded in `docs/adr/0002-dispatch-and-invalid-params.md`.
+
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::support::RequestContext;
+use crate::{Command, CommandService, Input, ResponseData, error_text};
+
+/// A decoded command request: the optional `id` (any JSON value, echoed in the response) and the command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The request's `id`; `None` when absent.
+    pub id: Option<Value>,
+    /// The command and its parameters.
+    pub command: Command,
+}
+
+impl Request {
+    /// Parses a request frame; the error says what is wrong (not an object, no/unknown `type`, a bad field).
+    pub fn from_value(v: Value) -> Result<Request, String> {
+        let Value::Object(mut obj) = v else { return Err("a request must be a JSON object".into()) };
+        let id = obj.shift_remove("id");
+        let ty = match obj.shift_remove("type") {
+            Some(Value::String(t)) => t,
+            _ => return Err("a request needs a string `type`".into()),
+        };
+        match Command::from_wire(&ty, obj)? {
+            Some(command) => Ok(Request { id, command }),
+            None => Err(format!("unknown command type `{ty}`")),
+        }
+    }
+}
+
+impl Serialize for Request {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.command.serialize_with_id(self.id.as_ref(), s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Request {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Request::from_value(Value::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A response frame: `{"id"?, "type": "response", "command"?, "success", "data"? | "error"}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The request's `id`, echoed; `None` writes no `id` key.
+    pub id: Option<Value>,
+    /// The command name; `None` writes no `command` key (the reference's reply to input without a `type`).
+    pub command: Option<String>,
+    /// Success data, or the exact error text.
+    pub result: Result<ResponseData, String>,
+}
+
+impl Response {
+    /// A success response.
+    pub fn ok(id: Option<Value>, command: impl Into<String>, data: ResponseData) -> Response {
+        Response { id, command: Some(command.into()), result: Ok(data) }
+    }
+
+    /// An error response with exactly `text`.
+    pub fn error(id: Option<Value>, command: Option<String>, text: impl Into<String>) -> Response {
+        Response { id, command, result: Err(text.into()) }
+    }
+
+    /// `success` on the wire.
+    pub fn is_success(&self) -> bool {
+        self.result.is_ok()
+    }
+
+    /// Parses a response frame, typing `data` by `command`.
+    pub fn from_value(v: Value) -> Result<Response, String> {
+        let Value::Object(mut obj) = v else { return Err("a response must be a JSON object".into()) };
+        if obj.get("type") != Some(&Value::String("response".into())) {
+            return Err("a response has `type: \"response\"`".into());
+        }
+        let id = obj.shift_remove("id");
+        let command = match obj.shift_remove("command") {
+            None => None,
+            Some(Value::String(c)) => Some(c),
+            Some(other) => return Err(format!("`command` must be a string, got {other}")),
+        };
+        let result = match obj.get("success") {
+            Some(Value::Bool(true)) => Ok(ResponseData::from_wire(command.as_deref(), obj.shift_remove("data"))?),
+            Some(Value::Bool(false)) => match obj.shift_remove("error") {
+                Some(Value::String(e)) => Err(e),
+                _ => return Err("an error response needs a string `error`".into()),
+            },
+            _ => return Err("`success` must be a boolean".into()),
+        };
+        Ok(Response { id, command, result })
+    }
+}
+
+impl Serialize for Response {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(id) = &self.id {
+            map.serialize_entry("id", id)?;
+        }
+        map.serialize_entry("type", "response")?;
+        if let Some(c) = &self.command {
+            map.serialize_entry("command", c)?;
+        }
+        match &self.result {
+            Ok(data) => {
+                map.serialize_entry("success", &true)?;
+                data.serialize_data(&mut map)?;
+            }
+            Err(e) => {
+                map.serialize_entry("success", &false)?;
+                map.serialize_entry("error", e)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Response {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Response::from_value(Value::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// What one input line is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decoded {
+    /// A valid command request: run it and answer.
+    Request(Request),
+    /// A stdin message that is not a command (e.g. `extension_ui_response`): route it, never answer it.
+    Input(Input),
+    /// Not a valid command: answer with this error response.
+    Invalid(Response),
+}
+
+/// Fills `{name}` placeholders of an envelope error template.
+pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
+    let mut out = template.to_string();
+    for (k, v) in vars {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
+/// How JavaScript's template literal would print a non-string `type` (the reference's `Unknown command: ${type}`).
+fn js_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(|i| if i.is_null() { String::new() } else { js_text(i) }).collect::<Vec<_>>().join(","),
+        Value::Object(_) => "[object Object]".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Classifies one input line (without its line terminator). Never fails: every malformed line becomes
+/// [`Decoded::Invalid`] carrying the response to write.
+pub fn decode(line: &str) -> Decoded {
+    let value: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => {
+            let text = fill(error_text::PARSE, &[("message", &e.to_string())]);
+            return Decoded::Invalid(Response::error(None, Some("parse".into()), text));
+        }
+    };
+    decode_value(value)
+}
+
+/// Like [`decode`], for an already parsed JSON value.
+pub fn decode_value(value: Value) -> Decoded {
+    let obj: Map<String, Value> = match value {
+        Value::Object(obj) => obj,
+        // The reference reads `.type` of null and reports the TypeError through its generic wrapper.
+        Value::Null => {
+            let text =
+                fill(error_text::COMMAND_FAILED, &[("message", "Cannot read properties of null (reading 'type')")]);
+            return Decoded::Invalid(Response::error(None, Some("unknown".into()), text));
+        }
+        _ => return Decoded::Invalid(Response::error(None, None, fill(error_text::UNKNOWN_COMMAND, &[("type", "undefined")]))),
+    };
+    let id = obj.get("id").cloned();
+    let ty = match obj.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        None => return Decoded::Invalid(Response::error(id, None, fill(error_text::UNKNOWN_COMMAND, &[("type", "undefined")]))),
+        Some(other) => {
+            let text = js_text(other);
+            return Decoded::Invalid(Response::error(id, Some(text.clone()), fill(error_text::UNKNOWN_COMMAND, &[("type", &text)])));
+        }
+    };
+    let obj = match Input::from_wire(&ty, obj) {
+        Ok(input) => return Decoded::Input(input),
+        Err(obj) => obj,
+    };
+    match Command::from_wire(&ty, obj) {
+        Ok(Some(command)) => Decoded::Request(Request { id, command }),
+        Ok(None) => Decoded::Invalid(Response::error(id, Some(ty.clone()), fill(error_text::UNKNOWN_COMMAND, &[("type", &ty)]))),
+        Err(message) => {
+            let text = fill(error_text::INVALID_PARAMS, &[("command", &ty), ("message", &message)]);
+            Decoded::Invalid(Response::error(id, Some(ty), text))
+        }
+    }
+}
+
+/// Runs one request on `service` and builds its response (id echoed). A panic inside the service becomes
+/// `Command failed: <panic message>` instead of tearing the connection down.
+pub async fn handle_request<S: CommandService>(service: &S, request: Request) -> Response {
+    let Request { id, command } = request;
+    let name = command.name();
+    let ctx = RequestContext { id: id.clone() };
+    let result = match AssertUnwindSafe(service.call(&ctx, command)).catch_unwind().await {
+        Ok(r) => r,
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "handler panicked".into());
+            tracing::error!(command = name, "handler panicked: {msg}");
+            Err(fill(error_text::COMMAND_FAILED, &[("message", &msg)]))
+        }
+    };
+    Response { id, command: Some(name.to_string()), result }
+}
+
+/// The outcome of [`dispatch`]: a response to write, or an input message for the caller to route.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dispatched {
+    /// Write this response (exactly one per command line, valid or not).
+    Response(Response),
+    /// Not a command: route it (e.g. to the pending extension dialog); it gets no response.
+    Input(Input),
+}
+
+/// Turns one input line into exactly one response (or an [`Input`] for the caller): parse errors, unknown
+/// commands and invalid parameters are answered here; valid commands run on `service`.
+pub async fn dispatch<S: CommandService>(service: &S, line: &str) -> Dispatched {
+    match decode(line) {
+        Decoded::Request(req) => Dispatched::Response(handle_request(service, req).await),
+        Decoded::Input(input) => Dispatched::Input(input),
+        Decoded::Invalid(resp) => Dispatched::Response(resp),
+    }
+}

@@ -1,0 +1,144 @@
+//! Small hand-written runtime the generated code relies on: the tri-state for optional+nullable fields, present-
+//! but-nullable fields, const tags, frame wrappers, and JSON conversion with field paths in errors. Independent of
+//! the generated types, so golden fixture outputs can compile against it too.
+
+use serde::de::{DeserializeOwned, Deserializer, Error as _};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+
+/// Per-request information passed to every handler method.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestContext {
+    /// The request's `id`, any JSON value, echoed in the response; `None` when the request had none.
+    pub id: Option<Value>,
+}
+
+/// A field that is both optional and nullable: absent, `null` and a value are three distinct states.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum Tristate<T> {
+    /// The key is absent (not written).
+    #[default]
+    Absent,
+    /// The key is present with `null`.
+    Null,
+    /// The key is present with a value.
+    Value(T),
+}
+
+impl<T> Tristate<T> {
+    /// `true` for [`Tristate::Absent`] (used by `skip_serializing_if`).
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Tristate::Absent)
+    }
+
+    /// The value, if there is one.
+    pub fn as_option(&self) -> Option<&T> {
+        match self {
+            Tristate::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl<T> From<Option<T>> for Tristate<T> {
+    /// `None` → `Null`, `Some(v)` → `Value(v)`.
+    fn from(v: Option<T>) -> Self {
+        match v {
+            Some(v) => Tristate::Value(v),
+            None => Tristate::Null,
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for Tristate<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            // Absent is skipped by the field attribute; if it is serialised anyway, `null` is the honest fallback.
+            Tristate::Absent | Tristate::Null => s.serialize_none(),
+            Tristate::Value(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tristate<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Only called when the key is present (`#[serde(default)]` covers absence).
+        Ok(Option::<T>::deserialize(d)?.into())
+    }
+}
+
+/// `deserialize_with` for nullable, non-optional fields: `null` → `None`, but a missing key is an error (serde
+/// would otherwise treat a missing `Option` as `None`).
+pub fn required_nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    Option::<T>::deserialize(d)
+}
+
+/// Accepts exactly the string `expected` (const fields such as union tags).
+pub fn expect_const<'de, D: Deserializer<'de>>(d: D, expected: &'static str) -> Result<(), D::Error> {
+    let s = String::deserialize(d)?;
+    if s == expected {
+        Ok(())
+    } else {
+        Err(D::Error::invalid_value(serde::de::Unexpected::Str(&s), &format!("\"{expected}\"").as_str()))
+    }
+}
+
+/// Converts a JSON value into `T`; the error names the field path (`field `images[0].mimeType`: ...`).
+pub fn from_value<T: DeserializeOwned>(v: Value) -> Result<T, String> {
+    serde_path_to_error::deserialize::<_, T>(v).map_err(|e| {
+        let path = e.path().to_string();
+        if path.is_empty() || path == "." {
+            e.into_inner().to_string()
+        } else {
+            format!("field `{path}`: {}", e.into_inner())
+        }
+    })
+}
+
+/// A frame tagged by `type`: `id` (when given), `type`, then the body's own keys in order. Used for request and
+/// event frames so the tag always comes first without copying through a `Value`.
+#[derive(Serialize)]
+pub struct Frame<'a, B: Serialize> {
+    /// The request id (requests only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<&'a Value>,
+    /// The wire `type`.
+    #[serde(rename = "type")]
+    pub r#type: &'a str,
+    /// The fields besides `id` and `type`.
+    #[serde(flatten)]
+    pub body: &'a B,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct T {
+        #[serde(default, skip_serializing_if = "Tristate::is_absent")]
+        tri: Tristate<i64>,
+        #[serde(deserialize_with = "required_nullable")]
+        req: Option<String>,
+    }
+
+    #[test]
+    fn tristate_and_required_nullable() {
+        for text in [r#"{"req":null}"#, r#"{"tri":null,"req":"a"}"#, r#"{"tri":3,"req":null}"#] {
+            let t: T = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&t).unwrap(), text);
+        }
+        let err = from_value::<T>(serde_json::json!({"tri": 1})).unwrap_err();
+        assert!(err.contains("missing field `req`"), "{err}");
+        let err = from_value::<T>(serde_json::json!({"tri": "x", "req": null})).unwrap_err();
+        assert!(err.starts_with("field `tri`: invalid type"), "{err}");
+    }
+
+    #[test]
+    fn frames_put_id_and_type_first() {
+        let body = serde_json::json!({"z": 1, "a": 2});
+        let id = serde_json::json!(7);
+        let f = Frame { id: Some(&id), r#type: "x", body: &body };
+        assert_eq!(serde_json::to_string(&f).unwrap(), r#"{"id":7,"type":"x","z":1,"a":2}"#);
+    }
+}
