@@ -12,6 +12,7 @@ use std::path::PathBuf;
 pub mod ir;
 mod load;
 mod raw;
+pub mod python;
 pub mod rust;
 pub mod typescript;
 pub mod validate;
@@ -44,7 +45,7 @@ pub struct GeneratedFile {
 }
 
 /// The backends whose output is checked in. To add one: declare its `mod` above and add its `generate` here.
-const CHECKED_IN_BACKENDS: &[fn(&Ir) -> Vec<GeneratedFile>] = &[typescript::generate];
+const CHECKED_IN_BACKENDS: &[fn(&Ir) -> Vec<GeneratedFile>] = &[typescript::generate, python::generate];
 
 /// Runs every checked-in backend and concatenates their files (in backend order).
 pub fn generate_all(ir: &Ir) -> Vec<GeneratedFile> {

@@ -24,8 +24,34 @@ T = TypeVar("T")
 #: Wire name of the command that starts an agent run.
 RUN_COMMAND = "prompt"
 
-#: Sentinel default: "use the connection's default timeout".
-_DEFAULT: Any = object()
+class _DefaultTimeout:
+    def __repr__(self) -> str:
+        return "DEFAULT_TIMEOUT"
+
+
+#: Sentinel default of ``timeout`` parameters: "use the connection's ``default_timeout``".
+DEFAULT_TIMEOUT: Any = _DefaultTimeout()
+
+
+class Unset:
+    """Type of :data:`UNSET`, the default of optional command parameters: the key is left out."""
+
+    _instance: Unset | None = None
+
+    def __new__(cls) -> Unset:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: "Leave this optional key out" (distinct from ``None``, which is sent as ``null``).
+UNSET = Unset()
 
 
 class _Pending:
@@ -153,13 +179,13 @@ class RpcConnection(Generic[E]):
 
     # -- requests --------------------------------------------------------------------------------
 
-    def request(self, command: Mapping[str, Any], timeout: float | None = _DEFAULT) -> dict[str, Any]:
+    def request(self, command: Mapping[str, Any], timeout: float | None = DEFAULT_TIMEOUT) -> dict[str, Any]:
         """Sends ``command`` (its ``type`` plus params; the id is assigned here) and returns the
         response frame, whether ``success`` is true or false."""
         command_type = command["type"]
         if not isinstance(command_type, str):
             raise TypeError("command type must be a string")
-        if timeout is _DEFAULT:
+        if timeout is DEFAULT_TIMEOUT:
             timeout = self.default_timeout
         request_id = f"req_{next(self._ids)}"
         # Key order on the wire: id, type, then the params.
@@ -189,7 +215,7 @@ class RpcConnection(Generic[E]):
             raise self._closed_error()
         return entry.response
 
-    def call(self, command_type: str, params: Mapping[str, Any] | None = None, timeout: float | None = _DEFAULT) -> Any:
+    def call(self, command_type: str, params: Mapping[str, Any] | None = None, timeout: float | None = DEFAULT_TIMEOUT) -> Any:
         """Sends a command and returns the response's ``data`` (``None`` when absent).
 
         A ``success: false`` response raises :class:`RpcError` with the exact error text.

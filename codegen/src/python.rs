@@ -1,0 +1,503 @@
+//! Python backend: `clients/python/src/dreb_rpc/_generated.py`, with a `TypedDict` per struct, command, response
+//! and event, `Literal` aliases for enums, union aliases for tagged unions and `oneOf`, and the typed
+//! `DrebClient` (one snake_case method per command, keyword-only params, typed return value).
+//!
+//! Mapping: optional → `NotRequired[...]`, nullable → `... | None`, const → `Literal[...]`; an optional command
+//! param defaults to `UNSET` (key left out), so `None` always means JSON `null`. Aliases are written as strings
+//! so definitions can refer to types defined further down. Structs with keys that are not Python identifiers
+//! (`class`, `from`, ...) use the functional `TypedDict` syntax.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use crate::ir::{Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef, pascal_case, snake_case};
+use crate::{GeneratedFile, banner_comment};
+
+/// The generated module, relative to the repository root.
+pub const OUT_PATH: &str = "clients/python/src/dreb_rpc/_generated.py";
+
+const PY_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
+    "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+];
+
+/// Members of the hand-written `RpcConnection`; a command method with one of these names gets `_command`.
+const RESERVED_METHODS: &[&str] = &[
+    "start", "close", "request", "call", "notify", "on_event", "on_unmatched_response", "on_close", "events",
+    "is_idle", "wait_for_idle", "prompt_and_wait", "transport", "default_timeout", "is_closed", "close_info", "spawn",
+];
+
+/// Runs the backend.
+pub fn generate(ir: &Ir) -> Vec<GeneratedFile> {
+    vec![GeneratedFile { path: PathBuf::from(OUT_PATH), contents: module(ir) }]
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !PY_KEYWORDS.contains(&name)
+}
+
+/// A Python string literal (JSON escaping is valid Python for the characters JSON escapes).
+fn py_str(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
+/// Python spelling of a type expression.
+fn py_type(ty: &TypeRef) -> String {
+    match ty {
+        TypeRef::String => "str".into(),
+        TypeRef::Bool => "bool".into(),
+        TypeRef::Int => "int".into(),
+        TypeRef::Number => "float".into(),
+        TypeRef::Json => "Any".into(),
+        TypeRef::Object => "dict[str, Any]".into(),
+        TypeRef::List(inner) => format!("list[{}]", py_type(inner)),
+        TypeRef::Map(inner) => format!("dict[str, {}]", py_type(inner)),
+        TypeRef::Named(name) => name.clone(),
+    }
+}
+
+/// The annotation of a TypedDict field.
+fn field_type(f: &Field) -> String {
+    let mut t = match &f.constant {
+        Some(serde_json::Value::String(s)) => format!("Literal[{}]", py_str(s)),
+        Some(other) => format!("Literal[{}]", py_literal(other)),
+        None => py_type(&f.ty),
+    };
+    if f.nullable {
+        t.push_str(" | None");
+    }
+    if f.optional { format!("NotRequired[{t}]") } else { t }
+}
+
+fn py_literal(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Bool(true) => "True".into(),
+        serde_json::Value::Bool(false) => "False".into(),
+        serde_json::Value::Null => "None".into(),
+        other => other.to_string(),
+    }
+}
+
+fn result_type(result: &CommandResult) -> String {
+    match result {
+        CommandResult::None => "None".into(),
+        CommandResult::Data { ty, nullable } => {
+            let t = py_type(ty);
+            if *nullable { format!("{t} | None") } else { t }
+        }
+    }
+}
+
+/// Escapes text for a `"""` docstring.
+fn doc_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"")
+}
+
+/// Writes a docstring (or nothing when there is no text).
+fn docstring(out: &mut String, indent: &str, paragraphs: &[String]) {
+    let text: Vec<&str> = paragraphs.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
+    if text.is_empty() {
+        return;
+    }
+    let text = doc_escape(&text.join("\n\n"));
+    if !text.contains('\n') && text.len() + indent.len() < 110 {
+        let text = if text.ends_with('"') { format!("{text} ") } else { text };
+        let _ = writeln!(out, "{indent}\"\"\"{text}\"\"\"");
+        return;
+    }
+    let _ = writeln!(out, "{indent}\"\"\"");
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "{indent}{line}");
+        }
+    }
+    let _ = writeln!(out, "{indent}\"\"\"");
+}
+
+/// Writes `#` comment lines.
+fn comment(out: &mut String, indent: &str, paragraphs: &[String]) {
+    let text: Vec<&str> = paragraphs.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
+    for (i, p) in text.iter().enumerate() {
+        if i > 0 {
+            let _ = writeln!(out, "{indent}#");
+        }
+        for line in p.lines() {
+            let line = line.trim_end();
+            if line.is_empty() {
+                let _ = writeln!(out, "{indent}#");
+            } else {
+                let _ = writeln!(out, "{indent}# {line}");
+            }
+        }
+    }
+}
+
+fn doc_paragraphs(doc: &Option<String>, since: &Option<String>, note: &Option<String>) -> Vec<String> {
+    let mut p = Vec::new();
+    if let Some(d) = doc {
+        p.push(d.clone());
+    }
+    if let Some(s) = since {
+        p.push(format!("Since: {s}"));
+    }
+    if let Some(n) = note {
+        p.push(format!("Note: {n}"));
+    }
+    p
+}
+
+/// A TypedDict: class syntax when every key is an identifier, the functional syntax otherwise.
+fn typed_dict(out: &mut String, name: &str, docs: &[String], fields: &[Field], extra: &[(&str, String)]) {
+    let all: Vec<(String, String, Vec<String>)> = extra
+        .iter()
+        .map(|(k, t)| (k.to_string(), t.clone(), Vec::new()))
+        .chain(fields.iter().map(|f| (f.name.clone(), field_type(f), doc_paragraphs(&f.doc, &f.since, &f.note))))
+        .collect();
+    if all.iter().all(|(k, _, _)| is_identifier(k)) {
+        let _ = writeln!(out, "class {name}(TypedDict):");
+        docstring(out, "    ", docs);
+        if all.is_empty() && docs.iter().all(|d| d.trim().is_empty()) {
+            out.push_str("    pass\n");
+        }
+        for (key, ty, field_docs) in &all {
+            comment(out, "    ", field_docs);
+            let _ = writeln!(out, "    {key}: {ty}");
+        }
+    } else {
+        comment(out, "", docs);
+        let _ = writeln!(out, "{name} = TypedDict(");
+        let _ = writeln!(out, "    {},", py_str(name));
+        out.push_str("    {\n");
+        for (key, ty, field_docs) in &all {
+            comment(out, "        ", field_docs);
+            let _ = writeln!(out, "        {}: {},", py_str(key), py_str(ty));
+        }
+        out.push_str("    },\n)\n");
+    }
+}
+
+fn alias(out: &mut String, name: &str, docs: &[String], target: &str) {
+    comment(out, "", docs);
+    let _ = writeln!(out, "{name}: TypeAlias = {}", py_str(target));
+}
+
+struct Names {
+    shared: HashSet<String>,
+}
+
+impl Names {
+    fn derived(&self, wire: &str, suffix: &str) -> String {
+        let name = format!("{}{suffix}", pascal_case(wire));
+        if self.shared.contains(&name) { format!("{name}Frame") } else { name }
+    }
+}
+
+fn module(ir: &Ir) -> String {
+    let names = Names { shared: ir.types.iter().map(|t| t.name.clone()).collect() };
+    let mut out = banner_comment("#");
+    let mut header = vec![format!("Types and typed client of the {} protocol, version {}.", ir.protocol.name, ir.protocol.version)];
+    if let Some(doc) = &ir.protocol.doc {
+        header.push(doc.clone());
+    }
+    docstring(&mut out, "", &header);
+    out.push_str("\nfrom __future__ import annotations\n\n");
+    out.push_str("from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast\n\n");
+    out.push_str("from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset\n");
+    out.push_str("from dreb_rpc._transport import SubprocessTransport\n\n");
+    out.push_str("#: A request id: the client sends strings; the agent echoes whatever it received.\n");
+    out.push_str("RequestId: TypeAlias = \"str | int\"\n");
+
+    section(&mut out, "Shared types");
+    for t in &ir.types {
+        out.push_str("\n\n");
+        write_type(&mut out, t);
+    }
+
+    section(&mut out, "Commands and responses");
+    for c in &ir.commands {
+        let pascal_params = names.derived(&c.name, "Params");
+        if !c.params.is_empty() {
+            out.push_str("\n\n");
+            typed_dict(&mut out, &pascal_params, &[format!("Params of `{}`.", c.name)], &c.params, &[]);
+        }
+        out.push_str("\n\n");
+        typed_dict(
+            &mut out,
+            &names.derived(&c.name, "Command"),
+            &command_docs(c),
+            &c.params,
+            &[("id", "NotRequired[RequestId]".into()), ("type", format!("Literal[{}]", py_str(&c.name)))],
+        );
+        out.push_str("\n\n");
+        let mut fields: Vec<(&str, String)> = vec![
+            ("id", "NotRequired[RequestId]".into()),
+            ("type", "Literal[\"response\"]".into()),
+            ("command", format!("Literal[{}]", py_str(&c.name))),
+            ("success", "Literal[True]".into()),
+        ];
+        if let CommandResult::Data { .. } = c.result {
+            fields.push(("data", result_type(&c.result)));
+        }
+        typed_dict(&mut out, &names.derived(&c.name, "Response"), &[format!("Success response to `{}`.", c.name)], &[], &fields);
+    }
+    out.push_str("\n\n");
+    typed_dict(
+        &mut out,
+        "ErrorResponse",
+        &["A failure response to any command (`success: false`); `error` is the exact error text.".into()],
+        &[],
+        &[
+            ("id", "NotRequired[RequestId]".into()),
+            ("type", "Literal[\"response\"]".into()),
+            ("command", "NotRequired[str]".into()),
+            ("success", "Literal[False]".into()),
+            ("error", "str".into()),
+        ],
+    );
+    out.push('\n');
+    let commands: Vec<String> = ir.commands.iter().map(|c| names.derived(&c.name, "Command")).collect();
+    let mut responses: Vec<String> = ir.commands.iter().map(|c| names.derived(&c.name, "Response")).collect();
+    responses.push("ErrorResponse".into());
+    union_alias(&mut out, "RpcCommand", "Every command a host can send.", &commands);
+    union_alias(&mut out, "RpcResponse", "Every response frame.", &responses);
+    out.push_str("\n#: The wire names of every command, in spec order.\nCOMMAND_TYPES: tuple[str, ...] = (\n");
+    for c in &ir.commands {
+        let _ = writeln!(out, "    {},", py_str(&c.name));
+    }
+    out.push_str(")\n");
+
+    section(&mut out, "Events (stdout frames that are not responses)");
+    let events = write_messages(&mut out, ir, &ir.events, &names, "Event");
+    out.push_str("\n\n#: An event of a type this version does not know (the event union is open).\n");
+    out.push_str("UnknownEvent: TypeAlias = \"dict[str, Any]\"\n");
+    union_alias(&mut out, "KnownEvent", "Every event this version of the protocol knows.", &events);
+    out.push_str("#: Any event frame.\nRpcEvent: TypeAlias = \"KnownEvent | UnknownEvent\"\n");
+    out.push_str("\n#: The wire names of every known event, in spec order.\nEVENT_TYPES: tuple[str, ...] = (\n");
+    for m in &ir.events {
+        let _ = writeln!(out, "    {},", py_str(&m.name));
+    }
+    out.push_str(")\n\n\ndef is_known_event(event: RpcEvent) -> bool:\n");
+    out.push_str("    \"\"\"True when ``event`` is of a type this version of the protocol knows.\"\"\"\n");
+    out.push_str("    return event.get(\"type\") in EVENT_TYPES\n");
+
+    section(&mut out, "Inputs (stdin messages that are not commands and get no response)");
+    let inputs = write_messages(&mut out, ir, &ir.inputs, &names, "Input");
+    out.push('\n');
+    union_alias(&mut out, "RpcInput", "Every stdin message that is not a command.", &inputs);
+
+    section(&mut out, "Client");
+    write_client(&mut out, ir, &names);
+    out
+}
+
+fn section(out: &mut String, title: &str) {
+    out.push_str("\n\n# ---------------------------------------------------------------------------------------------\n");
+    let _ = writeln!(out, "# {title}");
+    out.push_str("# ---------------------------------------------------------------------------------------------\n");
+}
+
+fn union_alias(out: &mut String, name: &str, doc: &str, members: &[String]) {
+    let target = if members.is_empty() { "Any".to_string() } else { members.join(" | ") };
+    let _ = writeln!(out, "\n#: {doc}\n{name}: TypeAlias = {}", py_str(&target));
+}
+
+fn write_type(out: &mut String, t: &TypeDef) {
+    let mut docs = doc_paragraphs(&t.doc, &t.since, &t.note);
+    match &t.kind {
+        TypeKind::Struct(s) => {
+            if s.additional_fields {
+                docs.push("Open object: other keys are allowed and kept.".into());
+            }
+            typed_dict(out, &t.name, &docs, &s.fields, &[]);
+        }
+        TypeKind::Enum(e) => {
+            let documented: Vec<String> =
+                e.values.iter().filter_map(|v| v.doc.as_ref().map(|d| format!("- `{}`: {}", v.value, d.trim()))).collect();
+            if !documented.is_empty() {
+                docs.push(documented.join("\n"));
+            }
+            let literal = if e.values.is_empty() {
+                "str".to_string()
+            } else {
+                format!("Literal[{}]", e.values.iter().map(|v| py_str(&v.value)).collect::<Vec<_>>().join(", "))
+            };
+            let target = if e.open {
+                docs.push("Open: other strings are possible and are kept.".into());
+                format!("{literal} | str")
+            } else {
+                literal
+            };
+            alias(out, &t.name, &docs, &target);
+        }
+        TypeKind::Union(u) => {
+            docs.push(format!("Tagged union on `{}`.", u.tag));
+            let mut members: Vec<String> = u.variants.iter().map(|v| v.type_name.clone()).collect();
+            if u.open {
+                docs.push("Open: an unknown tag value is kept as a plain dict.".into());
+                members.push("dict[str, Any]".into());
+            }
+            let target = if members.is_empty() { "Any".to_string() } else { members.join(" | ") };
+            alias(out, &t.name, &docs, &target);
+        }
+        TypeKind::OneOf(o) => {
+            let members: Vec<String> = o.variants.iter().map(py_type).collect();
+            let target = if members.is_empty() { "Any".to_string() } else { members.join(" | ") };
+            alias(out, &t.name, &docs, &target);
+        }
+        TypeKind::Alias(target) => alias(out, &t.name, &docs, &py_type(target)),
+    }
+}
+
+fn command_docs(c: &Command) -> Vec<String> {
+    let mut docs = doc_paragraphs(&c.doc, &c.since, &c.note);
+    if !c.documented {
+        docs.push("Not documented in spec/rpc.md (served by the reference).".into());
+    }
+    if !c.errors.is_empty() {
+        let mut errors = String::from("Error texts (`{...}` marks variable parts):");
+        for e in &c.errors {
+            let _ = write!(errors, "\n- `{}`", e.text.replace('\n', "\\n"));
+            if let Some(when) = &e.when {
+                let _ = write!(errors, ": {}", when.trim().replace('\n', " "));
+            }
+        }
+        docs.push(errors);
+    }
+    docs
+}
+
+/// Writes one TypedDict or alias per message; returns their names.
+fn write_messages(out: &mut String, ir: &Ir, list: &[Message], names: &Names, suffix: &str) -> Vec<String> {
+    let mut out_names = Vec::new();
+    for m in list {
+        let name = names.derived(&m.name, suffix);
+        let mut docs = doc_paragraphs(&m.doc, &m.since, &m.note);
+        if !m.documented {
+            docs.push("Not documented in spec/rpc.md.".into());
+        }
+        out.push_str("\n\n");
+        match &m.body {
+            MessageBody::Fields(fields) => {
+                typed_dict(out, &name, &docs, fields, &[("type", format!("Literal[{}]", py_str(&m.name)))]);
+            }
+            MessageBody::Type(body) => {
+                if !ir.body_declares_type(body) {
+                    docs.push(format!("The frame is `{body}` plus `\"type\": {}`.", py_str(&m.name)));
+                }
+                alias(out, &name, &docs, body);
+            }
+        }
+        out_names.push(name);
+    }
+    out_names
+}
+
+/// A keyword-argument name for a wire key, unique among `taken`.
+fn arg_name(wire: &str, taken: &mut HashSet<String>) -> String {
+    let mut name: String = snake_case(wire).chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert(0, '_');
+    }
+    while !is_identifier(&name) || taken.contains(&name) {
+        name.push('_');
+    }
+    taken.insert(name.clone());
+    name
+}
+
+fn write_client(out: &mut String, ir: &Ir, names: &Names) {
+    out.push_str("\n\nclass DrebClient(RpcConnection[\"RpcEvent\"]):\n");
+    docstring(
+        out,
+        "    ",
+        &[
+            format!("Typed client of the {} protocol: one method per command.", ir.protocol.name),
+            "Each method sends the command, blocks until its response arrives (correlated by id) and returns the \
+             typed ``data``; a ``success: false`` response raises ``RpcError`` (its text is the exact error text). \
+             Optional params default to ``UNSET`` (the key is left out); ``None`` is sent as ``null``."
+                .into(),
+        ],
+    );
+    out.push_str("\n    @classmethod\n");
+    out.push_str("    def spawn(\n        cls,\n        command: str = \"dreb\",\n        *,\n");
+    out.push_str("        default_timeout: float | None = 30.0,\n        **transport_options: Any,\n    ) -> DrebClient:\n");
+    out.push_str("        \"\"\"Spawns the agent (``dreb --mode rpc``; options as for ``SubprocessTransport``) and starts a client.\"\"\"\n");
+    out.push_str("        client = cls(SubprocessTransport(command, **transport_options), default_timeout=default_timeout)\n");
+    out.push_str("        client.start()\n        return client\n");
+
+    for c in &ir.commands {
+        let mut method = c.name.clone();
+        if !is_identifier(&method) {
+            method = arg_name(&c.name, &mut HashSet::new());
+        }
+        if RESERVED_METHODS.contains(&method.as_str()) {
+            method.push_str("_command");
+        }
+        let mut taken: HashSet<String> = ["self", "timeout"].iter().map(|s| s.to_string()).collect();
+        let args: Vec<(String, &Field)> = c.params.iter().map(|f| (arg_name(&f.name, &mut taken), f)).collect();
+        let ret = result_type(&c.result);
+        out.push('\n');
+        // Keyword-only params (spec order), so required and optional ones can mix freely.
+        let mut sig = format!("    def {method}(\n        self,\n        *,\n");
+        for (arg, f) in &args {
+            let mut t = py_type(&f.ty);
+            if let Some(serde_json::Value::String(s)) = &f.constant {
+                t = format!("Literal[{}]", py_str(s));
+            }
+            if f.nullable {
+                t.push_str(" | None");
+            }
+            if f.optional {
+                let _ = writeln!(sig, "        {arg}: {t} | Unset = UNSET,");
+            } else {
+                let _ = writeln!(sig, "        {arg}: {t},");
+            }
+        }
+        let _ = writeln!(sig, "        timeout: float | None = DEFAULT_TIMEOUT,\n    ) -> {ret}:");
+        out.push_str(&sig);
+        let mut docs = command_docs(c);
+        docs.push(format!("Sends `{}`.", c.name));
+        docstring(out, "        ", &docs);
+        out.push_str("        params: dict[str, Any] = {}\n");
+        {
+            for (arg, f) in &args {
+                if f.optional {
+                    let _ = writeln!(out, "        if not isinstance({arg}, Unset):\n            params[{}] = {arg}", py_str(&f.name));
+                } else {
+                    let _ = writeln!(out, "        params[{}] = {arg}", py_str(&f.name));
+                }
+            }
+        }
+        let call = format!("self.call({}, params, timeout)", py_str(&c.name));
+        match c.result {
+            CommandResult::None => {
+                let _ = writeln!(out, "        {call}");
+            }
+            CommandResult::Data { .. } => {
+                let _ = writeln!(out, "        return cast({}, {call})", py_str(&ret));
+            }
+        }
+    }
+
+    for m in &ir.inputs {
+        let method = format!("send_{}", arg_name(&m.name, &mut HashSet::new()).trim_end_matches('_'));
+        let body = match &m.body {
+            MessageBody::Type(body) => body.clone(),
+            MessageBody::Fields(_) => names.derived(&m.name, "Input"),
+        };
+        out.push('\n');
+        let _ = writeln!(out, "    def {method}(self, message: {body}) -> None:");
+        let mut docs = doc_paragraphs(&m.doc, &m.since, &m.note);
+        docs.push(format!("Writes a `{}` message (no response); `type` is set here.", m.name));
+        docstring(out, "        ", &docs);
+        let _ = writeln!(out, "        self.notify({{\"type\": {}, **message}})", py_str(&m.name));
+    }
+}
