@@ -1,0 +1,93 @@
+//! The executor behind the RPC `bash` command: runs a command to completion (no timeout), cleans its output
+//! (ANSI stripped, control characters and `\r` removed), tail-truncates it, and answers a [`BashResult`].
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use super::capture::OutputCapture;
+use super::process::{ExecEnd, SpawnSpec, run_command};
+use super::sanitize::{Utf8Stream, clean_chunk};
+use super::shell::ShellConfig;
+use crate::truncate::{Limits, truncate_tail};
+
+/// The RPC `bash` response data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashResult {
+    pub output: String,
+    /// Absent when the command was cancelled or killed by a signal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub cancelled: bool,
+    pub truncated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+}
+
+/// Where and how to run.
+#[derive(Debug, Clone)]
+pub struct BashExecOptions {
+    pub cwd: PathBuf,
+    pub shell: ShellConfig,
+    /// Full environment (see [`super::shell::shell_env`]); `None` inherits.
+    pub env: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
+    /// The `shellCommandPrefix` setting, put on its own line before the command.
+    pub command_prefix: Option<String>,
+}
+
+/// `prefix + "\n" + command` when a prefix is set.
+pub fn apply_prefix(prefix: Option<&str>, command: &str) -> String {
+    match prefix.filter(|p| !p.is_empty()) {
+        Some(p) => format!("{p}\n{command}"),
+        None => command.to_string(),
+    }
+}
+
+/// Run `command`; `on_chunk` receives each cleaned chunk as it arrives. Abort (`cancel`) kills the process
+/// group and still answers a result with `cancelled: true`.
+pub async fn execute_bash(
+    command: &str,
+    opts: &BashExecOptions,
+    cancel: &CancellationToken,
+    mut on_chunk: Option<&mut (dyn FnMut(&str) + Send)>,
+) -> Result<BashResult, String> {
+    let spec = SpawnSpec {
+        command: apply_prefix(opts.command_prefix.as_deref(), command),
+        cwd: opts.cwd.clone(),
+        shell: opts.shell.clone(),
+        env: opts.env.clone(),
+    };
+    let mut capture = OutputCapture::default();
+    let mut decoder = Utf8Stream::default();
+    let end = {
+        let mut on_data = |data: &[u8]| {
+            let text = clean_chunk(&decoder.decode(data));
+            capture.push(data.len(), text.as_bytes());
+            if let Some(cb) = on_chunk.as_mut() {
+                cb(&text);
+            }
+        };
+        run_command(&spec, None, cancel, &mut on_data).await?
+    };
+    let tail = clean_chunk(&decoder.finish());
+    if !tail.is_empty() {
+        capture.push(0, tail.as_bytes());
+    }
+    let full = capture.text();
+    let trunc = truncate_tail(&full, Limits::default());
+    let path = capture.finish(trunc.truncated, &full);
+    let cancelled = matches!(end, ExecEnd::Aborted) || cancel.is_cancelled();
+    let exit_code = match end {
+        ExecEnd::Exited(code) if !cancelled => code,
+        _ => None,
+    };
+    Ok(BashResult {
+        output: if trunc.truncated { trunc.content } else { full },
+        exit_code,
+        cancelled,
+        truncated: trunc.truncated,
+        full_output_path: path.map(|p| p.to_string_lossy().into_owned()),
+    })
+}

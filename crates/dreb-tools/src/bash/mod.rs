@@ -1,0 +1,12 @@
+//! Shell execution shared by the `bash` tool and the RPC `bash` command.
+
+pub mod capture;
+pub mod executor;
+pub mod process;
+pub mod sanitize;
+pub mod shell;
+pub mod terminal;
+
+pub use executor::{BashExecOptions, BashResult, apply_prefix, execute_bash};
+pub use process::{ExecEnd, SpawnSpec, run_command};
+pub use shell::{ShellConfig, resolve_shell, resolve_shell_with_settings, shell_env};

@@ -1,0 +1,227 @@
+//! `bash`: run a command in the session cwd, streaming partial output, terminal-rendered and tail-truncated,
+//! with the full output logged to a temp file when large.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use dreb_agent::{Tool, ToolError, ToolOutput, ToolUpdateFn};
+use dreb_ai::ToolDefinition;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::bash::capture::OutputCapture;
+use crate::bash::executor::apply_prefix;
+use crate::bash::process::{ExecEnd, SpawnSpec, run_command};
+use crate::bash::shell::ShellConfig;
+use crate::bash::terminal::render_terminal_output;
+use crate::common::{definition, parse_params, text_block};
+use crate::truncate::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Limits, TruncatedBy, format_size, truncate_tail,
+};
+
+#[derive(Deserialize)]
+struct BashParams {
+    command: String,
+    timeout: Option<f64>,
+}
+
+/// Options of the bash tool.
+#[derive(Debug, Clone, Default)]
+pub struct BashToolOptions {
+    pub shell: ShellConfig,
+    /// Full environment for commands (see [`crate::bash::shell_env`]); `None` inherits.
+    pub env: Option<Vec<(OsString, OsString)>>,
+    /// The `shellCommandPrefix` setting.
+    pub command_prefix: Option<String>,
+}
+
+pub struct BashTool {
+    cwd: PathBuf,
+    options: BashToolOptions,
+    def: ToolDefinition,
+}
+
+pub fn bash_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "Bash command to execute"},
+            "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"}
+        },
+        "required": ["command"]
+    })
+}
+
+impl BashTool {
+    pub fn new(cwd: impl Into<PathBuf>, options: BashToolOptions) -> Self {
+        let description = format!(
+            "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last {DEFAULT_MAX_LINES} lines or {}KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.",
+            DEFAULT_MAX_BYTES / 1024
+        );
+        BashTool {
+            cwd: cwd.into(),
+            options,
+            def: definition("bash", description, bash_schema()),
+        }
+    }
+}
+
+fn js_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The partial result sent while the command runs.
+fn partial(capture: &OutputCapture) -> ToolOutput {
+    let text = render_terminal_output(&capture.text());
+    let trunc = truncate_tail(&text, Limits::default());
+    let mut details = Map::new();
+    if trunc.truncated {
+        details.insert("truncation".into(), trunc.to_json());
+    }
+    if let Some(p) = capture.log_path() {
+        details.insert("fullOutputPath".into(), json!(p.to_string_lossy()));
+    }
+    ToolOutput {
+        content: vec![text_block(trunc.content)],
+        details: Some(Value::Object(details)),
+        end_turn: false,
+    }
+}
+
+#[async_trait]
+impl Tool for BashTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.def
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> Result<ToolOutput, ToolError> {
+        let p: BashParams = parse_params("bash", params)?;
+        let spec = SpawnSpec {
+            command: apply_prefix(self.options.command_prefix.as_deref(), &p.command),
+            cwd: self.cwd.clone(),
+            shell: self.options.shell.clone(),
+            env: self.options.env.clone(),
+        };
+        let timeout = p.timeout.filter(|t| t.is_finite() && *t > 0.0);
+        on_update(ToolOutput::default());
+
+        let capture = Arc::new(Mutex::new(OutputCapture::default()));
+        let end = {
+            let capture = capture.clone();
+            let on_update = on_update.clone();
+            let mut on_data = move |data: &[u8]| {
+                let mut c = capture.lock().unwrap_or_else(|e| e.into_inner());
+                c.push(data.len(), data);
+                let update = partial(&c);
+                drop(c);
+                on_update(update);
+            };
+            run_command(
+                &spec,
+                timeout.map(Duration::from_secs_f64),
+                &cancel,
+                &mut on_data,
+            )
+            .await
+        };
+        let mut capture = Arc::try_unwrap(capture)
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .unwrap_or_default();
+        let full = render_terminal_output(&capture.text());
+        let end = match end {
+            Ok(end) => end,
+            Err(e) => {
+                capture.finish(false, "");
+                return Err(ToolError::new(e));
+            }
+        };
+        match end {
+            ExecEnd::Aborted | ExecEnd::TimedOut => {
+                capture.finish(false, "");
+                let mut out = full;
+                if !out.is_empty() {
+                    out.push_str("\n\n");
+                }
+                if end == ExecEnd::Aborted {
+                    out.push_str("Command aborted");
+                } else {
+                    out.push_str(&format!(
+                        "Command timed out after {} seconds",
+                        js_number(timeout.unwrap_or(0.0))
+                    ));
+                }
+                Err(ToolError::new(out))
+            }
+            ExecEnd::Exited(code) => {
+                let trunc = truncate_tail(&full, Limits::default());
+                let path = capture
+                    .finish(trunc.truncated, &full)
+                    .map(|p| p.to_string_lossy().into_owned());
+                let mut text = if trunc.content.is_empty() {
+                    "(no output)".to_string()
+                } else {
+                    trunc.content.clone()
+                };
+                let mut details = None;
+                if trunc.truncated {
+                    let shown = path.clone().unwrap_or_default();
+                    let start = trunc.total_lines - trunc.output_lines + 1;
+                    let end_line = trunc.total_lines;
+                    if trunc.last_line_partial {
+                        let last = full.rsplit('\n').next().unwrap_or("");
+                        text.push_str(&format!(
+                            "\n\n[Showing last {} of line {end_line} (line is {}). Full output: {shown}]",
+                            format_size(trunc.output_bytes),
+                            format_size(last.len())
+                        ));
+                    } else if trunc.truncated_by == Some(TruncatedBy::Lines) {
+                        text.push_str(&format!(
+                            "\n\n[Showing lines {start}-{end_line} of {}. Full output: {shown}]",
+                            trunc.total_lines
+                        ));
+                    } else {
+                        text.push_str(&format!(
+                            "\n\n[Showing lines {start}-{end_line} of {} ({} limit). Full output: {shown}]",
+                            trunc.total_lines,
+                            format_size(DEFAULT_MAX_BYTES)
+                        ));
+                    }
+                    let mut d = Map::new();
+                    d.insert("truncation".into(), trunc.to_json());
+                    if let Some(p) = &path {
+                        d.insert("fullOutputPath".into(), json!(p));
+                    }
+                    details = Some(Value::Object(d));
+                }
+                match code {
+                    Some(c) if c != 0 => {
+                        text.push_str(&format!("\n\nCommand exited with code {c}"));
+                        Err(ToolError {
+                            message: text,
+                            details: None,
+                        })
+                    }
+                    _ => Ok(ToolOutput {
+                        content: vec![text_block(text)],
+                        details,
+                        end_turn: false,
+                    }),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! `grep`: search file contents with a regex (or literal), gitignore-aware, in-process (ripgrep's own crates,
+//! no child process). Output `path:line: text`, context lines `path-line- text`, lines cut at 500 chars.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use dreb_agent::{Tool, ToolError, ToolOutput, ToolUpdateFn};
+use dreb_ai::ToolDefinition;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, sinks::Lossy};
+use ignore::overrides::OverrideBuilder;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::common::{as_count, blocking, definition, parse_params, text_output};
+use crate::paths::resolve_to_cwd;
+use crate::truncate::{
+    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
+};
+use crate::walk::{Batch, Collector, Entry, dreb_tool_visible_dirs, relative_posix, walk_parallel};
+
+pub const GREP_DEFAULT_LIMIT: usize = 100;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GrepParams {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    ignore_case: Option<bool>,
+    literal: Option<bool>,
+    context: Option<f64>,
+    limit: Option<f64>,
+}
+
+pub struct GrepTool {
+    cwd: PathBuf,
+    def: ToolDefinition,
+}
+
+pub fn grep_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
+            "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
+            "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
+            "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
+            "literal": {"type": "boolean", "description": "Treat pattern as literal string instead of regex (default: false)"},
+            "context": {"type": "number", "description": "Number of lines to show before and after each match (default: 0)"},
+            "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"}
+        },
+        "required": ["pattern"]
+    })
+}
+
+impl GrepTool {
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        let description = format!(
+            "Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to {GREP_DEFAULT_LIMIT} matches or {}KB (whichever is hit first). Long lines are truncated to {GREP_MAX_LINE_LENGTH} chars.",
+            DEFAULT_MAX_BYTES / 1024
+        );
+        GrepTool {
+            cwd: cwd.into(),
+            def: definition("grep", description, grep_schema()),
+        }
+    }
+}
+
+/// What to search for and how.
+#[derive(Debug, Clone)]
+pub struct GrepQuery {
+    pub pattern: String,
+    pub glob: Option<String>,
+    pub ignore_case: bool,
+    pub literal: bool,
+    /// Matches kept per file (the overall limit; nothing past it can be shown).
+    pub per_file_limit: usize,
+}
+
+/// The matching lines of one file: (1-based line number, line text without the terminator).
+#[derive(Debug, Clone)]
+pub struct FileMatches {
+    pub path: PathBuf,
+    pub lines: Vec<(u64, String)>,
+}
+
+pub fn build_matcher(q: &GrepQuery) -> Result<RegexMatcher, String> {
+    RegexMatcherBuilder::new()
+        .case_insensitive(q.ignore_case)
+        .fixed_strings(q.literal)
+        .line_terminator(Some(b'\n'))
+        .build(&q.pattern)
+        .map_err(|e| e.to_string())
+}
+
+fn new_searcher() -> Searcher {
+    // Like ripgrep's recursive search: stop at the first NUL byte (binary file).
+    SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(0))
+        .build()
+}
+
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    cap: usize,
+) -> Option<FileMatches> {
+    let mut lines = Vec::new();
+    let res = searcher.search_path(
+        matcher,
+        path,
+        Lossy(|lnum, line| {
+            let text = line.strip_suffix('\n').unwrap_or(line).replace('\r', "");
+            lines.push((lnum, text));
+            Ok(lines.len() < cap)
+        }),
+    );
+    if let Err(e) = res {
+        tracing::debug!(path = %path.display(), error = %e, "grep: skipping unreadable file");
+    }
+    (!lines.is_empty()).then(|| FileMatches {
+        path: path.to_path_buf(),
+        lines,
+    })
+}
+
+/// Search `roots` (directories walked gitignore-aware, or single files) and return every file with matches,
+/// sorted by path.
+pub fn search_paths(q: &GrepQuery, roots: &[PathBuf]) -> Result<Vec<FileMatches>, String> {
+    let matcher = build_matcher(q)?;
+    let cap = q.per_file_limit.max(1);
+    let mut results = Vec::new();
+    let (files, dirs): (Vec<&PathBuf>, Vec<&PathBuf>) = roots.iter().partition(|p| p.is_file());
+    let mut searcher = new_searcher();
+    for f in files {
+        results.extend(search_file(&mut searcher, &matcher, f, cap));
+    }
+    let dirs: Vec<PathBuf> = dirs.into_iter().cloned().collect();
+    if !dirs.is_empty() {
+        let overrides = match &q.glob {
+            Some(g) => {
+                let mut b = OverrideBuilder::new(&dirs[0]);
+                b.add(g).map_err(|e| e.to_string())?;
+                Some(b.build().map_err(|e| e.to_string())?)
+            }
+            None => None,
+        };
+        let found: Collector<FileMatches> = Collector::default();
+        walk_parallel(&dirs, overrides, || {
+            let matcher = matcher.clone();
+            let mut searcher = new_searcher();
+            let mut batch = Batch::new(found.clone());
+            Box::new(move |entry: Entry| {
+                if !entry.is_dir
+                    && let Some(m) = search_file(&mut searcher, &matcher, &entry.path, cap)
+                {
+                    batch.push(m);
+                }
+                true
+            })
+        });
+        results.extend(found.take());
+    }
+    results.sort_by(|a, b| a.path.cmp(&b.path));
+    results.dedup_by(|a, b| a.path == b.path);
+    Ok(results)
+}
+
+fn read_lines(path: &Path) -> Option<Vec<String>> {
+    let bytes = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes)
+        .replace("\r\n", "\n")
+        .replace('\r', "\n");
+    Some(text.split('\n').map(str::to_string).collect())
+}
+
+fn run_grep(cwd: PathBuf, p: GrepParams) -> Result<ToolOutput, ToolError> {
+    let search = resolve_to_cwd(
+        p.path.as_deref().filter(|s| !s.is_empty()).unwrap_or("."),
+        &cwd,
+    );
+    let is_dir = match std::fs::metadata(&search) {
+        Ok(m) => m.is_dir(),
+        Err(_) => {
+            return Err(ToolError::new(format!(
+                "Path not found: {}",
+                search.display()
+            )));
+        }
+    };
+    let context = as_count(p.context).filter(|c| *c > 0).unwrap_or(0) as usize;
+    let limit = as_count(p.limit)
+        .map(|l| l.max(1) as usize)
+        .unwrap_or(GREP_DEFAULT_LIMIT);
+    let mut roots = vec![search.clone()];
+    if p.path.as_deref().is_none_or(str::is_empty) {
+        roots.extend(dreb_tool_visible_dirs(&cwd));
+    }
+    let query = GrepQuery {
+        pattern: p.pattern,
+        glob: p.glob.filter(|g| !g.is_empty()),
+        ignore_case: p.ignore_case.unwrap_or(false),
+        literal: p.literal.unwrap_or(false),
+        per_file_limit: limit,
+    };
+    let files = search_paths(&query, &roots).map_err(ToolError::new)?;
+
+    let format_path = |path: &Path| -> String {
+        if is_dir {
+            let rel = relative_posix(path, &search);
+            if !rel.is_empty() && !rel.starts_with("..") {
+                return rel;
+            }
+        }
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+
+    let mut match_count = 0usize;
+    let mut lines_truncated = false;
+    let mut out_lines: Vec<String> = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    let mut file_cache: HashMap<PathBuf, Option<Vec<String>>> = HashMap::new();
+    'files: for fm in &files {
+        let rel = format_path(&fm.path);
+        for (lnum, text) in &fm.lines {
+            if match_count >= limit {
+                break 'files;
+            }
+            match_count += 1;
+            let lnum = *lnum as usize;
+            if context == 0 {
+                let (t, cut) = truncate_line(text, GREP_MAX_LINE_LENGTH);
+                lines_truncated |= cut;
+                out_lines.push(format!("{rel}:{lnum}: {t}"));
+                continue;
+            }
+            let lines = file_cache
+                .entry(fm.path.clone())
+                .or_insert_with(|| read_lines(&fm.path));
+            let Some(lines) = lines.as_ref() else {
+                if !failed.contains(&fm.path.display().to_string()) {
+                    failed.push(fm.path.display().to_string());
+                }
+                out_lines.push(format!("{rel}:{lnum}: (unable to read file)"));
+                continue;
+            };
+            let start = lnum.saturating_sub(context).max(1);
+            let end = (lnum + context).min(lines.len());
+            for cur in start..=end {
+                let raw = lines
+                    .get(cur - 1)
+                    .map(|s| s.replace('\r', ""))
+                    .unwrap_or_default();
+                let (t, cut) = truncate_line(&raw, GREP_MAX_LINE_LENGTH);
+                lines_truncated |= cut;
+                if cur == lnum {
+                    out_lines.push(format!("{rel}:{cur}: {t}"));
+                } else {
+                    out_lines.push(format!("{rel}-{cur}- {t}"));
+                }
+            }
+        }
+    }
+    if match_count == 0 {
+        return Ok(text_output("No matches found", None));
+    }
+    let total_matches: usize = files.iter().map(|f| f.lines.len()).sum();
+    let limit_reached = total_matches >= limit;
+
+    let trunc = truncate_head(&out_lines.join("\n"), Limits::bytes_only());
+    let mut output = trunc.content.clone();
+    let mut details = Map::new();
+    let mut notices = Vec::new();
+    if limit_reached {
+        notices.push(format!(
+            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+            limit * 2
+        ));
+        details.insert("matchLimitReached".into(), json!(limit));
+    }
+    if trunc.truncated {
+        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
+        details.insert("truncation".into(), trunc.to_json());
+    }
+    if lines_truncated {
+        notices.push(format!(
+            "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        ));
+        details.insert("linesTruncated".into(), json!(true));
+    }
+    if !notices.is_empty() {
+        output.push_str(&format!("\n\n[{}]", notices.join(". ")));
+    }
+    if !failed.is_empty() {
+        output.push_str(&format!(
+            "\n\nWarning: Failed to read {} file(s): {}",
+            failed.len(),
+            failed.join(", ")
+        ));
+    }
+    Ok(text_output(
+        output,
+        (!details.is_empty()).then_some(Value::Object(details)),
+    ))
+}
+
+#[async_trait]
+impl Tool for GrepTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.def
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        cancel: CancellationToken,
+        _on_update: ToolUpdateFn,
+    ) -> Result<ToolOutput, ToolError> {
+        let p: GrepParams = parse_params("grep", params)?;
+        let cwd = self.cwd.clone();
+        blocking(&cancel, move || run_grep(cwd, p)).await
+    }
+}

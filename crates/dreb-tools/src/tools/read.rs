@@ -1,0 +1,216 @@
+//! `read`: a text file (head-truncated, with continuation notices) or an image (sent as an image block).
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use dreb_agent::{Tool, ToolError, ToolOutput, ToolUpdateFn};
+use dreb_ai::ToolDefinition;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::common::{as_count, blocking, definition, image_block, parse_params, text_block};
+use crate::image::{prepare_image, sniff_image_mime};
+use crate::paths::{node_fs_error, resolve_read_path};
+use crate::truncate::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Limits, TruncatedBy, format_size, truncate_head,
+};
+
+#[derive(Deserialize)]
+struct ReadParams {
+    path: String,
+    offset: Option<f64>,
+    limit: Option<f64>,
+}
+
+/// Options of the read tool.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Scale images down to the provider limits (default true).
+    pub auto_resize_images: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            auto_resize_images: true,
+        }
+    }
+}
+
+pub struct ReadTool {
+    cwd: PathBuf,
+    options: ReadOptions,
+    def: ToolDefinition,
+}
+
+pub fn read_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
+            "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
+            "limit": {"type": "number", "description": "Maximum number of lines to read"}
+        },
+        "required": ["path"]
+    })
+}
+
+impl ReadTool {
+    pub fn new(cwd: impl Into<PathBuf>, options: ReadOptions) -> Self {
+        let description = format!(
+            "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to {DEFAULT_MAX_LINES} lines or {}KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.",
+            DEFAULT_MAX_BYTES / 1024
+        );
+        ReadTool {
+            cwd: cwd.into(),
+            options,
+            def: definition("read", description, read_schema()),
+        }
+    }
+}
+
+/// JS number formatting for the integers and decimals the model passes.
+fn js_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+fn read_file(
+    path: PathBuf,
+    raw_path: String,
+    p: ReadParams,
+    opts: ReadOptions,
+) -> Result<ToolOutput, ToolError> {
+    // R_OK check first, like the reference, so a missing file reports `access`.
+    nix::unistd::access(&path, nix::unistd::AccessFlags::R_OK).map_err(|e| {
+        node_fs_error(
+            &std::io::Error::from_raw_os_error(e as i32),
+            "access",
+            &path,
+        )
+    })?;
+    let mut file = std::fs::File::open(&path).map_err(|e| node_fs_error(&e, "open", &path))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| node_fs_error(&e, "read", &path))?;
+
+    if let Some(mime) = sniff_image_mime(&bytes[..bytes.len().min(64)]) {
+        let content = if opts.auto_resize_images {
+            match prepare_image(&bytes, mime) {
+                None => vec![text_block(format!(
+                    "Read image file [{mime}]\n[Image omitted: could not be resized below the inline image size limit.]"
+                ))],
+                Some(img) => {
+                    let mut note = format!("Read image file [{}]", img.mime_type);
+                    if let Some(dim) = img.dimension_note() {
+                        note.push('\n');
+                        note.push_str(&dim);
+                    }
+                    vec![text_block(note), image_block(img.data, img.mime_type)]
+                }
+            }
+        } else {
+            use base64::Engine;
+            let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+            vec![
+                text_block(format!("Read image file [{mime}]")),
+                image_block(data, mime),
+            ]
+        };
+        return Ok(ToolOutput {
+            content,
+            details: None,
+            end_turn: false,
+        });
+    }
+
+    let text = String::from_utf8_lossy(&bytes);
+    let all_lines: Vec<&str> = text.split('\n').collect();
+    let total = all_lines.len();
+    let offset = as_count(p.offset);
+    let start = match offset {
+        Some(o) if o != 0 => (o - 1).max(0) as usize,
+        _ => 0,
+    };
+    let start_display = start + 1;
+    if start >= total {
+        return Err(ToolError::new(format!(
+            "Offset {} is beyond end of file ({total} lines total)",
+            p.offset.map(js_number).unwrap_or_default()
+        )));
+    }
+    let mut user_limited: Option<usize> = None;
+    let selected = match as_count(p.limit) {
+        Some(limit) => {
+            let end = (start + limit.max(0) as usize).min(total);
+            user_limited = Some(end - start);
+            all_lines[start..end].join("\n")
+        }
+        None => all_lines[start..].join("\n"),
+    };
+    let trunc = truncate_head(&selected, Limits::default());
+    let mut details = None;
+    let output = if trunc.first_line_exceeds_limit {
+        let size = format_size(all_lines[start].len());
+        details = Some(json!({"truncation": trunc.to_json()}));
+        format!(
+            "[Line {start_display} is {size}, exceeds {} limit. Use bash: sed -n '{start_display}p' {raw_path} | head -c {DEFAULT_MAX_BYTES}]",
+            format_size(DEFAULT_MAX_BYTES)
+        )
+    } else if trunc.truncated {
+        let end_display = start_display + trunc.output_lines - 1;
+        let next = end_display + 1;
+        let notice = if trunc.truncated_by == Some(TruncatedBy::Lines) {
+            format!(
+                "[Showing lines {start_display}-{end_display} of {total}. Use offset={next} to continue.]"
+            )
+        } else {
+            format!(
+                "[Showing lines {start_display}-{end_display} of {total} ({} limit). Use offset={next} to continue.]",
+                format_size(DEFAULT_MAX_BYTES)
+            )
+        };
+        details = Some(json!({"truncation": trunc.to_json()}));
+        format!("{}\n\n{notice}", trunc.content)
+    } else if let Some(n) = user_limited.filter(|n| start + n < total) {
+        let remaining = total - (start + n);
+        format!(
+            "{}\n\n[{remaining} more lines in file. Use offset={} to continue.]",
+            trunc.content,
+            start + n + 1
+        )
+    } else {
+        trunc.content
+    };
+    Ok(ToolOutput {
+        content: vec![text_block(output)],
+        details,
+        end_turn: false,
+    })
+}
+
+#[async_trait]
+impl Tool for ReadTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.def
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        cancel: CancellationToken,
+        _on_update: ToolUpdateFn,
+    ) -> Result<ToolOutput, ToolError> {
+        let p: ReadParams = parse_params("read", params)?;
+        let path = resolve_read_path(&p.path, &self.cwd);
+        let raw = p.path.clone();
+        let opts = self.options.clone();
+        blocking(&cancel, move || read_file(path, raw, p, opts)).await
+    }
+}
