@@ -8,6 +8,7 @@
 //! - Framing: [`framing`] reads and writes JSON Lines (LF only, U+2028/U+2029 safe, record size limit).
 
 pub mod envelope;
+pub mod framing;
 pub mod support;
 
 #[allow(clippy::all, missing_docs, unused_qualifications)]

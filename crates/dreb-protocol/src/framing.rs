@@ -1,0 +1,264 @@
+//! Strict JSON Lines framing for the protocol streams.
+//!
+//! Reading ([`JsonlReader`]): records end at LF (`\n`) only; one trailing CR is stripped (CRLF input works);
+//! U+2028/U+2029 are ordinary characters (they never split a record); a record may arrive split at any byte,
+//! including inside a UTF-8 sequence; a final record without LF is delivered at EOF; invalid UTF-8 and records over
+//! the size limit are per-record errors after which reading goes on with the next record. Empty records are
+//! delivered (an empty line is a protocol error the dispatcher answers, not something to skip).
+//!
+//! Writing ([`JsonlWriter`], [`encode_frame`]): one frame = compact JSON + `\n`, written with one `write_all`, with
+//! U+2028/U+2029 escaped as `\u2028`/`\u2029` (still the same JSON value, and safe for line readers that split on
+//! them).
+
+use std::io;
+
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// Default maximum record size: 64 MiB (prompts can carry base64 images).
+pub const DEFAULT_MAX_RECORD_BYTES: usize = 64 * 1024 * 1024;
+
+/// A record that could not be delivered. Reading continues with the next record after either error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordError {
+    /// The record is not valid UTF-8.
+    InvalidUtf8 {
+        /// Byte offset of the first invalid byte within the record.
+        valid_up_to: usize,
+    },
+    /// The record is longer than the limit; its bytes were discarded up to the next LF.
+    TooLarge {
+        /// The configured limit in bytes.
+        limit: usize,
+    },
+}
+
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordError::InvalidUtf8 { valid_up_to } => {
+                write!(f, "input line is not valid UTF-8 (invalid byte at offset {valid_up_to})")
+            }
+            RecordError::TooLarge { limit } => write!(f, "input line exceeds the maximum record size of {limit} bytes"),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {}
+
+/// Reads LF-delimited records from an [`AsyncRead`].
+#[derive(Debug)]
+pub struct JsonlReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// Start of the unconsumed bytes in `buf`.
+    start: usize,
+    /// End of the unconsumed bytes already known to contain no LF.
+    scanned: usize,
+    max_record: usize,
+    /// Inside an oversized record that was already reported: drop bytes until the next LF.
+    discarding: bool,
+    eof: bool,
+}
+
+const READ_CHUNK: usize = 64 * 1024;
+
+impl<R: AsyncRead + Unpin> JsonlReader<R> {
+    /// A reader with the [`DEFAULT_MAX_RECORD_BYTES`] limit.
+    pub fn new(inner: R) -> Self {
+        Self::with_max_record_bytes(inner, DEFAULT_MAX_RECORD_BYTES)
+    }
+
+    /// A reader whose records (without the LF, before CR stripping) may be at most `max` bytes.
+    pub fn with_max_record_bytes(inner: R, max: usize) -> Self {
+        JsonlReader { inner, buf: Vec::new(), start: 0, scanned: 0, max_record: max, discarding: false, eof: false }
+    }
+
+    /// The next record: `None` at end of input, `Some(Err(_))` for a record that could not be delivered (the
+    /// next call goes on after it), `Err` from the outer result for an I/O error of the underlying stream.
+    pub async fn next_record(&mut self) -> io::Result<Option<Result<String, RecordError>>> {
+        loop {
+            // `buf[start..]` is unconsumed; `buf[start..scanned]` is known to contain no LF.
+            if let Some(pos) = self.buf[self.scanned..].iter().position(|&b| b == b'\n') {
+                let end = self.scanned + pos;
+                let range = self.start..end;
+                self.start = end + 1;
+                self.scanned = self.start;
+                if std::mem::take(&mut self.discarding) {
+                    continue; // tail of an oversized record, already reported
+                }
+                if range.len() > self.max_record {
+                    return Ok(Some(Err(RecordError::TooLarge { limit: self.max_record })));
+                }
+                return Ok(Some(finish(self.buf[range].to_vec())));
+            }
+            self.scanned = self.buf.len();
+            if self.discarding || self.buf.len() - self.start > self.max_record {
+                // Report once, then drop the rest of this record as it streams in.
+                self.buf.clear();
+                self.start = 0;
+                self.scanned = 0;
+                if !std::mem::replace(&mut self.discarding, true) {
+                    return Ok(Some(Err(RecordError::TooLarge { limit: self.max_record })));
+                }
+            }
+            if self.eof {
+                let rest = self.buf.split_off(self.start);
+                self.buf.clear();
+                self.start = 0;
+                self.scanned = 0;
+                if rest.is_empty() || std::mem::take(&mut self.discarding) {
+                    return Ok(None);
+                }
+                return Ok(Some(finish(rest)));
+            }
+            // Compact consumed bytes once per read (not once per record).
+            if self.start > 0 {
+                self.buf.drain(..self.start);
+                self.scanned -= self.start;
+                self.start = 0;
+            }
+            self.buf.reserve(READ_CHUNK);
+            let n = self.inner.read_buf(&mut self.buf).await?;
+            if n == 0 {
+                self.eof = true;
+            }
+        }
+    }
+
+    /// Gives the underlying reader back (buffered bytes are dropped).
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+}
+
+/// Strips one trailing CR and checks UTF-8.
+fn finish(mut record: Vec<u8>) -> Result<String, RecordError> {
+    if record.last() == Some(&b'\r') {
+        record.pop();
+    }
+    String::from_utf8(record).map_err(|e| RecordError::InvalidUtf8 { valid_up_to: e.utf8_error().valid_up_to() })
+}
+
+/// Serialises `value` as one frame: compact JSON, U+2028/U+2029 escaped, then `\n`.
+pub fn encode_frame<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, serde_json::Error> {
+    let mut out = serde_json::to_vec(value)?;
+    escape_line_separators(&mut out);
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// Replaces the UTF-8 bytes of U+2028/U+2029 with the JSON escapes `\u2028`/`\u2029`. serde_json writes every
+/// byte outside strings as ASCII, so these sequences can only be inside strings, where the escape is equivalent.
+fn escape_line_separators(json: &mut Vec<u8>) {
+    // U+2028 = E2 80 A8, U+2029 = E2 80 A9.
+    let is_sep = |w: &[u8]| w[0] == 0xE2 && w[1] == 0x80 && (w[2] == 0xA8 || w[2] == 0xA9);
+    if !json.windows(3).any(is_sep) {
+        return;
+    }
+    let mut out = Vec::with_capacity(json.len() + 16);
+    let mut i = 0;
+    while i < json.len() {
+        if i + 2 < json.len() && is_sep(&json[i..i + 3]) {
+            out.extend_from_slice(if json[i + 2] == 0xA8 { b"\\u2028" } else { b"\\u2029" });
+            i += 3;
+        } else {
+            out.push(json[i]);
+            i += 1;
+        }
+    }
+    *json = out;
+}
+
+/// Writes frames to an [`AsyncWrite`], one `write_all` per frame, flushed after each.
+#[derive(Debug)]
+pub struct JsonlWriter<W> {
+    inner: W,
+}
+
+impl<W: AsyncWrite + Unpin> JsonlWriter<W> {
+    /// Wraps a writer.
+    pub fn new(inner: W) -> Self {
+        JsonlWriter { inner }
+    }
+
+    /// Serialises and writes one frame. A serialisation failure is reported as `InvalidData` and writes nothing.
+    pub async fn write_frame<T: Serialize + ?Sized>(&mut self, value: &T) -> io::Result<()> {
+        let bytes = encode_frame(value).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        self.write_encoded(&bytes).await
+    }
+
+    /// Writes a frame produced by [`encode_frame`] (already ending in `\n`).
+    pub async fn write_encoded(&mut self, frame: &[u8]) -> io::Result<()> {
+        self.inner.write_all(frame).await?;
+        self.inner.flush().await
+    }
+
+    /// Gives the underlying writer back.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn all(input: &[u8], max: usize) -> Vec<Result<String, RecordError>> {
+        let mut r = JsonlReader::with_max_record_bytes(input, max);
+        let mut out = Vec::new();
+        while let Some(rec) = r.next_record().await.unwrap() {
+            out.push(rec);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn splits_on_lf_only_and_strips_one_cr() {
+        let got = all("a\r\n\nb\u{2028}c\u{2029}\r\r\nlast".as_bytes(), 100).await;
+        let want: Vec<Result<String, RecordError>> =
+            vec![Ok("a".into()), Ok("".into()), Ok("b\u{2028}c\u{2029}\r".into()), Ok("last".into())];
+        assert_eq!(got, want);
+    }
+
+    #[tokio::test]
+    async fn invalid_utf8_is_a_per_record_error() {
+        let got = all(b"ok\n\xff\xfe\nnext\n", 100).await;
+        assert_eq!(got, vec![Ok("ok".into()), Err(RecordError::InvalidUtf8 { valid_up_to: 0 }), Ok("next".into())]);
+    }
+
+    #[tokio::test]
+    async fn oversized_records_are_reported_once_and_skipped() {
+        let mut input = b"small\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 50));
+        input.extend(b"\nafter\n");
+        input.extend(std::iter::repeat_n(b'y', 50)); // oversized final record without LF
+        let got = all(&input, 10).await;
+        assert_eq!(
+            got,
+            vec![
+                Ok("small".into()),
+                Err(RecordError::TooLarge { limit: 10 }),
+                Ok("after".into()),
+                Err(RecordError::TooLarge { limit: 10 })
+            ]
+        );
+    }
+
+    #[test]
+    fn frames_escape_line_separators() {
+        let v = serde_json::json!({"t": "a\u{2028}b\u{2029}c\n"});
+        let bytes = encode_frame(&v).unwrap();
+        assert_eq!(bytes, b"{\"t\":\"a\\u2028b\\u2029c\\n\"}\n");
+        let back: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(back, v);
+    }
+
+    #[tokio::test]
+    async fn writer_writes_whole_frames() {
+        let mut w = JsonlWriter::new(Vec::new());
+        w.write_frame(&serde_json::json!({"a": 1})).await.unwrap();
+        w.write_frame(&serde_json::json!("x")).await.unwrap();
+        assert_eq!(w.into_inner(), b"{\"a\":1}\n\"x\"\n");
+    }
+}
