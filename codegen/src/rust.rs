@@ -485,7 +485,6 @@ impl<'a> Gen<'a> {
         self.w(0, "");
         self.w(0, &format!("impl<'de> ::serde::Deserialize<'de> for {name} {{"));
         self.w(1, "fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {");
-        self.w(2, "use ::serde::de::Error as _;");
         self.w(2, "let v = <::serde_json::Value as ::serde::Deserialize>::deserialize(d)?;");
         self.w(2, &format!("let tag = match v.get({}).and_then(::serde_json::Value::as_str) {{", str_lit(&u.tag)));
         self.w(3, "::std::option::Option::Some(tag) => tag.to_string(),");
@@ -493,7 +492,7 @@ impl<'a> Gen<'a> {
             self.w(3, &format!("::std::option::Option::None => return ::std::result::Result::Ok(Self::{catch_all}(v)),"));
         } else {
             self.w(3, &format!(
-                "::std::option::Option::None => return ::std::result::Result::Err(D::Error::custom({})),",
+                "::std::option::Option::None => return ::std::result::Result::Err(<D::Error as ::serde::de::Error>::custom({})),",
                 str_lit(&format!("missing string tag `{}` of {name}", u.tag))
             ));
         }
@@ -503,7 +502,7 @@ impl<'a> Gen<'a> {
             let boxed = self.needs_box(name, &TypeRef::Named(v.type_name.clone()));
             let wrap = if boxed { format!("|x| Self::{ident}(::std::boxed::Box::new(x))") } else { format!("Self::{ident}") };
             self.w(3, &format!(
-                "{} => crate::support::from_value::<{}>(v).map({wrap}).map_err(D::Error::custom),",
+                "{} => crate::support::from_value::<{}>(v).map({wrap}).map_err(<D::Error as ::serde::de::Error>::custom),",
                 str_lit(&v.tag_value),
                 v.type_name
             ));
@@ -511,7 +510,7 @@ impl<'a> Gen<'a> {
         if u.open {
             self.w(3, &format!("_ => ::std::result::Result::Ok(Self::{catch_all}(v)),"));
         } else {
-            self.w(3, "other => ::std::result::Result::Err(D::Error::unknown_variant(other, Self::TAGS)),");
+            self.w(3, "other => ::std::result::Result::Err(<D::Error as ::serde::de::Error>::unknown_variant(other, Self::TAGS)),");
         }
         self.w(2, "}");
         self.w(1, "}");
@@ -782,7 +781,6 @@ impl<'a> Gen<'a> {
         self.w(0, "");
         self.w(0, "impl<'de> ::serde::Deserialize<'de> for Event {");
         self.w(1, "fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {");
-        self.w(2, "use ::serde::de::Error as _;");
         self.w(2, "let v = <::serde_json::Value as ::serde::Deserialize>::deserialize(d)?;");
         self.w(2, "let name = match v.get(\"type\").and_then(::serde_json::Value::as_str) {");
         self.w(3, "::std::option::Option::Some(n) => n.to_string(),");
@@ -791,7 +789,7 @@ impl<'a> Gen<'a> {
         self.w(2, "match name.as_str() {");
         for (e, ident) in events.iter().zip(&idents) {
             self.w(3, &format!(
-                "{} => crate::support::from_value::<{}>(v).map(Self::{ident}).map_err(D::Error::custom),",
+                "{} => crate::support::from_value::<{}>(v).map(Self::{ident}).map_err(<D::Error as ::serde::de::Error>::custom),",
                 str_lit(&e.name),
                 self.message_payload_type(e, "Event")
             ));
@@ -913,10 +911,11 @@ impl<'a> Gen<'a> {
                 }
                 self.w(1, "/// Error texts:");
                 for e in &c.errors {
-                    match &e.when {
-                        Some(w) => self.w(1, &format!("/// - `{}`: {}", e.text, w.trim().replace('\n', " "))),
-                        None => self.w(1, &format!("/// - `{}`", e.text)),
-                    }
+                    let item = match &e.when {
+                        Some(w) => format!("- `{}`: {}", e.text.trim(), w.trim()),
+                        None => format!("- `{}`", e.text.trim()),
+                    };
+                    self.doc(1, Some(&item));
                 }
             }
             self.w(1, &format!(
