@@ -10,6 +10,7 @@
 use std::path::PathBuf;
 
 pub mod ir;
+pub mod jsonschema;
 mod load;
 mod raw;
 pub mod python;
@@ -45,7 +46,7 @@ pub struct GeneratedFile {
 }
 
 /// The backends whose output is checked in. To add one: declare its `mod` above and add its `generate` here.
-const CHECKED_IN_BACKENDS: &[fn(&Ir) -> Vec<GeneratedFile>] = &[typescript::generate, python::generate];
+const CHECKED_IN_BACKENDS: &[fn(&Ir) -> Vec<GeneratedFile>] = &[typescript::generate, python::generate, jsonschema::generate];
 
 /// Runs every checked-in backend and concatenates their files (in backend order).
 pub fn generate_all(ir: &Ir) -> Vec<GeneratedFile> {
