@@ -166,6 +166,42 @@ fn lookup<'a>(map: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Value> {
     Some(current)
 }
 
+/// `lookup(merge_settings(global, project), path)` without building the merge.
+fn merged_lookup(
+    global: &Map<String, Value>,
+    project: &Map<String, Value>,
+    path: &[&str],
+) -> Option<Value> {
+    let (top, rest) = path.split_first()?;
+    let (g, p) = (global.get(*top), project.get(*top));
+    match (g, p) {
+        (Some(Value::Object(g)), Some(Value::Object(p))) => match rest.split_first() {
+            // Both objects: one-level merge, project keys win.
+            None => {
+                let mut merged = g.clone();
+                merged.extend(p.iter().map(|(k, v)| (k.clone(), v.clone())));
+                Some(Value::Object(merged))
+            }
+            Some((key, deeper)) => {
+                let base = p.get(*key).or_else(|| g.get(*key))?;
+                deeper
+                    .iter()
+                    .try_fold(base, |v, k| v.as_object()?.get(*k))
+                    .cloned()
+            }
+        },
+        (_, Some(p)) => rest
+            .iter()
+            .try_fold(p, |v, k| v.as_object()?.get(*k))
+            .cloned(),
+        (Some(g), None) => rest
+            .iter()
+            .try_fold(g, |v, k| v.as_object()?.get(*k))
+            .cloned(),
+        (None, None) => None,
+    }
+}
+
 fn string_list(value: Option<&Value>) -> Option<Vec<String>> {
     value?
         .as_array()?
@@ -283,12 +319,11 @@ impl SettingsManager {
         merge_settings(&state.global, &state.project)
     }
 
-    fn with_merged<T>(&self, f: impl FnOnce(&Map<String, Value>) -> T) -> T {
-        f(&self.merged_settings())
-    }
-
+    /// One value of the merged view, without materialising the whole merge (getters are
+    /// called on hot paths).
     fn merged_value(&self, path: &[&str]) -> Option<Value> {
-        self.with_merged(|m| lookup(m, path).cloned())
+        let state = self.state();
+        merged_lookup(&state.global, &state.project, path)
     }
 
     fn merged_bool(&self, path: &[&str], default: bool) -> bool {
@@ -772,6 +807,22 @@ impl SettingsManager {
         self.update_global(&[SettingsEdit::set(["defaultThinkingLevel"], level)])
     }
 
+    /// `set_thinking_level` persistence rule: write the new default only when the effective
+    /// level changed, and not when a model that cannot think stays at `off`. Returns whether
+    /// it wrote.
+    pub fn persist_thinking_level_change(
+        &self,
+        previous: &str,
+        effective: &str,
+        model_supports_thinking: bool,
+    ) -> Result<bool, SettingsError> {
+        if effective == previous || (!model_supports_thinking && effective == "off") {
+            return Ok(false);
+        }
+        self.set_default_thinking_level(effective)?;
+        Ok(true)
+    }
+
     /// `set_steering_mode` side effect (stored unvalidated, like the reference).
     pub fn set_steering_mode(&self, mode: &str) -> Result<(), SettingsError> {
         self.update_global(&[SettingsEdit::set(["steeringMode"], mode)])
@@ -989,4 +1040,41 @@ pub(crate) fn context_trust_edits(
         ));
     }
     edits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn merged_lookup_agrees_with_full_merge() {
+        let global = json!({"a": 1, "o": {"x": 1, "y": {"deep": 1}}, "arr": [1], "g": {"k": true}, "n": {"q": 1}});
+        let project = json!({"a": 2, "o": {"y": {"other": 2}, "z": 3}, "arr": [2], "p": {"k": false}, "n": null});
+        let (g, p) = (global.as_object().unwrap(), project.as_object().unwrap());
+        let merged = merge_settings(g, p);
+        let paths: &[&[&str]] = &[
+            &["a"],
+            &["o"],
+            &["o", "x"],
+            &["o", "y"],
+            &["o", "y", "deep"],
+            &["o", "y", "other"],
+            &["o", "z"],
+            &["arr"],
+            &["g", "k"],
+            &["p", "k"],
+            &["n"],
+            &["n", "q"],
+            &["missing"],
+            &["a", "b"],
+        ];
+        for path in paths {
+            assert_eq!(
+                merged_lookup(g, p, path),
+                lookup(&merged, path).cloned(),
+                "{path:?}"
+            );
+        }
+    }
 }

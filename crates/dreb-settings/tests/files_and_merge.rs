@@ -382,3 +382,43 @@ fn permissions_and_symlinks_are_preserved() {
         "{\n  \"theme\": \"c\"\n}"
     );
 }
+
+#[test]
+fn write_failures_change_nothing_and_are_reported() {
+    let env = Env::new();
+    let dir = env.mkdir("d");
+    env.write_global("{\"theme\": \"t\"}");
+    let m = env.manager();
+    // Block the lock file: every write now fails before touching settings.json.
+    std::fs::create_dir_all(env.agent_dir.join("settings.json.flock")).unwrap();
+    let c = FakeCatalog::reference();
+    let err = m
+        .apply_update(
+            Some(&json!({"retryEnabled": false, "trustedContextFolders": [dir.clone()]})),
+            &c,
+        )
+        .unwrap_err()
+        .0;
+    let prefix = format!(
+        "Failed to persist settings: global: Could not lock settings file {}:",
+        env.global_path().display()
+    );
+    assert!(err.starts_with(&prefix), "{err}");
+    assert!(
+        m.trust_context_folder(&json!(dir), &c)
+            .unwrap_err()
+            .0
+            .starts_with(&prefix)
+    );
+    assert!(
+        m.remove_trusted_context_folder(&json!("/x"), &c)
+            .unwrap_err()
+            .0
+            .starts_with(&prefix)
+    );
+    assert!(matches!(m.set_theme("u"), Err(SettingsError::Write(_))));
+    assert_eq!(env.global_text(), "{\"theme\": \"t\"}");
+    // The in-memory view and the policy are unchanged.
+    assert!(m.retry_enabled());
+    assert!(!m.global_context_trust_policy().is_active());
+}

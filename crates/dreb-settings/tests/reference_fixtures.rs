@@ -150,3 +150,42 @@ fn reference_file_values_show_in_snapshot() {
     let expected = lines("set_settings.out.jsonl").last().unwrap()["data"].clone();
     assert_eq!(to_json(&snap), expected);
 }
+
+#[test]
+fn thinking_level_persistence_rule_matches_recordings() {
+    // Non-reasoning model: set_thinking_level "high" clamps to "off" (unchanged): nothing written.
+    let env = Env::new();
+    let m = env.manager();
+    m.set_default_model_and_provider("mock-anthropic", "mock-claude")
+        .unwrap();
+    assert!(
+        !m.persist_thinking_level_change("off", "off", false)
+            .unwrap()
+    );
+    assert_eq!(
+        env.global_text(),
+        fixture_text("after-set_model-set_thinking_level.json")
+    );
+
+    // Reasoning model: cycle_thinking_level then set_thinking_level "high".
+    let env = Env::new();
+    let m = env.manager();
+    m.set_default_model_and_provider("mock", "mock-reasoner")
+        .unwrap();
+    assert!(
+        m.persist_thinking_level_change("off", "minimal", true)
+            .unwrap()
+    );
+    assert!(
+        m.persist_thinking_level_change("minimal", "high", true)
+            .unwrap()
+    );
+    assert!(
+        !m.persist_thinking_level_change("high", "high", true)
+            .unwrap()
+    );
+    assert_eq!(
+        env.global_text(),
+        fixture_text("after-set_model-set_thinking_level-reasoning-model.json")
+    );
+}
