@@ -1,0 +1,233 @@
+//! The partial assistant message a provider builds while streaming, and the events it emits.
+//!
+//! Every event carries a copy of the partial as it stands after the event (the protocol requires it), so the cost
+//! of one delta is the append plus that copy; nothing else grows with the message length.
+
+use std::future::Future;
+
+use futures::channel::mpsc;
+use futures::{FutureExt, StreamExt};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::cost::{calculate_cost, now_ms};
+use crate::partial_json::parse_streaming_json;
+use crate::provider::AssistantEventStream;
+use crate::types::{
+    AssistantBlock, AssistantMessage, AssistantMessageEvent as Ev, DoneReason, ErrorReason, Model, StopReason,
+    TextContent, ThinkingContent, ToolCall,
+};
+
+/// Text of the error message when the request is cancelled.
+pub const ABORTED_MESSAGE: &str = "Request was aborted";
+
+/// Why a provider run failed.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ProviderError {
+    Aborted,
+    Message(String),
+}
+
+impl ProviderError {
+    pub(crate) fn msg(s: impl Into<String>) -> Self {
+        ProviderError::Message(s.into())
+    }
+}
+
+pub(crate) type ProviderResult = Result<(), ProviderError>;
+
+pub(crate) struct Output {
+    pub(crate) msg: AssistantMessage,
+    pub(crate) model: Model,
+    tx: mpsc::UnboundedSender<Ev>,
+    cancel: CancellationToken,
+    started: bool,
+}
+
+impl Output {
+    pub(crate) fn new(model: &Model, tx: mpsc::UnboundedSender<Ev>, cancel: CancellationToken) -> Self {
+        Output { msg: AssistantMessage::empty(model, now_ms()), model: model.clone(), tx, cancel, started: false }
+    }
+
+    /// Runs `fut` unless the request is cancelled first; cancellation drops `fut` (closing its connection).
+    pub(crate) async fn wait<T>(&self, fut: impl Future<Output = T>) -> Result<T, ProviderError> {
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(ProviderError::Aborted),
+            v = fut => Ok(v),
+        }
+    }
+
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    fn send(&self, ev: Ev) {
+        // A dropped receiver means nobody listens any more; the run ends on its own.
+        let _ = self.tx.unbounded_send(ev);
+    }
+
+    fn partial(&self) -> AssistantMessage {
+        self.msg.clone()
+    }
+
+    pub(crate) fn start(&mut self) {
+        if !self.started {
+            self.started = true;
+            self.send(Ev::Start { partial: self.partial() });
+        }
+    }
+
+    pub(crate) fn recompute_cost(&mut self) {
+        calculate_cost(&self.model, &mut self.msg.usage);
+    }
+
+    pub(crate) fn last_index(&self) -> usize {
+        self.msg.content.len().saturating_sub(1)
+    }
+
+    // ---- text ----
+    pub(crate) fn text_start(&mut self) -> usize {
+        self.msg.content.push(AssistantBlock::Text(TextContent { text: String::new(), text_signature: None }));
+        let i = self.last_index();
+        self.send(Ev::TextStart { content_index: i, partial: self.partial() });
+        i
+    }
+
+    pub(crate) fn text_delta(&mut self, i: usize, delta: &str) {
+        if let Some(AssistantBlock::Text(t)) = self.msg.content.get_mut(i) {
+            t.text.push_str(delta);
+            self.send(Ev::TextDelta { content_index: i, delta: delta.to_string(), partial: self.partial() });
+        }
+    }
+
+    pub(crate) fn text_mut(&mut self, i: usize) -> Option<&mut TextContent> {
+        match self.msg.content.get_mut(i) {
+            Some(AssistantBlock::Text(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn text_end(&mut self, i: usize) {
+        if let Some(AssistantBlock::Text(t)) = self.msg.content.get(i) {
+            let content = t.text.clone();
+            self.send(Ev::TextEnd { content_index: i, content, partial: self.partial() });
+        }
+    }
+
+    // ---- thinking ----
+    pub(crate) fn thinking_start(&mut self, block: ThinkingContent) -> usize {
+        self.msg.content.push(AssistantBlock::Thinking(block));
+        let i = self.last_index();
+        self.send(Ev::ThinkingStart { content_index: i, partial: self.partial() });
+        i
+    }
+
+    pub(crate) fn thinking_delta(&mut self, i: usize, delta: &str) {
+        if let Some(AssistantBlock::Thinking(t)) = self.msg.content.get_mut(i) {
+            t.thinking.push_str(delta);
+            self.send(Ev::ThinkingDelta { content_index: i, delta: delta.to_string(), partial: self.partial() });
+        }
+    }
+
+    pub(crate) fn thinking_mut(&mut self, i: usize) -> Option<&mut ThinkingContent> {
+        match self.msg.content.get_mut(i) {
+            Some(AssistantBlock::Thinking(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn thinking_end(&mut self, i: usize) {
+        if let Some(AssistantBlock::Thinking(t)) = self.msg.content.get(i) {
+            let content = t.thinking.clone();
+            self.send(Ev::ThinkingEnd { content_index: i, content, partial: self.partial() });
+        }
+    }
+
+    // ---- tool calls ----
+    /// Starts a streamed tool call; `partialArgs` holds the raw argument text until the call ends.
+    pub(crate) fn toolcall_start(&mut self, id: String, name: String, arguments: Map<String, Value>) -> usize {
+        self.msg.content.push(AssistantBlock::ToolCall(ToolCall {
+            id,
+            name,
+            arguments,
+            partial_args: Some(String::new()),
+            thought_signature: None,
+        }));
+        let i = self.last_index();
+        self.send(Ev::ToolcallStart { content_index: i, partial: self.partial() });
+        i
+    }
+
+    pub(crate) fn toolcall_mut(&mut self, i: usize) -> Option<&mut ToolCall> {
+        match self.msg.content.get_mut(i) {
+            Some(AssistantBlock::ToolCall(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Appends argument text, re-parses the arguments leniently and emits `toolcall_delta`.
+    pub(crate) fn toolcall_delta(&mut self, i: usize, delta: &str) {
+        if let Some(AssistantBlock::ToolCall(t)) = self.msg.content.get_mut(i) {
+            let raw = t.partial_args.get_or_insert_with(String::new);
+            raw.push_str(delta);
+            if !delta.is_empty() {
+                t.arguments = parse_streaming_json(raw);
+            }
+            self.send(Ev::ToolcallDelta { content_index: i, delta: delta.to_string(), partial: self.partial() });
+        }
+    }
+
+    /// Finalises the arguments from the raw text (when any arrived), drops `partialArgs`, emits `toolcall_end`.
+    pub(crate) fn toolcall_end(&mut self, i: usize) {
+        if let Some(AssistantBlock::ToolCall(t)) = self.msg.content.get_mut(i) {
+            if let Some(raw) = t.partial_args.take() {
+                if !raw.is_empty() {
+                    t.arguments = parse_streaming_json(&raw);
+                }
+            }
+            let call = t.clone();
+            self.send(Ev::ToolcallEnd { content_index: i, tool_call: call, partial: self.partial() });
+        }
+    }
+
+    /// Emits the terminal event: `done` on success, else `error` with `stopReason` error/aborted.
+    pub(crate) fn finish(mut self, result: ProviderResult) {
+        let result = match result {
+            Ok(()) if self.cancel.is_cancelled() => Err(ProviderError::Aborted),
+            r => r,
+        };
+        match result {
+            Ok(()) => {
+                let reason = match self.msg.stop_reason {
+                    StopReason::Length => DoneReason::Length,
+                    StopReason::ToolUse => DoneReason::ToolUse,
+                    _ => DoneReason::Stop,
+                };
+                self.send(Ev::Done { reason, message: self.msg.clone() });
+            }
+            Err(e) => {
+                let aborted = e == ProviderError::Aborted || self.cancel.is_cancelled();
+                self.msg.stop_reason = if aborted { StopReason::Aborted } else { StopReason::Error };
+                self.msg.error_message = Some(match e {
+                    ProviderError::Aborted => ABORTED_MESSAGE.to_string(),
+                    ProviderError::Message(m) => m,
+                });
+                let reason = if aborted { ErrorReason::Aborted } else { ErrorReason::Error };
+                self.send(Ev::Error { reason, error: self.msg.clone() });
+            }
+        }
+    }
+}
+
+/// Runs a provider future and returns its events as a stream. The producer is polled by the stream itself (no
+/// spawned task), so dropping the stream drops the request.
+pub(crate) fn event_stream<F>(model: &Model, cancel: CancellationToken, run: impl FnOnce(Output) -> F) -> AssistantEventStream
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = mpsc::unbounded();
+    let out = Output::new(model, tx, cancel);
+    let producer = run(out).into_stream().filter_map(|()| async { None::<Ev> });
+    Box::pin(futures::stream::select(rx, producer))
+}

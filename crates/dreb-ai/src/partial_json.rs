@@ -1,0 +1,266 @@
+//! Lenient parsing of streamed tool-call arguments.
+//!
+//! Providers stream tool arguments as JSON text in arbitrary pieces. While streaming, the partial message shows the
+//! arguments parsed from the text received so far: complete JSON parses normally; a truncated prefix keeps every
+//! complete member plus a trailing string cut mid-way (`{"command": "ech` → `{"command":"ech"}`), and drops a key
+//! whose value has not started. Anything unparseable yields an empty object, never an error.
+
+use serde_json::{Map, Number, Value};
+
+/// Parses possibly-incomplete JSON object text into tool arguments.
+pub fn parse_streaming_json(text: &str) -> Map<String, Value> {
+    if text.trim().is_empty() {
+        return Map::new();
+    }
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return match v {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+    }
+    let mut p = Parser { s: text.as_bytes(), i: 0 };
+    p.ws();
+    match p.value() {
+        Ok(Some(Value::Object(m))) => m,
+        _ => Map::new(),
+    }
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+/// `Ok(None)`: input ended before the value started or before it was usable; `Err`: malformed.
+type Parsed = Result<Option<Value>, ()>;
+
+impl Parser<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && matches!(self.s[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+
+    fn eof(&self) -> bool {
+        self.i >= self.s.len()
+    }
+
+    fn value(&mut self) -> Parsed {
+        self.ws();
+        if self.eof() {
+            return Ok(None);
+        }
+        match self.s[self.i] {
+            b'{' => self.object(),
+            b'[' => self.array(),
+            b'"' => Ok(Some(Value::String(self.string()?.0))),
+            b't' => self.literal("true", Value::Bool(true)),
+            b'f' => self.literal("false", Value::Bool(false)),
+            b'n' => self.literal("null", Value::Null),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => Err(()),
+        }
+    }
+
+    fn literal(&mut self, word: &str, v: Value) -> Parsed {
+        let rest = &self.s[self.i..];
+        let w = word.as_bytes();
+        if rest.len() >= w.len() {
+            if &rest[..w.len()] == w {
+                self.i += w.len();
+                return Ok(Some(v));
+            }
+            return Err(());
+        }
+        if w.starts_with(rest) {
+            self.i = self.s.len();
+            return Ok(Some(v));
+        }
+        Err(())
+    }
+
+    fn number(&mut self) -> Parsed {
+        let start = self.i;
+        while self.i < self.s.len() && matches!(self.s[self.i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+            self.i += 1;
+        }
+        let mut text = std::str::from_utf8(&self.s[start..self.i]).map_err(|_| ())?;
+        // A number cut mid-way ("1.", "1e", "-") keeps its longest valid prefix.
+        while !text.is_empty() {
+            if let Ok(n) = text.parse::<i64>() {
+                return Ok(Some(Value::Number(n.into())));
+            }
+            if let Ok(f) = text.parse::<f64>() {
+                if let Some(n) = Number::from_f64(f) {
+                    return Ok(Some(Value::Number(n)));
+                }
+            }
+            text = &text[..text.len() - 1];
+        }
+        if self.eof() { Ok(None) } else { Err(()) }
+    }
+
+    /// Returns the string and whether its closing quote was seen.
+    fn string(&mut self) -> Result<(String, bool), ()> {
+        self.i += 1; // opening quote
+        let mut out = Vec::new();
+        while self.i < self.s.len() {
+            let c = self.s[self.i];
+            match c {
+                b'"' => {
+                    self.i += 1;
+                    return Ok((String::from_utf8_lossy(&out).into_owned(), true));
+                }
+                b'\\' => {
+                    if self.i + 1 >= self.s.len() {
+                        self.i = self.s.len();
+                        break;
+                    }
+                    let e = self.s[self.i + 1];
+                    self.i += 2;
+                    match e {
+                        b'"' => out.push(b'"'),
+                        b'\\' => out.push(b'\\'),
+                        b'/' => out.push(b'/'),
+                        b'b' => out.push(8),
+                        b'f' => out.push(12),
+                        b'n' => out.push(b'\n'),
+                        b'r' => out.push(b'\r'),
+                        b't' => out.push(b'\t'),
+                        b'u' => {
+                            if self.i + 4 > self.s.len() {
+                                self.i = self.s.len();
+                                break;
+                            }
+                            let hex = std::str::from_utf8(&self.s[self.i..self.i + 4]).map_err(|_| ())?;
+                            let mut cp = u32::from_str_radix(hex, 16).map_err(|_| ())?;
+                            self.i += 4;
+                            if (0xD800..0xDC00).contains(&cp) {
+                                // A surrogate pair needs the low half; a cut pair is dropped.
+                                if self.i + 6 <= self.s.len() && self.s[self.i] == b'\\' && self.s[self.i + 1] == b'u' {
+                                    let lo_hex = std::str::from_utf8(&self.s[self.i + 2..self.i + 6]).map_err(|_| ())?;
+                                    let lo = u32::from_str_radix(lo_hex, 16).map_err(|_| ())?;
+                                    self.i += 6;
+                                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3FF);
+                                } else {
+                                    continue;
+                                }
+                            }
+                            if let Some(ch) = char::from_u32(cp) {
+                                let mut buf = [0u8; 4];
+                                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                            }
+                        }
+                        _ => return Err(()),
+                    }
+                }
+                _ => {
+                    out.push(c);
+                    self.i += 1;
+                }
+            }
+        }
+        // Cut mid-string: keep what arrived (a cut multi-byte character is dropped by the lossy decode's tail trim).
+        let mut s = String::from_utf8_lossy(&out).into_owned();
+        while s.ends_with('\u{FFFD}') {
+            s.pop();
+        }
+        Ok((s, false))
+    }
+
+    fn object(&mut self) -> Parsed {
+        self.i += 1;
+        let mut map = Map::new();
+        loop {
+            self.ws();
+            if self.eof() {
+                return Ok(Some(Value::Object(map)));
+            }
+            match self.s[self.i] {
+                b'}' => {
+                    self.i += 1;
+                    return Ok(Some(Value::Object(map)));
+                }
+                b',' => {
+                    self.i += 1;
+                    continue;
+                }
+                b'"' => {}
+                _ => return Err(()),
+            }
+            let (key, closed) = self.string()?;
+            if !closed {
+                return Ok(Some(Value::Object(map)));
+            }
+            self.ws();
+            if self.eof() {
+                return Ok(Some(Value::Object(map)));
+            }
+            if self.s[self.i] != b':' {
+                return Err(());
+            }
+            self.i += 1;
+            match self.value()? {
+                Some(v) => {
+                    map.insert(key, v);
+                }
+                None => return Ok(Some(Value::Object(map))),
+            }
+        }
+    }
+
+    fn array(&mut self) -> Parsed {
+        self.i += 1;
+        let mut items = Vec::new();
+        loop {
+            self.ws();
+            if self.eof() {
+                return Ok(Some(Value::Array(items)));
+            }
+            match self.s[self.i] {
+                b']' => {
+                    self.i += 1;
+                    return Ok(Some(Value::Array(items)));
+                }
+                b',' => {
+                    self.i += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            match self.value()? {
+                Some(v) => items.push(v),
+                None => return Ok(Some(Value::Array(items))),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn p(s: &str) -> Value {
+        Value::Object(parse_streaming_json(s))
+    }
+
+    #[test]
+    fn prefixes_of_the_reference_tool_call() {
+        assert_eq!(p(""), json!({}));
+        assert_eq!(p("{\"comman"), json!({}));
+        assert_eq!(p("{\"command\": \"ech"), json!({"command": "ech"}));
+        assert_eq!(p("{\"command\": \"echo hello-from-bash\"}"), json!({"command": "echo hello-from-bash"}));
+        assert_eq!(p("{\"command\": "), json!({}));
+    }
+
+    #[test]
+    fn nested_numbers_literals_and_escapes() {
+        assert_eq!(p("{\"a\": [1, 2, {\"b\": tr"), json!({"a": [1, 2, {"b": true}]}));
+        assert_eq!(p("{\"n\": -12.5e"), json!({"n": -12.5}));
+        assert_eq!(p("{\"s\": \"a\\nb\\u00e9\\"), json!({"s": "a\nbé"}));
+        assert_eq!(p("{\"s\": \"\\ud83d\\ude00\"}"), json!({"s": "😀"}));
+        assert_eq!(p("[1,2]"), json!({}), "non-object arguments become {{}}");
+        assert_eq!(p("{\"a\" 1}"), json!({}), "malformed text becomes {{}}");
+    }
+}

@@ -1,0 +1,85 @@
+//! The provider registry: one [`LlmClient`] that dispatches on `model.api`.
+
+pub(crate) mod anthropic;
+pub mod faux;
+pub(crate) mod google;
+pub(crate) mod openai_completions;
+pub(crate) mod openai_responses;
+
+use crate::auth::env_api_key;
+use crate::output::{ProviderError, event_stream};
+use crate::provider::{AssistantEventStream, LlmClient, StreamOptions};
+use crate::scenario::Scenario;
+use crate::types::{Context, Model, api};
+
+/// The APIs this crate implements.
+pub const SUPPORTED_APIS: [&str; 5] =
+    [api::ANTHROPIC_MESSAGES, api::OPENAI_COMPLETIONS, api::OPENAI_RESPONSES, api::GOOGLE_GENERATIVE_AI, api::FAUX];
+
+/// Streams from real providers over HTTP (and from the offline `faux` provider). Cheap to clone.
+#[derive(Clone)]
+pub struct Providers {
+    http_retries: u32,
+    faux: faux::FauxState,
+}
+
+impl Default for Providers {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Providers {
+    /// HTTP retries default to 2, like the vendor SDKs the reference uses; `faux` plays `DREB_FAUX_SCENARIO` or its
+    /// built-in scenario.
+    pub fn new() -> Self {
+        Providers { http_retries: 2, faux: faux::FauxState::from_env() }
+    }
+
+    /// Transport-level retries per request (connection errors, 408/409/429/5xx); 0 disables them.
+    pub fn with_http_retries(mut self, retries: u32) -> Self {
+        self.http_retries = retries;
+        self
+    }
+
+    /// Replaces the scenario the `faux` provider plays.
+    pub fn with_faux_scenario(mut self, scenario: Scenario) -> Self {
+        self.faux = faux::FauxState::new(Ok(scenario));
+        self
+    }
+}
+
+/// Whether requests for this model need an API key (`faux` does not).
+pub fn requires_api_key(model: &Model) -> bool {
+    model.api != api::FAUX
+}
+
+impl LlmClient for Providers {
+    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantEventStream {
+        let ctx = context.clone();
+        let retries = self.http_retries;
+        let faux = self.faux.clone();
+        let api_name = model.api.clone();
+        let key = options.api_key.clone().filter(|k| !k.is_empty()).or_else(|| env_api_key(&model.provider));
+        let provider = model.provider.clone();
+        event_stream(model, options.cancel.clone(), move |mut out| async move {
+            if api_name == api::FAUX {
+                let r = faux::run(&mut out, &ctx, &faux).await;
+                return out.finish(r);
+            }
+            if !SUPPORTED_APIS.contains(&api_name.as_str()) {
+                return out.finish(Err(ProviderError::Message(format!("No API provider registered for api: {api_name}"))));
+            }
+            let Some(key) = key else {
+                return out.finish(Err(ProviderError::Message(format!("No API key for provider: {provider}"))));
+            };
+            let r = match api_name.as_str() {
+                api::ANTHROPIC_MESSAGES => anthropic::run(&mut out, &ctx, &options, &key, retries).await,
+                api::OPENAI_COMPLETIONS => openai_completions::run(&mut out, &ctx, &options, &key, retries).await,
+                api::OPENAI_RESPONSES => openai_responses::run(&mut out, &ctx, &options, &key, retries).await,
+                _ => google::run(&mut out, &ctx, &options, &key, retries).await,
+            };
+            out.finish(r)
+        })
+    }
+}
