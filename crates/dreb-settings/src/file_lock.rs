@@ -18,8 +18,9 @@ use std::time::{Duration, SystemTime};
 /// `proper-lockfile`'s default staleness threshold.
 const COMPAT_STALE_AFTER: Duration = Duration::from_secs(10);
 const COMPAT_RETRY_DELAY: Duration = Duration::from_millis(20);
-/// About five seconds of retries before reporting the lock as busy.
-const COMPAT_MAX_ATTEMPTS: u32 = 250;
+/// About twelve seconds of retries: longer than the staleness threshold, so a lock left by a
+/// crashed process is always taken over rather than reported as busy.
+const COMPAT_MAX_ATTEMPTS: u32 = 600;
 
 /// Held lock; both layers are released on drop.
 #[derive(Debug)]

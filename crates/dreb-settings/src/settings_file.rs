@@ -78,6 +78,21 @@ pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>, Set
     parse_settings(path, &bytes).map(Some)
 }
 
+/// [`read_settings_file`], but a file that does not parse is read once more under the write
+/// lock before the failure is reported: a writer that rewrites in place (the TypeScript dreb
+/// does) can be caught mid-write by an unlocked read.
+pub fn read_settings_file_consistent(
+    path: &Path,
+) -> Result<Option<Map<String, Value>>, SettingsFileError> {
+    match read_settings_file(path) {
+        Err(first) if path.is_file() => match file_lock::acquire(path) {
+            Ok(_lock) => read_settings_file(path),
+            Err(_) => Err(first),
+        },
+        other => other,
+    }
+}
+
 fn parse_settings(path: &Path, bytes: &[u8]) -> Result<Map<String, Value>, SettingsFileError> {
     if bytes.is_empty() {
         return Ok(Map::new());

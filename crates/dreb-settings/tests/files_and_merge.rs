@@ -422,3 +422,24 @@ fn write_failures_change_nothing_and_are_reported() {
     assert!(m.retry_enabled());
     assert!(!m.global_context_trust_policy().is_active());
 }
+
+#[test]
+fn torn_read_during_a_locked_foreign_write_is_retried_under_the_lock() {
+    let env = Env::new();
+    env.write_global("{\"theme\": \"x\"}");
+    let m = env.manager();
+    // A writer that rewrites in place (the TypeScript dreb) holds its proper-lockfile lock
+    // while the file is half written.
+    let lock_dir = env.agent_dir.join("settings.json.lock");
+    std::fs::create_dir(&lock_dir).unwrap();
+    env.write_global("{\"theme\": ");
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| m.reload());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        env.write_global("{\"theme\": \"y\"}");
+        std::fs::remove_dir(&lock_dir).unwrap();
+        assert!(reader.join().unwrap().is_empty(), "the reader waited for the writer");
+    });
+    assert_eq!(m.theme().as_deref(), Some("y"));
+    assert!(!m.has_global_settings_load_error());
+}
