@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+pub mod docs;
 pub mod ir;
 pub mod jsonschema;
 mod load;
@@ -46,7 +47,7 @@ pub struct GeneratedFile {
 }
 
 /// The backends whose output is checked in. To add one: declare its `mod` above and add its `generate` here.
-const CHECKED_IN_BACKENDS: &[fn(&Ir) -> Vec<GeneratedFile>] = &[typescript::generate, python::generate, jsonschema::generate];
+const CHECKED_IN_BACKENDS: &[fn(&Ir) -> Vec<GeneratedFile>] = &[typescript::generate, python::generate, jsonschema::generate, docs::generate];
 
 /// Runs every checked-in backend and concatenates their files (in backend order).
 pub fn generate_all(ir: &Ir) -> Vec<GeneratedFile> {

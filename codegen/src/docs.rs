@@ -1,0 +1,357 @@
+//! Docs backend: `docs/protocol.md`, the protocol reference rendered from the IR with every doc string, every
+//! error text and every example (frames are shown compact, as they appear on the wire).
+//!
+//! Layout: overview, framing and envelope (generic error texts, envelope examples), commands by group, events by
+//! group, inputs, then shared types. Type names link to their section: headed "`Name` (type)" so the anchor
+//! (`#name-type`) cannot clash with a group heading such as "Model".
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::ir::{Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef};
+use crate::{BANNER, GeneratedFile};
+
+/// The generated reference, relative to the repository root.
+pub const OUT_PATH: &str = "docs/protocol.md";
+
+/// Runs the backend.
+pub fn generate(ir: &Ir) -> Vec<GeneratedFile> {
+    vec![GeneratedFile { path: PathBuf::from(OUT_PATH), contents: render(ir) }]
+}
+
+/// GitHub's anchor for a heading whose text is `text` (in backticks): lowercase, punctuation dropped except
+/// `-` and `_`, spaces to `-`.
+fn anchor(text: &str) -> String {
+    anchor_of(text)
+}
+
+/// The anchor of a shared type's section.
+fn type_anchor(name: &str) -> String {
+    anchor_of(&format!("{name} (type)"))
+}
+
+fn anchor_of(text: &str) -> String {
+    text.chars()
+        .filter_map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                Some(c.to_lowercase().next().unwrap_or(c))
+            } else if c == ' ' {
+                Some('-')
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// A type expression in Markdown, with named types linked.
+fn md_type(ty: &TypeRef) -> String {
+    fn has_named(ty: &TypeRef) -> bool {
+        match ty {
+            TypeRef::Named(_) => true,
+            TypeRef::List(i) | TypeRef::Map(i) => has_named(i),
+            _ => false,
+        }
+    }
+    if !has_named(ty) {
+        return format!("`{}`", ty.to_spec());
+    }
+    match ty {
+        TypeRef::Named(n) => format!("[`{n}`](#{})", type_anchor(n)),
+        TypeRef::List(i) => format!("`list<`{}`>`", md_type(i)),
+        TypeRef::Map(i) => format!("`map<`{}`>`", md_type(i)),
+        other => format!("`{}`", other.to_spec()),
+    }
+}
+
+/// Text for a table cell: one line, pipes escaped.
+fn cell(text: &str) -> String {
+    text.trim().replace('|', "\\|").replace("\r\n", " ").replace('\n', " ")
+}
+
+/// An error text in a code span (newlines shown as `\n`, backticks handled by a longer fence).
+fn code_span(text: &str) -> String {
+    let text = text.replace('\n', "\\n").replace('|', "\\|");
+    if text.contains('`') { format!("`` {text} ``") } else { format!("`{text}`") }
+}
+
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).expect("a JSON value always serialises")
+}
+
+fn json_block(out: &mut String, values: &[&Value]) {
+    out.push_str("```json\n");
+    for v in values {
+        out.push_str(&compact(v));
+        out.push('\n');
+    }
+    out.push_str("```\n\n");
+}
+
+fn paragraph(out: &mut String, text: &Option<String>) {
+    if let Some(t) = text {
+        let t = t.trim();
+        if !t.is_empty() {
+            out.push_str(t);
+            out.push_str("\n\n");
+        }
+    }
+}
+
+fn since_note(out: &mut String, since: &Option<String>, note: &Option<String>) {
+    if let Some(s) = since {
+        let _ = writeln!(out, "*Since:* {}\n", s.trim());
+    }
+    if let Some(n) = note {
+        let _ = writeln!(out, "*Note:* {}\n", n.trim());
+    }
+}
+
+/// A fields table (key, type, presence, description).
+fn fields_table(out: &mut String, fields: &[Field]) {
+    if fields.is_empty() {
+        out.push_str("No fields.\n\n");
+        return;
+    }
+    out.push_str("| key | type | presence | description |\n| --- | --- | --- | --- |\n");
+    for f in fields {
+        let ty = match &f.constant {
+            Some(c) => format!("`{}`", compact(c)),
+            None => md_type(&f.ty),
+        };
+        let presence = match (f.optional, f.nullable) {
+            (false, false) => "required",
+            (true, false) => "optional (absent when unset)",
+            (false, true) => "required, may be `null`",
+            (true, true) => "optional, may be `null`",
+        };
+        let mut desc = f.doc.as_deref().map(cell).unwrap_or_default();
+        if let Some(s) = &f.since {
+            desc.push_str(&format!(" *Since:* {}", cell(s)));
+        }
+        if let Some(n) = &f.note {
+            desc.push_str(&format!(" *Note:* {}", cell(n)));
+        }
+        let _ = writeln!(out, "| `{}` | {ty} | {presence} | {} |", f.name, desc.trim());
+    }
+    out.push('\n');
+}
+
+/// Items grouped by their `group`, in order of first appearance (items without a group last, under `other`).
+fn grouped<'a, T>(items: &'a [T], group: impl Fn(&'a T) -> Option<&'a str>, other: &'a str) -> Vec<(&'a str, Vec<&'a T>)> {
+    let mut groups: Vec<(&str, Vec<&T>)> = Vec::new();
+    for item in items {
+        let g = group(item).unwrap_or(other);
+        match groups.iter_mut().find(|(name, _)| *name == g) {
+            Some((_, list)) => list.push(item),
+            None => groups.push((g, vec![item])),
+        }
+    }
+    groups
+}
+
+fn render(ir: &Ir) -> String {
+    let mut out = format!("<!-- {BANNER} -->\n\n");
+    let _ = writeln!(out, "# {} protocol reference (version {})\n", ir.protocol.name, ir.protocol.version);
+    paragraph(&mut out, &ir.protocol.doc);
+
+    out.push_str("## Contents\n\n");
+    out.push_str("- [Framing and envelope](#framing-and-envelope)\n- [Commands](#commands)\n");
+    for (group, _) in grouped(&ir.commands, |c| c.group.as_deref(), "Other commands") {
+        let _ = writeln!(out, "  - [{group}](#{})", anchor(group));
+    }
+    out.push_str("- [Events](#events)\n");
+    for (group, _) in grouped(&ir.events, |m| m.group.as_deref(), "Other events") {
+        let _ = writeln!(out, "  - [{group}](#{})", anchor(group));
+    }
+    out.push_str("- [Inputs](#inputs)\n- [Types](#types)\n\n");
+
+    out.push_str("## Framing and envelope\n\n");
+    paragraph(&mut out, &ir.envelope.doc);
+    if !ir.envelope.errors.is_empty() {
+        out.push_str("Generic error texts (`{…}` marks variable parts):\n\n| key | text |\n| --- | --- |\n");
+        for e in &ir.envelope.errors {
+            let _ = writeln!(out, "| `{}` | {} |", e.key, code_span(&e.text));
+        }
+        out.push('\n');
+    }
+    if !ir.envelope.examples.is_empty() {
+        out.push_str("### Envelope examples\n\n");
+        for e in &ir.envelope.examples {
+            let _ = writeln!(out, "**{}**\n", e.name);
+            paragraph(&mut out, &e.doc);
+            if let Some(line) = &e.line {
+                let _ = writeln!(out, "Input line:\n\n```text\n{line}\n```\n");
+            }
+            if let Some(request) = &e.request {
+                out.push_str("Input:\n\n");
+                json_block(&mut out, &[request]);
+            }
+            if let Some(response) = &e.response {
+                out.push_str("Response:\n\n");
+                json_block(&mut out, &[response]);
+            }
+        }
+    }
+
+    out.push_str("## Commands\n\n");
+    out.push_str("Every command is one JSON object with `type` (the command name) and an optional `id`, which the \
+                  response echoes. Success responses are `{\"id\"?, \"type\": \"response\", \"command\", \"success\": true, \
+                  \"data\"?}`; failures carry `\"success\": false` and the exact `error` text.\n\n");
+    for (group, commands) in grouped(&ir.commands, |c| c.group.as_deref(), "Other commands") {
+        let _ = writeln!(out, "### {group}\n");
+        for c in commands {
+            command(&mut out, c);
+        }
+    }
+
+    out.push_str("## Events\n\n");
+    out.push_str("Events are the stdout frames that are not responses. The event union is open: clients must ignore \
+                  event types they do not know.\n\n");
+    for (group, events) in grouped(&ir.events, |m| m.group.as_deref(), "Other events") {
+        let _ = writeln!(out, "### {group}\n");
+        for m in events {
+            message(&mut out, ir, m);
+        }
+    }
+
+    out.push_str("## Inputs\n\n");
+    out.push_str("Stdin messages that are not commands and get no response.\n\n");
+    if ir.inputs.is_empty() {
+        out.push_str("None.\n\n");
+    }
+    for m in &ir.inputs {
+        message(&mut out, ir, m);
+    }
+
+    out.push_str("## Types\n\n");
+    for t in &ir.types {
+        type_def(&mut out, t);
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
+
+fn command(out: &mut String, c: &Command) {
+    let _ = writeln!(out, "#### `{}`\n", c.name);
+    if !c.documented {
+        out.push_str("*Not documented in spec/rpc.md; served by the reference.*\n\n");
+    }
+    paragraph(out, &c.doc);
+    since_note(out, &c.since, &c.note);
+    if c.params.is_empty() {
+        out.push_str("**Params:** none.\n\n");
+    } else {
+        out.push_str("**Params:**\n\n");
+        fields_table(out, &c.params);
+    }
+    match &c.result {
+        CommandResult::None => out.push_str("**Result:** none (success responses have no `data` key).\n\n"),
+        CommandResult::Data { ty, nullable } => {
+            let null = if *nullable { ", or `null`" } else { "" };
+            let _ = writeln!(out, "**Result:** `data` is {}{null}.\n", md_type(ty));
+        }
+    }
+    if !c.errors.is_empty() {
+        out.push_str("**Errors:**\n\n| text | when |\n| --- | --- |\n");
+        for e in &c.errors {
+            let _ = writeln!(out, "| {} | {} |", code_span(&e.text), e.when.as_deref().map(cell).unwrap_or_default());
+        }
+        out.push('\n');
+    }
+    for e in &c.examples {
+        let _ = writeln!(out, "**Example: {}**\n", e.name);
+        paragraph(out, &e.note);
+        if let Some(request) = &e.request {
+            out.push_str("Request:\n\n");
+            json_block(out, &[request]);
+        }
+        if let Some(response) = &e.response {
+            out.push_str("Response:\n\n");
+            json_block(out, &[response]);
+        }
+        if !e.events.is_empty() {
+            out.push_str("Events:\n\n");
+            json_block(out, &e.events.iter().collect::<Vec<_>>());
+        }
+    }
+}
+
+fn message(out: &mut String, ir: &Ir, m: &Message) {
+    let _ = writeln!(out, "#### `{}`\n", m.name);
+    if !m.documented {
+        out.push_str("*Not documented in spec/rpc.md.*\n\n");
+    }
+    paragraph(out, &m.doc);
+    since_note(out, &m.since, &m.note);
+    match &m.body {
+        MessageBody::Fields(fields) => {
+            out.push_str("**Fields** (besides `type`):\n\n");
+            fields_table(out, fields);
+        }
+        MessageBody::Type(body) => {
+            let how = if ir.body_declares_type(body) { "the frame is" } else { "the frame's keys besides `type` are" };
+            let _ = writeln!(out, "**Body:** {how} a [`{body}`](#{}).\n", type_anchor(body));
+        }
+    }
+    if !m.examples.is_empty() {
+        out.push_str("**Examples:**\n\n");
+        json_block(out, &m.examples.iter().collect::<Vec<_>>());
+    }
+}
+
+fn type_def(out: &mut String, t: &TypeDef) {
+    let _ = writeln!(out, "### `{}` (type)\n", t.name);
+    paragraph(out, &t.doc);
+    since_note(out, &t.since, &t.note);
+    match &t.kind {
+        TypeKind::Struct(s) => {
+            out.push_str("Object.");
+            if s.additional_fields {
+                out.push_str(" Open: other keys are allowed and kept.");
+            }
+            out.push_str("\n\n");
+            fields_table(out, &s.fields);
+        }
+        TypeKind::Enum(e) => {
+            out.push_str("String enum.");
+            if e.open {
+                out.push_str(" Open: other strings are possible and are kept.");
+            }
+            out.push_str("\n\n| value | description |\n| --- | --- |\n");
+            for v in &e.values {
+                let _ = writeln!(out, "| `{}` | {} |", v.value, v.doc.as_deref().map(cell).unwrap_or_default());
+            }
+            out.push('\n');
+        }
+        TypeKind::Union(u) => {
+            let _ = write!(out, "Tagged union on `{}`.", u.tag);
+            if u.open {
+                out.push_str(" Open: an unknown tag value is kept as it is.");
+            }
+            let _ = writeln!(out, "\n\n| `{}` | type |\n| --- | --- |", u.tag);
+            for v in &u.variants {
+                let _ = writeln!(out, "| `{}` | [`{}`](#{}) |", v.tag_value, v.type_name, type_anchor(&v.type_name));
+            }
+            out.push('\n');
+        }
+        TypeKind::OneOf(o) => {
+            out.push_str("One of (tried in order):\n\n");
+            for v in &o.variants {
+                let _ = writeln!(out, "- {}", md_type(v));
+            }
+            out.push('\n');
+        }
+        TypeKind::Alias(target) => {
+            let _ = writeln!(out, "Alias of {}.\n", md_type(target));
+        }
+    }
+    if !t.examples.is_empty() {
+        out.push_str("Examples:\n\n");
+        json_block(out, &t.examples.iter().collect::<Vec<_>>());
+    }
+}
