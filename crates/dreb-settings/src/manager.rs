@@ -20,7 +20,8 @@ use crate::context_trust::ContextTrustPolicy;
 use crate::js::non_negative_safe_integer;
 use crate::paths::{CONFIG_DIR_NAME, expand_settings_path, home_dir, resolve_against};
 use crate::settings_file::{
-    SettingsEdit, SettingsFileError, read_settings_file, update_settings_file,
+    SettingsEdit, SettingsFileError, read_settings_file_consistent as read_settings_file,
+    update_settings_file,
 };
 
 pub const DEFAULT_MAX_CONCURRENT_SUBAGENTS: u64 = 4;

@@ -438,7 +438,11 @@ fn torn_read_during_a_locked_foreign_write_is_retried_under_the_lock() {
         std::thread::sleep(std::time::Duration::from_millis(200));
         env.write_global("{\"theme\": \"y\"}");
         std::fs::remove_dir(&lock_dir).unwrap();
-        assert!(reader.join().unwrap().is_empty(), "the reader waited for the writer");
+        let errors = reader.join().unwrap();
+        assert!(
+            errors.is_empty(),
+            "the reader waited for the writer: {errors:?}"
+        );
     });
     assert_eq!(m.theme().as_deref(), Some("y"));
     assert!(!m.has_global_settings_load_error());
