@@ -8,6 +8,51 @@
 //! * [`ModelCatalog`]: what validation needs from the model registry.
 //! * [`context_files`]: session-start AGENTS.md/CLAUDE.md scan and the prompt section.
 //! * [`context_trust`] and [`nested_context`]: trust decisions and lazy nested loading.
+//!
+//! All operations are synchronous file I/O (a write may wait for another process's lock);
+//! call them from `spawn_blocking` in async code. Pass the RPC payloads through as raw JSON
+//! (`settings`, `path`) so that malformed values get the reference's exact error texts.
+//!
+//! ```
+//! use dreb_settings::{ModelCatalog, ModelInfo, ScopeResolution, SettingsManager};
+//! use serde_json::json;
+//!
+//! struct Registry(Vec<ModelInfo>);
+//! impl ModelCatalog for Registry {
+//!     fn available_models(&self) -> Result<Vec<ModelInfo>, String> {
+//!         Ok(self.0.clone())
+//!     }
+//!     fn resolve_scope(&self, _patterns: &[String], _available: &[ModelInfo]) -> ScopeResolution {
+//!         ScopeResolution::default()
+//!     }
+//! }
+//!
+//! let home = tempfile::tempdir().unwrap();
+//! let agent_dir = home.path().join(".dreb/agent");
+//! let settings = SettingsManager::load(&agent_dir, home.path());
+//! let registry = Registry(vec![ModelInfo {
+//!     provider: "mock".into(),
+//!     id: "mock-model".into(),
+//!     name: "Mock".into(),
+//!     reasoning: false,
+//!     supports_xhigh: false,
+//!     supports_max: false,
+//! }]);
+//!
+//! // set_settings: validated as a whole, then written in one locked, atomic update.
+//! let update = json!({"defaultProvider": "mock", "defaultModel": "mock-model", "retryEnabled": false});
+//! let result = settings.apply_update(Some(&update), &registry).unwrap();
+//! assert!(!result.settings.retry_enabled);
+//! let err = settings.apply_update(Some(&json!({"transport": "http"})), &registry).unwrap_err();
+//! assert_eq!(err.to_string(), "Invalid transport: \"http\". Valid values: sse, websocket, auto");
+//!
+//! // A runtime setter's persistence side effect (set_auto_compaction).
+//! settings.set_compaction_enabled(false).unwrap();
+//! assert_eq!(
+//!     std::fs::read_to_string(agent_dir.join("settings.json")).unwrap(),
+//!     "{\n  \"defaultProvider\": \"mock\",\n  \"defaultModel\": \"mock-model\",\n  \"retry\": {\n    \"enabled\": false\n  },\n  \"compaction\": {\n    \"enabled\": false\n  }\n}"
+//! );
+//! ```
 
 pub mod context_files;
 pub mod context_trust;
