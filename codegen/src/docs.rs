@@ -10,7 +10,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::ir::{Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef};
+use crate::ir::{
+    Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef,
+};
 use crate::{BANNER, GeneratedFile};
 
 /// The generated reference, relative to the repository root.
@@ -18,7 +20,10 @@ pub const OUT_PATH: &str = "docs/protocol.md";
 
 /// Runs the backend.
 pub fn generate(ir: &Ir) -> Vec<GeneratedFile> {
-    vec![GeneratedFile { path: PathBuf::from(OUT_PATH), contents: render(ir) }]
+    vec![GeneratedFile {
+        path: PathBuf::from(OUT_PATH),
+        contents: render(ir),
+    }]
 }
 
 /// GitHub's anchor for a heading whose text is `text` (in backticks): lowercase, punctuation dropped except
@@ -68,13 +73,20 @@ fn md_type(ty: &TypeRef) -> String {
 
 /// Text for a table cell: one line, pipes escaped.
 fn cell(text: &str) -> String {
-    text.trim().replace('|', "\\|").replace("\r\n", " ").replace('\n', " ")
+    text.trim()
+        .replace('|', "\\|")
+        .replace("\r\n", " ")
+        .replace('\n', " ")
 }
 
 /// An error text in a code span (newlines shown as `\n`, backticks handled by a longer fence).
 fn code_span(text: &str) -> String {
     let text = text.replace('\n', "\\n").replace('|', "\\|");
-    if text.contains('`') { format!("`` {text} ``") } else { format!("`{text}`") }
+    if text.contains('`') {
+        format!("`` {text} ``")
+    } else {
+        format!("`{text}`")
+    }
 }
 
 fn compact(v: &Value) -> String {
@@ -134,13 +146,22 @@ fn fields_table(out: &mut String, fields: &[Field]) {
         if let Some(n) = &f.note {
             desc.push_str(&format!(" *Note:* {}", cell(n)));
         }
-        let _ = writeln!(out, "| `{}` | {ty} | {presence} | {} |", f.name, desc.trim());
+        let _ = writeln!(
+            out,
+            "| `{}` | {ty} | {presence} | {} |",
+            f.name,
+            desc.trim()
+        );
     }
     out.push('\n');
 }
 
 /// Items grouped by their `group`, in order of first appearance (items without a group last, under `other`).
-fn grouped<'a, T>(items: &'a [T], group: impl Fn(&'a T) -> Option<&'a str>, other: &'a str) -> Vec<(&'a str, Vec<&'a T>)> {
+fn grouped<'a, T>(
+    items: &'a [T],
+    group: impl Fn(&'a T) -> Option<&'a str>,
+    other: &'a str,
+) -> Vec<(&'a str, Vec<&'a T>)> {
     let mut groups: Vec<(&str, Vec<&T>)> = Vec::new();
     for item in items {
         let g = group(item).unwrap_or(other);
@@ -154,7 +175,11 @@ fn grouped<'a, T>(items: &'a [T], group: impl Fn(&'a T) -> Option<&'a str>, othe
 
 fn render(ir: &Ir) -> String {
     let mut out = format!("<!-- {BANNER} -->\n\n");
-    let _ = writeln!(out, "# {} protocol reference (version {})\n", ir.protocol.name, ir.protocol.version);
+    let _ = writeln!(
+        out,
+        "# {} protocol reference (version {})\n",
+        ir.protocol.name, ir.protocol.version
+    );
     paragraph(&mut out, &ir.protocol.doc);
 
     out.push_str("## Contents\n\n");
@@ -171,7 +196,9 @@ fn render(ir: &Ir) -> String {
     out.push_str("## Framing and envelope\n\n");
     paragraph(&mut out, &ir.envelope.doc);
     if !ir.envelope.errors.is_empty() {
-        out.push_str("Generic error texts (`{…}` marks variable parts):\n\n| key | text |\n| --- | --- |\n");
+        out.push_str(
+            "Generic error texts (`{…}` marks variable parts):\n\n| key | text |\n| --- | --- |\n",
+        );
         for e in &ir.envelope.errors {
             let _ = writeln!(out, "| `{}` | {} |", e.key, code_span(&e.text));
         }
@@ -250,7 +277,9 @@ fn command(out: &mut String, c: &Command) {
         fields_table(out, &c.params);
     }
     match &c.result {
-        CommandResult::None => out.push_str("**Result:** none (success responses have no `data` key).\n\n"),
+        CommandResult::None => {
+            out.push_str("**Result:** none (success responses have no `data` key).\n\n")
+        }
         CommandResult::Data { ty, nullable } => {
             let null = if *nullable { ", or `null`" } else { "" };
             let _ = writeln!(out, "**Result:** `data` is {}{null}.\n", md_type(ty));
@@ -259,7 +288,12 @@ fn command(out: &mut String, c: &Command) {
     if !c.errors.is_empty() {
         out.push_str("**Errors:**\n\n| text | when |\n| --- | --- |\n");
         for e in &c.errors {
-            let _ = writeln!(out, "| {} | {} |", code_span(&e.text), e.when.as_deref().map(cell).unwrap_or_default());
+            let _ = writeln!(
+                out,
+                "| {} | {} |",
+                code_span(&e.text),
+                e.when.as_deref().map(cell).unwrap_or_default()
+            );
         }
         out.push('\n');
     }
@@ -294,8 +328,16 @@ fn message(out: &mut String, ir: &Ir, m: &Message) {
             fields_table(out, fields);
         }
         MessageBody::Type(body) => {
-            let how = if ir.body_declares_type(body) { "the frame is" } else { "the frame's keys besides `type` are" };
-            let _ = writeln!(out, "**Body:** {how} a [`{body}`](#{}).\n", type_anchor(body));
+            let how = if ir.body_declares_type(body) {
+                "the frame is"
+            } else {
+                "the frame's keys besides `type` are"
+            };
+            let _ = writeln!(
+                out,
+                "**Body:** {how} a [`{body}`](#{}).\n",
+                type_anchor(body)
+            );
         }
     }
     if !m.examples.is_empty() {
@@ -324,7 +366,12 @@ fn type_def(out: &mut String, t: &TypeDef) {
             }
             out.push_str("\n\n| value | description |\n| --- | --- |\n");
             for v in &e.values {
-                let _ = writeln!(out, "| `{}` | {} |", v.value, v.doc.as_deref().map(cell).unwrap_or_default());
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} |",
+                    v.value,
+                    v.doc.as_deref().map(cell).unwrap_or_default()
+                );
             }
             out.push('\n');
         }
@@ -335,7 +382,13 @@ fn type_def(out: &mut String, t: &TypeDef) {
             }
             let _ = writeln!(out, "\n\n| `{}` | type |\n| --- | --- |", u.tag);
             for v in &u.variants {
-                let _ = writeln!(out, "| `{}` | [`{}`](#{}) |", v.tag_value, v.type_name, type_anchor(&v.type_name));
+                let _ = writeln!(
+                    out,
+                    "| `{}` | [`{}`](#{}) |",
+                    v.tag_value,
+                    v.type_name,
+                    type_anchor(&v.type_name)
+                );
             }
             out.push('\n');
         }

@@ -12,7 +12,10 @@ use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use crate::ir::{Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef, pascal_case};
+use crate::ir::{
+    Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef,
+    pascal_case,
+};
 use crate::{BANNER, GeneratedFile};
 
 /// The generated schema, relative to the repository root.
@@ -21,9 +24,13 @@ pub const OUT_PATH: &str = "protocol/schema/rpc.schema.json";
 /// Runs the backend.
 pub fn generate(ir: &Ir) -> Vec<GeneratedFile> {
     let schema = document(ir);
-    let mut contents = serde_json::to_string_pretty(&schema).expect("a JSON value always serialises");
+    let mut contents =
+        serde_json::to_string_pretty(&schema).expect("a JSON value always serialises");
     contents.push('\n');
-    vec![GeneratedFile { path: PathBuf::from(OUT_PATH), contents }]
+    vec![GeneratedFile {
+        path: PathBuf::from(OUT_PATH),
+        contents,
+    }]
 }
 
 /// `{keyword: branches}`, or a schema matching nothing when there are no branches (JSON Schema forbids an empty
@@ -57,8 +64,17 @@ fn schema_of(ty: &TypeRef) -> Value {
 
 /// Joins doc paragraphs (doc, since, note, extras) into one `description`.
 fn description(parts: &[Option<String>]) -> Option<String> {
-    let text: Vec<String> = parts.iter().flatten().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
-    if text.is_empty() { None } else { Some(text.join("\n\n")) }
+    let text: Vec<String> = parts
+        .iter()
+        .flatten()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    if text.is_empty() {
+        None
+    } else {
+        Some(text.join("\n\n"))
+    }
 }
 
 fn with_prefix(prefix: &str, value: &Option<String>) -> Option<String> {
@@ -89,8 +105,19 @@ fn field_schema(f: &Field) -> Value {
         }
         None => schema_of(&f.ty),
     };
-    let schema = if f.nullable { json!({"anyOf": [base, {"type": "null"}]}) } else { base };
-    described(description(&[f.doc.clone(), with_prefix("Since: ", &f.since), with_prefix("Note: ", &f.note)]), schema)
+    let schema = if f.nullable {
+        json!({"anyOf": [base, {"type": "null"}]})
+    } else {
+        base
+    };
+    described(
+        description(&[
+            f.doc.clone(),
+            with_prefix("Since: ", &f.since),
+            with_prefix("Note: ", &f.note),
+        ]),
+        schema,
+    )
 }
 
 /// An object schema from fields; `leading` properties (e.g. `id`, `type`) come first.
@@ -142,14 +169,23 @@ fn type_schema(ir: &Ir, t: &TypeDef) -> Value {
     let body = match &t.kind {
         TypeKind::Struct(s) => object_schema(&[], &s.fields, s.additional_fields),
         TypeKind::Enum(e) => {
-            let docs: Vec<String> =
-                e.values.iter().filter_map(|v| v.doc.as_ref().map(|d| format!("- `{}`: {}", v.value, d.trim()))).collect();
+            let docs: Vec<String> = e
+                .values
+                .iter()
+                .filter_map(|v| {
+                    v.doc
+                        .as_ref()
+                        .map(|d| format!("- `{}`: {}", v.value, d.trim()))
+                })
+                .collect();
             if !docs.is_empty() {
                 extra.push(Some(docs.join("\n")));
             }
             let values: Vec<Value> = e.values.iter().map(|v| json!(v.value)).collect();
             if e.open {
-                extra.push(Some("Open: other strings are possible and are kept.".into()));
+                extra.push(Some(
+                    "Open: other strings are possible and are kept.".into(),
+                ));
                 json!({"anyOf": [{"type": "string", "enum": values}, {"type": "string"}]})
             } else {
                 json!({"type": "string", "enum": values})
@@ -157,7 +193,8 @@ fn type_schema(ir: &Ir, t: &TypeDef) -> Value {
         }
         TypeKind::Union(u) => {
             extra.push(Some(format!("Tagged union on `{}`.", u.tag)));
-            let mut branches: Vec<Value> = u.variants.iter().map(|v| reference(&v.type_name)).collect();
+            let mut branches: Vec<Value> =
+                u.variants.iter().map(|v| reference(&v.type_name)).collect();
             if u.open {
                 extra.push(Some("Open: an unknown tag value is kept.".into()));
                 let known: Vec<String> = u.variants.iter().map(|v| v.tag_value.clone()).collect();
@@ -169,7 +206,11 @@ fn type_schema(ir: &Ir, t: &TypeDef) -> Value {
         TypeKind::Alias(target) => schema_of(target),
     };
     let _ = ir;
-    let mut parts = vec![t.doc.clone(), with_prefix("Since: ", &t.since), with_prefix("Note: ", &t.note)];
+    let mut parts = vec![
+        t.doc.clone(),
+        with_prefix("Since: ", &t.since),
+        with_prefix("Note: ", &t.note),
+    ];
     parts.extend(extra);
     let mut schema = described(description(&parts), body);
     push_examples(&mut schema, &t.examples);
@@ -177,9 +218,15 @@ fn type_schema(ir: &Ir, t: &TypeDef) -> Value {
 }
 
 fn command_description(c: &Command) -> Option<String> {
-    let mut parts = vec![c.doc.clone(), with_prefix("Since: ", &c.since), with_prefix("Note: ", &c.note)];
+    let mut parts = vec![
+        c.doc.clone(),
+        with_prefix("Since: ", &c.since),
+        with_prefix("Note: ", &c.note),
+    ];
     if !c.documented {
-        parts.push(Some("Not documented in spec/rpc.md (served by the reference).".into()));
+        parts.push(Some(
+            "Not documented in spec/rpc.md (served by the reference).".into(),
+        ));
     }
     if !c.errors.is_empty() {
         let mut text = String::from("Error texts (`{...}` marks variable parts):");
@@ -201,7 +248,11 @@ struct Names {
 impl Names {
     fn derived(&self, wire: &str, suffix: &str) -> String {
         let name = format!("{}{suffix}", pascal_case(wire));
-        if self.shared.contains(&name) { format!("{name}Frame") } else { name }
+        if self.shared.contains(&name) {
+            format!("{name}Frame")
+        } else {
+            name
+        }
     }
 }
 
@@ -220,7 +271,11 @@ fn body_schema(ir: &Ir, m: &Message, body: &str) -> Value {
     let with_type = |name: &str| -> Value {
         match ir.type_def(name).map(|t| &t.kind) {
             Some(TypeKind::Struct(s)) => {
-                let mut schema = object_schema(&[("type", type_const.clone(), true)], &s.fields, s.additional_fields);
+                let mut schema = object_schema(
+                    &[("type", type_const.clone(), true)],
+                    &s.fields,
+                    s.additional_fields,
+                );
                 if let Value::Object(m) = &mut schema {
                     m.insert("title".into(), json!(name));
                 }
@@ -232,7 +287,8 @@ fn body_schema(ir: &Ir, m: &Message, body: &str) -> Value {
     match ir.type_def(body).map(|t| &t.kind) {
         Some(TypeKind::Struct(_)) => with_type(body),
         Some(TypeKind::Union(u)) => {
-            let mut branches: Vec<Value> = u.variants.iter().map(|v| with_type(&v.type_name)).collect();
+            let mut branches: Vec<Value> =
+                u.variants.iter().map(|v| with_type(&v.type_name)).collect();
             if u.open {
                 let known: Vec<String> = u.variants.iter().map(|v| v.tag_value.clone()).collect();
                 branches.push(unknown_branch(&u.tag, &known));
@@ -255,14 +311,20 @@ fn body_schema(ir: &Ir, m: &Message, body: &str) -> Value {
 }
 
 fn message_schema(ir: &Ir, m: &Message) -> Value {
-    let mut parts = vec![m.doc.clone(), with_prefix("Since: ", &m.since), with_prefix("Note: ", &m.note)];
+    let mut parts = vec![
+        m.doc.clone(),
+        with_prefix("Since: ", &m.since),
+        with_prefix("Note: ", &m.note),
+    ];
     if !m.documented {
         parts.push(Some("Not documented in spec/rpc.md.".into()));
     }
     let body = match &m.body {
-        MessageBody::Fields(fields) => {
-            object_schema(&[("type", json!({"type": "string", "const": m.name}), true)], fields, false)
-        }
+        MessageBody::Fields(fields) => object_schema(
+            &[("type", json!({"type": "string", "const": m.name}), true)],
+            fields,
+            false,
+        ),
         MessageBody::Type(body) => body_schema(ir, m, body),
     };
     let mut schema = described(description(&parts), body);
@@ -271,7 +333,9 @@ fn message_schema(ir: &Ir, m: &Message) -> Value {
 }
 
 fn document(ir: &Ir) -> Value {
-    let names = Names { shared: ir.types.iter().map(|t| t.name.clone()).collect() };
+    let names = Names {
+        shared: ir.types.iter().map(|t| t.name.clone()).collect(),
+    };
     let mut defs = Map::new();
     defs.insert(
         "RequestId".into(),
@@ -292,12 +356,19 @@ fn document(ir: &Ir) -> Value {
         let mut schema = described(
             command_description(c),
             object_schema(
-                &[("id", id(), false), ("type", json!({"type": "string", "const": c.name}), true)],
+                &[
+                    ("id", id(), false),
+                    ("type", json!({"type": "string", "const": c.name}), true),
+                ],
                 &c.params,
                 false,
             ),
         );
-        let requests: Vec<Value> = c.examples.iter().filter_map(|e| e.request.clone()).collect();
+        let requests: Vec<Value> = c
+            .examples
+            .iter()
+            .filter_map(|e| e.request.clone())
+            .collect();
         push_examples(&mut schema, &requests);
         defs.insert(name.clone(), schema);
         command_refs.push(reference(&name));
@@ -310,10 +381,17 @@ fn document(ir: &Ir) -> Value {
             ("success", json!({"type": "boolean", "const": true}), true),
         ];
         if let CommandResult::Data { ty, nullable } = &c.result {
-            let data = if *nullable { json!({"anyOf": [schema_of(ty), {"type": "null"}]}) } else { schema_of(ty) };
+            let data = if *nullable {
+                json!({"anyOf": [schema_of(ty), {"type": "null"}]})
+            } else {
+                schema_of(ty)
+            };
             leading.push(("data", data, true));
         }
-        let mut schema = described(Some(format!("Success response to `{}`.", c.name)), object_schema(&leading, &[], false));
+        let mut schema = described(
+            Some(format!("Success response to `{}`.", c.name)),
+            object_schema(&leading, &[], false),
+        );
         let successes: Vec<Value> = c
             .examples
             .iter()
@@ -330,7 +408,12 @@ fn document(ir: &Ir) -> Value {
         .flat_map(|c| c.examples.iter().filter_map(|e| e.response.clone()))
         .filter(|r| r.get("success") == Some(&Value::Bool(false)))
         .collect();
-    error_examples.extend(ir.envelope.examples.iter().filter_map(|e| e.response.clone()));
+    error_examples.extend(
+        ir.envelope
+            .examples
+            .iter()
+            .filter_map(|e| e.response.clone()),
+    );
     let mut error = described(
         Some("A failure response to any command; `error` is the exact error text.".into()),
         json!({
@@ -349,8 +432,20 @@ fn document(ir: &Ir) -> Value {
     push_examples(&mut error, &error_examples);
     defs.insert("ErrorResponse".into(), error);
     response_refs.push(reference("ErrorResponse"));
-    defs.insert("RpcCommand".into(), described(Some("Every command a host can send.".into()), choice("oneOf", command_refs)));
-    defs.insert("RpcResponse".into(), described(Some("Every response frame.".into()), choice("oneOf", response_refs)));
+    defs.insert(
+        "RpcCommand".into(),
+        described(
+            Some("Every command a host can send.".into()),
+            choice("oneOf", command_refs),
+        ),
+    );
+    defs.insert(
+        "RpcResponse".into(),
+        described(
+            Some("Every response frame.".into()),
+            choice("oneOf", response_refs),
+        ),
+    );
 
     let mut event_refs = Vec::new();
     for m in &ir.events {
@@ -363,10 +458,16 @@ fn document(ir: &Ir) -> Value {
     excluded.push("response".into());
     defs.insert(
         "UnknownEvent".into(),
-        described(Some("An event of a type this version does not know (the event union is open).".into()), unknown_branch("type", &excluded)),
+        described(
+            Some("An event of a type this version does not know (the event union is open).".into()),
+            unknown_branch("type", &excluded),
+        ),
     );
     event_refs.push(reference("UnknownEvent"));
-    defs.insert("RpcEvent".into(), json!({"description": "Any event frame (open union).", "oneOf": event_refs}));
+    defs.insert(
+        "RpcEvent".into(),
+        json!({"description": "Any event frame (open union).", "oneOf": event_refs}),
+    );
 
     let mut input_refs = Vec::new();
     for m in &ir.inputs {
@@ -376,7 +477,10 @@ fn document(ir: &Ir) -> Value {
     }
     defs.insert(
         "RpcInput".into(),
-        described(Some("Every stdin message that is not a command.".into()), choice("oneOf", input_refs)),
+        described(
+            Some("Every stdin message that is not a command.".into()),
+            choice("oneOf", input_refs),
+        ),
     );
     defs.insert(
         "StdinFrame".into(),
@@ -389,12 +493,24 @@ fn document(ir: &Ir) -> Value {
 
     let mut root = Map::new();
     root.insert("$comment".into(), json!(BANNER));
-    root.insert("$schema".into(), json!("https://json-schema.org/draft/2020-12/schema"));
-    root.insert("title".into(), json!(format!("{} protocol, version {}", ir.protocol.name, ir.protocol.version)));
+    root.insert(
+        "$schema".into(),
+        json!("https://json-schema.org/draft/2020-12/schema"),
+    );
+    root.insert(
+        "title".into(),
+        json!(format!(
+            "{} protocol, version {}",
+            ir.protocol.name, ir.protocol.version
+        )),
+    );
     if let Some(doc) = &ir.protocol.doc {
         root.insert("description".into(), json!(doc.trim()));
     }
-    root.insert("anyOf".into(), json!([reference("StdinFrame"), reference("StdoutFrame")]));
+    root.insert(
+        "anyOf".into(),
+        json!([reference("StdinFrame"), reference("StdoutFrame")]),
+    );
     root.insert("$defs".into(), Value::Object(defs));
     Value::Object(root)
 }

@@ -11,32 +11,56 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::ir::{Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef, pascal_case, snake_case};
+use crate::ir::{
+    Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef,
+    pascal_case, snake_case,
+};
 use crate::{GeneratedFile, banner_comment};
 
 /// The generated module, relative to the repository root.
 pub const OUT_PATH: &str = "clients/python/src/dreb_rpc/_generated.py";
 
 const PY_KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
-    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
-    "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
 ];
 
 /// Members of the hand-written `RpcConnection`; a command method with one of these names gets `_command`.
 const RESERVED_METHODS: &[&str] = &[
-    "start", "close", "request", "call", "notify", "on_event", "on_unmatched_response", "on_close", "events",
-    "is_idle", "wait_for_idle", "prompt_and_wait", "transport", "default_timeout", "is_closed", "close_info", "spawn",
+    "start",
+    "close",
+    "request",
+    "call",
+    "notify",
+    "on_event",
+    "on_unmatched_response",
+    "on_close",
+    "events",
+    "is_idle",
+    "wait_for_idle",
+    "prompt_and_wait",
+    "transport",
+    "default_timeout",
+    "is_closed",
+    "close_info",
+    "spawn",
 ];
 
 /// Runs the backend.
 pub fn generate(ir: &Ir) -> Vec<GeneratedFile> {
-    vec![GeneratedFile { path: PathBuf::from(OUT_PATH), contents: module(ir) }]
+    vec![GeneratedFile {
+        path: PathBuf::from(OUT_PATH),
+        contents: module(ir),
+    }]
 }
 
 fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !PY_KEYWORDS.contains(&name)
 }
@@ -71,7 +95,11 @@ fn field_type(f: &Field) -> String {
     if f.nullable {
         t.push_str(" | None");
     }
-    if f.optional { format!("NotRequired[{t}]") } else { t }
+    if f.optional {
+        format!("NotRequired[{t}]")
+    } else {
+        t
+    }
 }
 
 fn py_literal(v: &serde_json::Value) -> String {
@@ -100,13 +128,21 @@ fn doc_escape(s: &str) -> String {
 
 /// Writes a docstring (or nothing when there is no text).
 fn docstring(out: &mut String, indent: &str, paragraphs: &[String]) {
-    let text: Vec<&str> = paragraphs.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
+    let text: Vec<&str> = paragraphs
+        .iter()
+        .map(|p| p.trim())
+        .filter(|p| !p.is_empty())
+        .collect();
     if text.is_empty() {
         return;
     }
     let text = doc_escape(&text.join("\n\n"));
     if !text.contains('\n') && text.len() + indent.len() < 110 {
-        let text = if text.ends_with('"') { format!("{text} ") } else { text };
+        let text = if text.ends_with('"') {
+            format!("{text} ")
+        } else {
+            text
+        };
         let _ = writeln!(out, "{indent}\"\"\"{text}\"\"\"");
         return;
     }
@@ -124,7 +160,11 @@ fn docstring(out: &mut String, indent: &str, paragraphs: &[String]) {
 
 /// Writes `#` comment lines.
 fn comment(out: &mut String, indent: &str, paragraphs: &[String]) {
-    let text: Vec<&str> = paragraphs.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
+    let text: Vec<&str> = paragraphs
+        .iter()
+        .map(|p| p.trim())
+        .filter(|p| !p.is_empty())
+        .collect();
     for (i, p) in text.iter().enumerate() {
         if i > 0 {
             let _ = writeln!(out, "{indent}#");
@@ -140,7 +180,11 @@ fn comment(out: &mut String, indent: &str, paragraphs: &[String]) {
     }
 }
 
-fn doc_paragraphs(doc: &Option<String>, since: &Option<String>, note: &Option<String>) -> Vec<String> {
+fn doc_paragraphs(
+    doc: &Option<String>,
+    since: &Option<String>,
+    note: &Option<String>,
+) -> Vec<String> {
     let mut p = Vec::new();
     if let Some(d) = doc {
         p.push(d.clone());
@@ -155,11 +199,23 @@ fn doc_paragraphs(doc: &Option<String>, since: &Option<String>, note: &Option<St
 }
 
 /// A TypedDict: class syntax when every key is an identifier, the functional syntax otherwise.
-fn typed_dict(out: &mut String, name: &str, docs: &[String], fields: &[Field], extra: &[(&str, String)]) {
+fn typed_dict(
+    out: &mut String,
+    name: &str,
+    docs: &[String],
+    fields: &[Field],
+    extra: &[(&str, String)],
+) {
     let all: Vec<(String, String, Vec<String>)> = extra
         .iter()
         .map(|(k, t)| (k.to_string(), t.clone(), Vec::new()))
-        .chain(fields.iter().map(|f| (f.name.clone(), field_type(f), doc_paragraphs(&f.doc, &f.since, &f.note))))
+        .chain(fields.iter().map(|f| {
+            (
+                f.name.clone(),
+                field_type(f),
+                doc_paragraphs(&f.doc, &f.since, &f.note),
+            )
+        }))
         .collect();
     if all.iter().all(|(k, _, _)| is_identifier(k)) {
         let _ = writeln!(out, "class {name}(TypedDict):");
@@ -196,14 +252,23 @@ struct Names {
 impl Names {
     fn derived(&self, wire: &str, suffix: &str) -> String {
         let name = format!("{}{suffix}", pascal_case(wire));
-        if self.shared.contains(&name) { format!("{name}Frame") } else { name }
+        if self.shared.contains(&name) {
+            format!("{name}Frame")
+        } else {
+            name
+        }
     }
 }
 
 fn module(ir: &Ir) -> String {
-    let names = Names { shared: ir.types.iter().map(|t| t.name.clone()).collect() };
+    let names = Names {
+        shared: ir.types.iter().map(|t| t.name.clone()).collect(),
+    };
     let mut out = banner_comment("#");
-    let mut header = vec![format!("Types and typed client of the {} protocol, version {}.", ir.protocol.name, ir.protocol.version)];
+    let mut header = vec![format!(
+        "Types and typed client of the {} protocol, version {}.",
+        ir.protocol.name, ir.protocol.version
+    )];
     if let Some(doc) = &ir.protocol.doc {
         header.push(doc.clone());
     }
@@ -212,7 +277,9 @@ fn module(ir: &Ir) -> String {
     out.push_str("from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast\n\n");
     out.push_str("from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset\n");
     out.push_str("from dreb_rpc._transport import SubprocessTransport\n\n");
-    out.push_str("#: A request id: the client sends strings; the agent echoes whatever it received.\n");
+    out.push_str(
+        "#: A request id: the client sends strings; the agent echoes whatever it received.\n",
+    );
     out.push_str("RequestId: TypeAlias = \"str | int\"\n");
 
     section(&mut out, "Shared types");
@@ -226,7 +293,13 @@ fn module(ir: &Ir) -> String {
         let pascal_params = names.derived(&c.name, "Params");
         if !c.params.is_empty() {
             out.push_str("\n\n");
-            typed_dict(&mut out, &pascal_params, &[format!("Params of `{}`.", c.name)], &c.params, &[]);
+            typed_dict(
+                &mut out,
+                &pascal_params,
+                &[format!("Params of `{}`.", c.name)],
+                &c.params,
+                &[],
+            );
         }
         out.push_str("\n\n");
         typed_dict(
@@ -234,7 +307,10 @@ fn module(ir: &Ir) -> String {
             &names.derived(&c.name, "Command"),
             &command_docs(c),
             &c.params,
-            &[("id", "NotRequired[RequestId]".into()), ("type", format!("Literal[{}]", py_str(&c.name)))],
+            &[
+                ("id", "NotRequired[RequestId]".into()),
+                ("type", format!("Literal[{}]", py_str(&c.name))),
+            ],
         );
         out.push_str("\n\n");
         let mut fields: Vec<(&str, String)> = vec![
@@ -246,7 +322,13 @@ fn module(ir: &Ir) -> String {
         if let CommandResult::Data { .. } = c.result {
             fields.push(("data", result_type(&c.result)));
         }
-        typed_dict(&mut out, &names.derived(&c.name, "Response"), &[format!("Success response to `{}`.", c.name)], &[], &fields);
+        typed_dict(
+            &mut out,
+            &names.derived(&c.name, "Response"),
+            &[format!("Success response to `{}`.", c.name)],
+            &[],
+            &fields,
+        );
     }
     out.push_str("\n\n");
     typed_dict(
@@ -263,10 +345,23 @@ fn module(ir: &Ir) -> String {
         ],
     );
     out.push('\n');
-    let commands: Vec<String> = ir.commands.iter().map(|c| names.derived(&c.name, "Command")).collect();
-    let mut responses: Vec<String> = ir.commands.iter().map(|c| names.derived(&c.name, "Response")).collect();
+    let commands: Vec<String> = ir
+        .commands
+        .iter()
+        .map(|c| names.derived(&c.name, "Command"))
+        .collect();
+    let mut responses: Vec<String> = ir
+        .commands
+        .iter()
+        .map(|c| names.derived(&c.name, "Response"))
+        .collect();
     responses.push("ErrorResponse".into());
-    union_alias(&mut out, "RpcCommand", "Every command a host can send.", &commands);
+    union_alias(
+        &mut out,
+        "RpcCommand",
+        "Every command a host can send.",
+        &commands,
+    );
     union_alias(&mut out, "RpcResponse", "Every response frame.", &responses);
     out.push_str("\n#: The wire names of every command, in spec order.\nCOMMAND_TYPES: tuple[str, ...] = (\n");
     for c in &ir.commands {
@@ -276,22 +371,39 @@ fn module(ir: &Ir) -> String {
 
     section(&mut out, "Events (stdout frames that are not responses)");
     let events = write_messages(&mut out, ir, &ir.events, &names, "Event");
-    out.push_str("\n\n#: An event of a type this version does not know (the event union is open).\n");
+    out.push_str(
+        "\n\n#: An event of a type this version does not know (the event union is open).\n",
+    );
     out.push_str("UnknownEvent: TypeAlias = \"dict[str, Any]\"\n");
-    union_alias(&mut out, "KnownEvent", "Every event this version of the protocol knows.", &events);
+    union_alias(
+        &mut out,
+        "KnownEvent",
+        "Every event this version of the protocol knows.",
+        &events,
+    );
     out.push_str("#: Any event frame.\nRpcEvent: TypeAlias = \"KnownEvent | UnknownEvent\"\n");
     out.push_str("\n#: The wire names of every known event, in spec order.\nEVENT_TYPES: tuple[str, ...] = (\n");
     for m in &ir.events {
         let _ = writeln!(out, "    {},", py_str(&m.name));
     }
     out.push_str(")\n\n\ndef is_known_event(event: RpcEvent) -> bool:\n");
-    out.push_str("    \"\"\"True when ``event`` is of a type this version of the protocol knows.\"\"\"\n");
+    out.push_str(
+        "    \"\"\"True when ``event`` is of a type this version of the protocol knows.\"\"\"\n",
+    );
     out.push_str("    return event.get(\"type\") in EVENT_TYPES\n");
 
-    section(&mut out, "Inputs (stdin messages that are not commands and get no response)");
+    section(
+        &mut out,
+        "Inputs (stdin messages that are not commands and get no response)",
+    );
     let inputs = write_messages(&mut out, ir, &ir.inputs, &names, "Input");
     out.push('\n');
-    union_alias(&mut out, "RpcInput", "Every stdin message that is not a command.", &inputs);
+    union_alias(
+        &mut out,
+        "RpcInput",
+        "Every stdin message that is not a command.",
+        &inputs,
+    );
 
     section(&mut out, "Client");
     write_client(&mut out, ir, &names);
@@ -305,7 +417,11 @@ fn section(out: &mut String, title: &str) {
 }
 
 fn union_alias(out: &mut String, name: &str, doc: &str, members: &[String]) {
-    let target = if members.is_empty() { "Any".to_string() } else { members.join(" | ") };
+    let target = if members.is_empty() {
+        "Any".to_string()
+    } else {
+        members.join(" | ")
+    };
     let _ = writeln!(out, "\n#: {doc}\n{name}: TypeAlias = {}", py_str(&target));
 }
 
@@ -319,15 +435,29 @@ fn write_type(out: &mut String, t: &TypeDef) {
             typed_dict(out, &t.name, &docs, &s.fields, &[]);
         }
         TypeKind::Enum(e) => {
-            let documented: Vec<String> =
-                e.values.iter().filter_map(|v| v.doc.as_ref().map(|d| format!("- `{}`: {}", v.value, d.trim()))).collect();
+            let documented: Vec<String> = e
+                .values
+                .iter()
+                .filter_map(|v| {
+                    v.doc
+                        .as_ref()
+                        .map(|d| format!("- `{}`: {}", v.value, d.trim()))
+                })
+                .collect();
             if !documented.is_empty() {
                 docs.push(documented.join("\n"));
             }
             let literal = if e.values.is_empty() {
                 "str".to_string()
             } else {
-                format!("Literal[{}]", e.values.iter().map(|v| py_str(&v.value)).collect::<Vec<_>>().join(", "))
+                format!(
+                    "Literal[{}]",
+                    e.values
+                        .iter()
+                        .map(|v| py_str(&v.value))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             };
             let target = if e.open {
                 docs.push("Open: other strings are possible and are kept.".into());
@@ -344,12 +474,20 @@ fn write_type(out: &mut String, t: &TypeDef) {
                 docs.push("Open: an unknown tag value is kept as a plain dict.".into());
                 members.push("dict[str, Any]".into());
             }
-            let target = if members.is_empty() { "Any".to_string() } else { members.join(" | ") };
+            let target = if members.is_empty() {
+                "Any".to_string()
+            } else {
+                members.join(" | ")
+            };
             alias(out, &t.name, &docs, &target);
         }
         TypeKind::OneOf(o) => {
             let members: Vec<String> = o.variants.iter().map(py_type).collect();
-            let target = if members.is_empty() { "Any".to_string() } else { members.join(" | ") };
+            let target = if members.is_empty() {
+                "Any".to_string()
+            } else {
+                members.join(" | ")
+            };
             alias(out, &t.name, &docs, &target);
         }
         TypeKind::Alias(target) => alias(out, &t.name, &docs, &py_type(target)),
@@ -375,7 +513,13 @@ fn command_docs(c: &Command) -> Vec<String> {
 }
 
 /// Writes one TypedDict or alias per message; returns their names.
-fn write_messages(out: &mut String, ir: &Ir, list: &[Message], names: &Names, suffix: &str) -> Vec<String> {
+fn write_messages(
+    out: &mut String,
+    ir: &Ir,
+    list: &[Message],
+    names: &Names,
+    suffix: &str,
+) -> Vec<String> {
     let mut out_names = Vec::new();
     for m in list {
         let name = names.derived(&m.name, suffix);
@@ -386,11 +530,20 @@ fn write_messages(out: &mut String, ir: &Ir, list: &[Message], names: &Names, su
         out.push_str("\n\n");
         match &m.body {
             MessageBody::Fields(fields) => {
-                typed_dict(out, &name, &docs, fields, &[("type", format!("Literal[{}]", py_str(&m.name)))]);
+                typed_dict(
+                    out,
+                    &name,
+                    &docs,
+                    fields,
+                    &[("type", format!("Literal[{}]", py_str(&m.name)))],
+                );
             }
             MessageBody::Type(body) => {
                 if !ir.body_declares_type(body) {
-                    docs.push(format!("The frame is `{body}` plus `\"type\": {}`.", py_str(&m.name)));
+                    docs.push(format!(
+                        "The frame is `{body}` plus `\"type\": {}`.",
+                        py_str(&m.name)
+                    ));
                 }
                 alias(out, &name, &docs, body);
             }
@@ -402,7 +555,16 @@ fn write_messages(out: &mut String, ir: &Ir, list: &[Message], names: &Names, su
 
 /// A keyword-argument name for a wire key, unique among `taken`.
 fn arg_name(wire: &str, taken: &mut HashSet<String>) -> String {
-    let mut name: String = snake_case(wire).chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    let mut name: String = snake_case(wire)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
         name.insert(0, '_');
     }
@@ -441,8 +603,13 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names) {
         if RESERVED_METHODS.contains(&method.as_str()) {
             method.push_str("_command");
         }
-        let mut taken: HashSet<String> = ["self", "timeout"].iter().map(|s| s.to_string()).collect();
-        let args: Vec<(String, &Field)> = c.params.iter().map(|f| (arg_name(&f.name, &mut taken), f)).collect();
+        let mut taken: HashSet<String> =
+            ["self", "timeout"].iter().map(|s| s.to_string()).collect();
+        let args: Vec<(String, &Field)> = c
+            .params
+            .iter()
+            .map(|f| (arg_name(&f.name, &mut taken), f))
+            .collect();
         let ret = result_type(&c.result);
         out.push('\n');
         // Keyword-only params (spec order), so required and optional ones can mix freely.
@@ -461,7 +628,10 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names) {
                 let _ = writeln!(sig, "        {arg}: {t},");
             }
         }
-        let _ = writeln!(sig, "        timeout: float | None = DEFAULT_TIMEOUT,\n    ) -> {ret}:");
+        let _ = writeln!(
+            sig,
+            "        timeout: float | None = DEFAULT_TIMEOUT,\n    ) -> {ret}:"
+        );
         out.push_str(&sig);
         let mut docs = command_docs(c);
         docs.push(format!("Sends `{}`.", c.name));
@@ -470,7 +640,11 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names) {
         {
             for (arg, f) in &args {
                 if f.optional {
-                    let _ = writeln!(out, "        if not isinstance({arg}, Unset):\n            params[{}] = {arg}", py_str(&f.name));
+                    let _ = writeln!(
+                        out,
+                        "        if not isinstance({arg}, Unset):\n            params[{}] = {arg}",
+                        py_str(&f.name)
+                    );
                 } else {
                     let _ = writeln!(out, "        params[{}] = {arg}", py_str(&f.name));
                 }
@@ -488,7 +662,10 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names) {
     }
 
     for m in &ir.inputs {
-        let method = format!("send_{}", arg_name(&m.name, &mut HashSet::new()).trim_end_matches('_'));
+        let method = format!(
+            "send_{}",
+            arg_name(&m.name, &mut HashSet::new()).trim_end_matches('_')
+        );
         let body = match &m.body {
             MessageBody::Type(body) => body.clone(),
             MessageBody::Fields(_) => names.derived(&m.name, "Input"),
@@ -496,8 +673,15 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names) {
         out.push('\n');
         let _ = writeln!(out, "    def {method}(self, message: {body}) -> None:");
         let mut docs = doc_paragraphs(&m.doc, &m.since, &m.note);
-        docs.push(format!("Writes a `{}` message (no response); `type` is set here.", m.name));
+        docs.push(format!(
+            "Writes a `{}` message (no response); `type` is set here.",
+            m.name
+        ));
         docstring(out, "        ", &docs);
-        let _ = writeln!(out, "        self.notify({{\"type\": {}, **message}})", py_str(&m.name));
+        let _ = writeln!(
+            out,
+            "        self.notify({{\"type\": {}, **message}})",
+            py_str(&m.name)
+        );
     }
 }

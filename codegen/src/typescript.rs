@@ -11,7 +11,10 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::ir::{Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef, pascal_case};
+use crate::ir::{
+    Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef,
+    pascal_case,
+};
 use crate::{GeneratedFile, banner_comment};
 
 /// Where the generated files go, relative to the repository root.
@@ -20,20 +23,59 @@ pub const OUT_DIR: &str = "clients/typescript/src/generated";
 /// Members of the hand-written `RpcConnection` base class; a command method with one of these names gets a
 /// `Command` suffix instead of shadowing it.
 const RESERVED_METHODS: &[&str] = &[
-    "constructor", "start", "close", "request", "call", "notify", "onEvent", "onUnmatchedResponse", "onClose",
-    "events", "isIdle", "waitForIdle", "promptAndWait", "transport", "isClosed", "spawn", "pending",
-    "eventListeners", "unmatchedListeners", "closeListeners", "idleWaiters", "defaultTimeoutMs", "onListenerError",
-    "nextId", "state", "closeInfo", "frameSeq", "lastAgentStartSeq", "lastAgentEndSeq", "runRequestedAt",
-    "runRequestId", "handleRecord", "handleResponse", "settle", "checkIdleWaiters", "handleClose", "closedError",
-    "emit", "safely",
+    "constructor",
+    "start",
+    "close",
+    "request",
+    "call",
+    "notify",
+    "onEvent",
+    "onUnmatchedResponse",
+    "onClose",
+    "events",
+    "isIdle",
+    "waitForIdle",
+    "promptAndWait",
+    "transport",
+    "isClosed",
+    "spawn",
+    "pending",
+    "eventListeners",
+    "unmatchedListeners",
+    "closeListeners",
+    "idleWaiters",
+    "defaultTimeoutMs",
+    "onListenerError",
+    "nextId",
+    "state",
+    "closeInfo",
+    "frameSeq",
+    "lastAgentStartSeq",
+    "lastAgentEndSeq",
+    "runRequestedAt",
+    "runRequestId",
+    "handleRecord",
+    "handleResponse",
+    "settle",
+    "checkIdleWaiters",
+    "handleClose",
+    "closedError",
+    "emit",
+    "safely",
 ];
 
 /// Runs the backend.
 pub fn generate(ir: &Ir) -> Vec<GeneratedFile> {
     let names = Names::new(ir);
     vec![
-        GeneratedFile { path: PathBuf::from(OUT_DIR).join("types.ts"), contents: types_file(ir, &names) },
-        GeneratedFile { path: PathBuf::from(OUT_DIR).join("client.ts"), contents: client_file(ir, &names) },
+        GeneratedFile {
+            path: PathBuf::from(OUT_DIR).join("types.ts"),
+            contents: types_file(ir, &names),
+        },
+        GeneratedFile {
+            path: PathBuf::from(OUT_DIR).join("client.ts"),
+            contents: client_file(ir, &names),
+        },
     ]
 }
 
@@ -44,13 +86,19 @@ struct Names {
 
 impl Names {
     fn new(ir: &Ir) -> Self {
-        Names { shared: ir.types.iter().map(|t| t.name.clone()).collect() }
+        Names {
+            shared: ir.types.iter().map(|t| t.name.clone()).collect(),
+        }
     }
 
     /// `{Pascal}{suffix}`, or `{Pascal}{suffix}Frame` when a shared type already has that name.
     fn derived(&self, wire: &str, suffix: &str) -> String {
         let name = format!("{}{suffix}", pascal_case(wire));
-        if self.shared.contains(&name) { format!("{name}Frame") } else { name }
+        if self.shared.contains(&name) {
+            format!("{name}Frame")
+        } else {
+            name
+        }
     }
 
     fn params(&self, c: &Command) -> String {
@@ -98,9 +146,15 @@ fn result_type(result: &CommandResult, prefix: &str) -> String {
 /// A property key: bare when it is an identifier, quoted otherwise.
 fn prop_key(name: &str) -> String {
     let mut chars = name.chars();
-    let ident = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+    let ident = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-    if ident { name.to_string() } else { json_string(name) }
+    if ident {
+        name.to_string()
+    } else {
+        json_string(name)
+    }
 }
 
 fn json_string(s: &str) -> String {
@@ -119,7 +173,11 @@ fn camel_case(wire: &str) -> String {
 
 /// Writes a JSDoc block from paragraphs (empty ones are skipped). `*/` in the text is defused.
 fn jsdoc(out: &mut String, indent: &str, paragraphs: &[String]) {
-    let text: Vec<&str> = paragraphs.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
+    let text: Vec<&str> = paragraphs
+        .iter()
+        .map(|p| p.trim())
+        .filter(|p| !p.is_empty())
+        .collect();
     if text.is_empty() {
         return;
     }
@@ -141,7 +199,11 @@ fn jsdoc(out: &mut String, indent: &str, paragraphs: &[String]) {
 }
 
 /// `doc`, then `Since:` / `Note:` paragraphs.
-fn doc_paragraphs(doc: &Option<String>, since: &Option<String>, note: &Option<String>) -> Vec<String> {
+fn doc_paragraphs(
+    doc: &Option<String>,
+    since: &Option<String>,
+    note: &Option<String>,
+) -> Vec<String> {
     let mut p = Vec::new();
     if let Some(d) = doc {
         p.push(d.clone());
@@ -172,14 +234,19 @@ fn write_fields(out: &mut String, fields: &[Field], prefix: &str) {
 fn types_file(ir: &Ir, names: &Names) -> String {
     let mut out = banner_comment("//");
     out.push('\n');
-    let mut header = vec![format!("Types of the {} protocol, version {}.", ir.protocol.name, ir.protocol.version)];
+    let mut header = vec![format!(
+        "Types of the {} protocol, version {}.",
+        ir.protocol.name, ir.protocol.version
+    )];
     if let Some(doc) = &ir.protocol.doc {
         header.push(doc.clone());
     }
     jsdoc(&mut out, "", &header);
     out.push_str("\n/* eslint-disable */\n\n");
 
-    out.push_str("/** A request id: the client sends strings; the agent echoes whatever it received. */\n");
+    out.push_str(
+        "/** A request id: the client sends strings; the agent echoes whatever it received. */\n",
+    );
     out.push_str("export type RequestId = string | number;\n\n");
     out.push_str("/** A member of an open tagged union that this version of the protocol does not know. */\n");
     out.push_str("export type UnknownVariant<Tag extends string> = { [K in Tag]: string } & { [key: string]: unknown };\n\n");
@@ -217,7 +284,11 @@ fn write_type(out: &mut String, ir: &Ir, t: &TypeDef) {
             let documented: Vec<String> = e
                 .values
                 .iter()
-                .filter_map(|v| v.doc.as_ref().map(|d| format!("- `{}`: {}", v.value, d.trim())))
+                .filter_map(|v| {
+                    v.doc
+                        .as_ref()
+                        .map(|d| format!("- `{}`: {}", v.value, d.trim()))
+                })
                 .collect();
             if !documented.is_empty() {
                 docs.push(documented.join("\n"));
@@ -254,7 +325,11 @@ fn write_type(out: &mut String, ir: &Ir, t: &TypeDef) {
         TypeKind::OneOf(o) => {
             jsdoc(out, "", &docs);
             let members: Vec<String> = o.variants.iter().map(|v| ts_type(v, "")).collect();
-            let members = if members.is_empty() { "never".to_string() } else { members.join(" | ") };
+            let members = if members.is_empty() {
+                "never".to_string()
+            } else {
+                members.join(" | ")
+            };
             let _ = writeln!(out, "export type {} = {members};", t.name);
         }
         TypeKind::Alias(target) => {
@@ -291,7 +366,14 @@ fn write_commands(out: &mut String, ir: &Ir, names: &Names) {
     out.push_str("// ---------------------------------------------------------------------------------------------\n\n");
     for c in &ir.commands {
         if !c.params.is_empty() {
-            jsdoc(out, "", &[format!("Params of `{}` (the request's keys besides `id` and `type`).", c.name)]);
+            jsdoc(
+                out,
+                "",
+                &[format!(
+                    "Params of `{}` (the request's keys besides `id` and `type`).",
+                    c.name
+                )],
+            );
             let _ = writeln!(out, "export interface {} {{", names.params(c));
             write_fields(out, &c.params, "");
             out.push_str("}\n\n");
@@ -320,12 +402,24 @@ fn write_commands(out: &mut String, ir: &Ir, names: &Names) {
     out.push_str("  success: false;\n  error: string;\n}\n\n");
 
     let union = |f: &dyn Fn(&Command) -> String| -> String {
-        if ir.commands.is_empty() { "never".into() } else { ir.commands.iter().map(f).collect::<Vec<_>>().join("\n  | ") }
+        if ir.commands.is_empty() {
+            "never".into()
+        } else {
+            ir.commands.iter().map(f).collect::<Vec<_>>().join("\n  | ")
+        }
     };
     out.push_str("/** Every command a host can send. */\n");
-    let _ = writeln!(out, "export type RpcCommand =\n  | {};\n", union(&|c| names.command(c)));
+    let _ = writeln!(
+        out,
+        "export type RpcCommand =\n  | {};\n",
+        union(&|c| names.command(c))
+    );
     out.push_str("/** Every response frame. */\n");
-    let _ = writeln!(out, "export type RpcResponse =\n  | {}\n  | ErrorResponse;\n", union(&|c| names.response(c)));
+    let _ = writeln!(
+        out,
+        "export type RpcResponse =\n  | {}\n  | ErrorResponse;\n",
+        union(&|c| names.response(c))
+    );
 
     out.push_str("/** The wire names of every command, in spec order. */\n");
     out.push_str("export const COMMAND_TYPES = [\n");
@@ -338,8 +432,17 @@ fn write_commands(out: &mut String, ir: &Ir, names: &Names) {
     out.push_str("/** Per command: its params object and the type of its success `data` (`void`: no `data`). */\n");
     out.push_str("export interface CommandMap {\n");
     for c in &ir.commands {
-        let params = if c.params.is_empty() { "Record<string, never>".to_string() } else { names.params(c) };
-        let _ = writeln!(out, "  {}: {{ params: {params}; result: {} }};", prop_key(&c.name), result_type(&c.result, ""));
+        let params = if c.params.is_empty() {
+            "Record<string, never>".to_string()
+        } else {
+            names.params(c)
+        };
+        let _ = writeln!(
+            out,
+            "  {}: {{ params: {params}; result: {} }};",
+            prop_key(&c.name),
+            result_type(&c.result, "")
+        );
     }
     out.push_str("}\n\n");
 }
@@ -353,9 +456,18 @@ enum Side {
 fn write_messages(out: &mut String, ir: &Ir, names: &Names, side: Side) {
     let (title, list) = match side {
         Side::Event => ("Events (stdout frames that are not responses)", &ir.events),
-        Side::Input => ("Inputs (stdin messages that are not commands and get no response)", &ir.inputs),
+        Side::Input => (
+            "Inputs (stdin messages that are not commands and get no response)",
+            &ir.inputs,
+        ),
     };
-    let name_of = |m: &Message| if side == Side::Event { names.event(m) } else { names.input(m) };
+    let name_of = |m: &Message| {
+        if side == Side::Event {
+            names.event(m)
+        } else {
+            names.input(m)
+        }
+    };
     out.push_str("// ---------------------------------------------------------------------------------------------\n");
     let _ = writeln!(out, "// {title}");
     out.push_str("// ---------------------------------------------------------------------------------------------\n\n");
@@ -375,17 +487,27 @@ fn write_messages(out: &mut String, ir: &Ir, names: &Names, side: Side) {
             }
             MessageBody::Type(body) => {
                 // Intersect even when the body declares `type` itself: an open union's unknown variant does not.
-                let _ = writeln!(out, "export type {name} = {{ type: {} }} & {body};\n", json_string(&m.name));
+                let _ = writeln!(
+                    out,
+                    "export type {name} = {{ type: {} }} & {body};\n",
+                    json_string(&m.name)
+                );
             }
         }
     }
     let members: Vec<String> = list.iter().map(name_of).collect();
-    let members = if members.is_empty() { "never".to_string() } else { members.join("\n  | ") };
+    let members = if members.is_empty() {
+        "never".to_string()
+    } else {
+        members.join("\n  | ")
+    };
     match side {
         Side::Event => {
             out.push_str("/** Every event this version of the protocol knows. */\n");
             let _ = writeln!(out, "export type KnownEvent =\n  | {members};\n");
-            out.push_str("/** An event of a type this version does not know (the event union is open). */\n");
+            out.push_str(
+                "/** An event of a type this version does not know (the event union is open). */\n",
+            );
             out.push_str("export interface UnknownEvent {\n  type: string;\n  [key: string]: unknown;\n}\n\n");
             out.push_str("/** Any event frame; narrow with `isEvent(event, \"agent_end\")` or `isKnownEvent`. */\n");
             out.push_str("export type RpcEvent = KnownEvent | UnknownEvent;\n\n");
@@ -395,8 +517,12 @@ fn write_messages(out: &mut String, ir: &Ir, names: &Names, side: Side) {
                 let _ = writeln!(out, "  {},", json_string(&m.name));
             }
             out.push_str("];\n\n");
-            out.push_str("/** True when `event` is of a type this version of the protocol knows. */\n");
-            out.push_str("export function isKnownEvent(event: { type: string }): event is KnownEvent {\n");
+            out.push_str(
+                "/** True when `event` is of a type this version of the protocol knows. */\n",
+            );
+            out.push_str(
+                "export function isKnownEvent(event: { type: string }): event is KnownEvent {\n",
+            );
             out.push_str("  return EVENT_TYPES.includes(event.type);\n}\n\n");
             out.push_str("/** Narrows an event to the known event type `type`. */\n");
             out.push_str("export function isEvent<K extends KnownEvent[\"type\"]>(\n  event: { type: string },\n  type: K,\n");
@@ -426,7 +552,11 @@ fn client_file(ir: &Ir, names: &Names) -> String {
         ],
     );
     out.push_str("export class DrebClient extends RpcConnection<T.RpcEvent> {\n");
-    jsdoc(&mut out, "  ", &["Spawns the agent (`dreb --mode rpc` by default) and starts a client on it.".into()]);
+    jsdoc(
+        &mut out,
+        "  ",
+        &["Spawns the agent (`dreb --mode rpc` by default) and starts a client on it.".into()],
+    );
     out.push_str("  static async spawn(options: ProcessTransportOptions & ConnectionOptions = {}): Promise<DrebClient> {\n");
     out.push_str("    const client = new DrebClient(new ProcessTransport(options), options);\n");
     out.push_str("    await client.start();\n    return client;\n  }\n");
@@ -447,8 +577,15 @@ fn client_file(ir: &Ir, names: &Names) -> String {
             format!("params: T.{}, ", names.params(c))
         };
         let arg = if c.params.is_empty() { "{}" } else { "params" };
-        let _ = writeln!(out, "  {method}({params}options?: RequestOptions): Promise<{ret}> {{");
-        let _ = writeln!(out, "    return this.call<{ret}>({}, {arg}, options);", json_string(&c.name));
+        let _ = writeln!(
+            out,
+            "  {method}({params}options?: RequestOptions): Promise<{ret}> {{"
+        );
+        let _ = writeln!(
+            out,
+            "    return this.call<{ret}>({}, {arg}, options);",
+            json_string(&c.name)
+        );
         out.push_str("  }\n");
     }
 
@@ -458,8 +595,16 @@ fn client_file(ir: &Ir, names: &Names) -> String {
         docs.push(format!("Writes a `{}` message (no response).", m.name));
         jsdoc(&mut out, "  ", &docs);
         let method = format!("send{}", pascal_case(&m.name));
-        let _ = writeln!(out, "  {method}(message: T.DistributiveOmit<T.{}, \"type\">): void {{", names.input(m));
-        let _ = writeln!(out, "    this.notify({{ type: {}, ...message }});", json_string(&m.name));
+        let _ = writeln!(
+            out,
+            "  {method}(message: T.DistributiveOmit<T.{}, \"type\">): void {{",
+            names.input(m)
+        );
+        let _ = writeln!(
+            out,
+            "    this.notify({{ type: {}, ...message }});",
+            json_string(&m.name)
+        );
         out.push_str("  }\n");
     }
     out.push_str("}\n");

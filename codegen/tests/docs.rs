@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use dreb_codegen::{BANNER, GeneratedFile, load_spec, docs};
+use dreb_codegen::{BANNER, GeneratedFile, docs, load_spec};
 
 const PREFIX: &str = "docs";
 
@@ -19,7 +19,9 @@ fn files_under(dir: &Path) -> BTreeSet<PathBuf> {
     let mut out = BTreeSet::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() {
@@ -33,20 +35,31 @@ fn files_under(dir: &Path) -> BTreeSet<PathBuf> {
 }
 
 fn diff(expected: &str, actual: &str, name: &str) -> String {
-    similar::TextDiff::from_lines(expected, actual).unified_diff().header(name, "generated").to_string()
+    similar::TextDiff::from_lines(expected, actual)
+        .unified_diff()
+        .header(name, "generated")
+        .to_string()
 }
 
 #[test]
 fn fixture_matches_golden() {
-    let ir = load_spec(manifest_dir().join("tests/fixtures/basic.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let ir = load_spec(manifest_dir().join("tests/fixtures/basic.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
     let files = docs::generate(&ir);
     let golden = manifest_dir().join("tests/golden/docs");
     let update = std::env::var_os("UPDATE_GOLDENS").is_some();
     let mut problems = Vec::new();
     let mut produced = BTreeSet::new();
     for GeneratedFile { path, contents } in &files {
-        assert!(contents.starts_with(&format!("<!-- {BANNER} -->\n")), "{} lacks the banner", path.display());
-        let rel = path.strip_prefix(PREFIX).expect("docs output lives in docs/").to_path_buf();
+        assert!(
+            contents.starts_with(&format!("<!-- {BANNER} -->\n")),
+            "{} lacks the banner",
+            path.display()
+        );
+        let rel = path
+            .strip_prefix(PREFIX)
+            .expect("docs output lives in docs/")
+            .to_path_buf();
         let target = golden.join(&rel);
         produced.insert(rel.clone());
         if update {
@@ -62,7 +75,10 @@ fn fixture_matches_golden() {
     }
     if !update {
         for extra in files_under(&golden).difference(&produced) {
-            problems.push(format!("golden file {} is no longer generated", extra.display()));
+            problems.push(format!(
+                "golden file {} is no longer generated",
+                extra.display()
+            ));
         }
     }
     assert!(
@@ -74,7 +90,10 @@ fn fixture_matches_golden() {
 
 /// Whitespace collapsed and table escapes undone, so prose is comparable whether it sits in a paragraph or a cell.
 fn normalize(text: &str) -> String {
-    text.replace("\\|", "|").split_whitespace().collect::<Vec<_>>().join(" ")
+    text.replace("\\|", "|")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Every doc string, every error text and every example of `ir` appears in `md`.
@@ -92,11 +111,23 @@ fn assert_covers(ir: &dreb_codegen::Ir, md: &str) {
     }
     let field_docs = |fields: &[dreb_codegen::ir::Field], docs: &mut Vec<String>| {
         for f in fields {
-            docs.extend(f.doc.clone().into_iter().chain(f.since.clone()).chain(f.note.clone()));
+            docs.extend(
+                f.doc
+                    .clone()
+                    .into_iter()
+                    .chain(f.since.clone())
+                    .chain(f.note.clone()),
+            );
         }
     };
     for t in &ir.types {
-        docs.extend(t.doc.clone().into_iter().chain(t.since.clone()).chain(t.note.clone()));
+        docs.extend(
+            t.doc
+                .clone()
+                .into_iter()
+                .chain(t.since.clone())
+                .chain(t.note.clone()),
+        );
         examples.extend(t.examples.iter());
         match &t.kind {
             TypeKind::Struct(s) => field_docs(&s.fields, &mut docs),
@@ -105,7 +136,13 @@ fn assert_covers(ir: &dreb_codegen::Ir, md: &str) {
         }
     }
     for c in &ir.commands {
-        docs.extend(c.doc.clone().into_iter().chain(c.since.clone()).chain(c.note.clone()));
+        docs.extend(
+            c.doc
+                .clone()
+                .into_iter()
+                .chain(c.since.clone())
+                .chain(c.note.clone()),
+        );
         field_docs(&c.params, &mut docs);
         for e in &c.errors {
             errors.push(e.text.clone());
@@ -113,11 +150,22 @@ fn assert_covers(ir: &dreb_codegen::Ir, md: &str) {
         }
         for e in &c.examples {
             docs.extend(e.note.clone());
-            examples.extend(e.request.iter().chain(e.response.iter()).chain(e.events.iter()));
+            examples.extend(
+                e.request
+                    .iter()
+                    .chain(e.response.iter())
+                    .chain(e.events.iter()),
+            );
         }
     }
     for m in ir.events.iter().chain(ir.inputs.iter()) {
-        docs.extend(m.doc.clone().into_iter().chain(m.since.clone()).chain(m.note.clone()));
+        docs.extend(
+            m.doc
+                .clone()
+                .into_iter()
+                .chain(m.since.clone())
+                .chain(m.note.clone()),
+        );
         if let MessageBody::Fields(fields) = &m.body {
             field_docs(fields, &mut docs);
         }
@@ -139,12 +187,17 @@ fn assert_covers(ir: &dreb_codegen::Ir, md: &str) {
             missing.push(format!("example: {x}"));
         }
     }
-    assert!(missing.is_empty(), "missing from the docs:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "missing from the docs:\n{}",
+        missing.join("\n")
+    );
 }
 
 #[test]
 fn docs_cover_every_doc_error_and_example() {
-    let ir = load_spec(manifest_dir().join("tests/fixtures/basic.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let ir = load_spec(manifest_dir().join("tests/fixtures/basic.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
     let files = docs::generate(&ir);
     assert_eq!(files.len(), 1);
     assert_covers(&ir, &files[0].contents);

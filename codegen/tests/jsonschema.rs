@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use dreb_codegen::{BANNER, GeneratedFile, load_spec, jsonschema};
+use dreb_codegen::{BANNER, GeneratedFile, jsonschema, load_spec};
 
 const PREFIX: &str = "protocol/schema";
 
@@ -19,7 +19,9 @@ fn files_under(dir: &Path) -> BTreeSet<PathBuf> {
     let mut out = BTreeSet::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() {
@@ -33,20 +35,34 @@ fn files_under(dir: &Path) -> BTreeSet<PathBuf> {
 }
 
 fn diff(expected: &str, actual: &str, name: &str) -> String {
-    similar::TextDiff::from_lines(expected, actual).unified_diff().header(name, "generated").to_string()
+    similar::TextDiff::from_lines(expected, actual)
+        .unified_diff()
+        .header(name, "generated")
+        .to_string()
 }
 
 #[test]
 fn fixture_matches_golden() {
-    let ir = load_spec(manifest_dir().join("tests/fixtures/basic.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let ir = load_spec(manifest_dir().join("tests/fixtures/basic.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
     let files = jsonschema::generate(&ir);
     let golden = manifest_dir().join("tests/golden/jsonschema");
     let update = std::env::var_os("UPDATE_GOLDENS").is_some();
     let mut problems = Vec::new();
     let mut produced = BTreeSet::new();
     for GeneratedFile { path, contents } in &files {
-        assert!(contents.starts_with(&format!("{{\n  \"$comment\": {}", serde_json::Value::String(BANNER.into()))), "{} lacks the banner", path.display());
-        let rel = path.strip_prefix(PREFIX).expect("JSON Schema output lives in protocol/schema").to_path_buf();
+        assert!(
+            contents.starts_with(&format!(
+                "{{\n  \"$comment\": {}",
+                serde_json::Value::String(BANNER.into())
+            )),
+            "{} lacks the banner",
+            path.display()
+        );
+        let rel = path
+            .strip_prefix(PREFIX)
+            .expect("JSON Schema output lives in protocol/schema")
+            .to_path_buf();
         let target = golden.join(&rel);
         produced.insert(rel.clone());
         if update {
@@ -62,7 +78,10 @@ fn fixture_matches_golden() {
     }
     if !update {
         for extra in files_under(&golden).difference(&produced) {
-            problems.push(format!("golden file {} is no longer generated", extra.display()));
+            problems.push(format!(
+                "golden file {} is no longer generated",
+                extra.display()
+            ));
         }
     }
     assert!(
