@@ -754,6 +754,9 @@ impl SettingsManager {
                 reason: err.message.clone(),
             });
         }
+        if edits.is_empty() {
+            return Ok(()); // nothing to change: do not create or rewrite the file
+        }
         let written = update_settings_file(&self.global_path, edits, true).map_err(|error| {
             SettingsError::Write(ScopedSettingsError {
                 scope: SettingsScope::Global,

@@ -379,3 +379,14 @@ fn whole_number_floats_are_accepted_and_stored_as_integers() {
         "{\n  \"backgroundAgents\": {\n    \"maxConcurrentSubagents\": 2\n  }\n}"
     );
 }
+
+#[test]
+fn empty_agent_models_object_writes_nothing() {
+    let env = Env::new();
+    let m = env.manager();
+    let r = m
+        .apply_update(Some(&json!({"agentModels": {}})), &FakeCatalog::reference())
+        .unwrap();
+    assert!(r.warnings.is_none());
+    assert!(!env.global_path().exists());
+}
