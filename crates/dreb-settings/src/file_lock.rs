@@ -3,8 +3,10 @@
 //! Two layers, taken in this order:
 //! 1. An OS advisory lock (`std::fs::File::lock`: `flock` / `LockFileEx`) on a sidecar file
 //!    `<settings>.flock`. The kernel releases it if the holder dies, so Rust processes never
-//!    wait on a crashed peer. The sidecar is never replaced, unlike the settings file itself,
-//!    which is swapped by rename on every write.
+//!    wait on a crashed peer. (The settings file itself cannot carry the lock: every write
+//!    replaces it by rename.) On Unix the holder deletes the sidecar before unlocking, so no
+//!    stray file is left in a project's `.dreb/`; a waiter that then wins the lock on the
+//!    deleted inode notices and retries on the current one.
 //! 2. The reference's `proper-lockfile` convention: a directory `<settings>.lock` created with
 //!    `mkdir`, considered stale after 10 s. Taking it keeps us serialised with a TypeScript
 //!    dreb writing the same file at the same time.
@@ -25,7 +27,8 @@ const COMPAT_MAX_ATTEMPTS: u32 = 600;
 /// Held lock; both layers are released on drop.
 #[derive(Debug)]
 pub struct SettingsLock {
-    _os_lock: File,
+    os_file: File,
+    sidecar: PathBuf,
     compat_dir: PathBuf,
 }
 
@@ -34,7 +37,10 @@ impl Drop for SettingsLock {
         if let Err(err) = fs::remove_dir(&self.compat_dir) {
             tracing::warn!(path = %self.compat_dir.display(), %err, "could not release settings lock directory");
         }
-        // The OS lock is released when `_os_lock` is closed.
+        // Delete the sidecar while still holding it (see module docs); unlock on close.
+        #[cfg(unix)]
+        let _ = fs::remove_file(&self.sidecar);
+        let _ = self.os_file.unlock();
     }
 }
 
@@ -47,6 +53,36 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// True when `file` is still the file at `path` (not a sidecar deleted by the last holder).
+#[cfg(unix)]
+fn is_current(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn is_current(_file: &File, _path: &Path) -> bool {
+    true
+}
+
+fn lock_sidecar(sidecar: &Path) -> io::Result<File> {
+    loop {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(sidecar)?;
+        file.lock()?;
+        if is_current(&file, sidecar) {
+            return Ok(file);
+        }
+    }
+}
+
 /// Block until this process holds the lock for `settings_path`. Creates the parent directory.
 pub fn acquire(settings_path: &Path) -> io::Result<SettingsLock> {
     if let Some(parent) = settings_path.parent()
@@ -54,20 +90,16 @@ pub fn acquire(settings_path: &Path) -> io::Result<SettingsLock> {
     {
         fs::create_dir_all(parent)?;
     }
-    let os_file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(sibling(settings_path, ".flock"))?;
-    os_file.lock()?;
+    let sidecar = sibling(settings_path, ".flock");
+    let os_file = lock_sidecar(&sidecar)?;
 
     let compat_dir = sibling(settings_path, ".lock");
     for _ in 0..COMPAT_MAX_ATTEMPTS {
         match fs::create_dir(&compat_dir) {
             Ok(()) => {
                 return Ok(SettingsLock {
-                    _os_lock: os_file,
+                    os_file,
+                    sidecar,
                     compat_dir,
                 });
             }
@@ -79,9 +111,15 @@ pub fn acquire(settings_path: &Path) -> io::Result<SettingsLock> {
                 }
                 sleep(COMPAT_RETRY_DELAY);
             }
-            Err(err) => return Err(err),
+            Err(err) => {
+                #[cfg(unix)]
+                let _ = fs::remove_file(&sidecar);
+                return Err(err);
+            }
         }
     }
+    #[cfg(unix)]
+    let _ = fs::remove_file(&sidecar);
     Err(io::Error::new(
         io::ErrorKind::WouldBlock,
         format!("lock {} is held by another process", compat_dir.display()),
@@ -110,6 +148,11 @@ mod tests {
             assert!(dir.path().join("sub/settings.json.lock").is_dir());
         }
         assert!(!dir.path().join("sub/settings.json.lock").exists());
+        #[cfg(unix)]
+        assert!(
+            !dir.path().join("sub/settings.json.flock").exists(),
+            "no stray sidecar"
+        );
         // Re-acquirable after release.
         drop(acquire(&path).unwrap());
     }

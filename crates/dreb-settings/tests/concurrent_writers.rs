@@ -96,6 +96,8 @@ fn processes_writing_different_keys_lose_nothing() {
     assert_all_keys(&env.global_path(), &prefixes);
     // Locks are released: no lock directory left behind.
     assert!(!env.agent_dir.join("settings.json.lock").exists());
+    #[cfg(unix)]
+    assert!(!env.agent_dir.join("settings.json.flock").exists());
 }
 
 #[test]
