@@ -15,12 +15,19 @@ pub struct ToolOutput {
     pub content: Vec<UserBlock>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
-    /// Stop the run after this batch of tool results (used by `suggest_next`, `wait`). Not part of the wire result.
-    #[serde(skip)]
+    /// Stop the run after this batch of tool results (used by `suggest_next`, `wait`). The reference keeps it on
+    /// `tool_execution_end.result` (`endTurn: true`), so it is written only when set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub end_turn: bool,
 }
 
 impl ToolOutput {
+    /// The result the loop builds for a failed call (unknown tool, invalid arguments, blocked, thrown): the message
+    /// as text and `details: {}`, like the reference.
+    pub fn error(message: impl Into<String>) -> Self {
+        ToolOutput { details: Some(Value::Object(Default::default())), ..ToolOutput::text(message) }
+    }
+
     /// A plain text result.
     pub fn text(text: impl Into<String>) -> Self {
         ToolOutput { content: vec![UserBlock::Text(dreb_ai::TextContent { text: text.into(), text_signature: None })], ..Default::default() }

@@ -1,0 +1,599 @@
+//! `Agent`: state, queues, subscribers and the run lifecycle (prompt / continue / abort / idle).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use dreb_ai::{AssistantBlock, AssistantMessage, ImageContent, LlmClient, Model, StopReason, TextContent, ThinkingLevel, Usage, UserBlock, UserContent, UserMessage};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::AgentEvent;
+use crate::hooks::{AgentHooks, DefaultHooks};
+use crate::message::AgentMessage;
+use crate::queue::{MessageQueue, QueueMode};
+use crate::run::{self, Fatal, RunCtx};
+use crate::tool::Tool;
+use crate::validate::ValidatorCache;
+
+/// Loop-level retry settings (reference defaults: 3 stream-drop retries from 1 s, 2 length retries doubling).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryConfig {
+    pub stream_retries: u32,
+    /// Backoff before stream-drop retry `n` (0-based) is `base · 2^n`.
+    pub stream_retry_base_delay: Duration,
+    pub length_retries: u32,
+    pub length_budget_multiplier: f64,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        RetryConfig {
+            stream_retries: 3,
+            stream_retry_base_delay: Duration::from_millis(1000),
+            length_retries: 2,
+            length_budget_multiplier: 2.0,
+        }
+    }
+}
+
+/// Per-request settings forwarded to the provider.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentConfig {
+    pub retry: RetryConfig,
+    /// Explicit output budget; None = provider default `min(model.maxTokens, 32000)`.
+    pub max_tokens: Option<u64>,
+    /// Prompt-cache affinity for providers that support it.
+    pub session_id: Option<String>,
+}
+
+/// The agent's observable state.
+#[derive(Clone)]
+pub struct AgentState {
+    pub system_prompt: String,
+    pub model: Option<Model>,
+    /// The requested level (clamped per run for `agent_start` and the provider).
+    pub thinking_level: ThinkingLevel,
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// The conversation; grows on every `message_end` (and by the synthetic message of a fatal error).
+    pub messages: Vec<AgentMessage>,
+    pub is_streaming: bool,
+    /// Tool calls between `tool_execution_start` and `tool_execution_end`, in start order.
+    pub pending_tool_calls: Vec<String>,
+    /// The error text of the last failed turn or fatal error of the current/last run.
+    pub error: Option<String>,
+}
+
+impl std::fmt::Debug for AgentState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentState")
+            .field("system_prompt", &self.system_prompt)
+            .field("model", &self.model.as_ref().map(|m| format!("{}/{}", m.provider, m.id)))
+            .field("thinking_level", &self.thinking_level)
+            .field("tools", &self.tools.iter().map(|t| t.definition().name.clone()).collect::<Vec<_>>())
+            .field("messages", &self.messages.len())
+            .field("is_streaming", &self.is_streaming)
+            .field("pending_tool_calls", &self.pending_tool_calls)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+/// Everything needed to build an [`Agent`].
+pub struct AgentOptions {
+    pub llm: Arc<dyn LlmClient>,
+    pub model: Option<Model>,
+    pub system_prompt: String,
+    pub thinking_level: ThinkingLevel,
+    pub tools: Vec<Arc<dyn Tool>>,
+    pub messages: Vec<AgentMessage>,
+    pub steering_mode: QueueMode,
+    pub follow_up_mode: QueueMode,
+    pub hooks: Arc<dyn AgentHooks>,
+    pub config: AgentConfig,
+}
+
+impl AgentOptions {
+    pub fn new(llm: Arc<dyn LlmClient>) -> Self {
+        AgentOptions {
+            llm,
+            model: None,
+            system_prompt: String::new(),
+            thinking_level: ThinkingLevel::Off,
+            tools: Vec::new(),
+            messages: Vec::new(),
+            steering_mode: QueueMode::OneAtATime,
+            follow_up_mode: QueueMode::OneAtATime,
+            hooks: Arc::new(DefaultHooks),
+            config: AgentConfig::default(),
+        }
+    }
+}
+
+/// Errors of `prompt` / `continue_run`, with the reference's texts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    #[error(
+        "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."
+    )]
+    AlreadyProcessingPrompt,
+    #[error("Agent is already processing. Wait for completion before continuing.")]
+    AlreadyProcessing,
+    #[error("No model configured")]
+    NoModel,
+    #[error("No messages to continue from")]
+    NoMessages,
+    #[error("Cannot continue from message role: assistant")]
+    CannotContinueFromAssistant,
+}
+
+/// Receives every event of every run, in order. The loop awaits each call, so a slow sink slows the loop rather
+/// than buffering without bound. A sink must not wait for the current run to finish (that would deadlock); to
+/// start a follow-up run from `agent_end`, spawn a task that awaits [`Agent::wait_for_idle`].
+#[async_trait]
+pub trait AgentEventSink: Send + Sync {
+    async fn on_event(&self, event: &AgentEvent);
+}
+
+struct FnSink<F>(F);
+
+#[async_trait]
+impl<F: Fn(&AgentEvent) + Send + Sync> AgentEventSink for FnSink<F> {
+    async fn on_event(&self, event: &AgentEvent) {
+        (self.0)(event)
+    }
+}
+
+struct ChannelSink(mpsc::UnboundedSender<AgentEvent>);
+
+#[async_trait]
+impl AgentEventSink for ChannelSink {
+    async fn on_event(&self, event: &AgentEvent) {
+        let _ = self.0.send(event.clone());
+    }
+}
+
+/// Handle of a subscription, for [`Agent::unsubscribe`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SubscriptionId(u64);
+
+type Subscribers = Arc<Vec<(u64, Arc<dyn AgentEventSink>)>>;
+
+pub(crate) struct Inner {
+    pub(crate) state: AgentState,
+    steering: MessageQueue,
+    follow_up: MessageQueue,
+    config: AgentConfig,
+    hooks: Arc<dyn AgentHooks>,
+    llm: Arc<dyn LlmClient>,
+    run_cancel: Option<CancellationToken>,
+}
+
+pub(crate) struct Shared {
+    inner: Mutex<Inner>,
+    subscribers: Mutex<Subscribers>,
+    next_subscription: AtomicU64,
+    idle: watch::Sender<bool>,
+    pub(crate) validators: ValidatorCache,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panicking subscriber must not wedge the agent: keep using the data.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Applies an event to the state (like the reference's `_processLoopEvent`), then hands it to every subscriber.
+    pub(crate) async fn emit(&self, event: &AgentEvent) {
+        {
+            let mut inner = self.lock();
+            let state = &mut inner.state;
+            match event {
+                AgentEvent::MessageEnd { message } => state.messages.push(message.clone()),
+                AgentEvent::ToolExecutionStart { tool_call_id, .. } => state.pending_tool_calls.push(tool_call_id.clone()),
+                AgentEvent::ToolExecutionEnd { tool_call_id, .. } => state.pending_tool_calls.retain(|id| id != tool_call_id),
+                AgentEvent::TurnEnd { message, .. } => {
+                    if let Some(err) = &message.error_message {
+                        state.error = Some(err.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.deliver(event).await;
+    }
+
+    /// Hands an event to the subscribers without touching the state.
+    pub(crate) async fn deliver(&self, event: &AgentEvent) {
+        let subscribers = self.subscribers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for (_, sink) in subscribers.iter() {
+            sink.on_event(event).await;
+        }
+    }
+
+    pub(crate) fn dequeue_steering(&self) -> Vec<AgentMessage> {
+        self.lock().steering.dequeue()
+    }
+
+    pub(crate) fn dequeue_follow_up(&self) -> Vec<AgentMessage> {
+        self.lock().follow_up.dequeue()
+    }
+}
+
+/// A started run. Dropping it does not stop the run (use [`Agent::abort`]).
+pub struct RunHandle(JoinHandle<()>);
+
+impl RunHandle {
+    /// Waits until the run has ended and `agent_end` was delivered.
+    pub async fn wait(self) {
+        let _ = self.0.await;
+    }
+}
+
+/// Releases the run slot even if the run task panics, so the agent never stays busy forever.
+struct RunSlotGuard(Arc<Shared>);
+
+impl Drop for RunSlotGuard {
+    fn drop(&mut self) {
+        {
+            let mut inner = self.0.lock();
+            inner.state.is_streaming = false;
+            inner.state.pending_tool_calls.clear();
+            inner.run_cancel = None;
+        }
+        self.0.idle.send_replace(true);
+    }
+}
+
+/// The agent: conversation state plus the loop that runs prompts against an [`LlmClient`] and tools.
+/// Cheap to clone (shared handle).
+#[derive(Clone)]
+pub struct Agent {
+    shared: Arc<Shared>,
+}
+
+impl Agent {
+    pub fn new(opts: AgentOptions) -> Self {
+        let inner = Inner {
+            state: AgentState {
+                system_prompt: opts.system_prompt,
+                model: opts.model,
+                thinking_level: opts.thinking_level,
+                tools: opts.tools,
+                messages: opts.messages,
+                is_streaming: false,
+                pending_tool_calls: Vec::new(),
+                error: None,
+            },
+            steering: MessageQueue::new(opts.steering_mode),
+            follow_up: MessageQueue::new(opts.follow_up_mode),
+            config: opts.config,
+            hooks: opts.hooks,
+            llm: opts.llm,
+            run_cancel: None,
+        };
+        Agent {
+            shared: Arc::new(Shared {
+                inner: Mutex::new(inner),
+                subscribers: Mutex::new(Arc::new(Vec::new())),
+                next_subscription: AtomicU64::new(1),
+                idle: watch::Sender::new(true),
+                validators: ValidatorCache::default(),
+            }),
+        }
+    }
+
+    // ----- subscribers ------------------------------------------------------------------------------------------
+
+    pub fn subscribe(&self, sink: Arc<dyn AgentEventSink>) -> SubscriptionId {
+        let id = self.shared.next_subscription.fetch_add(1, Ordering::Relaxed);
+        let mut subs = self.shared.subscribers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut next: Vec<_> = subs.iter().cloned().collect();
+        next.push((id, sink));
+        *subs = Arc::new(next);
+        SubscriptionId(id)
+    }
+
+    /// Subscribes a synchronous callback.
+    pub fn subscribe_fn(&self, f: impl Fn(&AgentEvent) + Send + Sync + 'static) -> SubscriptionId {
+        self.subscribe(Arc::new(FnSink(f)))
+    }
+
+    /// Subscribes a channel receiving a clone of every event.
+    pub fn subscribe_channel(&self) -> (SubscriptionId, mpsc::UnboundedReceiver<AgentEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (self.subscribe(Arc::new(ChannelSink(tx))), rx)
+    }
+
+    pub fn unsubscribe(&self, id: SubscriptionId) {
+        let mut subs = self.shared.subscribers.lock().unwrap_or_else(|e| e.into_inner());
+        let next: Vec<_> = subs.iter().filter(|(i, _)| *i != id.0).cloned().collect();
+        *subs = Arc::new(next);
+    }
+
+    // ----- state ------------------------------------------------------------------------------------------------
+
+    /// Reads the state under the lock (cheap; avoids cloning the conversation).
+    pub fn with_state<R>(&self, f: impl FnOnce(&AgentState) -> R) -> R {
+        f(&self.shared.lock().state)
+    }
+
+    /// A clone of the whole state.
+    pub fn state(&self) -> AgentState {
+        self.with_state(Clone::clone)
+    }
+
+    pub fn messages(&self) -> Vec<AgentMessage> {
+        self.with_state(|s| s.messages.clone())
+    }
+
+    pub fn model(&self) -> Option<Model> {
+        self.with_state(|s| s.model.clone())
+    }
+
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        self.with_state(|s| s.thinking_level)
+    }
+
+    pub fn is_streaming(&self) -> bool {
+        self.with_state(|s| s.is_streaming)
+    }
+
+    pub fn pending_tool_calls(&self) -> Vec<String> {
+        self.with_state(|s| s.pending_tool_calls.clone())
+    }
+
+    pub fn error(&self) -> Option<String> {
+        self.with_state(|s| s.error.clone())
+    }
+
+    pub fn set_system_prompt(&self, prompt: impl Into<String>) {
+        self.shared.lock().state.system_prompt = prompt.into();
+    }
+
+    pub fn set_model(&self, model: Option<Model>) {
+        self.shared.lock().state.model = model;
+    }
+
+    /// Stores the requested level; callers clamp with [`crate::thinking::clamp_thinking_level`] first.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) {
+        self.shared.lock().state.thinking_level = level;
+    }
+
+    /// Takes effect from the next run.
+    pub fn set_tools(&self, tools: Vec<Arc<dyn Tool>>) {
+        self.shared.lock().state.tools = tools;
+    }
+
+    pub fn replace_messages(&self, messages: Vec<AgentMessage>) {
+        self.shared.lock().state.messages = messages;
+    }
+
+    pub fn append_message(&self, message: AgentMessage) {
+        self.shared.lock().state.messages.push(message);
+    }
+
+    pub fn clear_messages(&self) {
+        self.shared.lock().state.messages.clear();
+    }
+
+    /// Takes effect from the next run.
+    pub fn set_hooks(&self, hooks: Arc<dyn AgentHooks>) {
+        self.shared.lock().hooks = hooks;
+    }
+
+    pub fn set_llm(&self, llm: Arc<dyn LlmClient>) {
+        self.shared.lock().llm = llm;
+    }
+
+    pub fn config(&self) -> AgentConfig {
+        self.shared.lock().config.clone()
+    }
+
+    /// Takes effect from the next run.
+    pub fn set_config(&self, config: AgentConfig) {
+        self.shared.lock().config = config;
+    }
+
+    // ----- queues -----------------------------------------------------------------------------------------------
+
+    /// Queues a message delivered after the current turn's tool calls, before the next LLM call.
+    pub fn steer(&self, message: AgentMessage) {
+        self.shared.lock().steering.push(message);
+    }
+
+    /// Queues a message delivered only when the agent would otherwise stop.
+    pub fn follow_up(&self, message: AgentMessage) {
+        self.shared.lock().follow_up.push(message);
+    }
+
+    pub fn steering_mode(&self) -> QueueMode {
+        self.shared.lock().steering.mode
+    }
+
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        self.shared.lock().steering.mode = mode;
+    }
+
+    pub fn follow_up_mode(&self) -> QueueMode {
+        self.shared.lock().follow_up.mode
+    }
+
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        self.shared.lock().follow_up.mode = mode;
+    }
+
+    pub fn queued_steering(&self) -> Vec<AgentMessage> {
+        self.shared.lock().steering.iter().cloned().collect()
+    }
+
+    pub fn queued_follow_up(&self) -> Vec<AgentMessage> {
+        self.shared.lock().follow_up.iter().cloned().collect()
+    }
+
+    pub fn clear_steering_queue(&self) {
+        self.shared.lock().steering.clear();
+    }
+
+    pub fn clear_follow_up_queue(&self) {
+        self.shared.lock().follow_up.clear();
+    }
+
+    pub fn clear_all_queues(&self) {
+        let mut inner = self.shared.lock();
+        inner.steering.clear();
+        inner.follow_up.clear();
+    }
+
+    pub fn has_queued_messages(&self) -> bool {
+        let inner = self.shared.lock();
+        !inner.steering.is_empty() || !inner.follow_up.is_empty()
+    }
+
+    // ----- runs -------------------------------------------------------------------------------------------------
+
+    /// Starts a run with `messages` as the prompt and returns at once (the busy check is synchronous).
+    pub fn start_prompt(&self, messages: Vec<AgentMessage>) -> Result<RunHandle, AgentError> {
+        let inner = self.shared.lock();
+        if inner.run_cancel.is_some() {
+            return Err(AgentError::AlreadyProcessingPrompt);
+        }
+        if inner.state.model.is_none() {
+            return Err(AgentError::NoModel);
+        }
+        Ok(self.launch(inner, Some(messages), false))
+    }
+
+    /// Runs a prompt to completion.
+    pub async fn prompt(&self, messages: Vec<AgentMessage>) -> Result<(), AgentError> {
+        self.start_prompt(messages)?.wait().await;
+        Ok(())
+    }
+
+    /// Runs a text prompt (one user message with a text block, then the images) to completion.
+    pub async fn prompt_text(&self, text: &str, images: Vec<ImageContent>) -> Result<(), AgentError> {
+        let mut content = vec![UserBlock::Text(TextContent { text: text.to_owned(), text_signature: None })];
+        content.extend(images.into_iter().map(UserBlock::Image));
+        let message = AgentMessage::User(UserMessage { content: UserContent::Blocks(content), timestamp: now_ms() });
+        self.prompt(vec![message]).await
+    }
+
+    /// Continues from the current conversation (retries, queued messages). If the last message is from the
+    /// assistant, queued steering (then follow-up) messages become the prompt instead.
+    pub fn start_continue(&self) -> Result<RunHandle, AgentError> {
+        let mut inner = self.shared.lock();
+        if inner.run_cancel.is_some() {
+            return Err(AgentError::AlreadyProcessing);
+        }
+        if inner.state.model.is_none() {
+            return Err(AgentError::NoModel);
+        }
+        let Some(last) = inner.state.messages.last() else {
+            return Err(AgentError::NoMessages);
+        };
+        if matches!(last, AgentMessage::Assistant(_)) {
+            let steering = inner.steering.dequeue();
+            if !steering.is_empty() {
+                return Ok(self.launch(inner, Some(steering), true));
+            }
+            let follow_up = inner.follow_up.dequeue();
+            if !follow_up.is_empty() {
+                return Ok(self.launch(inner, Some(follow_up), false));
+            }
+            return Err(AgentError::CannotContinueFromAssistant);
+        }
+        Ok(self.launch(inner, None, false))
+    }
+
+    /// Runs [`Agent::start_continue`] to completion.
+    pub async fn continue_run(&self) -> Result<(), AgentError> {
+        self.start_continue()?.wait().await;
+        Ok(())
+    }
+
+    /// Cancels the current run: the provider stream ends as `aborted`, tools see the cancellation.
+    pub fn abort(&self) {
+        if let Some(token) = &self.shared.lock().run_cancel {
+            token.cancel();
+        }
+    }
+
+    /// Resolves when no run is active.
+    pub async fn wait_for_idle(&self) {
+        let mut rx = self.shared.idle.subscribe();
+        let _ = rx.wait_for(|idle| *idle).await;
+    }
+
+    /// Clears the conversation, error and both queues (not the configuration).
+    pub fn reset(&self) {
+        let mut inner = self.shared.lock();
+        inner.state.messages.clear();
+        inner.state.error = None;
+        inner.steering.clear();
+        inner.follow_up.clear();
+    }
+
+    /// Claims the run slot (caller holds the lock and has checked it is free) and spawns the run.
+    fn launch(&self, mut inner: MutexGuard<'_, Inner>, prompts: Option<Vec<AgentMessage>>, skip_initial_steering: bool) -> RunHandle {
+        let cancel = CancellationToken::new();
+        inner.run_cancel = Some(cancel.clone());
+        inner.state.is_streaming = true;
+        inner.state.error = None;
+        let model = inner.state.model.clone().expect("model checked by caller");
+        let ctx = RunCtx {
+            shared: self.shared.clone(),
+            tool_defs: inner.state.tools.iter().map(|t| t.definition().clone()).collect(),
+            tools: inner.state.tools.clone(),
+            thinking_level: inner.state.thinking_level,
+            system_prompt: inner.state.system_prompt.clone(),
+            hooks: inner.hooks.clone(),
+            llm: inner.llm.clone(),
+            config: inner.config.clone(),
+            cancel,
+            model,
+        };
+        let initial = inner.state.messages.clone();
+        drop(inner);
+        self.shared.idle.send_replace(false);
+        let guard = RunSlotGuard(self.shared.clone());
+        RunHandle(tokio::spawn(async move {
+            let _guard = guard;
+            if let Err(Fatal(message)) = run::run(&ctx, prompts, skip_initial_steering, initial).await {
+                let error_message = fatal_error_message(&ctx.model, message.clone(), ctx.cancel.is_cancelled());
+                {
+                    let mut inner = ctx.shared.lock();
+                    inner.state.messages.push(AgentMessage::Assistant(error_message.clone()));
+                    inner.state.error = Some(message);
+                }
+                // Only agent_end: no message_end, so the runtime does not persist or retry it.
+                ctx.shared.deliver(&AgentEvent::AgentEnd { messages: vec![AgentMessage::Assistant(error_message)] }).await;
+            }
+        }))
+    }
+}
+
+/// The synthetic assistant message of a fatal run error.
+fn fatal_error_message(model: &Model, message: String, aborted: bool) -> AssistantMessage {
+    AssistantMessage {
+        content: vec![AssistantBlock::Text(TextContent { text: String::new(), text_signature: None })],
+        api: model.api.clone(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        usage: Usage::default(),
+        stop_reason: if aborted { StopReason::Aborted } else { StopReason::Error },
+        timestamp: now_ms(),
+        response_id: None,
+        error_message: Some(message),
+        duration_ms: None,
+    }
+}
+
+/// Unix time in milliseconds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,126 @@
+//! Steering and follow-up queues with their delivery modes.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::AgentMessage;
+
+/// How many queued messages one poll delivers (`steeringMode` / `followUpMode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QueueMode {
+    /// Drain the whole queue at once.
+    #[serde(rename = "all")]
+    All,
+    /// One message per poll (the reference default).
+    #[default]
+    #[serde(rename = "one-at-a-time")]
+    OneAtATime,
+}
+
+impl QueueMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueMode::All => "all",
+            QueueMode::OneAtATime => "one-at-a-time",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "all" => Some(QueueMode::All),
+            "one-at-a-time" => Some(QueueMode::OneAtATime),
+            _ => None,
+        }
+    }
+}
+
+/// A FIFO of queued messages delivered according to a [`QueueMode`].
+#[derive(Debug, Clone, Default)]
+pub struct MessageQueue {
+    items: VecDeque<AgentMessage>,
+    pub mode: QueueMode,
+}
+
+impl MessageQueue {
+    pub fn new(mode: QueueMode) -> Self {
+        MessageQueue { items: VecDeque::new(), mode }
+    }
+
+    pub fn push(&mut self, message: AgentMessage) {
+        self.items.push_back(message);
+    }
+
+    /// One poll: the first message in one-at-a-time mode, everything in all mode.
+    pub fn dequeue(&mut self) -> Vec<AgentMessage> {
+        match self.mode {
+            QueueMode::OneAtATime => self.items.pop_front().into_iter().collect(),
+            QueueMode::All => self.items.drain(..).collect(),
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.items.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &AgentMessage> {
+        self.items.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(text: &str) -> AgentMessage {
+        AgentMessage::user_text(text, 0)
+    }
+
+    fn texts(v: Vec<AgentMessage>) -> Vec<String> {
+        v.into_iter()
+            .map(|m| match m {
+                AgentMessage::User(u) => u.content.text(),
+                _ => unreachable!(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_at_a_time_delivers_fifo_one_per_poll() {
+        let mut q = MessageQueue::new(QueueMode::OneAtATime);
+        q.push(msg("a"));
+        q.push(msg("b"));
+        assert_eq!(texts(q.dequeue()), ["a"]);
+        assert_eq!(texts(q.dequeue()), ["b"]);
+        assert!(q.dequeue().is_empty());
+    }
+
+    #[test]
+    fn all_mode_drains_everything() {
+        let mut q = MessageQueue::new(QueueMode::All);
+        q.push(msg("a"));
+        q.push(msg("b"));
+        assert_eq!(texts(q.dequeue()), ["a", "b"]);
+        assert!(q.is_empty());
+        q.mode = QueueMode::OneAtATime;
+        q.push(msg("c"));
+        q.push(msg("d"));
+        q.clear();
+        assert!(q.dequeue().is_empty());
+    }
+
+    #[test]
+    fn modes_use_wire_names() {
+        assert_eq!(serde_json::to_string(&QueueMode::OneAtATime).unwrap(), r#""one-at-a-time""#);
+        assert_eq!(QueueMode::parse("all"), Some(QueueMode::All));
+        assert_eq!(QueueMode::parse("both"), None);
+    }
+}
