@@ -237,7 +237,7 @@ impl<'a> Gen<'a> {
             TypeRef::String => "::std::string::String".to_string(),
             TypeRef::Bool => "bool".to_string(),
             TypeRef::Int => "i64".to_string(),
-            TypeRef::Number => "f64".to_string(),
+            TypeRef::Number => "crate::support::JsNumber".to_string(),
             TypeRef::Json => "::serde_json::Value".to_string(),
             TypeRef::Object => "::serde_json::Map<::std::string::String, ::serde_json::Value>".to_string(),
             TypeRef::List(t) => format!("::std::vec::Vec<{}>", self.rust_type(t, false)),

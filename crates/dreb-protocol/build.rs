@@ -17,6 +17,9 @@ fn main() {
         Ok(ir) => ir,
         Err(e) => panic!("protocol/rpc.yaml is not valid (run `cargo run -p dreb-codegen -- check`):\n{e}"),
     };
+    // Lets tests load exactly the spec these types were generated from.
+    let spec_abs = spec.canonicalize().unwrap_or(spec.clone());
+    println!("cargo:rustc-env=DREB_PROTOCOL_SPEC_FILE={}", spec_abs.display());
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("protocol.rs");
     std::fs::write(&out, dreb_codegen::rust::generate(&ir)).expect("write OUT_DIR/protocol.rs");
 }

@@ -16,6 +16,9 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/protocol.rs"));
 }
 
+/// Absolute path of the spec file this crate was generated from (for spec-driven tests).
+pub const SPEC_FILE: &str = env!("DREB_PROTOCOL_SPEC_FILE");
+
 pub use envelope::{Decoded, Dispatched, Request, Response, decode, decode_value, dispatch, handle_request};
 pub use generated::*;
-pub use support::{RequestContext, Tristate};
+pub use support::{JsNumber, RequestContext, Tristate};

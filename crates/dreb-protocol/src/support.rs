@@ -67,6 +67,70 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tristate<T> {
     }
 }
 
+/// A JSON `number` written the way JavaScript's `JSON.stringify` writes it: whole values without a fraction
+/// (`30`, not `30.0`), other values as the shortest round-tripping decimal; NaN and infinities as `null`. The
+/// reference serialises every number this way, and hosts compare the text.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
+pub struct JsNumber(pub f64);
+
+impl JsNumber {
+    /// The value.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl From<f64> for JsNumber {
+    fn from(v: f64) -> Self {
+        JsNumber(v)
+    }
+}
+
+impl From<i64> for JsNumber {
+    fn from(v: i64) -> Self {
+        JsNumber(v as f64)
+    }
+}
+
+impl From<JsNumber> for f64 {
+    fn from(v: JsNumber) -> f64 {
+        v.0
+    }
+}
+
+impl std::ops::Deref for JsNumber {
+    type Target = f64;
+    fn deref(&self) -> &f64 {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for JsNumber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl Serialize for JsNumber {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let v = self.0;
+        // Below 2^53 every whole f64 is an exact integer, and JavaScript prints it without exponent or fraction.
+        if v.is_finite() && v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
+            s.serialize_i64(v as i64)
+        } else if v.is_finite() {
+            s.serialize_f64(v)
+        } else {
+            s.serialize_none()
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for JsNumber {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        f64::deserialize(d).map(JsNumber)
+    }
+}
+
 /// `deserialize_with` for nullable, non-optional fields: `null` → `None`, but a missing key is an error (serde
 /// would otherwise treat a missing `Option` as `None`).
 pub fn required_nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
@@ -132,6 +196,16 @@ mod tests {
         assert!(err.contains("missing field `req`"), "{err}");
         let err = from_value::<T>(serde_json::json!({"tri": "x", "req": null})).unwrap_err();
         assert!(err.starts_with("field `tri`: invalid type"), "{err}");
+    }
+
+    #[test]
+    fn numbers_print_like_javascript() {
+        let out: Vec<String> = [30.0, 0.0, -0.0, 0.051000000000000004, 1.5e300, f64::NAN, 93.58587999999986]
+            .into_iter()
+            .map(|v| serde_json::to_string(&JsNumber(v)).unwrap())
+            .collect();
+        assert_eq!(out, ["30", "0", "0", "0.051000000000000004", "1.5e300", "null", "93.58587999999986"]);
+        assert_eq!(serde_json::from_str::<JsNumber>("7").unwrap(), JsNumber(7.0));
     }
 
     #[test]
