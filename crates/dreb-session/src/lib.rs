@@ -1,1 +1,37 @@
-//! Session tree files (v3 JSONL), listing, forking, navigation and HTML export
+//! Session tree files (v3 JSONL), listing, forking, navigation and HTML export.
+//!
+//! A session is an append-only tree of entries stored one JSON object per line, in exactly the format the
+//! TypeScript reference writes, so users can switch implementations and keep their sessions:
+//!
+//! ```text
+//! <agentDir>/sessions/--<encoded cwd>--/<ISO timestamp with : and . as ->_<uuid>.jsonl
+//! {"type":"session","version":3,"id":"<uuid>","timestamp":"<ISO>","cwd":"<cwd>"}
+//! {"type":"message","id":"1a2b3c4d","parentId":null,"timestamp":"<ISO>","message":{...}}
+//! ```
+//!
+//! Entry payloads (agent messages, extension data) are kept as ordered JSON so nothing is lost on a load/save
+//! round trip. [`SessionManager`] owns one session; [`listing`] and [`delete`] work on files.
+
+pub mod branching;
+pub mod context;
+pub mod delete;
+pub mod entry;
+pub mod error;
+pub mod jsjson;
+pub mod jsonl;
+pub mod listing;
+pub mod manager;
+pub mod message;
+pub mod migrate;
+pub mod paths;
+pub mod time;
+pub mod tree;
+
+pub use branching::{BranchSummaryInput, BranchSummarySource, ForkMessage, ForkResult, NavigateOptions, NavigateResult};
+pub use context::{ModelRef, SessionContext};
+pub use delete::{DeleteMethod, Trash, delete_session};
+pub use entry::{CURRENT_SESSION_VERSION, CompactionData, EntryKind, SessionEntry};
+pub use error::{Result, SessionError};
+pub use listing::{ListOptions, RpcSessionInfo, SessionInfo, list_all_sessions, list_sessions};
+pub use manager::{NewSessionOptions, SessionManager};
+pub use tree::{RpcTree, RpcTreeNode};

@@ -1,0 +1,549 @@
+//! The session manager: one session as an append-only tree of entries, persisted to a JSONL file (or kept in
+//! memory for `--no-session`).
+//!
+//! Write rule (as the reference): nothing touches disk until the session holds an assistant message; then the
+//! header and every buffered entry are written, and afterwards each new entry is appended as one line. Unlike the
+//! reference, the file is always kept an exact prefix of the in-memory lines, so a session that is re-opened or
+//! recovered can never get a second header or duplicated entries.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::entry::{self, CompactionData, EntryKind, SessionEntry};
+use crate::error::{Result, SessionError};
+use crate::jsonl;
+use crate::migrate::migrate_to_current;
+use crate::paths;
+use crate::time::now_iso;
+
+/// Options for [`SessionManager::new_session`].
+#[derive(Debug, Clone, Default)]
+pub struct NewSessionOptions {
+    /// Use this session id instead of a fresh UUID.
+    pub id: Option<String>,
+    /// Written into the header as `parentSession`.
+    pub parent_session: Option<String>,
+}
+
+/// Labels by target id, remembering first-insertion order (the order the reference's `Map` iterates in).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Labels {
+    by_target: HashMap<String, (u64, String)>,
+    next_seq: u64,
+}
+
+impl Labels {
+    pub(crate) fn get(&self, target: &str) -> Option<&str> {
+        self.by_target.get(target).map(|(_, l)| l.as_str())
+    }
+
+    /// Sets (non-empty) or clears (missing/empty) a label.
+    pub(crate) fn apply(&mut self, target: &str, label: Option<&str>) {
+        match label.filter(|l| !l.is_empty()) {
+            Some(l) => {
+                if let Some(slot) = self.by_target.get_mut(target) {
+                    slot.1 = l.to_string();
+                } else {
+                    self.by_target.insert(target.to_string(), (self.next_seq, l.to_string()));
+                    self.next_seq += 1;
+                }
+            }
+            None => {
+                self.by_target.remove(target);
+            }
+        }
+    }
+
+    /// `(target, label)` in insertion order.
+    pub(crate) fn ordered(&self) -> Vec<(&str, &str)> {
+        let mut v: Vec<_> = self.by_target.iter().map(|(t, (seq, l))| (*seq, t.as_str(), l.as_str())).collect();
+        v.sort_by_key(|(seq, _, _)| *seq);
+        v.into_iter().map(|(_, t, l)| (t, l)).collect()
+    }
+
+    fn clear(&mut self) {
+        self.by_target.clear();
+        self.next_seq = 0;
+    }
+}
+
+/// One session: header + entries, the current leaf, labels, and the file they persist to.
+#[derive(Debug)]
+pub struct SessionManager {
+    pub(crate) cwd: String,
+    pub(crate) session_dir: PathBuf,
+    pub(crate) persist: bool,
+    pub(crate) session_id: String,
+    pub(crate) session_file: Option<PathBuf>,
+    /// File lines in order; `lines[0]` is the header.
+    pub(crate) lines: Vec<SessionEntry>,
+    /// Entry id → index in `lines` (the last line wins for duplicate ids).
+    pub(crate) by_id: HashMap<String, usize>,
+    pub(crate) labels: Labels,
+    pub(crate) leaf_id: Option<String>,
+    pub(crate) has_assistant: bool,
+    /// `lines[..written]` are on disk.
+    pub(crate) written: usize,
+    /// The file does not end in `\n` (torn or foreign last line): start the next write on a fresh line.
+    pub(crate) fresh_line_needed: bool,
+}
+
+impl SessionManager {
+    fn empty(cwd: String, session_dir: PathBuf, persist: bool) -> Self {
+        Self {
+            cwd,
+            session_dir,
+            persist,
+            session_id: String::new(),
+            session_file: None,
+            lines: Vec::new(),
+            by_id: HashMap::new(),
+            labels: Labels::default(),
+            leaf_id: None,
+            has_assistant: false,
+            written: 0,
+            fresh_line_needed: false,
+        }
+    }
+
+    fn ensure_dir(dir: &Path) -> Result<()> {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir).map_err(|e| SessionError::io(dir, e))?;
+        }
+        Ok(())
+    }
+
+    /// A new persisted session in `session_dir` (created if missing; see [`paths::default_session_dir`]).
+    pub fn create(cwd: impl Into<String>, session_dir: impl Into<PathBuf>) -> Result<Self> {
+        let session_dir = session_dir.into();
+        Self::ensure_dir(&session_dir)?;
+        let mut sm = Self::empty(cwd.into(), session_dir, true);
+        sm.new_session(NewSessionOptions::default());
+        Ok(sm)
+    }
+
+    /// Opens a session file (a missing file starts a new session that will be written there). The cwd comes from
+    /// the file's header (else the process cwd); `session_dir` defaults to the file's directory.
+    pub fn open(path: impl AsRef<Path>, session_dir: Option<PathBuf>) -> Result<Self> {
+        let path = paths::resolve(path.as_ref());
+        let header_cwd = jsonl::read_file(&path)
+            .map_err(|e| SessionError::io(&path, e))?
+            .filter(|p| jsonl::has_valid_header(&p.lines))
+            .and_then(|p| p.lines[0].cwd().map(str::to_string));
+        let cwd = header_cwd.unwrap_or_else(process_cwd);
+        let dir = session_dir.unwrap_or_else(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
+        Self::ensure_dir(&dir)?;
+        let mut sm = Self::empty(cwd, dir, true);
+        sm.set_session_file(&path)?;
+        Ok(sm)
+    }
+
+    /// Continues the most recently modified valid session in `session_dir`, or starts a new one.
+    pub fn continue_recent(cwd: impl Into<String>, session_dir: impl Into<PathBuf>) -> Result<Self> {
+        let session_dir = session_dir.into();
+        Self::ensure_dir(&session_dir)?;
+        let recent = crate::listing::find_most_recent_session(&session_dir);
+        let mut sm = Self::empty(cwd.into(), session_dir, true);
+        match recent {
+            Some(p) => sm.set_session_file(&p)?,
+            None => {
+                sm.new_session(NewSessionOptions::default());
+            }
+        }
+        Ok(sm)
+    }
+
+    /// A session that is never written (`--no-session`).
+    pub fn in_memory(cwd: impl Into<String>) -> Self {
+        let mut sm = Self::empty(cwd.into(), PathBuf::new(), false);
+        sm.new_session(NewSessionOptions::default());
+        sm
+    }
+
+    /// `--fork <path>`: copies every entry of `source` into a new file in `session_dir` whose header names `source`
+    /// as `parentSession` and `target_cwd` as cwd, then opens it.
+    pub fn fork_from(source: impl AsRef<Path>, target_cwd: impl Into<String>, session_dir: PathBuf) -> Result<Self> {
+        let source = source.as_ref();
+        let source_text = source.to_string_lossy().into_owned();
+        let parsed = jsonl::read_file(source)
+            .map_err(|e| SessionError::io(source, e))?
+            .filter(|p| jsonl::has_valid_header(&p.lines))
+            .ok_or_else(|| SessionError::InvalidForkSource(source_text.clone()))?;
+        let target_cwd = target_cwd.into();
+        Self::ensure_dir(&session_dir)?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let ts = now_iso();
+        let file = session_dir.join(paths::session_file_name(&ts, &id));
+        let header = entry::new_header(&id, &ts, &target_cwd, Some(&source_text));
+        let content =
+            jsonl::to_file_content(std::iter::once(&header).chain(parsed.lines.iter().filter(|l| !l.is_header())));
+        jsonl::rewrite(&file, &content).map_err(|e| SessionError::io(&file, e))?;
+        let mut sm = Self::empty(target_cwd, session_dir, true);
+        sm.set_session_file(&file)?;
+        Ok(sm)
+    }
+
+    /// Switches to another session file (resume, `switch_session`). A missing file starts a new session that will be
+    /// created at that path; a file without a valid header is replaced by a fresh session (its old bytes are kept
+    /// beside it as `<name>.corrupt`).
+    pub fn set_session_file(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        let path = paths::resolve(path.as_ref());
+        let parsed = jsonl::read_file(&path).map_err(|e| SessionError::io(&path, e))?;
+        match parsed {
+            None => {
+                self.new_session(NewSessionOptions::default());
+                self.session_file = Some(path);
+            }
+            Some(parsed) if !jsonl::has_valid_header(&parsed.lines) => {
+                let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                if size > 0 {
+                    let mut backup = path.clone().into_os_string();
+                    backup.push(".corrupt");
+                    tracing::warn!(path = %path.display(), "session file has no valid header; starting fresh");
+                    std::fs::copy(&path, &backup).map_err(|e| SessionError::io(&path, e))?;
+                }
+                self.new_session(NewSessionOptions::default());
+                self.session_file = Some(path.clone());
+                if self.persist {
+                    let content = jsonl::to_file_content(&self.lines);
+                    jsonl::rewrite(&path, &content).map_err(|e| SessionError::io(&path, e))?;
+                    self.written = self.lines.len();
+                }
+            }
+            Some(parsed) => {
+                self.lines = parsed.lines;
+                self.session_id = self.lines[0].id().unwrap_or_default().to_string();
+                self.session_file = Some(path.clone());
+                self.rebuild_index();
+                self.written = self.lines.len();
+                self.fresh_line_needed = !parsed.ends_with_newline;
+                if parsed.skipped > 0 {
+                    tracing::warn!(path = %path.display(), skipped = parsed.skipped, "skipped malformed session lines");
+                }
+                if migrate_to_current(&mut self.lines) {
+                    self.rebuild_index();
+                    self.rewrite_file()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts a new, empty session (new id and, when persisting, a new file name). Returns the new file path.
+    pub fn new_session(&mut self, options: NewSessionOptions) -> Option<PathBuf> {
+        self.session_id = options.id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let ts = now_iso();
+        let header = entry::new_header(&self.session_id, &ts, &self.cwd, options.parent_session.as_deref());
+        self.lines = vec![header];
+        self.by_id.clear();
+        self.labels.clear();
+        self.leaf_id = None;
+        self.has_assistant = false;
+        self.written = 0;
+        self.fresh_line_needed = false;
+        if self.persist {
+            self.session_file = Some(self.session_dir.join(paths::session_file_name(&ts, &self.session_id)));
+        }
+        self.session_file.clone()
+    }
+
+    /// Records the agent type in the header (subagent children); rewrites the file if it exists already.
+    pub fn set_agent_type(&mut self, agent_type: &str) -> Result<()> {
+        self.lines[0].map_mut().insert("agentType".into(), agent_type.into());
+        if self.written > 0 { self.rewrite_file() } else { Ok(()) }
+    }
+
+    /// Records the parent session path in the header; rewrites the file if it exists already. Empty is ignored.
+    pub fn set_parent_session(&mut self, parent: &str) -> Result<()> {
+        if parent.is_empty() {
+            return Ok(());
+        }
+        self.lines[0].map_mut().insert("parentSession".into(), parent.into());
+        if self.written > 0 { self.rewrite_file() } else { Ok(()) }
+    }
+
+    pub(crate) fn rebuild_index(&mut self) {
+        self.by_id.clear();
+        self.labels.clear();
+        self.leaf_id = None;
+        self.has_assistant = false;
+        for (i, line) in self.lines.iter().enumerate() {
+            if line.is_header() {
+                continue;
+            }
+            let Some(id) = line.id() else { continue };
+            self.by_id.insert(id.to_string(), i);
+            self.leaf_id = Some(id.to_string());
+            match line.kind() {
+                EntryKind::Label => {
+                    if let Some(target) = line.str_field("targetId") {
+                        self.labels.apply(target, line.str_field("label"));
+                    }
+                }
+                EntryKind::Message if line.message_role() == Some("assistant") => self.has_assistant = true,
+                _ => {}
+            }
+        }
+    }
+
+    /// Writes every line to the session file, replacing it atomically.
+    pub(crate) fn rewrite_file(&mut self) -> Result<()> {
+        let Some(file) = self.session_file.clone().filter(|_| self.persist) else { return Ok(()) };
+        let content = jsonl::to_file_content(&self.lines);
+        jsonl::rewrite(&file, &content).map_err(|e| SessionError::io(&file, e))?;
+        self.written = self.lines.len();
+        self.fresh_line_needed = false;
+        Ok(())
+    }
+
+    /// Appends the lines that are not on disk yet, once the session has an assistant message.
+    fn persist_pending(&mut self) -> Result<()> {
+        if !self.persist || !self.has_assistant || self.written >= self.lines.len() {
+            return Ok(());
+        }
+        let Some(file) = self.session_file.clone() else { return Ok(()) };
+        let content = jsonl::to_file_content(&self.lines[self.written..]);
+        match jsonl::append(&file, &content, self.fresh_line_needed) {
+            Ok(()) => {
+                self.written = self.lines.len();
+                self.fresh_line_needed = false;
+                Ok(())
+            }
+            Err(e) => {
+                // Part of the text may have landed; the retry on the next append starts on a fresh line.
+                self.fresh_line_needed = true;
+                Err(SessionError::io(file, e))
+            }
+        }
+    }
+
+    /// Adds `entry` as the new leaf and persists what can be persisted. The entry stays in memory even when the
+    /// write fails (the error is returned; the next append retries the unwritten lines).
+    fn append_entry(&mut self, entry: SessionEntry) -> Result<String> {
+        let id = entry.id().unwrap_or_default().to_string();
+        if entry.message_role() == Some("assistant") {
+            self.has_assistant = true;
+        }
+        self.lines.push(entry);
+        self.by_id.insert(id.clone(), self.lines.len() - 1);
+        self.leaf_id = Some(id.clone());
+        self.persist_pending()?;
+        Ok(id)
+    }
+
+    pub(crate) fn new_id(&self) -> String {
+        entry::generate_id(|c| self.by_id.contains_key(c))
+    }
+
+    /// Appends a `message` entry (user, assistant, toolResult, bashExecution, …) as a child of the leaf.
+    pub fn append_message(&mut self, message: Value) -> Result<String> {
+        let id = self.new_id();
+        let e = entry::new_message(&id, self.leaf_id.as_deref(), &now_iso(), message);
+        self.append_entry(e)
+    }
+
+    pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String> {
+        let id = self.new_id();
+        let e = entry::new_thinking_level_change(&id, self.leaf_id.as_deref(), &now_iso(), level);
+        self.append_entry(e)
+    }
+
+    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String> {
+        let id = self.new_id();
+        let e = entry::new_model_change(&id, self.leaf_id.as_deref(), &now_iso(), provider, model_id);
+        self.append_entry(e)
+    }
+
+    pub fn append_compaction(&mut self, data: CompactionData) -> Result<String> {
+        let id = self.new_id();
+        let e = entry::new_compaction(&id, self.leaf_id.as_deref(), &now_iso(), data);
+        self.append_entry(e)
+    }
+
+    /// Extension state (`custom`); never part of the LLM context.
+    pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<Value>) -> Result<String> {
+        let id = self.new_id();
+        let e = entry::new_custom(&id, self.leaf_id.as_deref(), &now_iso(), custom_type, data);
+        self.append_entry(e)
+    }
+
+    /// A `custom_message` (sent to the LLM as a user message).
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: &str,
+        content: Value,
+        display: bool,
+        details: Option<Value>,
+    ) -> Result<String> {
+        let id = self.new_id();
+        let e =
+            entry::new_custom_message(&id, self.leaf_id.as_deref(), &now_iso(), custom_type, content, display, details);
+        self.append_entry(e)
+    }
+
+    /// A `session_info` entry with the trimmed name (empty clears the name).
+    pub fn append_session_info(&mut self, name: &str) -> Result<String> {
+        let id = self.new_id();
+        let e = entry::new_session_info(&id, self.leaf_id.as_deref(), &now_iso(), crate::message::js_trim(name));
+        self.append_entry(e)
+    }
+
+    /// `set_session_name`: trims, refuses an empty result, appends `session_info`. Returns the stored name.
+    pub fn set_session_name(&mut self, name: &str) -> Result<String> {
+        let name = crate::message::js_trim(name).to_string();
+        if name.is_empty() {
+            return Err(SessionError::EmptySessionName);
+        }
+        self.append_session_info(&name)?;
+        Ok(name)
+    }
+
+    /// Sets (or with `None`/empty, clears) the label of an existing entry by appending a `label` entry.
+    pub fn append_label_change(&mut self, target_id: &str, label: Option<&str>) -> Result<String> {
+        if !self.by_id.contains_key(target_id) {
+            return Err(SessionError::EntryNotFound(target_id.to_string()));
+        }
+        let id = self.new_id();
+        let e = entry::new_label(&id, self.leaf_id.as_deref(), &now_iso(), target_id, label);
+        self.labels.apply(target_id, label);
+        self.append_entry(e)
+    }
+
+    // ---- getters ----
+
+    pub fn cwd(&self) -> &str {
+        &self.cwd
+    }
+
+    /// Empty for an in-memory session.
+    pub fn session_dir(&self) -> &Path {
+        &self.session_dir
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The session file (which may not exist yet); `None` for an in-memory session.
+    pub fn session_file(&self) -> Option<&Path> {
+        self.session_file.as_deref()
+    }
+
+    pub fn is_persisted(&self) -> bool {
+        self.persist
+    }
+
+    /// Whether the session file has been written (it holds at least the header).
+    pub fn is_flushed(&self) -> bool {
+        self.written > 0
+    }
+
+    pub fn header(&self) -> &SessionEntry {
+        &self.lines[0]
+    }
+
+    /// Every line including the header, in file order.
+    pub fn file_lines(&self) -> &[SessionEntry] {
+        &self.lines
+    }
+
+    /// All entries (no header lines), in file order.
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = &SessionEntry> + '_ {
+        self.lines.iter().filter(|l| !l.is_header())
+    }
+
+    pub fn entry(&self, id: &str) -> Option<&SessionEntry> {
+        self.by_id.get(id).map(|&i| &self.lines[i])
+    }
+
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf_id.as_deref()
+    }
+
+    pub fn leaf_entry(&self) -> Option<&SessionEntry> {
+        self.leaf_id.as_deref().and_then(|id| self.entry(id))
+    }
+
+    /// Direct children of an entry, in file order.
+    pub fn children(&self, parent_id: &str) -> Vec<&SessionEntry> {
+        let mut v: Vec<(usize, &SessionEntry)> = self
+            .by_id
+            .values()
+            .map(|&i| (i, &self.lines[i]))
+            .filter(|(_, e)| e.parent_id() == Some(parent_id))
+            .collect();
+        v.sort_by_key(|(i, _)| *i);
+        v.into_iter().map(|(_, e)| e).collect()
+    }
+
+    /// The resolved label of an entry.
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.labels.get(id)
+    }
+
+    /// Latest `session_info` name in the whole file (not branch-aware); an empty name clears it.
+    pub fn session_name(&self) -> Option<String> {
+        let info = self.entries().rev().find(|e| e.kind() == EntryKind::SessionInfo)?;
+        let name = crate::message::js_trim(info.str_field("name").unwrap_or(""));
+        (!name.is_empty()).then(|| name.to_string())
+    }
+
+    /// Root-first path from the root to `from` (default: the leaf). Stops on a parent cycle.
+    pub fn branch(&self, from: Option<&str>) -> Vec<&SessionEntry> {
+        let start = match from {
+            Some(id) => Some(id),
+            None => self.leaf_id.as_deref(),
+        };
+        let mut path = Vec::new();
+        let mut current = start.and_then(|id| self.entry(id));
+        while let Some(e) = current {
+            path.push(e);
+            if path.len() > self.by_id.len() {
+                tracing::warn!("cycle in session parent links; path cut");
+                break;
+            }
+            current = e.parent_id().and_then(|p| self.entry(p));
+        }
+        path.reverse();
+        path
+    }
+
+    /// Moves the leaf to an existing entry (in memory only; the next append branches from there).
+    pub fn move_leaf(&mut self, id: &str) -> Result<()> {
+        if !self.by_id.contains_key(id) {
+            return Err(SessionError::EntryNotFound(id.to_string()));
+        }
+        self.leaf_id = Some(id.to_string());
+        Ok(())
+    }
+
+    /// Moves the leaf before the first entry; the next append creates a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf_id = None;
+    }
+
+    /// Moves the leaf to `from` (or before the root) and appends a `branch_summary` entry there.
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: &str,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    ) -> Result<String> {
+        if let Some(f) = from
+            && !self.by_id.contains_key(f)
+        {
+            return Err(SessionError::EntryNotFound(f.to_string()));
+        }
+        self.leaf_id = from.map(str::to_string);
+        let id = self.new_id();
+        let e = entry::new_branch_summary(&id, from, &now_iso(), summary, details, from_hook);
+        self.append_entry(e)
+    }
+}
+
+pub(crate) fn process_cwd() -> String {
+    std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".to_string())
+}
