@@ -407,6 +407,27 @@ fn module(ir: &Ir) -> String {
 
     section(&mut out, "Client");
     write_client(&mut out, ir, &names);
+
+    // `__all__`, so `from dreb_rpc._generated import *` re-exports exactly the protocol names.
+    let mut all: Vec<String> = vec!["RequestId".into()];
+    all.extend(ir.types.iter().map(|t| t.name.clone()));
+    for c in &ir.commands {
+        if !c.params.is_empty() {
+            all.push(names.derived(&c.name, "Params"));
+        }
+        all.push(names.derived(&c.name, "Command"));
+        all.push(names.derived(&c.name, "Response"));
+    }
+    all.extend(["ErrorResponse", "RpcCommand", "RpcResponse", "COMMAND_TYPES"].map(String::from));
+    all.extend(events);
+    all.extend(["UnknownEvent", "KnownEvent", "RpcEvent", "EVENT_TYPES", "is_known_event"].map(String::from));
+    all.extend(inputs);
+    all.extend(["RpcInput", "DrebClient"].map(String::from));
+    out.push_str("\n\n__all__ = [\n");
+    for name in all {
+        let _ = writeln!(out, "    {},", py_str(&name));
+    }
+    out.push_str("]\n");
     out
 }
 

@@ -34,7 +34,18 @@ def fail(cmd, error):
     write({"id": cmd.get("id"), "type": "response", "command": cmd["type"], "success": False, "error": error})
 
 held = None
-state = {"isStreaming": False, "messageCount": 0, "thinkingLevel": "off", "sessionId": "fake-session"}
+# Shaped like the spec's get_state example (RpcSessionState).
+state = {
+    "model": {"id": "mock-model", "name": "Mock", "api": "openai-completions", "provider": "mock",
+              "baseUrl": "http://127.0.0.1:9/v1", "reasoning": False, "input": ["text"],
+              "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+              "contextWindow": 200000, "maxTokens": 32000},
+    "scopedModels": [], "tasks": [], "usingSubscription": False, "thinkingLevel": "off",
+    "availableThinkingLevels": ["off"], "isStreaming": False, "isRetrying": False, "retryAttempt": 0,
+    "isCompacting": False, "steeringMode": "one-at-a-time", "followUpMode": "one-at-a-time",
+    "sessionId": "fake-session", "autoCompactionEnabled": True, "messageCount": 0, "pendingMessageCount": 0,
+    "contextUsage": {"tokens": 0, "contextWindow": 200000, "percent": 0},
+}
 
 def handle(cmd):
     global held, state
@@ -68,8 +79,11 @@ def handle(cmd):
     elif t == "get_state":
         ok(cmd, state)
     elif t == "prompt":
+        if cmd.get("message") == "keys":
+            fail(cmd, ",".join(cmd))  # shows which keys were sent
+            return
         if cmd.get("message") == "refuse":
-            fail(cmd, "Agent is already streaming. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
+            fail(cmd, "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
             return
         # The response and the whole run in one write: exercises the wait_for_idle race.
         frames = [

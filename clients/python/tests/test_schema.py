@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "codegen" / "tests" / "golden" / "jsonschema" / "rpc.schema.json"

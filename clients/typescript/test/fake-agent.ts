@@ -13,7 +13,15 @@ const ok = (cmd, data) => out(data === undefined
   : { id: cmd.id, type: "response", command: cmd.type, success: true, data });
 const fail = (cmd, error) => out({ id: cmd.id, type: "response", command: cmd.type, success: false, error });
 let held;
-let idleState = { isStreaming: false, messageCount: 0, thinkingLevel: "off", sessionId: "fake-session" };
+// Shaped like the spec's get_state example (RpcSessionState).
+let idleState = {
+  model: { id: "mock-model", name: "Mock", api: "openai-completions", provider: "mock", baseUrl: "http://127.0.0.1:9/v1",
+    reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 200000, maxTokens: 32000 },
+  scopedModels: [], tasks: [], usingSubscription: false, thinkingLevel: "off", availableThinkingLevels: ["off"],
+  isStreaming: false, isRetrying: false, retryAttempt: 0, isCompacting: false, steeringMode: "one-at-a-time",
+  followUpMode: "one-at-a-time", sessionId: "fake-session", autoCompactionEnabled: true, messageCount: 0,
+  pendingMessageCount: 0, contextUsage: { tokens: 0, contextWindow: 200000, percent: 0 },
+};
 
 function handle(cmd) {
   switch (cmd.type) {
@@ -36,7 +44,7 @@ function handle(cmd) {
     case "die": fs.writeSync(2, "fatal: fake agent dying\n"); process.exit(3);
     case "get_state": return ok(cmd, idleState);
     case "prompt":
-      if (cmd.message === "refuse") return fail(cmd, "Agent is already streaming. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
+      if (cmd.message === "refuse") return fail(cmd, "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
       // Response and the whole run in one write: exercises the waitForIdle race.
       fs.writeSync(1, [
         { id: cmd.id, type: "response", command: "prompt", success: true },

@@ -12,7 +12,7 @@ import json
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Self, TypeVar, cast
 
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError
 from ._jsonl import encode_frame
@@ -102,7 +102,7 @@ class EventSubscription(Generic[E]):
     def close(self) -> None:
         self._unsubscribe()
 
-    def __enter__(self) -> EventSubscription[E]:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -163,7 +163,7 @@ class RpcConnection(Generic[E]):
         self.transport.close()
         self._handle_close(CloseInfo("Client closed"))
 
-    def __enter__(self) -> RpcConnection[E]:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
