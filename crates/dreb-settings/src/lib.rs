@@ -60,6 +60,7 @@ mod file_lock;
 mod js;
 pub mod manager;
 pub mod model_catalog;
+pub mod model_scope;
 pub mod nested_context;
 pub mod paths;
 pub mod rpc;

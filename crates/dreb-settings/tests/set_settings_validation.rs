@@ -390,3 +390,26 @@ fn empty_agent_models_object_writes_nothing() {
     assert!(r.warnings.is_none());
     assert!(!env.global_path().exists());
 }
+
+#[test]
+fn snapshot_resolves_stored_scope_patterns_with_warnings() {
+    let env = Env::new();
+    env.write_global(r#"{"enabledModels": ["mock-claude:high", "mock/*", "nope"]}"#);
+    let snap = to_json(
+        &env.manager()
+            .get_settings(&FakeCatalog::reference())
+            .unwrap(),
+    );
+    assert_eq!(
+        snap["resolvedScopedModels"],
+        json!([
+            {"provider": "mock-anthropic", "id": "mock-claude", "name": "Mock (Anthropic wire)", "reasoning": false, "thinkingLevel": "high"},
+            {"provider": "mock", "id": "mock-model", "name": "Mock (OpenAI wire)", "reasoning": false}
+        ])
+    );
+    assert_eq!(
+        snap["scopeWarnings"],
+        json!([{"pattern": "nope", "message": "No models match pattern \"nope\""}])
+    );
+    assert_eq!(snap["enabledModelsSource"], "global");
+}

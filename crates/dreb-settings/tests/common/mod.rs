@@ -5,9 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use dreb_settings::SettingsManager;
-use dreb_settings::model_catalog::{
-    ModelCatalog, ModelInfo, ScopeResolution, ScopeWarning, ScopedModel,
-};
+use dreb_settings::model_catalog::{ModelCatalog, ModelInfo, ScopeResolution};
 use serde_json::Value;
 
 pub fn fixture(name: &str) -> PathBuf {
@@ -20,7 +18,7 @@ pub fn fixture_text(name: &str) -> String {
     std::fs::read_to_string(fixture(name)).unwrap()
 }
 
-/// A catalog with exact-reference scope resolution (enough for these tests).
+/// A catalog over fixed models, resolving scopes with the crate's reference rules.
 #[derive(Clone, Default)]
 pub struct FakeCatalog {
     pub models: Vec<ModelInfo>,
@@ -80,32 +78,7 @@ impl ModelCatalog for FakeCatalog {
     }
 
     fn resolve_scope(&self, patterns: &[String], available: &[ModelInfo]) -> ScopeResolution {
-        let mut out = ScopeResolution::default();
-        for pattern in patterns {
-            let (reference, level) = match pattern.rsplit_once(':') {
-                Some((r, l)) if dreb_settings::model_catalog::is_valid_thinking_level(l) => {
-                    (r, Some(l.to_string()))
-                }
-                _ => (pattern.as_str(), None),
-            };
-            match available
-                .iter()
-                .find(|m| m.reference().eq_ignore_ascii_case(reference))
-            {
-                Some(m) if !out.models.iter().any(|s| s.model == *m) => {
-                    out.models.push(ScopedModel {
-                        model: m.clone(),
-                        thinking_level: level,
-                    })
-                }
-                Some(_) => {}
-                None => out.warnings.push(ScopeWarning {
-                    pattern: pattern.clone(),
-                    message: format!("No models match pattern \"{pattern}\""),
-                }),
-            }
-        }
-        out
+        dreb_settings::model_scope::resolve_model_scope_patterns(patterns, available)
     }
 }
 
