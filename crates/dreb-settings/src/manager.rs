@@ -243,9 +243,11 @@ impl SettingsManager {
     /// is returned (and remembered until a later successful reload).
     pub fn reload(&self) -> Vec<ScopedSettingsError> {
         let mut errors = Vec::new();
+        // Read under the state lock so a concurrent in-process write cannot be overtaken by
+        // this (older) read.
+        let mut state = self.state();
         let global = read_settings_file(&self.global_path);
         let project = read_settings_file(&self.project_path);
-        let mut state = self.state();
         match global {
             Ok(map) => {
                 state.global = map.unwrap_or_default();
@@ -685,8 +687,9 @@ impl SettingsManager {
 
     /// Fresh read of the global file; on failure, the last loaded content is not trusted.
     fn fresh_global(&self) -> Result<Map<String, Value>, SettingsFileError> {
+        let mut state = self.state(); // held across the read, as in `reload`
         let fresh = read_settings_file(&self.global_path)?.unwrap_or_default();
-        self.state().global = fresh.clone();
+        state.global = fresh.clone();
         Ok(fresh)
     }
 
