@@ -1,4 +1,9 @@
-//! The coding tools (read, bash, edit, write, ls, find, grep, ...) and their safety guards
+//! The coding tools (read, bash, edit, write, ls, find, grep, ...) and their safety guards.
+//!
+//! Every tool implements [`dreb_agent::Tool`]. Build them one by one (`tools::read::ReadTool::new`, ...) or by
+//! name with [`create_tool`]. The shell executor behind both the `bash` tool and the RPC `bash` command is in
+//! [`bash`]; the guards the runtime's before/after hooks call are in [`guards`]; the tool-side helpers of lazy
+//! nested context loading are in [`nested_context`].
 
 pub mod bash;
 pub mod collate;
@@ -6,7 +11,133 @@ pub mod common;
 pub mod guards;
 pub mod image;
 pub mod mutation_queue;
+pub mod nested_context;
 pub mod paths;
 pub mod tools;
 pub mod truncate;
 pub mod walk;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use dreb_agent::Tool;
+
+pub use bash::{BashExecOptions, BashResult, ShellConfig, execute_bash};
+pub use tools::ask_user::{
+    AskAnswer, AskOptions, AskOutcome, AskQuestion, AskRequest, AskResult, Dialog, DialogError,
+};
+pub use tools::suggest_next::SuggestSink;
+pub use tools::tasks::{SessionTask, TaskStatus, TasksSink};
+
+/// Tool names this crate implements, in the reference's default order.
+pub const IMPLEMENTED_TOOLS: [&str; 11] = [
+    "read",
+    "bash",
+    "edit",
+    "write",
+    "grep",
+    "find",
+    "ls",
+    "wait",
+    "ask_user",
+    "tasks_update",
+    "suggest_next",
+];
+
+/// What the tools need from the session.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The session cwd (the RPC `bash` command uses the process cwd instead; see [`execute_bash`]).
+    pub cwd: PathBuf,
+    pub shell: ShellConfig,
+    /// Environment for commands (see [`bash::shell_env`]); `None` inherits the process environment.
+    pub env: Option<Vec<(OsString, OsString)>>,
+    /// The `shellCommandPrefix` setting.
+    pub command_prefix: Option<String>,
+    /// The `images.autoResize` setting.
+    pub auto_resize_images: bool,
+    /// The host's question UI; `None` when there is none.
+    pub dialog: Option<Arc<dyn Dialog>>,
+    /// Becomes the `tasks_update` event.
+    pub on_tasks_update: TasksSink,
+    /// Becomes the `suggest_next` event.
+    pub on_suggest_next: SuggestSink,
+}
+
+impl ToolContext {
+    /// Defaults for `cwd`: the resolved shell, inherited environment, no UI, events dropped.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        ToolContext {
+            cwd: cwd.into(),
+            shell: ShellConfig::default(),
+            env: None,
+            command_prefix: None,
+            auto_resize_images: true,
+            dialog: None,
+            on_tasks_update: Arc::new(|_| {}),
+            on_suggest_next: Arc::new(|_| {}),
+        }
+    }
+}
+
+/// Build one tool by name; `None` for names this crate does not implement.
+pub fn create_tool(name: &str, ctx: &ToolContext) -> Option<Arc<dyn Tool>> {
+    use tools::*;
+    let cwd = ctx.cwd.clone();
+    Some(match name {
+        "read" => Arc::new(read::ReadTool::new(
+            cwd,
+            read::ReadOptions {
+                auto_resize_images: ctx.auto_resize_images,
+            },
+        )),
+        "bash" => Arc::new(bash::BashTool::new(
+            cwd,
+            bash::BashToolOptions {
+                shell: ctx.shell.clone(),
+                env: ctx.env.clone(),
+                command_prefix: ctx.command_prefix.clone(),
+            },
+        )),
+        "edit" => Arc::new(edit::EditTool::new(cwd)),
+        "write" => Arc::new(write::WriteTool::new(cwd)),
+        "grep" => Arc::new(grep::GrepTool::new(cwd)),
+        "find" => Arc::new(find::FindTool::new(cwd)),
+        "ls" => Arc::new(ls::LsTool::new(cwd)),
+        "wait" => Arc::new(suggest_next::WaitTool::default()),
+        "ask_user" => Arc::new(ask_user::AskUserTool::new(ctx.dialog.clone())),
+        "tasks_update" => Arc::new(tasks::TasksUpdateTool::new(ctx.on_tasks_update.clone())),
+        "suggest_next" => Arc::new(suggest_next::SuggestNextTool::new(
+            ctx.on_suggest_next.clone(),
+        )),
+        _ => return None,
+    })
+}
+
+/// Build the named tools that exist, in the given order.
+pub fn create_tools(names: &[&str], ctx: &ToolContext) -> Vec<Arc<dyn Tool>> {
+    names.iter().filter_map(|n| create_tool(n, ctx)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_every_implemented_tool_by_name() {
+        let ctx = ToolContext::new(std::env::temp_dir());
+        let tools = create_tools(&IMPLEMENTED_TOOLS, &ctx);
+        let names: Vec<&str> = tools.iter().map(|t| t.definition().name.as_str()).collect();
+        assert_eq!(names, IMPLEMENTED_TOOLS.to_vec());
+        assert!(create_tool("web_fetch", &ctx).is_none());
+    }
+
+    /// The definitions exactly as the model sees them (names, descriptions, parameter schemas).
+    #[test]
+    fn tool_definitions_snapshot() {
+        let ctx = ToolContext::new("/work");
+        let defs: Vec<_> = create_tools(&IMPLEMENTED_TOOLS, &ctx).iter().map(|t| t.definition().clone()).collect();
+        insta::assert_json_snapshot!("tool_definitions", defs);
+    }
+}

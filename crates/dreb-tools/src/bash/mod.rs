@@ -10,3 +10,6 @@ pub mod terminal;
 pub use executor::{BashExecOptions, BashResult, apply_prefix, execute_bash};
 pub use process::{ExecEnd, SpawnSpec, run_command};
 pub use shell::{ShellConfig, resolve_shell, resolve_shell_with_settings, shell_env};
+
+#[cfg(test)]
+mod tests;

@@ -150,7 +150,7 @@ fn extract_quoted_content(text: &str) -> Vec<String> {
     let mut in_quote: Option<char> = None;
     let mut start = 0;
     for (i, &ch) in chars.iter().enumerate() {
-        if (ch == '"' || ch == '\'') && (ch == '\'' || !is_escaped(&chars, i)) {
+        if ch == '\'' || (ch == '"' && !is_escaped(&chars, i)) {
             match in_quote {
                 None => {
                     in_quote = Some(ch);

@@ -142,7 +142,7 @@ mod tests {
                 "key <REDACTED:aws_access_key> here",
             ),
             (
-                &format!("t={}", format!("ghp_{}", "a".repeat(36))),
+                &format!("t=ghp_{}", "a".repeat(36)),
                 "t=<REDACTED:github_token>",
             ),
             (
