@@ -1,0 +1,10 @@
+//! The `dreb` binary's serving layer: one stdin reader, commands handled concurrently, one ordered stdout writer.
+//!
+//! stdout carries protocol frames only; logs go to stderr through `tracing`.
+
+pub mod args;
+pub mod output;
+pub mod server;
+
+pub use output::{Output, OutputClosed};
+pub use server::{InputRouter, ServeOptions, ServeOutcome, serve, termination_signal};

@@ -1,0 +1,179 @@
+//! The serving loop: a stdin reader task, each command on its own task, responses and events through one
+//! [`Output`].
+//!
+//! Commands run concurrently, so a slow `bash` or `compact` never blocks `abort`, `get_state` or an
+//! `extension_ui_response`. Every command line gets exactly one response. At stdin EOF or a termination signal
+//! the server cancels running work, gives in-flight commands a grace period to answer, flushes stdout and returns.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dreb_protocol::framing::{DEFAULT_MAX_RECORD_BYTES, JsonlReader, RecordError};
+use dreb_protocol::{CommandService, Decoded, Input, Response, decode, envelope::fill, error_text, handle_request};
+use tokio::io::AsyncRead;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::output::Output;
+
+/// Receives stdin messages that are not commands (`extension_ui_response`). They never get a response.
+pub trait InputRouter: Send + Sync + 'static {
+    fn route(&self, input: Input);
+}
+
+impl<F: Fn(Input) + Send + Sync + 'static> InputRouter for F {
+    fn route(&self, input: Input) {
+        self(input)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Longest accepted input line; longer lines get one parse-error response and are skipped.
+    pub max_record_bytes: usize,
+    /// How long in-flight commands may take to answer after shutdown began (they are cancelled first).
+    pub shutdown_grace: Duration,
+    /// How long to wait for stdout to drain before returning.
+    pub flush_timeout: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
+            shutdown_grace: Duration::from_secs(3),
+            flush_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why serving ended.
+#[derive(Debug)]
+pub enum ServeOutcome {
+    /// stdin reached end of input (exit 0).
+    Eof,
+    /// A termination signal or an external shutdown request (exit 0).
+    Shutdown,
+    /// stdin failed with an I/O error (exit 0, like the reference's stdin `error`).
+    InputError(std::io::Error),
+    /// The stdout queue overflowed because the host stopped reading (exit 1).
+    OutputOverflow,
+}
+
+impl ServeOutcome {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ServeOutcome::OutputOverflow => 1,
+            _ => 0,
+        }
+    }
+}
+
+type Record = std::io::Result<Result<String, RecordError>>;
+
+fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(input: R, max: usize) -> mpsc::Receiver<Record> {
+    // Small buffer: the reader should not run far ahead of dispatch (backpressure onto the host's writes).
+    let (tx, rx) = mpsc::channel::<Record>(64);
+    tokio::spawn(async move {
+        let mut reader = JsonlReader::with_max_record_bytes(input, max);
+        loop {
+            let item = match reader.next_record().await {
+                Ok(Some(record)) => Ok(record),
+                Ok(None) => break,
+                Err(e) => Err(e),
+            };
+            let failed = item.is_err();
+            if tx.send(item).await.is_err() || failed {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Serve `service` until stdin ends, `shutdown` completes, or stdout overflows.
+///
+/// `stop` is cancelled when serving ends, before the grace period: the service should tie its running work
+/// (agent runs, bash, compaction, dialogs) to it so in-flight commands finish promptly and still answer.
+pub async fn serve<S, R>(
+    service: Arc<S>,
+    router: Arc<dyn InputRouter>,
+    input: R,
+    output: Output,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()>,
+    stop: CancellationToken,
+) -> ServeOutcome
+where
+    S: CommandService + 'static,
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let mut records = spawn_reader(input, options.max_record_bytes);
+    let overflowed = output.overflowed();
+    let mut tasks: JoinSet<()> = JoinSet::new();
+    tokio::pin!(shutdown);
+
+    let outcome = loop {
+        tokio::select! {
+            biased;
+            _ = overflowed.cancelled() => break ServeOutcome::OutputOverflow,
+            _ = &mut shutdown => break ServeOutcome::Shutdown,
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Err(e) = done {
+                    tracing::error!("command task failed: {e}");
+                }
+            }
+            record = records.recv() => match record {
+                None => break ServeOutcome::Eof,
+                Some(Err(e)) => break ServeOutcome::InputError(e),
+                Some(Ok(Err(record_error))) => {
+                    let text = fill(error_text::PARSE, &[("message", &record_error.to_string())]);
+                    let _ = output.send(&Response::error(None, Some("parse".into()), text));
+                }
+                Some(Ok(Ok(line))) => match decode(&line) {
+                    Decoded::Request(request) => {
+                        let service = service.clone();
+                        let output = output.clone();
+                        tasks.spawn(async move {
+                            let response = handle_request(&*service, request).await;
+                            let _ = output.send(&response);
+                        });
+                    }
+                    Decoded::Input(input) => router.route(input),
+                    Decoded::Invalid(response) => {
+                        let _ = output.send(&response);
+                    }
+                },
+            },
+        }
+    };
+
+    tracing::debug!(?outcome, in_flight = tasks.len(), "shutting down");
+    stop.cancel();
+    if tokio::time::timeout(options.shutdown_grace, async { while tasks.join_next().await.is_some() {} })
+        .await
+        .is_err()
+    {
+        tracing::warn!(remaining = tasks.len(), "commands did not finish within the shutdown grace period");
+        tasks.abort_all();
+    }
+    if !matches!(outcome, ServeOutcome::OutputOverflow) && !output.flush(options.flush_timeout).await {
+        tracing::warn!("stdout did not drain before exit");
+    }
+    outcome
+}
+
+/// Completes on SIGTERM or SIGINT.
+pub async fn termination_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        tracing::warn!("could not install signal handlers");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
