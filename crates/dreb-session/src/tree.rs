@@ -75,31 +75,58 @@ impl SessionManager {
     }
 }
 
-/// `get_tree` response data.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// `get_tree` response data: `{"roots":[...],"leafId":...}`.
+///
+/// `Serialize` writes the JSON text iteratively and hands it to the serializer as a raw value: with
+/// `serde_json::to_string`/`to_writer` a 5,000-deep tree serialises without recursion (a derived impl overflows
+/// the stack there). Going through `serde_json::Value` is limited to serde_json's nesting depth of 128.
+#[derive(Debug, Clone, PartialEq)]
 pub struct RpcTree {
     pub roots: Vec<RpcTreeNode>,
-    #[serde(rename = "leafId")]
     pub leaf_id: Option<String>,
 }
 
 /// One tree node as the RPC sends it. Key order: id, parentId, type, role, preview, timestamp, label, children.
-///
-/// The derived `Serialize` recurses once per level; for very deep trees use [`RpcTree::to_json_string`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RpcTreeNode {
     pub id: String,
-    #[serde(rename = "parentId")]
     pub parent_id: Option<String>,
-    #[serde(rename = "type")]
     pub entry_type: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Present only for `message` entries.
     pub role: Option<String>,
     pub preview: String,
     pub timestamp: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     pub children: Vec<RpcTreeNode>,
+}
+
+fn serialize_raw<S: serde::Serializer>(json: String, s: S) -> Result<S::Ok, S::Error> {
+    let raw = serde_json::value::RawValue::from_string(json).map_err(serde::ser::Error::custom)?;
+    raw.serialize(s)
+}
+
+impl Serialize for RpcTree {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serialize_raw(self.to_json_string(), s)
+    }
+}
+
+impl Serialize for RpcTreeNode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serialize_raw(self.to_json_string(), s)
+    }
+}
+
+impl RpcTreeNode {
+    /// This node (and its subtree) as JSON text, written iteratively.
+    pub fn to_json_string(&self) -> String {
+        let mut out = String::new();
+        write_nodes(std::slice::from_ref(self), &mut out);
+        // Strip the array brackets around the single node.
+        out.pop();
+        out.remove(0);
+        out
+    }
 }
 
 impl Drop for RpcTreeNode {

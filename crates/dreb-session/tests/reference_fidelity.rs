@@ -50,7 +50,7 @@ fn tree_equals_recorded_get_tree() {
         tree.to_json_string()
     );
     assert_eq!(ours, recorded);
-    // The derived Serialize produces the same JSON.
+    // Serialize produces the same JSON.
     assert_eq!(serde_json::to_value(&tree).unwrap(), recorded_response("get_tree", "t1"));
 }
 
