@@ -102,14 +102,61 @@ fn json_block(out: &mut String, values: &[&Value]) {
     out.push_str("```\n\n");
 }
 
-fn paragraph(out: &mut String, text: &Option<String>) {
+/// Writes a doc as its own paragraph(s). Markdown headings inside it are shifted so the shallowest one is at
+/// `level`: a doc never opens a section that competes with the reference's own outline.
+fn paragraph(out: &mut String, text: &Option<String>, level: usize) {
     if let Some(t) = text {
         let t = t.trim();
         if !t.is_empty() {
-            out.push_str(t);
+            out.push_str(&nest_headings(t, level));
             out.push_str("\n\n");
         }
     }
+}
+
+/// The level of an ATX heading line (`## x` → 2), or `None`.
+fn heading_level(line: &str) -> Option<usize> {
+    let hashes = line.chars().take_while(|&c| c == '#').count();
+    let rest = &line[hashes..];
+    ((1..=6).contains(&hashes) && (rest.is_empty() || rest.starts_with(' '))).then_some(hashes)
+}
+
+fn nest_headings(text: &str, level: usize) -> String {
+    let mut in_fence = false;
+    let mut min = usize::MAX;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        } else if !in_fence {
+            if let Some(l) = heading_level(line) {
+                min = min.min(l);
+            }
+        }
+    }
+    if min == usize::MAX || min >= level {
+        return text.to_string();
+    }
+    let shift = level - min;
+    let mut out = Vec::new();
+    in_fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            out.push(line.to_string());
+        } else if !in_fence && heading_level(line).is_some() {
+            // Deeper than `######` stays bold text.
+            let l = heading_level(line).unwrap_or(0) + shift;
+            let body = line.trim_start_matches('#').trim();
+            out.push(if l <= 6 {
+                format!("{} {body}", "#".repeat(l))
+            } else {
+                format!("**{body}**")
+            });
+        } else {
+            out.push(line.to_string());
+        }
+    }
+    out.join("\n")
 }
 
 fn since_note(out: &mut String, since: &Option<String>, note: &Option<String>) {
@@ -180,21 +227,21 @@ fn render(ir: &Ir) -> String {
         "# {} protocol reference (version {})\n",
         ir.protocol.name, ir.protocol.version
     );
-    paragraph(&mut out, &ir.protocol.doc);
+    paragraph(&mut out, &ir.protocol.doc, 2);
 
     out.push_str("## Contents\n\n");
-    out.push_str("- [Framing and envelope](#framing-and-envelope)\n- [Commands](#commands)\n");
+    out.push_str("- [Framing and envelope](#framing-and-envelope)\n- [Command reference](#command-reference)\n");
     for (group, _) in grouped(&ir.commands, |c| c.group.as_deref(), "Other commands") {
         let _ = writeln!(out, "  - [{group}](#{})", anchor(group));
     }
-    out.push_str("- [Events](#events)\n");
+    out.push_str("- [Event reference](#event-reference)\n");
     for (group, _) in grouped(&ir.events, |m| m.group.as_deref(), "Other events") {
         let _ = writeln!(out, "  - [{group}](#{})", anchor(group));
     }
-    out.push_str("- [Inputs](#inputs)\n- [Types](#types)\n\n");
+    out.push_str("- [Input reference](#input-reference)\n- [Type reference](#type-reference)\n\n");
 
     out.push_str("## Framing and envelope\n\n");
-    paragraph(&mut out, &ir.envelope.doc);
+    paragraph(&mut out, &ir.envelope.doc, 3);
     if !ir.envelope.errors.is_empty() {
         out.push_str(
             "Generic error texts (`{…}` marks variable parts):\n\n| key | text |\n| --- | --- |\n",
@@ -208,7 +255,7 @@ fn render(ir: &Ir) -> String {
         out.push_str("### Envelope examples\n\n");
         for e in &ir.envelope.examples {
             let _ = writeln!(out, "**{}**\n", e.name);
-            paragraph(&mut out, &e.doc);
+            paragraph(&mut out, &e.doc, 4);
             if let Some(line) = &e.line {
                 let _ = writeln!(out, "Input line:\n\n```text\n{line}\n```\n");
             }
@@ -223,7 +270,7 @@ fn render(ir: &Ir) -> String {
         }
     }
 
-    out.push_str("## Commands\n\n");
+    out.push_str("## Command reference\n\n");
     out.push_str("Every command is one JSON object with `type` (the command name) and an optional `id`, which the \
                   response echoes. Success responses are `{\"id\"?, \"type\": \"response\", \"command\", \"success\": true, \
                   \"data\"?}`; failures carry `\"success\": false` and the exact `error` text.\n\n");
@@ -234,7 +281,7 @@ fn render(ir: &Ir) -> String {
         }
     }
 
-    out.push_str("## Events\n\n");
+    out.push_str("## Event reference\n\n");
     out.push_str("Events are the stdout frames that are not responses. The event union is open: clients must ignore \
                   event types they do not know.\n\n");
     for (group, events) in grouped(&ir.events, |m| m.group.as_deref(), "Other events") {
@@ -244,7 +291,7 @@ fn render(ir: &Ir) -> String {
         }
     }
 
-    out.push_str("## Inputs\n\n");
+    out.push_str("## Input reference\n\n");
     out.push_str("Stdin messages that are not commands and get no response.\n\n");
     if ir.inputs.is_empty() {
         out.push_str("None.\n\n");
@@ -253,7 +300,7 @@ fn render(ir: &Ir) -> String {
         message(&mut out, ir, m);
     }
 
-    out.push_str("## Types\n\n");
+    out.push_str("## Type reference\n\n");
     for t in &ir.types {
         type_def(&mut out, t);
     }
@@ -268,7 +315,7 @@ fn command(out: &mut String, c: &Command) {
     if !c.documented {
         out.push_str("*Not documented in spec/rpc.md; served by the reference.*\n\n");
     }
-    paragraph(out, &c.doc);
+    paragraph(out, &c.doc, 5);
     since_note(out, &c.since, &c.note);
     if c.params.is_empty() {
         out.push_str("**Params:** none.\n\n");
@@ -299,7 +346,7 @@ fn command(out: &mut String, c: &Command) {
     }
     for e in &c.examples {
         let _ = writeln!(out, "**Example: {}**\n", e.name);
-        paragraph(out, &e.note);
+        paragraph(out, &e.note, 5);
         if let Some(request) = &e.request {
             out.push_str("Request:\n\n");
             json_block(out, &[request]);
@@ -320,7 +367,7 @@ fn message(out: &mut String, ir: &Ir, m: &Message) {
     if !m.documented {
         out.push_str("*Not documented in spec/rpc.md.*\n\n");
     }
-    paragraph(out, &m.doc);
+    paragraph(out, &m.doc, 5);
     since_note(out, &m.since, &m.note);
     match &m.body {
         MessageBody::Fields(fields) => {
@@ -348,7 +395,7 @@ fn message(out: &mut String, ir: &Ir, m: &Message) {
 
 fn type_def(out: &mut String, t: &TypeDef) {
     let _ = writeln!(out, "### `{}` (type)\n", t.name);
-    paragraph(out, &t.doc);
+    paragraph(out, &t.doc, 4);
     since_note(out, &t.since, &t.note);
     match &t.kind {
         TypeKind::Struct(s) => {

@@ -1,6 +1,6 @@
 //! Golden test of the TypeScript backend on the fixture spec (`tests/fixtures/basic.yaml` →
-//! `tests/golden/typescript/`). (The checked-in output for `protocol/rpc.yaml` is covered by the drift test of
-//! `generate_all`.)
+//! `tests/golden/typescript/`). `checked_in_output_matches_protocol_spec` is the drift gate
+//! for the output of `protocol/rpc.yaml`.
 //! The goldens are type-checked by `npm test` in `clients/typescript` (`tsconfig.golden.json`).
 //! Rewrite the goldens with `UPDATE_GOLDENS=1 cargo test -p dreb-codegen --test typescript`.
 
@@ -85,5 +85,26 @@ fn fixture_matches_golden() {
         problems.is_empty(),
         "{}\nrewrite with: UPDATE_GOLDENS=1 cargo test -p dreb-codegen --test typescript",
         problems.join("\n")
+    );
+}
+
+/// Drift gate: the checked-in output for `protocol/rpc.yaml` is what the backend generates now.
+#[test]
+fn checked_in_output_matches_protocol_spec() {
+    let root = dreb_codegen::repo_root();
+    let ir = load_spec(root.join(dreb_codegen::SPEC_PATH)).unwrap_or_else(|e| panic!("{e}"));
+    let mut problems = Vec::new();
+    for GeneratedFile { path, contents } in typescript::generate(&ir) {
+        match std::fs::read_to_string(root.join(&path)) {
+            Ok(actual) if actual == contents => {}
+            Ok(actual) => problems.push(diff(&actual, &contents, &path.display().to_string())),
+            Err(_) => problems.push(format!("{} is missing", path.display())),
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\nregenerate with: {}",
+        problems.join("\n"),
+        dreb_codegen::REGENERATE_COMMAND
     );
 }

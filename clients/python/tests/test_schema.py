@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "codegen" / "tests" / "golden" / "jsonschema" / "rpc.schema.json"
 REAL = ROOT / "protocol" / "schema" / "rpc.schema.json"
-SCHEMAS = [pytest.param(GOLDEN, id="fixture-golden")]
+SCHEMAS = [pytest.param(GOLDEN, id="fixture-golden"), pytest.param(REAL, id="protocol")]
 
 
 def load(path: Path) -> dict[str, Any]:

@@ -11,3 +11,5 @@ export {
   type WaitForIdleOptions,
   type ConnectionOptions,
 } from "./connection.js";
+export * from "./generated/types.js";
+export { DrebClient } from "./generated/client.js";

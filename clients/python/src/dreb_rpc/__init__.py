@@ -3,7 +3,9 @@
 from ._connection import DEFAULT_TIMEOUT, UNSET, EventSubscription, RpcConnection, Unset
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
 from ._jsonl import JsonlDecoder, encode_frame
-from ._transport import CloseInfo, StreamTransport, SubprocessTransport, RpcTransport
+from ._transport import CloseInfo, RpcTransport, StreamTransport, SubprocessTransport
+from ._generated import *  # noqa: F403 - the protocol types and DrebClient, listed in _generated.__all__
+from ._generated import __all__ as _generated_all
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -22,4 +24,5 @@ __all__ = [
     "SubprocessTransport",
     "RpcTransport",
     "encode_frame",
+    *_generated_all,
 ]

@@ -1,0 +1,57 @@
+"""The generated DrebClient end to end against the fake agent process: prompt → events → wait_for_idle,
+an error response raising RpcError, and get_state returning typed data."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from dreb_rpc import DrebClient, RpcError, RpcEvent, RpcSessionState, is_known_event
+
+
+@pytest.fixture()
+def client(fake_agent_path: str) -> Iterator[DrebClient]:
+    with DrebClient.spawn(sys.executable, command_args=["-I", fake_agent_path], args=["--no-session"]) as c:
+        yield c
+
+
+def test_prompt_events_and_wait_for_idle(client: DrebClient) -> None:
+    events: list[RpcEvent] = []
+    client.on_event(events.append)
+    assert client.prompt(message="hello \u2028 world") is None  # type: ignore[func-returns-value]
+    client.wait_for_idle(timeout=None)
+    assert [e["type"] for e in events] == ["agent_start", "message_update", "some_future_event", "agent_end"]
+    future = next(e for e in events if e["type"] == "some_future_event")
+    assert not is_known_event(future)
+    state: RpcSessionState = client.get_state()
+    assert state["messageCount"] == 2
+
+
+def test_error_response_raises_rpc_error(client: DrebClient) -> None:
+    with pytest.raises(RpcError) as info:
+        client.prompt(message="refuse")
+    assert info.value.command == "prompt"
+    assert str(info.value) == (
+        "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+    )
+    client.wait_for_idle(timeout=None)  # a refused prompt starts no run
+
+
+def test_get_state_returns_typed_data(client: DrebClient) -> None:
+    state = client.get_state()
+    assert state["thinkingLevel"] == "off"
+    assert state["isStreaming"] is False
+    assert state["availableThinkingLevels"] == ["off"]
+    assert state.get("model", {}).get("provider") == "mock"
+    assert "sessionName" not in state
+
+
+def test_optional_params_are_left_out_unless_given(client: DrebClient) -> None:
+    with pytest.raises(RpcError) as unset:
+        client.prompt(message="keys")
+    assert str(unset.value) == "id,type,message"
+    with pytest.raises(RpcError) as given:
+        client.prompt(message="keys", streaming_behavior="steer", images=[])
+    assert str(given.value) == "id,type,message,images,streamingBehavior"
