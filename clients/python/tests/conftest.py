@@ -88,9 +88,9 @@ def handle(cmd):
         # The response and the whole run in one write: exercises the wait_for_idle race.
         frames = [
             {"id": cmd["id"], "type": "response", "command": "prompt", "success": True},
-            {"type": "agent_start"},
-            {"type": "message_update", "message": {"role": "assistant", "content": []},
-             "assistantMessageEvent": {"type": "text_delta", "delta": "hi\u2028"}},
+            {"type": "agent_start", "model": {"provider": "mock", "id": "mock-model"}, "thinkingLevel": "off"},
+            {"type": "message_update",
+             "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "hi\u2028there"}},
             {"type": "some_future_event", "payload": 1},
             {"type": "agent_end", "messages": []},
         ]

@@ -3,10 +3,13 @@ an error response raising RpcError, and get_state returning typed data."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from dreb_rpc import DrebClient, RpcError, RpcEvent, RpcSessionState, is_known_event
 
@@ -23,6 +26,15 @@ def test_prompt_events_and_wait_for_idle(client: DrebClient) -> None:
     assert client.prompt(message="hello \u2028 world") is None  # type: ignore[func-returns-value]
     client.wait_for_idle(timeout=None)
     assert [e["type"] for e in events] == ["agent_start", "message_update", "some_future_event", "agent_end"]
+    update = next(e for e in events if e["type"] == "message_update")
+    assert update["assistantMessageEvent"]["delta"] == "hi\u2028there"  # type: ignore[typeddict-item]
+    # Every frame the fake agent sent is a valid stdout frame of the generated schema (unknown events included).
+    schema = json.loads((Path(__file__).resolve().parents[3] / "protocol" / "schema" / "rpc.schema.json").read_text())
+    schema.pop("anyOf")
+    schema["$ref"] = "#/$defs/StdoutFrame"
+    validator = Draft202012Validator(schema)
+    for event in events:
+        assert not list(validator.iter_errors(event)), event
     future = next(e for e in events if e["type"] == "some_future_event")
     assert not is_known_event(future)
     state: RpcSessionState = client.get_state()

@@ -2,7 +2,7 @@
 // an error response raising RpcError, and get_state returning typed data.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DrebClient, RpcError, isKnownEvent, type RpcEvent, type RpcSessionState } from "../src/index.js";
+import { DrebClient, RpcError, isEvent, isKnownEvent, type RpcEvent, type RpcSessionState } from "../src/index.js";
 import { writeFakeAgent } from "./fake-agent.js";
 
 const agentPath = writeFakeAgent();
@@ -22,6 +22,14 @@ test("prompt, events, waitForIdle through the generated client", async () => {
     events.map((e) => e.type),
     ["agent_start", "message_update", "some_future_event", "agent_end"],
   );
+  // Known events narrow to their generated types.
+  const update = events.find((e) => isEvent(e, "message_update"));
+  assert.ok(update && isEvent(update, "message_update"));
+  const delta = update.assistantMessageEvent;
+  assert.equal(delta.type === "text_delta" ? delta.delta : undefined, "hi\u2028there");
+  const start = events.find((e) => isEvent(e, "agent_start"));
+  assert.ok(start && isEvent(start, "agent_start"));
+  assert.equal(start.model?.id, "mock-model");
   // The unknown event is delivered, and recognised as unknown.
   const future = events.find((e) => e.type === "some_future_event");
   assert.ok(future && !isKnownEvent(future));
