@@ -237,3 +237,48 @@ def test_start_twice_and_calls_before_start() -> None:
 def test_notify_writes_a_frame_without_id(peer: Peer) -> None:
     peer.client.notify({"type": "extension_ui_response", "id": "dlg-1", "value": "yes"})
     assert peer.next() == {"type": "extension_ui_response", "id": "dlg-1", "value": "yes"}
+
+
+def test_wait_for_idle_stays_pending_across_an_automatic_retry(peer: Peer) -> None:
+    t, r = in_thread(peer.client.call, "prompt", {"message": "x"})
+    frame = peer.next()
+    with peer.client.events() as sub:
+        peer.send(
+            {"id": frame["id"], "type": "response", "command": "prompt", "success": True},
+            {"type": "agent_start"},
+            {"type": "agent_end", "messages": []},
+            {"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 2000, "errorMessage": "overloaded"},
+        )
+        t.join()
+        assert [sub.get(10), sub.get(10), sub.get(10)][-1] == {
+            "type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 2000, "errorMessage": "overloaded"
+        }
+        assert not peer.client.is_idle()
+        waiter, result = in_thread(peer.client.wait_for_idle, None)
+        peer.send({"type": "agent_start"}, {"type": "agent_end", "messages": []})
+        assert sub.get(10) is not None and sub.get(10) is not None
+        assert waiter.is_alive(), "still retrying until auto_retry_end"
+        peer.send({"type": "auto_retry_end", "success": True, "attempt": 2})
+        waiter.join()
+    assert result == {"value": None}
+
+
+def test_wait_for_idle_stays_pending_across_an_auto_compaction_that_retries(peer: Peer) -> None:
+    t, r = in_thread(peer.client.call, "prompt", {"message": "x"})
+    frame = peer.next()
+    with peer.client.events() as sub:
+        peer.send(
+            {"id": frame["id"], "type": "response", "command": "prompt", "success": True},
+            {"type": "agent_start"},
+            {"type": "agent_end", "messages": []},
+            {"type": "auto_compaction_start", "reason": "overflow"},
+            {"type": "auto_compaction_end", "aborted": False, "willRetry": True},
+        )
+        t.join()
+        for _ in range(4):
+            assert sub.get(10) is not None
+        assert not peer.client.is_idle(), "the continuation run has not started yet"
+        waiter, result = in_thread(peer.client.wait_for_idle, None)
+        peer.send({"type": "agent_start"}, {"type": "agent_end", "messages": []})
+        waiter.join()
+    assert result == {"value": None}

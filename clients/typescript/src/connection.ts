@@ -89,6 +89,12 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
   private frameSeq = 0;
   private lastAgentStartSeq = 0;
   private lastAgentEndSeq = 0;
+  /** Between `auto_retry_start` and `auto_retry_end`: the run failed and will be retried. */
+  private retryPending = false;
+  /** Between `auto_compaction_start` and `auto_compaction_end`. */
+  private compacting = false;
+  /** After `auto_compaction_end` with `willRetry: true`, until the continuation's `agent_start`. */
+  private continuationExpected = false;
   /** frameSeq when the latest run-starting command was sent; undefined when none is outstanding. */
   private runRequestedAt: number | undefined;
   private runRequestId: string | undefined;
@@ -242,16 +248,22 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
     return iterator;
   }
 
-  /** True when no run is in progress and the latest prompt's run (if any) has ended. */
+  /**
+   * True when no run is in progress, none is about to continue (auto-retry pending, auto-compaction running or
+   * about to retry), and the latest prompt's run (if any) has ended.
+   */
   isIdle(): boolean {
     if (this.lastAgentStartSeq > this.lastAgentEndSeq) return false;
+    if (this.retryPending || this.compacting || this.continuationExpected) return false;
     return this.runRequestedAt === undefined || this.lastAgentEndSeq > this.runRequestedAt;
   }
 
   /**
    * Resolves when the agent is idle: the `agent_end` of the run started by the latest `prompt` has been
-   * seen (even if it arrived in the same chunk as the prompt's response, before this was called), and
-   * no later run has started. Resolves at once if the agent is already idle. A prompt that does not
+   * seen (even if it arrived in the same chunk as the prompt's response, before this was called), no
+   * later run has started, and no automatic retry or compaction is pending (`auto_retry_start` …
+   * `auto_retry_end`, `auto_compaction_start` … `auto_compaction_end`, and the run a `willRetry`
+   * compaction continues with). Resolves at once if the agent is already idle. A prompt that does not
    * start a run (for example an extension command that only notifies) keeps this waiting until the
    * timeout.
    */
@@ -303,10 +315,37 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
       this.handleResponse(typed as ResponseFrame);
       return;
     }
-    if (typed.type === "agent_start") this.lastAgentStartSeq = this.frameSeq;
-    if (typed.type === "agent_end") this.lastAgentEndSeq = this.frameSeq;
+    const settling = this.trackRunState(typed);
     this.emit(this.eventListeners, typed as E);
-    if (typed.type === "agent_end") this.checkIdleWaiters();
+    if (settling) this.checkIdleWaiters();
+  }
+
+  /** Updates the sticky run state from an event; true when the agent may have become idle. */
+  private trackRunState(event: RpcFrame): boolean {
+    switch (event.type) {
+      case "agent_start":
+        this.lastAgentStartSeq = this.frameSeq;
+        this.continuationExpected = false;
+        return false;
+      case "agent_end":
+        this.lastAgentEndSeq = this.frameSeq;
+        return true;
+      case "auto_retry_start":
+        this.retryPending = true;
+        return false;
+      case "auto_retry_end":
+        this.retryPending = false;
+        return true;
+      case "auto_compaction_start":
+        this.compacting = true;
+        return false;
+      case "auto_compaction_end":
+        this.compacting = false;
+        this.continuationExpected = event.willRetry === true;
+        return true;
+      default:
+        return false;
+    }
   }
 
   private handleResponse(response: ResponseFrame): void {

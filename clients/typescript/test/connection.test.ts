@@ -273,3 +273,54 @@ test("notify writes a frame without an id", async () => {
   assert.deepEqual(await peer.next(), { type: "extension_ui_response", id: "dlg-1", value: "yes" });
   await client.close();
 });
+
+test("waitForIdle stays pending across an automatic retry", async () => {
+  const { peer, client } = await connect();
+  const call = client.call("prompt", { message: "x" });
+  const frame = await peer.next();
+  const seen = (type: string) => new Promise<void>((resolve) => client.onEvent((e) => e.type === type && resolve()));
+  const sawRetry = seen("auto_retry_start");
+  peer.write(
+    peer.line({ id: frame.id, type: "response", command: "prompt", success: true }) +
+      peer.line({ type: "agent_start" }) +
+      peer.line({ type: "agent_end", messages: [] }) +
+      peer.line({ type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 2000, errorMessage: "overloaded" }),
+  );
+  await call;
+  await sawRetry;
+  assert.equal(client.isIdle(), false);
+  let idle = false;
+  const waiting = client.waitForIdle({ timeoutMs: 0 }).then(() => (idle = true));
+  const sawEnd = seen("agent_end");
+  peer.write(peer.line({ type: "agent_start" }) + peer.line({ type: "agent_end", messages: [] }));
+  await sawEnd;
+  await new Promise((r) => setImmediate(r));
+  assert.equal(idle, false, "still retrying until auto_retry_end");
+  peer.write(peer.line({ type: "auto_retry_end", success: true, attempt: 2 }));
+  await waiting;
+  assert.ok(client.isIdle());
+  await client.close();
+});
+
+test("waitForIdle stays pending across an auto-compaction that retries", async () => {
+  const { peer, client } = await connect();
+  const call = client.call("prompt", { message: "x" });
+  const frame = await peer.next();
+  const seen = (type: string) => new Promise<void>((resolve) => client.onEvent((e) => e.type === type && resolve()));
+  const sawCompactionEnd = seen("auto_compaction_end");
+  peer.write(
+    peer.line({ id: frame.id, type: "response", command: "prompt", success: true }) +
+      peer.line({ type: "agent_start" }) +
+      peer.line({ type: "agent_end", messages: [] }) +
+      peer.line({ type: "auto_compaction_start", reason: "overflow" }) +
+      peer.line({ type: "auto_compaction_end", aborted: false, willRetry: true }),
+  );
+  await call;
+  await sawCompactionEnd;
+  assert.equal(client.isIdle(), false, "the continuation run has not started yet");
+  const waiting = client.waitForIdle({ timeoutMs: 0 });
+  peer.write(peer.line({ type: "agent_start" }) + peer.line({ type: "agent_end", messages: [] }));
+  await waiting;
+  assert.ok(client.isIdle());
+  await client.close();
+});

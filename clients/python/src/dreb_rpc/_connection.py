@@ -138,6 +138,11 @@ class RpcConnection(Generic[E]):
         self._frame_seq = 0
         self._last_start_seq = 0
         self._last_end_seq = 0
+        # Automatic continuations: a retry pending (auto_retry_start … auto_retry_end), an auto-compaction
+        # running, or one that ended with willRetry and whose continuation run has not started yet.
+        self._retry_pending = False
+        self._compacting = False
+        self._continuation_expected = False
         self._run_requested_at: int | None = None
         self._run_request_id: str | None = None
 
@@ -273,16 +278,21 @@ class RpcConnection(Generic[E]):
     def _is_idle_locked(self) -> bool:
         if self._last_start_seq > self._last_end_seq:
             return False
+        if self._retry_pending or self._compacting or self._continuation_expected:
+            return False
         return self._run_requested_at is None or self._last_end_seq > self._run_requested_at
 
     def is_idle(self) -> bool:
-        """True when no run is in progress and the latest prompt's run (if any) has ended."""
+        """True when no run is in progress, no automatic retry or compaction is pending, and the latest
+        prompt's run (if any) has ended."""
         with self._lock:
             return self._is_idle_locked()
 
     def wait_for_idle(self, timeout: float | None = 60.0) -> None:
         """Blocks until the agent is idle: the ``agent_end`` of the run started by the latest
-        ``prompt`` has been seen (even if it arrived before this call) and no later run has started.
+        ``prompt`` has been seen (even if it arrived before this call), no later run has started, and no
+        automatic retry or compaction is pending (``auto_retry_start`` … ``auto_retry_end``,
+        ``auto_compaction_start`` … ``auto_compaction_end``, and the run a ``willRetry`` compaction continues with).
 
         Returns at once if already idle. A prompt that starts no run (an extension command that only
         notifies, say) keeps this waiting until the timeout (``RpcTimeoutError``).
@@ -325,10 +335,7 @@ class RpcConnection(Generic[E]):
             self._handle_response(frame)
             return
         with self._idle_cond:
-            if frame["type"] == "agent_start":
-                self._last_start_seq = self._frame_seq
-            elif frame["type"] == "agent_end":
-                self._last_end_seq = self._frame_seq
+            if self._track_run_state_locked(frame):
                 self._idle_cond.notify_all()
             listeners = list(self._event_listeners)
             subscriptions = list(self._subscriptions)
@@ -337,6 +344,28 @@ class RpcConnection(Generic[E]):
             subscription._put(event)
         for listener in listeners:
             self._safely(listener, event)
+
+    def _track_run_state_locked(self, event: dict[str, Any]) -> bool:
+        """Updates the sticky run state from an event; True when the agent may have become idle."""
+        kind = event["type"]
+        if kind == "agent_start":
+            self._last_start_seq = self._frame_seq
+            self._continuation_expected = False
+        elif kind == "agent_end":
+            self._last_end_seq = self._frame_seq
+            return True
+        elif kind == "auto_retry_start":
+            self._retry_pending = True
+        elif kind == "auto_retry_end":
+            self._retry_pending = False
+            return True
+        elif kind == "auto_compaction_start":
+            self._compacting = True
+        elif kind == "auto_compaction_end":
+            self._compacting = False
+            self._continuation_expected = event.get("willRetry") is True
+            return True
+        return False
 
     def _handle_response(self, response: dict[str, Any]) -> None:
         request_id = response.get("id")
