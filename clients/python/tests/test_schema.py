@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "codegen" / "tests" / "golden" / "jsonschema" / "rpc.schema.json"
@@ -25,10 +27,16 @@ def load(path: Path) -> dict[str, Any]:
     return schema
 
 
-def validator_for(schema: dict[str, Any], definition: str) -> Draft202012Validator:
-    root = {k: v for k, v in schema.items() if k != "anyOf"}
-    root["$ref"] = f"#/$defs/{definition}"
-    return Draft202012Validator(root)
+_ROOT_URI = "urn:dreb-rpc:schema"
+
+
+def registry_for(schema: dict[str, Any]) -> Registry:
+    """The document registered once (it is large), for validators of its `$defs` entries."""
+    return Registry().with_resource(_ROOT_URI, Resource.from_contents(schema, default_specification=DRAFT202012))
+
+
+def validator_for(registry: Registry, definition: str) -> Draft202012Validator:
+    return Draft202012Validator({"$ref": f"{_ROOT_URI}#/$defs/{definition}"}, registry=registry)
 
 
 def errors(validator: Draft202012Validator, value: Any) -> list[str]:
@@ -43,8 +51,9 @@ def test_schema_is_valid_draft_2020_12(path: Path) -> None:
 @pytest.mark.parametrize("path", SCHEMAS)
 def test_every_example_validates_against_its_definition_and_frame_union(path: Path) -> None:
     schema = load(path)
-    stdin = validator_for(schema, "StdinFrame")
-    stdout = validator_for(schema, "StdoutFrame")
+    registry = registry_for(schema)
+    stdin = validator_for(registry, "StdinFrame")
+    stdout = validator_for(registry, "StdoutFrame")
     defs = schema["$defs"]
 
     def members(union: str) -> set[str]:
@@ -55,7 +64,7 @@ def test_every_example_validates_against_its_definition_and_frame_union(path: Pa
     problems: list[str] = []
     checked = 0
     for name, definition in defs.items():
-        own = validator_for(schema, name)
+        own = validator_for(registry, name)
         for example in definition.get("examples", []):
             checked += 1
             problems += [f"{name}: {e}" for e in errors(own, example)]
@@ -69,9 +78,9 @@ def test_every_example_validates_against_its_definition_and_frame_union(path: Pa
 
 
 def test_fixture_schema_rejects_bad_frames_and_keeps_the_event_union_open() -> None:
-    schema = load(GOLDEN)
-    stdin = validator_for(schema, "StdinFrame")
-    stdout = validator_for(schema, "StdoutFrame")
+    registry = registry_for(load(GOLDEN))
+    stdin = validator_for(registry, "StdinFrame")
+    stdout = validator_for(registry, "StdoutFrame")
     assert errors(stdin, {"type": "prompt", "message": "hi"}) == []
     assert errors(stdin, {"type": "prompt"}) != []  # missing required param
     assert errors(stdin, {"type": "prompt", "message": "hi", "bogus": 1}) != []  # closed params
@@ -82,6 +91,6 @@ def test_fixture_schema_rejects_bad_frames_and_keeps_the_event_union_open() -> N
     assert errors(stdout, {"type": "brand_new_event", "anything": [1]}) == []  # open event union
     assert errors(stdout, {"type": "message_update", "content": {"type": "text", "text": "a"}}) != []  # final required
     assert errors(stdout, {"type": "ui_request", "id": "u9", "method": "future_method"}) == []  # open body union
-    presence = validator_for(schema, "Presence")
+    presence = validator_for(registry, "Presence")
     assert errors(presence, {"required": "a", "orNull": None, "tri": None}) == []
     assert errors(presence, {"required": "a", "orNull": None, "maybe": None}) != []  # optional is not nullable
