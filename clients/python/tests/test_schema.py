@@ -30,12 +30,14 @@ def load(path: Path) -> dict[str, Any]:
 _ROOT_URI = "urn:dreb-rpc:schema"
 
 
-def registry_for(schema: dict[str, Any]) -> Registry:
+def registry_for(schema: dict[str, Any]) -> Registry[Any]:
     """The document registered once (it is large), for validators of its `$defs` entries."""
-    return Registry().with_resource(_ROOT_URI, Resource.from_contents(schema, default_specification=DRAFT202012))
+    resource: Resource[Any] = Resource.from_contents(schema, default_specification=DRAFT202012)
+    registry: Registry[Any] = Registry().with_resource(_ROOT_URI, resource)
+    return registry
 
 
-def validator_for(registry: Registry, definition: str) -> Draft202012Validator:
+def validator_for(registry: Registry[Any], definition: str) -> Draft202012Validator:
     return Draft202012Validator({"$ref": f"{_ROOT_URI}#/$defs/{definition}"}, registry=registry)
 
 
