@@ -137,7 +137,10 @@ mod tests {
     #[test]
     fn tool_definitions_snapshot() {
         let ctx = ToolContext::new("/work");
-        let defs: Vec<_> = create_tools(&IMPLEMENTED_TOOLS, &ctx).iter().map(|t| t.definition().clone()).collect();
+        let defs: Vec<_> = create_tools(&IMPLEMENTED_TOOLS, &ctx)
+            .iter()
+            .map(|t| t.definition().clone())
+            .collect();
         insta::assert_json_snapshot!("tool_definitions", defs);
     }
 }

@@ -1,10 +1,12 @@
 //! Directory walking shared by `find` and `grep`: gitignore-aware (`.gitignore`, `.ignore`, global excludes,
 //! `.git/info/exclude`), hidden files included, `.git` itself skipped, parallel over the available cores.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use ignore::{WalkBuilder, WalkState, overrides::Override};
+use tokio_util::sync::CancellationToken;
 
 /// `.dreb/` subdirectories the tools never expose.
 const DREB_HIDDEN_SUBDIRS: [&str; 3] = ["index", "agent", "secrets"];
@@ -42,8 +44,12 @@ pub struct Entry {
 /// Walk `roots` in parallel. `make_visitor` builds one visitor per walker thread (so it can own per-thread
 /// state such as a searcher); it is called for every non-root entry (files, directories, symlinks, links not
 /// followed) and returns false to stop the whole walk.
-pub fn walk_parallel<M>(roots: &[PathBuf], overrides: Option<Override>, make_visitor: M)
-where
+pub fn walk_parallel<M>(
+    roots: &[PathBuf],
+    overrides: Option<Override>,
+    cancel: &CancellationToken,
+    make_visitor: M,
+) where
     M: Fn() -> Box<dyn FnMut(Entry) -> bool + Send> + Sync,
 {
     let Some((first, rest)) = roots.split_first() else {
@@ -68,7 +74,11 @@ where
     }
     builder.build_parallel().run(|| {
         let mut visit = make_visitor();
+        let cancel = cancel.clone();
         Box::new(move |res| {
+            if cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
             let Ok(entry) = res else {
                 return WalkState::Continue;
             };
@@ -88,73 +98,96 @@ where
     });
 }
 
-/// Results gathered from the walker threads (cheaply cloneable handle).
-pub struct Collector<T> {
-    items: Arc<Mutex<Vec<T>>>,
+/// Keeps the entries with the smallest keys whose weights add up to at least `limit` (weight 1 per path for
+/// `find`, matches per file for `grep`), so output can be sorted and cut at the limit without holding every
+/// hit of a huge tree. Shared by the walker threads (cheaply cloneable handle).
+pub struct Smallest<K: Ord, V> {
+    inner: Arc<Mutex<SmallestInner<K, V>>>,
 }
 
-impl<T> Clone for Collector<T> {
+struct SmallestInner<K, V> {
+    map: BTreeMap<K, (V, usize)>,
+    held: usize,
+    seen: usize,
+    limit: usize,
+}
+
+impl<K: Ord, V> Clone for Smallest<K, V> {
     fn clone(&self) -> Self {
-        Collector {
-            items: self.items.clone(),
+        Smallest {
+            inner: self.inner.clone(),
         }
     }
 }
 
-impl<T> Default for Collector<T> {
-    fn default() -> Self {
-        Collector {
-            items: Arc::new(Mutex::new(Vec::new())),
+impl<K: Ord, V> Smallest<K, V> {
+    pub fn new(limit: usize) -> Self {
+        Smallest {
+            inner: Arc::new(Mutex::new(SmallestInner {
+                map: BTreeMap::new(),
+                held: 0,
+                seen: 0,
+                limit,
+            })),
         }
     }
-}
 
-impl<T> Collector<T> {
-    pub fn push(&self, item: T) {
-        self.items
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(item);
+    pub fn insert_many(&self, items: impl IntoIterator<Item = (K, V, usize)>) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        for (k, v, w) in items {
+            g.seen += w;
+            if let Some((_, (_, old))) = g.map.remove_entry(&k) {
+                g.held -= old;
+            }
+            g.map.insert(k, (v, w));
+            g.held += w;
+            // Evict the largest key while the rest still covers the limit.
+            while let Some((_, (_, last_w))) = g.map.last_key_value() {
+                let last_w = *last_w;
+                if g.held - last_w >= g.limit {
+                    g.map.pop_last();
+                    g.held -= last_w;
+                } else {
+                    break;
+                }
+            }
+        }
     }
 
-    pub fn extend(&self, items: impl IntoIterator<Item = T>) {
-        self.items
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(items);
-    }
-
-    pub fn take(&self) -> Vec<T> {
-        std::mem::take(&mut *self.items.lock().unwrap_or_else(|e| e.into_inner()))
+    /// The kept entries in key order, and the total weight ever inserted.
+    pub fn finish(&self) -> (Vec<(K, V)>, usize) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let map = std::mem::take(&mut g.map);
+        (map.into_iter().map(|(k, (v, _))| (k, v)).collect(), g.seen)
     }
 }
 
-/// A per-thread buffer that hands its items to the shared [`Collector`] when full and when dropped (the walker
-/// drops each thread's visitor when the thread finishes).
-pub struct Batch<T> {
-    pub local: Vec<T>,
-    sink: Collector<T>,
+/// A per-thread buffer that hands its items to a [`Smallest`] when full and when dropped (the walker drops each
+/// thread's visitor when the thread finishes).
+pub struct Batch<K: Ord, V> {
+    local: Vec<(K, V, usize)>,
+    sink: Smallest<K, V>,
 }
 
-impl<T> Batch<T> {
-    pub fn new(sink: Collector<T>) -> Self {
+impl<K: Ord, V> Batch<K, V> {
+    pub fn new(sink: Smallest<K, V>) -> Self {
         Batch {
             local: Vec::new(),
             sink,
         }
     }
 
-    pub fn push(&mut self, item: T) {
-        self.local.push(item);
+    pub fn push(&mut self, key: K, value: V, weight: usize) {
+        self.local.push((key, value, weight));
         if self.local.len() >= 256 {
-            self.sink.extend(std::mem::take(&mut self.local));
+            self.sink.insert_many(self.local.drain(..));
         }
     }
 }
 
-impl<T> Drop for Batch<T> {
+impl<K: Ord, V> Drop for Batch<K, V> {
     fn drop(&mut self) {
-        self.sink.extend(std::mem::take(&mut self.local));
+        self.sink.insert_many(self.local.drain(..));
     }
 }
 
@@ -186,6 +219,24 @@ mod tests {
             relative_posix(Path::new("/a/x/y"), Path::new("/a/b")),
             "../x/y"
         );
+    }
+
+    #[test]
+    fn smallest_keeps_only_what_the_limit_needs() {
+        let s: Smallest<String, ()> = Smallest::new(3);
+        s.insert_many(["e", "a", "d", "b", "c"].map(|k| (k.to_string(), (), 1)));
+        let (kept, seen) = s.finish();
+        assert_eq!(
+            kept.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            vec!["a", "b", "c"]
+        );
+        assert_eq!(seen, 5);
+        // Weighted: a file with 2 matches plus one with 5 covers a limit of 4; later keys are dropped.
+        let w: Smallest<u32, ()> = Smallest::new(4);
+        w.insert_many([(3, (), 1), (1, (), 2), (2, (), 5), (4, (), 1)]);
+        let (kept, seen) = w.finish();
+        assert_eq!(kept.iter().map(|(k, _)| *k).collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(seen, 9);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::common::{as_count, blocking, definition, parse_params, text_output};
 use crate::paths::resolve_to_cwd;
 use crate::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
-use crate::walk::{Batch, Collector, Entry, dreb_tool_visible_dirs, relative_posix, walk_parallel};
+use crate::walk::{Batch, Entry, Smallest, dreb_tool_visible_dirs, relative_posix, walk_parallel};
 
 pub const FIND_DEFAULT_LIMIT: usize = 1000;
 
@@ -55,13 +55,14 @@ impl FindTool {
     }
 }
 
-/// The matching paths under `roots` (relative to `base`, sorted, directories with a trailing `/`), at most
-/// `limit` of them, and whether more existed.
+/// The first `limit` matching paths under `roots` in sorted order (relative to `base`, directories with a
+/// trailing `/`), and how many matched in all.
 pub fn find_paths(
     pattern: &str,
     base: &Path,
     roots: &[PathBuf],
     limit: usize,
+    cancel: &CancellationToken,
 ) -> Result<(Vec<String>, usize), String> {
     let glob: GlobMatcher = GlobBuilder::new(pattern)
         .literal_separator(true)
@@ -69,9 +70,9 @@ pub fn find_paths(
         .map_err(|e| format!("Invalid glob pattern '{pattern}': {e}"))?
         .compile_matcher();
     let by_path = pattern.contains('/');
-    let found: Collector<String> = Collector::default();
+    let found: Smallest<String, ()> = Smallest::new(limit.max(1));
     let base = base.to_path_buf();
-    walk_parallel(roots, None, || {
+    walk_parallel(roots, None, cancel, || {
         let (glob, base) = (glob.clone(), base.clone());
         let mut batch = Batch::new(found.clone());
         Box::new(move |entry: Entry| {
@@ -82,20 +83,22 @@ pub fn find_paths(
             };
             if hit {
                 let rel = relative_posix(&entry.path, &base);
-                batch.push(if entry.is_dir { format!("{rel}/") } else { rel });
+                batch.push(if entry.is_dir { format!("{rel}/") } else { rel }, (), 1);
             }
             true
         })
     });
-    let mut all = found.take();
-    all.sort();
-    all.dedup();
-    let total = all.len();
+    let (kept, total) = found.finish();
+    let mut all: Vec<String> = kept.into_iter().map(|(k, ())| k).collect();
     all.truncate(limit);
     Ok((all, total))
 }
 
-fn run_find(cwd: PathBuf, p: FindParams) -> Result<ToolOutput, ToolError> {
+fn run_find(
+    cwd: PathBuf,
+    p: FindParams,
+    cancel: CancellationToken,
+) -> Result<ToolOutput, ToolError> {
     let search = resolve_to_cwd(
         p.path.as_deref().filter(|s| !s.is_empty()).unwrap_or("."),
         &cwd,
@@ -114,7 +117,7 @@ fn run_find(cwd: PathBuf, p: FindParams) -> Result<ToolOutput, ToolError> {
         roots.extend(dreb_tool_visible_dirs(&cwd));
     }
     let (results, _total) =
-        find_paths(&p.pattern, &search, &roots, limit).map_err(ToolError::new)?;
+        find_paths(&p.pattern, &search, &roots, limit, &cancel).map_err(ToolError::new)?;
     if results.is_empty() {
         return Ok(text_output("No files found matching pattern", None));
     }
@@ -158,6 +161,7 @@ impl Tool for FindTool {
     ) -> Result<ToolOutput, ToolError> {
         let p: FindParams = parse_params("find", params)?;
         let cwd = self.cwd.clone();
-        blocking(&cancel, move || run_find(cwd, p)).await
+        let walk_cancel = cancel.clone();
+        blocking(&cancel, move || run_find(cwd, p, walk_cancel)).await
     }
 }

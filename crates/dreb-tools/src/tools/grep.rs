@@ -19,7 +19,7 @@ use crate::paths::resolve_to_cwd;
 use crate::truncate::{
     DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
 };
-use crate::walk::{Batch, Collector, Entry, dreb_tool_visible_dirs, relative_posix, walk_parallel};
+use crate::walk::{Batch, Entry, Smallest, dreb_tool_visible_dirs, relative_posix, walk_parallel};
 
 pub const GREP_DEFAULT_LIMIT: usize = 100;
 
@@ -76,8 +76,16 @@ pub struct GrepQuery {
     pub glob: Option<String>,
     pub ignore_case: bool,
     pub literal: bool,
-    /// Matches kept per file (the overall limit; nothing past it can be shown).
-    pub per_file_limit: usize,
+    /// Matches to keep, in path order (the tool's `limit`; `usize::MAX` keeps every match).
+    pub limit: usize,
+}
+
+/// What a search found: the first files in path order holding at least `limit` matches, and the number of
+/// matches in all (each file counted up to `limit`).
+#[derive(Debug, Clone, Default)]
+pub struct SearchOutcome {
+    pub files: Vec<FileMatches>,
+    pub total_matches: usize,
 }
 
 /// The matching lines of one file: (1-based line number, line text without the terminator).
@@ -129,16 +137,25 @@ fn search_file(
     })
 }
 
-/// Search `roots` (directories walked gitignore-aware, or single files) and return every file with matches,
-/// sorted by path.
-pub fn search_paths(q: &GrepQuery, roots: &[PathBuf]) -> Result<Vec<FileMatches>, String> {
+/// Search `roots` (directories walked gitignore-aware, or single files); files come back sorted by path.
+pub fn search_paths(
+    q: &GrepQuery,
+    roots: &[PathBuf],
+    cancel: &CancellationToken,
+) -> Result<SearchOutcome, String> {
     let matcher = build_matcher(q)?;
-    let cap = q.per_file_limit.max(1);
-    let mut results = Vec::new();
+    let cap = q.limit.max(1);
+    let found: Smallest<PathBuf, Vec<(u64, String)>> = Smallest::new(cap);
     let (files, dirs): (Vec<&PathBuf>, Vec<&PathBuf>) = roots.iter().partition(|p| p.is_file());
-    let mut searcher = new_searcher();
-    for f in files {
-        results.extend(search_file(&mut searcher, &matcher, f, cap));
+    {
+        let mut searcher = new_searcher();
+        let mut batch = Batch::new(found.clone());
+        for f in files {
+            if let Some(m) = search_file(&mut searcher, &matcher, f, cap) {
+                let n = m.lines.len();
+                batch.push(m.path, m.lines, n);
+            }
+        }
     }
     let dirs: Vec<PathBuf> = dirs.into_iter().cloned().collect();
     if !dirs.is_empty() {
@@ -150,8 +167,7 @@ pub fn search_paths(q: &GrepQuery, roots: &[PathBuf]) -> Result<Vec<FileMatches>
             }
             None => None,
         };
-        let found: Collector<FileMatches> = Collector::default();
-        walk_parallel(&dirs, overrides, || {
+        walk_parallel(&dirs, overrides, cancel, || {
             let matcher = matcher.clone();
             let mut searcher = new_searcher();
             let mut batch = Batch::new(found.clone());
@@ -159,16 +175,21 @@ pub fn search_paths(q: &GrepQuery, roots: &[PathBuf]) -> Result<Vec<FileMatches>
                 if !entry.is_dir
                     && let Some(m) = search_file(&mut searcher, &matcher, &entry.path, cap)
                 {
-                    batch.push(m);
+                    let n = m.lines.len();
+                    batch.push(m.path, m.lines, n);
                 }
                 true
             })
         });
-        results.extend(found.take());
     }
-    results.sort_by(|a, b| a.path.cmp(&b.path));
-    results.dedup_by(|a, b| a.path == b.path);
-    Ok(results)
+    let (kept, total_matches) = found.finish();
+    Ok(SearchOutcome {
+        files: kept
+            .into_iter()
+            .map(|(path, lines)| FileMatches { path, lines })
+            .collect(),
+        total_matches,
+    })
 }
 
 fn read_lines(path: &Path) -> Option<Vec<String>> {
@@ -179,7 +200,11 @@ fn read_lines(path: &Path) -> Option<Vec<String>> {
     Some(text.split('\n').map(str::to_string).collect())
 }
 
-fn run_grep(cwd: PathBuf, p: GrepParams) -> Result<ToolOutput, ToolError> {
+fn run_grep(
+    cwd: PathBuf,
+    p: GrepParams,
+    cancel: CancellationToken,
+) -> Result<ToolOutput, ToolError> {
     let search = resolve_to_cwd(
         p.path.as_deref().filter(|s| !s.is_empty()).unwrap_or("."),
         &cwd,
@@ -206,9 +231,10 @@ fn run_grep(cwd: PathBuf, p: GrepParams) -> Result<ToolOutput, ToolError> {
         glob: p.glob.filter(|g| !g.is_empty()),
         ignore_case: p.ignore_case.unwrap_or(false),
         literal: p.literal.unwrap_or(false),
-        per_file_limit: limit,
+        limit,
     };
-    let files = search_paths(&query, &roots).map_err(ToolError::new)?;
+    let outcome = search_paths(&query, &roots, &cancel).map_err(ToolError::new)?;
+    let files = outcome.files;
 
     let format_path = |path: &Path| -> String {
         if is_dir {
@@ -271,8 +297,7 @@ fn run_grep(cwd: PathBuf, p: GrepParams) -> Result<ToolOutput, ToolError> {
     if match_count == 0 {
         return Ok(text_output("No matches found", None));
     }
-    let total_matches: usize = files.iter().map(|f| f.lines.len()).sum();
-    let limit_reached = total_matches >= limit;
+    let limit_reached = outcome.total_matches >= limit;
 
     let trunc = truncate_head(&out_lines.join("\n"), Limits::bytes_only());
     let mut output = trunc.content.clone();
@@ -326,6 +351,7 @@ impl Tool for GrepTool {
     ) -> Result<ToolOutput, ToolError> {
         let p: GrepParams = parse_params("grep", params)?;
         let cwd = self.cwd.clone();
-        blocking(&cancel, move || run_grep(cwd, p)).await
+        let walk_cancel = cancel.clone();
+        blocking(&cancel, move || run_grep(cwd, p, walk_cancel)).await
     }
 }
