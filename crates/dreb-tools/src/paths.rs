@@ -135,7 +135,12 @@ pub fn node_fs_error(err: &io::Error, syscall: &str, path: &Path) -> String {
             } else {
                 desc.to_string()
             };
-            format!("{code}: {desc}, {syscall} '{}'", path.display())
+            // Node names the path for open/access/mkdir/scandir/stat but not for read/write on a descriptor.
+            if matches!(syscall, "read" | "write") {
+                format!("{code}: {desc}, {syscall}")
+            } else {
+                format!("{code}: {desc}, {syscall} '{}'", path.display())
+            }
         }
         None => format!("{err}, {syscall} '{}'", path.display()),
     }

@@ -286,6 +286,29 @@ async fn dropping_the_tool_future_kills_the_tree() {
 }
 
 #[tokio::test]
+async fn backgrounded_process_does_not_hold_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    // The background sleep keeps the output pipe open; the result must still arrive once the shell exits.
+    let out = tool(dir.path())
+        .execute(
+            "c",
+            json!({"command": "sleep 300 & echo $!"}),
+            CancellationToken::new(),
+            noop_update(),
+        )
+        .await
+        .unwrap();
+    let pid: i32 = text_of(&out).trim().parse().unwrap();
+    // Deliberately backgrounded work survives a normal finish, as in the reference.
+    assert!(!process_gone(pid));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+}
+
+#[tokio::test]
 async fn missing_cwd_is_a_clear_error() {
     let err = tool(Path::new("/definitely/not/here"))
         .execute(

@@ -78,6 +78,23 @@ fn js_number(v: f64) -> String {
     }
 }
 
+/// Shortest gap between two partial results.
+const UPDATE_INTERVAL: Duration = Duration::from_millis(50);
+
+struct Streamed {
+    capture: OutputCapture,
+    dirty: bool,
+    last: Option<std::time::Instant>,
+}
+
+impl Streamed {
+    fn flush(&mut self) -> ToolOutput {
+        self.dirty = false;
+        self.last = Some(std::time::Instant::now());
+        partial(&self.capture)
+    }
+}
+
 /// The partial result sent while the command runs.
 fn partial(capture: &OutputCapture) -> ToolOutput {
     let text = render_terminal_output(&capture.text());
@@ -119,28 +136,65 @@ impl Tool for BashTool {
         let timeout = p.timeout.filter(|t| t.is_finite() && *t > 0.0);
         on_update(ToolOutput::default());
 
-        let capture = Arc::new(Mutex::new(OutputCapture::default()));
+        // Partial results are throttled: the first chunk goes out at once, later ones at most every
+        // UPDATE_INTERVAL, with a ticker flushing output that arrived in between (so a command that prints and
+        // then sleeps still shows its output).
+        let stream = Arc::new(Mutex::new(Streamed {
+            capture: OutputCapture::default(),
+            dirty: false,
+            last: None,
+        }));
         let end = {
-            let capture = capture.clone();
-            let on_update = on_update.clone();
+            let s2 = stream.clone();
+            let upd = on_update.clone();
             let mut on_data = move |data: &[u8]| {
-                let mut c = capture.lock().unwrap_or_else(|e| e.into_inner());
-                c.push(data.len(), data);
-                let update = partial(&c);
-                drop(c);
-                on_update(update);
+                let mut st = s2.lock().unwrap_or_else(|e| e.into_inner());
+                st.capture.push(data.len(), data);
+                st.dirty = true;
+                if st.last.is_none_or(|t| t.elapsed() >= UPDATE_INTERVAL) {
+                    let update = st.flush();
+                    drop(st);
+                    upd(update);
+                }
             };
-            run_command(
+            let ticker = async {
+                let mut tick = tokio::time::interval(UPDATE_INTERVAL);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let update = {
+                        let mut st = stream.lock().unwrap_or_else(|e| e.into_inner());
+                        if !st.dirty {
+                            continue;
+                        }
+                        st.flush()
+                    };
+                    on_update(update);
+                }
+            };
+            let run = run_command(
                 &spec,
                 timeout.map(Duration::from_secs_f64),
                 &cancel,
                 &mut on_data,
-            )
-            .await
+            );
+            tokio::select! {
+                end = run => end,
+                _ = ticker => unreachable!("the ticker never finishes"),
+            }
         };
-        let mut capture = Arc::try_unwrap(capture)
-            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        // Output that arrived after the last partial still goes out as one, as every chunk did in the reference.
+        let last_update = {
+            let mut st = stream.lock().unwrap_or_else(|e| e.into_inner());
+            st.dirty.then(|| st.flush())
+        };
+        if let Some(update) = last_update {
+            on_update(update);
+        }
+        let capture = Arc::try_unwrap(stream)
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).capture)
             .unwrap_or_default();
+        let mut capture = capture;
         let full = render_terminal_output(&capture.text());
         let end = match end {
             Ok(end) => end,
