@@ -695,7 +695,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names) {
         let _ = writeln!(out, "    def {method}(self, message: {body}) -> None:");
         let mut docs = doc_paragraphs(&m.doc, &m.since, &m.note);
         docs.push(format!(
-            "Writes a `{}` message (no response); `type` is set here.",
+            "Writes the `{}` message (it gets no response); `type` is set here.",
             m.name
         ));
         docstring(out, "        ", &docs);

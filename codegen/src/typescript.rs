@@ -592,7 +592,7 @@ fn client_file(ir: &Ir, names: &Names) -> String {
     for m in &ir.inputs {
         out.push('\n');
         let mut docs = doc_paragraphs(&m.doc, &m.since, &m.note);
-        docs.push(format!("Writes a `{}` message (no response).", m.name));
+        docs.push(format!("Writes the `{}` message (it gets no response).", m.name));
         jsdoc(&mut out, "  ", &docs);
         let method = format!("send{}", pascal_case(&m.name));
         let _ = writeln!(

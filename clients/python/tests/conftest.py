@@ -76,6 +76,8 @@ def handle(cmd):
         sys.stderr.write("fatal: fake agent dying\n")
         sys.stderr.flush()
         os._exit(3)
+    elif t == "extension_ui_response":
+        write({"type": "echo_input", "frame": cmd})  # inputs get no response
     elif t == "get_state":
         ok(cmd, state)
     elif t == "prompt":

@@ -67,3 +67,10 @@ def test_optional_params_are_left_out_unless_given(client: DrebClient) -> None:
     with pytest.raises(RpcError) as given:
         client.prompt(message="keys", streaming_behavior="steer", images=[])
     assert str(given.value) == "id,type,message,images,streamingBehavior"
+
+
+def test_send_extension_ui_response_writes_the_input_frame(client: DrebClient) -> None:
+    with client.events() as sub:
+        client.send_extension_ui_response({"type": "extension_ui_response", "id": "dlg-1", "cancelled": True})
+        event = sub.get(10)
+    assert event == {"type": "echo_input", "frame": {"type": "extension_ui_response", "id": "dlg-1", "cancelled": True}}

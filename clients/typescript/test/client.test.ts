@@ -65,3 +65,13 @@ test("getState returns typed data", async () => {
   assert.equal(state.sessionName, undefined);
   await client.close();
 });
+
+test("sendExtensionUiResponse writes the input frame with its type", async () => {
+  const client = await spawnClient();
+  const echoed = new Promise<RpcEvent>((resolve) => client.onEvent((e) => e.type === "echo_input" && resolve(e)));
+  client.sendExtensionUiResponse({ id: "dlg-1", value: "yes" });
+  const event = await echoed;
+  assert.ok(!isKnownEvent(event)); // the fake agent's echo is not a protocol event
+  assert.deepEqual(event.frame, { type: "extension_ui_response", id: "dlg-1", value: "yes" });
+  await client.close();
+});

@@ -42,6 +42,7 @@ function handle(cmd) {
     case "release": ok(cmd, "second"); if (held) ok(held, "first"); held = undefined; return;
     case "never": return; // no response: the client's timeout fires
     case "die": fs.writeSync(2, "fatal: fake agent dying\n"); process.exit(3);
+    case "extension_ui_response": return out({ type: "echo_input", frame: cmd }); // inputs get no response
     case "get_state": return ok(cmd, idleState);
     case "prompt":
       if (cmd.message === "refuse") return fail(cmd, "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");

@@ -3006,7 +3006,8 @@ class MessageUpdateEvent(TypedDict):
     """
     A streaming update of an assistant message: `assistantMessageEvent` is the delta, `message`
     the cumulative partial message after it (a copy of `assistantMessageEvent.partial`). Only
-    the nine text/thinking/toolcall delta types appear here.
+    the nine text/thinking/toolcall delta types appear here. spec/rpc.md writes `message` first;
+    the wire order is `assistantMessageEvent`, then `message`.
 
     With `--ui dashboard` the server drops `message` and `assistantMessageEvent.partial` (also
     inside `background_agent_event`) so frames stay small; the deltas still rebuild the text and
@@ -4554,7 +4555,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         answers that are all empty with no non-blank `customText`, stops the current agent turn
         instead of continuing without an answer.
 
-        Writes a `extension_ui_response` message (no response); `type` is set here.
+        Writes the `extension_ui_response` message (it gets no response); `type` is set here.
         """
         self.notify({"type": "extension_ui_response", **message})
 

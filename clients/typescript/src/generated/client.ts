@@ -764,7 +764,7 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    * answers that are all empty with no non-blank `customText`, stops the current agent turn
    * instead of continuing without an answer.
    *
-   * Writes a `extension_ui_response` message (no response).
+   * Writes the `extension_ui_response` message (it gets no response).
    */
   sendExtensionUiResponse(message: T.DistributiveOmit<T.ExtensionUiResponseInput, "type">): void {
     this.notify({ type: "extension_ui_response", ...message });

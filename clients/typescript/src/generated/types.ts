@@ -3197,7 +3197,8 @@ export interface MessageStartEvent {
 /**
  * A streaming update of an assistant message: `assistantMessageEvent` is the delta, `message`
  * the cumulative partial message after it (a copy of `assistantMessageEvent.partial`). Only
- * the nine text/thinking/toolcall delta types appear here.
+ * the nine text/thinking/toolcall delta types appear here. spec/rpc.md writes `message` first;
+ * the wire order is `assistantMessageEvent`, then `message`.
  *
  * With `--ui dashboard` the server drops `message` and `assistantMessageEvent.partial` (also
  * inside `background_agent_event`) so frames stay small; the deltas still rebuild the text and

@@ -406,7 +406,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         """
         The host's answer to a dialog; never answered.
 
-        Writes a `ui_response` message (no response); `type` is set here.
+        Writes the `ui_response` message (it gets no response); `type` is set here.
         """
         self.notify({"type": "ui_response", **message})
 

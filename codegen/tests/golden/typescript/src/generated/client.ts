@@ -49,7 +49,7 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
   /**
    * The host's answer to a dialog; never answered.
    *
-   * Writes a `ui_response` message (no response).
+   * Writes the `ui_response` message (it gets no response).
    */
   sendUiResponse(message: T.DistributiveOmit<T.UiResponseInput, "type">): void {
     this.notify({ type: "ui_response", ...message });
