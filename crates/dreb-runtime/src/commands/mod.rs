@@ -1,0 +1,8 @@
+//! Command implementations, one module per group of the spec.
+
+mod models;
+mod not_yet;
+mod prompting;
+mod sessions;
+mod settings;
+mod state;

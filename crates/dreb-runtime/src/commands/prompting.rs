@@ -1,0 +1,185 @@
+//! prompt, steer, follow_up, abort and the queues.
+
+use dreb_agent::{AgentMessage, QueueMode};
+use dreb_ai::{ImageContent, TextContent, UserBlock, UserContent, UserMessage};
+use dreb_protocol::support::RequestContext;
+use dreb_protocol::*;
+
+use crate::convert::wire;
+use crate::runtime::{QueuedDisplay, Runtime, lock, no_api_key_text};
+
+/// Interactive-only commands a host must handle itself (the reference's 20 built-ins).
+const BUILTIN_SLASH_COMMANDS: [&str; 20] = [
+    "settings", "model", "scoped-models", "export", "import", "copy", "name", "session", "hotkeys", "fork", "tree",
+    "login", "logout", "new", "compact", "dream", "resume", "reload", "buddy", "quit",
+];
+
+fn builtin_slash_command(message: &str) -> Option<&str> {
+    let first = message.trim().split_whitespace().next()?;
+    let name = first.strip_prefix('/')?;
+    BUILTIN_SLASH_COMMANDS.contains(&name).then_some(name)
+}
+
+fn reject_builtin(message: &str) -> Result<(), String> {
+    match builtin_slash_command(message) {
+        Some(name) => Err(format!(
+            "Built-in slash command /{name} must be handled by the RPC client; it was not sent to the model."
+        )),
+        None => Ok(()),
+    }
+}
+
+fn user_message(text: &str, images: &[ImageContent]) -> AgentMessage {
+    let mut content = vec![UserBlock::Text(TextContent { text: text.to_string(), text_signature: None })];
+    content.extend(images.iter().cloned().map(UserBlock::Image));
+    AgentMessage::User(UserMessage { content: UserContent::Blocks(content), timestamp: dreb_agent::agent::now_ms() })
+}
+
+fn images_of(images: &Option<Vec<ImageContent_>>) -> Result<Vec<ImageContent>, String> {
+    match images {
+        Some(list) => wire(list),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The generated protocol's image type (same wire shape as `dreb_ai::ImageContent`).
+type ImageContent_ = dreb_protocol::ImageContent;
+
+impl Runtime {
+    fn queue(&self, steering: bool, text: &str, images: Vec<ImageContent>) {
+        let message = user_message(text, &images);
+        lock(&self.inner.queued).push(QueuedDisplay { steering, text: text.to_string(), images });
+        if steering {
+            self.inner.agent.steer(message);
+        } else {
+            self.inner.agent.follow_up(message);
+        }
+    }
+
+    pub(crate) async fn cmd_prompt(&self, _ctx: &RequestContext, p: PromptParams) -> Result<(), String> {
+        reject_builtin(&p.message)?;
+        let images = images_of(&p.images)?;
+        let agent = &self.inner.agent;
+        if agent.is_streaming() {
+            return match p.streaming_behavior {
+                Some(StreamingBehavior::Steer) => Ok(self.queue(true, &p.message, images)),
+                Some(StreamingBehavior::FollowUp) => Ok(self.queue(false, &p.message, images)),
+                _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
+            };
+        }
+        let Some(model) = agent.model() else {
+            return Err("No model selected.\n\nUse /login or set an API key environment variable. See docs/providers.md\n\nThen use /model to select a model.".into());
+        };
+        {
+            let registry = self.inner.registry.read().unwrap_or_else(|e| e.into_inner());
+            registry.api_key_for(&model).map_err(|_| no_api_key_text(&model.provider))?;
+        }
+        self.flush_deferred_bash();
+        agent.start_prompt(vec![user_message(&p.message, &images)]).map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    pub(crate) async fn cmd_steer(&self, _ctx: &RequestContext, p: SteerParams) -> Result<(), String> {
+        reject_builtin(&p.message)?;
+        let images = images_of(&p.images)?;
+        self.queue(true, &p.message, images);
+        Ok(())
+    }
+
+    pub(crate) async fn cmd_follow_up(&self, _ctx: &RequestContext, p: FollowUpParams) -> Result<(), String> {
+        reject_builtin(&p.message)?;
+        let images = images_of(&p.images)?;
+        self.queue(false, &p.message, images);
+        Ok(())
+    }
+
+    pub(crate) async fn cmd_abort(&self, _ctx: &RequestContext, _p: AbortParams) -> Result<(), String> {
+        self.inner.agent.abort();
+        self.inner.agent.wait_for_idle().await;
+        Ok(())
+    }
+
+    fn pending_messages(&self) -> Result<RpcPendingMessages, String> {
+        let queued = lock(&self.inner.queued).clone();
+        let view = |steering: bool| -> Result<(Vec<String>, Vec<RpcQueuedMessage>), String> {
+            let mut texts = Vec::new();
+            let mut messages = Vec::new();
+            for q in queued.iter().filter(|q| q.steering == steering) {
+                texts.push(q.text.clone());
+                let images = if q.images.is_empty() { None } else { Some(wire(&q.images)?) };
+                messages.push(RpcQueuedMessage { text: q.text.clone(), images });
+            }
+            Ok((texts, messages))
+        };
+        let (steering, steering_messages) = view(true)?;
+        let (follow_up, follow_up_messages) = view(false)?;
+        Ok(RpcPendingMessages { steering, follow_up, steering_messages, follow_up_messages })
+    }
+
+    pub(crate) async fn cmd_get_pending_messages(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetPendingMessagesParams,
+    ) -> Result<RpcPendingMessages, String> {
+        self.pending_messages()
+    }
+
+    pub(crate) async fn cmd_clear_pending_messages(
+        &self,
+        _ctx: &RequestContext,
+        _p: ClearPendingMessagesParams,
+    ) -> Result<RpcPendingMessages, String> {
+        let cleared = self.pending_messages()?;
+        self.inner.agent.clear_all_queues();
+        lock(&self.inner.queued).clear();
+        Ok(cleared)
+    }
+
+    pub(crate) async fn cmd_set_steering_mode(&self, _ctx: &RequestContext, p: SetSteeringModeParams) -> Result<(), String> {
+        let mode = queue_mode(&p.mode);
+        self.inner.agent.set_steering_mode(mode);
+        self.persist(move |s| s.set_steering_mode(mode.as_str())).await
+    }
+
+    pub(crate) async fn cmd_set_follow_up_mode(&self, _ctx: &RequestContext, p: SetFollowUpModeParams) -> Result<(), String> {
+        let mode = queue_mode(&p.mode);
+        self.inner.agent.set_follow_up_mode(mode);
+        self.persist(move |s| s.set_follow_up_mode(mode.as_str())).await
+    }
+
+    /// Move `bash` command results recorded during a run into the conversation (keeps tool call/result adjacency).
+    pub(crate) fn flush_deferred_bash(&self) {
+        let deferred: Vec<AgentMessage> = std::mem::take(&mut *lock(&self.inner.deferred_bash));
+        for m in deferred {
+            self.inner.agent.append_message(m.clone());
+            let mut session = lock(&self.inner.session);
+            if let Err(e) = crate::persist::append_agent_message(&mut session, &m) {
+                tracing::error!("could not persist a bash execution: {e}");
+            }
+        }
+    }
+}
+
+fn queue_mode(mode: &dreb_protocol::QueueMode) -> QueueMode {
+    match mode {
+        dreb_protocol::QueueMode::All => QueueMode::All,
+        _ => QueueMode::OneAtATime,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_commands_match_on_the_first_token_only() {
+        assert_eq!(builtin_slash_command("/fork"), Some("fork"));
+        assert_eq!(builtin_slash_command("  /fork x"), Some("fork"));
+        assert_eq!(builtin_slash_command("/forklift"), None);
+        assert_eq!(builtin_slash_command("/unknown"), None);
+        assert_eq!(builtin_slash_command("hello /fork"), None);
+        assert_eq!(
+            reject_builtin("/compact now").unwrap_err(),
+            "Built-in slash command /compact must be handled by the RPC client; it was not sent to the model."
+        );
+    }
+}

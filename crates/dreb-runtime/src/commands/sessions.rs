@@ -1,0 +1,209 @@
+//! Session files: tree, navigation, fork, new/switch/delete/import, listings.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use dreb_agent::AgentMessage;
+use dreb_ai::ThinkingLevel;
+use dreb_compaction::{SummaryLlm, generate_branch_summary, prepare_branch_summary};
+use dreb_protocol::support::RequestContext;
+use dreb_protocol::*;
+use dreb_session::{BranchSummaryInput, ListOptions, NavigateOptions, NewSessionOptions};
+
+use crate::convert::wire;
+use crate::runtime::{Runtime, lock};
+
+impl Runtime {
+    /// Make the agent's conversation (and thinking level) match the session's current branch.
+    pub(crate) fn sync_agent_from_session(&self) {
+        let context = lock(&self.inner.session).build_session_context();
+        let messages: Vec<AgentMessage> =
+            context.messages.into_iter().filter_map(|m| serde_json::from_value(m).ok()).collect();
+        self.inner.agent.replace_messages(messages);
+        if let (Some(level), Some(model)) = (ThinkingLevel::parse(&context.thinking_level), self.inner.agent.model()) {
+            self.inner.agent.set_thinking_level(dreb_agent::clamp_thinking_level(&model, level));
+        }
+    }
+
+    fn ensure_idle(&self) -> Result<(), String> {
+        if self.inner.agent.is_streaming() {
+            return Err(
+                "Cannot navigate the session tree while the agent is streaming. Abort or wait for idle first.".into()
+            );
+        }
+        if self.inner.is_compacting.load(Ordering::Acquire) {
+            return Err("Cannot navigate the session tree while summarization or compaction is in progress. Wait for idle first.".into());
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn cmd_get_tree(&self, _ctx: &RequestContext, _p: GetTreeParams) -> Result<TreeResult, String> {
+        let tree = lock(&self.inner.session).tree_dto();
+        wire(&tree)
+    }
+
+    pub(crate) async fn cmd_get_fork_messages(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetForkMessagesParams,
+    ) -> Result<ForkMessagesResult, String> {
+        let messages = lock(&self.inner.session).fork_messages();
+        Ok(ForkMessagesResult { messages: wire(&messages)? })
+    }
+
+    pub(crate) async fn cmd_list_sessions(&self, _ctx: &RequestContext, _p: ListSessionsParams) -> Result<SessionsResult, String> {
+        let dir = lock(&self.inner.session).session_dir().to_path_buf();
+        let sessions = tokio::task::spawn_blocking(move || dreb_session::list_sessions(&dir, ListOptions::default()))
+            .await
+            .map_err(|e| e.to_string())?;
+        let rpc: Vec<_> = sessions.iter().map(|s| s.to_rpc()).collect();
+        Ok(SessionsResult { sessions: wire(&rpc)? })
+    }
+
+    pub(crate) async fn cmd_list_all_sessions(
+        &self,
+        _ctx: &RequestContext,
+        _p: ListAllSessionsParams,
+    ) -> Result<SessionsResult, String> {
+        let root = dreb_session::paths::sessions_root(&self.inner.agent_dir);
+        let sessions = tokio::task::spawn_blocking(move || dreb_session::list_all_sessions(&root, ListOptions::default()))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("Failed to list sessions: {e}"))?;
+        let rpc: Vec<_> = sessions.iter().map(|s| s.to_rpc()).collect();
+        Ok(SessionsResult { sessions: wire(&rpc)? })
+    }
+
+    pub(crate) async fn cmd_navigate_tree(
+        &self,
+        _ctx: &RequestContext,
+        p: NavigateTreeParams,
+    ) -> Result<NavigateTreeResult, String> {
+        self.ensure_idle()?;
+        if lock(&self.inner.session).entry(&p.target_id).is_none() {
+            return Err(format!("Entry {} not found", p.target_id));
+        }
+        let mut summary = None;
+        if p.summarize == Some(true) {
+            let Some(model) = self.inner.agent.model() else {
+                return Err("No model available for summarization".into());
+            };
+            let api_key = {
+                let registry = self.inner.registry.read().unwrap_or_else(|e| e.into_inner());
+                registry.api_key_for(&model).map_err(|_| "No model available for summarization".to_string())?
+            };
+            let entries: Vec<serde_json::Value> = {
+                let session = lock(&self.inner.session);
+                let old_leaf = session.leaf_id().map(str::to_string);
+                let source = session.entries_for_branch_summary(old_leaf.as_deref(), &p.target_id);
+                source.entries.iter().map(|e| e.to_value()).collect()
+            };
+            if !entries.is_empty() {
+                let budget = model.context_window.saturating_sub(self.inner.settings.branch_summary_settings().reserve_tokens);
+                let prep = prepare_branch_summary(&entries, budget);
+                let cancel = self.inner.stop.child_token();
+                let llm = SummaryLlm { client: &self.inner.providers, model: &model, api_key, cancel };
+                self.inner.is_compacting.store(true, Ordering::Release);
+                let result = generate_branch_summary(
+                    &prep,
+                    &llm,
+                    p.custom_instructions.as_deref(),
+                    p.replace_instructions == Some(true),
+                )
+                .await;
+                self.inner.is_compacting.store(false, Ordering::Release);
+                match result {
+                    Ok(s) => {
+                        summary = Some(BranchSummaryInput { summary: s.summary, details: Some(s.details), from_hook: Some(false) })
+                    }
+                    Err(dreb_compaction::SummaryError::Aborted) => {
+                        return Ok(NavigateTreeResult { cancelled: true, editor_text: None });
+                    }
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        }
+        let result = lock(&self.inner.session)
+            .navigate(&p.target_id, NavigateOptions { summary, label: p.label.clone() })
+            .map_err(|e| e.to_string())?;
+        self.sync_agent_from_session();
+        Ok(NavigateTreeResult { cancelled: false, editor_text: result.editor_text })
+    }
+
+    pub(crate) async fn cmd_fork(&self, _ctx: &RequestContext, p: ForkParams) -> Result<ForkResult, String> {
+        self.inner.agent.abort();
+        self.inner.agent.wait_for_idle().await;
+        let result = lock(&self.inner.session).fork(&p.entry_id).map_err(|e| e.to_string())?;
+        self.sync_agent_from_session();
+        lock(&self.inner.queued).clear();
+        self.inner.agent.clear_all_queues();
+        Ok(ForkResult { text: result.text, cancelled: false })
+    }
+
+    async fn reset_for_new_session(&self) {
+        self.inner.agent.abort();
+        self.inner.agent.wait_for_idle().await;
+        self.inner.agent.reset();
+        lock(&self.inner.queued).clear();
+        *lock(&self.inner.tasks) = serde_json::Value::Array(Vec::new());
+    }
+
+    pub(crate) async fn cmd_new_session(&self, _ctx: &RequestContext, p: NewSessionParams) -> Result<CancelledResult, String> {
+        self.reset_for_new_session().await;
+        {
+            let mut session = lock(&self.inner.session);
+            session.new_session(NewSessionOptions { id: None, parent_session: p.parent_session.clone() });
+            session.append_thinking_level_change(self.inner.agent.thinking_level().as_str()).map_err(|e| e.to_string())?;
+        }
+        Ok(CancelledResult { cancelled: false })
+    }
+
+    pub(crate) async fn cmd_switch_session(
+        &self,
+        _ctx: &RequestContext,
+        p: SwitchSessionParams,
+    ) -> Result<CancelledResult, String> {
+        self.reset_for_new_session().await;
+        let path = resolve_against(&self.inner.cwd, &p.session_path);
+        lock(&self.inner.session).set_session_file(&path).map_err(|e| e.to_string())?;
+        self.sync_agent_from_session();
+        Ok(CancelledResult { cancelled: false })
+    }
+
+    pub(crate) async fn cmd_import_jsonl(&self, _ctx: &RequestContext, p: ImportJsonlParams) -> Result<CancelledResult, String> {
+        let input = resolve_against(&self.inner.cwd, &p.input_path);
+        if !input.exists() {
+            return Err(format!("File not found: {}", input.display()));
+        }
+        let imported = lock(&self.inner.session).import_jsonl(&input).map_err(|e| e.to_string())?;
+        self.reset_for_new_session().await;
+        lock(&self.inner.session).set_session_file(&imported).map_err(|e| e.to_string())?;
+        self.sync_agent_from_session();
+        Ok(CancelledResult { cancelled: false })
+    }
+
+    pub(crate) async fn cmd_delete_session(
+        &self,
+        _ctx: &RequestContext,
+        p: DeleteSessionParams,
+    ) -> Result<DeleteSessionResult, String> {
+        let active = lock(&self.inner.session).session_file().map(Path::to_path_buf);
+        let path = p.session_path.clone();
+        let method = tokio::task::spawn_blocking(move || {
+            dreb_session::delete_session(&path, active.as_deref(), &dreb_session::Trash::from_env())
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+        wire(&serde_json::json!({ "method": match method {
+            dreb_session::DeleteMethod::Trash => "trash",
+            dreb_session::DeleteMethod::Unlink => "unlink",
+        }}))
+    }
+}
+
+fn resolve_against(cwd: &Path, p: &str) -> PathBuf {
+    let path = Path::new(p);
+    if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) }
+}
+

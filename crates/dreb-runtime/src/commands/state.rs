@@ -1,0 +1,200 @@
+//! get_state, get_messages, stats, names, version, git branch.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+use dreb_agent::{AgentMessage, available_thinking_levels};
+use dreb_ai::Model;
+use dreb_protocol::support::{JsNumber, RequestContext};
+use dreb_protocol::*;
+
+
+use crate::convert::wire;
+use crate::runtime::{Runtime, lock};
+use crate::sink::emit;
+
+impl Runtime {
+    /// `contextUsage`: the session's own estimate (last usage + trailing estimates), absent without a window.
+    pub(crate) fn context_usage(&self, model: Option<&Model>) -> Option<ContextUsage> {
+        let model = model?;
+        if model.context_window == 0 {
+            return None;
+        }
+        let estimate = dreb_compaction::estimate_context_tokens(&self.message_values());
+        let window = model.context_window as f64;
+        Some(ContextUsage {
+            tokens: Some(estimate.tokens as i64),
+            context_window: model.context_window as i64,
+            percent: Some(JsNumber(estimate.tokens as f64 / window * 100.0)),
+        })
+    }
+
+    pub(crate) fn state(&self) -> Result<RpcSessionState, String> {
+        let agent = &self.inner.agent;
+        let model = agent.model();
+        let (session_file, session_id, session_name) = {
+            let s = lock(&self.inner.session);
+            (s.session_file().map(|p| p.to_string_lossy().into_owned()), s.session_id().to_string(), s.session_name())
+        };
+        let levels = match &model {
+            Some(m) => available_thinking_levels(m),
+            None => vec![dreb_ai::ThinkingLevel::Off],
+        };
+        Ok(RpcSessionState {
+            model: model.as_ref().map(wire).transpose()?,
+            scoped_models: Vec::new(),
+            tasks: serde_json::from_value(lock(&self.inner.tasks).clone()).map_err(|e| e.to_string())?,
+            using_subscription: false,
+            thinking_level: wire(&agent.thinking_level())?,
+            available_thinking_levels: wire(&levels)?,
+            is_streaming: agent.is_streaming(),
+            is_retrying: self.inner.is_retrying.load(Ordering::Acquire),
+            retry_attempt: self.inner.retry_attempt.load(Ordering::Acquire) as i64,
+            is_compacting: self.inner.is_compacting.load(Ordering::Acquire),
+            steering_mode: wire(&agent.steering_mode())?,
+            follow_up_mode: wire(&agent.follow_up_mode())?,
+            session_file: if self.inner.no_session { None } else { session_file },
+            session_id,
+            session_name,
+            auto_compaction_enabled: self.inner.auto_compaction.load(Ordering::Acquire),
+            message_count: agent.messages().len() as i64,
+            pending_message_count: lock(&self.inner.queued).len() as i64,
+            context_usage: self.context_usage(model.as_ref()),
+            model_fallback_message: self.inner.model_fallback_message.clone(),
+        })
+    }
+
+    pub(crate) async fn cmd_get_state(&self, _ctx: &RequestContext, _p: GetStateParams) -> Result<RpcSessionState, String> {
+        self.state()
+    }
+
+    pub(crate) async fn cmd_get_messages(&self, _ctx: &RequestContext, _p: GetMessagesParams) -> Result<MessagesResult, String> {
+        Ok(MessagesResult { messages: wire(&self.inner.agent.messages())? })
+    }
+
+    pub(crate) async fn cmd_get_last_assistant_text(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetLastAssistantTextParams,
+    ) -> Result<LastAssistantTextResult, String> {
+        let text = self.inner.agent.messages().iter().rev().find_map(|m| match m {
+            AgentMessage::Assistant(a) if !(a.content.is_empty() && a.stop_reason == dreb_ai::StopReason::Aborted) => {
+                Some(a.text().trim().to_string())
+            }
+            _ => None,
+        });
+        Ok(LastAssistantTextResult { text: text.filter(|t| !t.is_empty()) })
+    }
+
+    pub(crate) async fn cmd_get_session_stats(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetSessionStatsParams,
+    ) -> Result<SessionStats, String> {
+        let messages = self.inner.agent.messages();
+        let (mut user, mut assistant, mut calls, mut results) = (0i64, 0i64, 0i64, 0i64);
+        let mut tokens = SessionTokenStats { input: 0, output: 0, cache_read: 0, cache_write: 0, total: 0 };
+        let mut cost = 0.0;
+        for m in &messages {
+            match m {
+                AgentMessage::User(_) => user += 1,
+                AgentMessage::Assistant(a) => {
+                    assistant += 1;
+                    calls += a.tool_calls().count() as i64;
+                    tokens.input += a.usage.input as i64;
+                    tokens.output += a.usage.output as i64;
+                    tokens.cache_read += a.usage.cache_read as i64;
+                    tokens.cache_write += a.usage.cache_write as i64;
+                    cost += a.usage.cost.total;
+                }
+                AgentMessage::ToolResult(_) => results += 1,
+                _ => {}
+            }
+        }
+        tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
+        let (session_file, session_id) = {
+            let s = lock(&self.inner.session);
+            (s.session_file().map(|p| p.to_string_lossy().into_owned()), s.session_id().to_string())
+        };
+        Ok(SessionStats {
+            session_file: if self.inner.no_session { None } else { session_file },
+            session_id,
+            user_messages: user,
+            assistant_messages: assistant,
+            tool_calls: calls,
+            tool_results: results,
+            total_messages: messages.len() as i64,
+            tokens,
+            cost: JsNumber(cost),
+            context_usage: self.context_usage(self.inner.agent.model().as_ref()),
+        })
+    }
+
+    pub(crate) async fn cmd_set_session_name(&self, _ctx: &RequestContext, p: SetSessionNameParams) -> Result<(), String> {
+        let name = p.name.trim().to_string();
+        if name.is_empty() {
+            return Err("Session name cannot be empty".into());
+        }
+        lock(&self.inner.session).set_session_name(&name).map_err(|e| e.to_string())?;
+        emit(&*self.inner.sink, &serde_json::json!({"type": "session_name_changed", "name": name}));
+        Ok(())
+    }
+
+    pub(crate) async fn cmd_get_version(&self, _ctx: &RequestContext, _p: GetVersionParams) -> Result<VersionResult, String> {
+        Ok(VersionResult { version: env!("CARGO_PKG_VERSION").to_string() })
+    }
+
+    pub(crate) async fn cmd_get_git_branch(&self, _ctx: &RequestContext, _p: GetGitBranchParams) -> Result<GitBranchResult, String> {
+        Ok(GitBranchResult { branch: git_branch(&self.inner.cwd) })
+    }
+}
+
+/// The branch named by `.git/HEAD`, walking up from `cwd` (worktrees' `.git` files included); `"detached"` for a
+/// detached HEAD, `None` outside a repository.
+pub(crate) fn git_branch(cwd: &Path) -> Option<String> {
+    let mut dir = Some(cwd);
+    while let Some(d) = dir {
+        let git = d.join(".git");
+        let head_path = if git.is_dir() {
+            Some(git.join("HEAD"))
+        } else if git.is_file() {
+            // A worktree: `.git` holds `gitdir: <path>`.
+            std::fs::read_to_string(&git).ok().and_then(|t| {
+                let gitdir = t.trim().strip_prefix("gitdir:")?.trim().to_string();
+                Some(d.join(gitdir).join("HEAD"))
+            })
+        } else {
+            None
+        };
+        if let Some(head) = head_path {
+            let text = std::fs::read_to_string(head).ok()?;
+            let text = text.trim();
+            return Some(match text.strip_prefix("ref: refs/heads/") {
+                Some(branch) => branch.to_string(),
+                None if text.starts_with("ref: ") => text.trim_start_matches("ref: ").to_string(),
+                None => "detached".to_string(),
+            });
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_branch_reads_head_walking_up() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(git_branch(dir.path()), None);
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
+        let sub = dir.path().join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert_eq!(git_branch(&sub).as_deref(), Some("feature/x"));
+        std::fs::write(dir.path().join(".git/HEAD"), "0123456789abcdef0123456789abcdef01234567\n").unwrap();
+        assert_eq!(git_branch(dir.path()).as_deref(), Some("detached"));
+    }
+}

@@ -1,0 +1,18 @@
+//! The coding-agent session behind the RPC commands.
+//!
+//! [`Runtime`] owns the live session: the agent loop (`dreb-agent`), the model registry and providers (`dreb-ai`),
+//! the session file (`dreb-session`), settings and context (`dreb-settings`), the tools (`dreb-tools`) and
+//! compaction (`dreb-compaction`). It implements the generated [`dreb_protocol::RpcHandler`]; events reach the host
+//! through a [`FrameSink`] the serving layer provides (one ordered writer).
+
+mod catalog;
+mod commands;
+mod convert;
+mod handler;
+mod persist;
+mod runtime;
+mod sink;
+mod system_prompt;
+
+pub use runtime::{Runtime, RuntimeOptions, StartupError};
+pub use sink::{FrameSink, VecSink};

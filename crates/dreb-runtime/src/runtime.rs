@@ -1,0 +1,437 @@
+//! The live session: startup, shared state, and the event bridge from the agent to the host.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+
+use async_trait::async_trait;
+use dreb_agent::{
+    Agent, AgentConfig, AgentEvent, AgentEventSink, AgentHooks, AgentMessage, AgentOptions, QueueMode,
+    clamp_thinking_level,
+};
+use dreb_ai::{ImageContent, LlmClient, Model, ModelRegistry, Providers, ThinkingLevel};
+use dreb_session::SessionManager;
+use dreb_settings::SettingsManager;
+use dreb_tools::ToolContext;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::persist;
+use crate::sink::{FrameSink, emit};
+use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file};
+
+/// How the runtime starts (the CLI flags and environment that matter).
+#[derive(Clone, Default)]
+pub struct RuntimeOptions {
+    pub cwd: PathBuf,
+    /// `DREB_CODING_AGENT_DIR`, default `~/.dreb/agent`.
+    pub agent_dir: PathBuf,
+    pub provider: Option<String>,
+    /// `provider/id` or a fuzzy pattern, with an optional `:<thinking>` suffix.
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+    pub api_key: Option<String>,
+    pub no_session: bool,
+    /// Open this session file instead of starting a new one.
+    pub session: Option<PathBuf>,
+    pub session_dir: Option<PathBuf>,
+    pub parent_session: Option<String>,
+    pub system_prompt: Option<String>,
+    pub append_system_prompt: Option<String>,
+    /// Enabled tools (None = all built-in tools).
+    pub tools: Option<Vec<String>>,
+    /// Providers to stream from (tests inject one with a scripted `faux` scenario).
+    pub providers: Option<Providers>,
+    /// Cancelled when the process shuts down: running work stops.
+    pub stop: CancellationToken,
+}
+
+/// Why the runtime could not start; the text goes to stderr and the process exits 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartupError(pub String);
+
+impl std::fmt::Display for StartupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StartupError {}
+
+/// A queued steering/follow-up message as the host sees it (`get_pending_messages`).
+#[derive(Debug, Clone)]
+pub(crate) struct QueuedDisplay {
+    pub steering: bool,
+    pub text: String,
+    pub images: Vec<ImageContent>,
+}
+
+pub(crate) struct Inner {
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    pub sink: Arc<dyn FrameSink>,
+    pub settings: Arc<SettingsManager>,
+    pub registry: RwLock<ModelRegistry>,
+    pub providers: Providers,
+    pub agent: Agent,
+    pub session: Mutex<SessionManager>,
+    pub no_session: bool,
+    pub tasks: Mutex<Value>,
+    pub queued: Mutex<Vec<QueuedDisplay>>,
+    /// `bash` command results recorded while a run streamed; flushed at the next prompt.
+    pub deferred_bash: Mutex<Vec<AgentMessage>>,
+    pub auto_compaction: AtomicBool,
+    pub auto_retry: AtomicBool,
+    pub is_compacting: AtomicBool,
+    pub is_retrying: AtomicBool,
+    pub retry_attempt: AtomicU32,
+    pub model_fallback_message: Option<String>,
+    pub stop: CancellationToken,
+    pub tool_names: Vec<String>,
+}
+
+/// The live session. Cheap to clone.
+#[derive(Clone)]
+pub struct Runtime {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Split `pattern:level` when the suffix is a thinking level.
+fn split_thinking_suffix(pattern: &str) -> (&str, Option<ThinkingLevel>) {
+    if let Some((head, tail)) = pattern.rsplit_once(':') {
+        if let Some(level) = ThinkingLevel::parse(tail) {
+            return (head, Some(level));
+        }
+    }
+    (pattern, None)
+}
+
+/// Find a model by `provider/id` or fuzzy pattern among `models`.
+pub(crate) fn find_model(pattern: &str, provider: Option<&str>, models: &[Model]) -> Option<Model> {
+    let scoped: Vec<Model> = match provider {
+        Some(p) => models.iter().filter(|m| m.provider == p).cloned().collect(),
+        None => models.to_vec(),
+    };
+    if let Some((p, id)) = pattern.split_once('/') {
+        let of_provider: Vec<Model> = scoped.iter().filter(|m| m.provider == p).cloned().collect();
+        if let Some(m) = of_provider.iter().find(|m| m.id == id) {
+            return Some(m.clone());
+        }
+        if let Some(m) = ModelRegistry::find_in(id, &of_provider) {
+            return Some(m.clone());
+        }
+    }
+    ModelRegistry::find_in(pattern, &scoped).cloned()
+}
+
+fn no_models_message() -> String {
+    "No models available. Set an API key environment variable:\n  ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY\n\
+     or add a provider to models.json in the agent directory, or run offline with --provider faux."
+        .to_string()
+}
+
+impl Runtime {
+    /// Start a session: settings, models, the session file, tools, the system prompt and the agent.
+    pub fn start(options: RuntimeOptions, sink: Arc<dyn FrameSink>) -> Result<Runtime, StartupError> {
+        let cwd = options.cwd.clone();
+        let agent_dir = options.agent_dir.clone();
+        let settings = Arc::new(SettingsManager::load(&agent_dir, &cwd));
+        for e in settings.load_errors() {
+            tracing::warn!("{e}");
+        }
+        let mut registry = ModelRegistry::load(&agent_dir);
+        if let Some(err) = registry.error() {
+            tracing::warn!("{err}");
+        }
+
+        // Model: explicit flags, then the saved default, then the registry's default.
+        let all: Vec<Model> = registry.all().to_vec();
+        let mut thinking_from_pattern = None;
+        let mut model_fallback_message = None;
+        let explicit = options.model.is_some() || options.provider.is_some();
+        let model = if explicit {
+            let provider = options.provider.as_deref();
+            let found = match options.model.as_deref() {
+                Some(pattern) => {
+                    let (pattern, level) = split_thinking_suffix(pattern);
+                    thinking_from_pattern = level;
+                    find_model(pattern, provider, &all)
+                }
+                None => provider.and_then(|p| registry.default_for_provider(p).cloned()),
+            };
+            let Some(model) = found else {
+                let what = match (&options.provider, &options.model) {
+                    (Some(p), Some(m)) => format!("{p}/{m}"),
+                    (None, Some(m)) => m.clone(),
+                    (Some(p), None) => format!("provider {p}"),
+                    (None, None) => String::new(),
+                };
+                return Err(StartupError(format!("Model not found: {what}")));
+            };
+            if let Some(key) = &options.api_key {
+                registry.set_runtime_api_key(&model.provider, key);
+            }
+            model
+        } else {
+            if options.api_key.is_some() {
+                return Err(StartupError("--api-key requires a model to be specified via --provider/--model".into()));
+            }
+            let available = registry.available();
+            let saved = match (settings.default_provider(), settings.default_model()) {
+                (Some(p), Some(id)) => {
+                    let m = available.iter().find(|m| m.provider == p && m.id == id).cloned();
+                    if m.is_none() {
+                        model_fallback_message = Some(format!("Saved default model {p}/{id} is not available"));
+                    }
+                    m
+                }
+                _ => None,
+            };
+            match saved.or_else(|| registry.default_model()) {
+                Some(m) => m,
+                None => return Err(StartupError(no_models_message())),
+            }
+        };
+        if let Err(e) = registry.api_key_for(&model) {
+            return Err(StartupError(format!("{e}. Set an API key or pass --api-key.")));
+        }
+
+        // Thinking level: CLI > pattern suffix > settings > xhigh, clamped to the model.
+        let requested = match options.thinking.as_deref() {
+            Some(t) => Some(ThinkingLevel::parse(t).ok_or_else(|| StartupError(format!("Invalid thinking level: {t}")))?),
+            None => thinking_from_pattern,
+        };
+        if requested == Some(ThinkingLevel::Max) && !dreb_agent::supports_max(&model) {
+            return Err(StartupError(format!(
+                "Thinking level \"max\" is not supported by model \"{}/{}\".",
+                model.provider, model.id
+            )));
+        }
+        let thinking = requested
+            .or_else(|| settings.default_thinking_level().and_then(|t| ThinkingLevel::parse(&t)))
+            .unwrap_or(ThinkingLevel::Xhigh);
+        let thinking = clamp_thinking_level(&model, thinking);
+
+        // Session.
+        let session_dir = options
+            .session_dir
+            .clone()
+            .or_else(|| settings.session_dir().map(PathBuf::from))
+            .unwrap_or_else(|| dreb_session::paths::default_session_dir(&cwd.to_string_lossy(), &agent_dir));
+        let cwd_str = cwd.to_string_lossy().into_owned();
+        let mut session = if options.no_session {
+            SessionManager::in_memory(cwd_str.clone())
+        } else if let Some(path) = &options.session {
+            SessionManager::open(path, Some(session_dir.clone())).map_err(|e| StartupError(e.to_string()))?
+        } else {
+            SessionManager::create(cwd_str.clone(), session_dir.clone()).map_err(|e| StartupError(e.to_string()))?
+        };
+        if let Some(parent) = &options.parent_session {
+            session.set_parent_session(parent).map_err(|e| StartupError(e.to_string()))?;
+        }
+        let restored: Vec<AgentMessage> = session
+            .build_session_context()
+            .messages
+            .into_iter()
+            .filter_map(|m| serde_json::from_value(m).ok())
+            .collect();
+        if restored.is_empty() {
+            let _ = session.append_model_change(&model.provider, &model.id);
+            let _ = session.append_thinking_level_change(thinking.as_str());
+        }
+
+        // Tools and system prompt.
+        let tool_names: Vec<String> = options
+            .tools
+            .clone()
+            .unwrap_or_else(|| dreb_tools::IMPLEMENTED_TOOLS.iter().map(|s| s.to_string()).collect());
+        let (context_files, diagnostics) = dreb_settings::context_files::load_project_context_files(&cwd, &agent_dir);
+        for d in diagnostics {
+            tracing::warn!("{}", d.message);
+        }
+        let custom = options.system_prompt.as_deref().map(|s| text_or_file(s, &cwd));
+        let append = options.append_system_prompt.as_deref().map(|s| text_or_file(s, &cwd));
+        let date = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let system_prompt = build_system_prompt(&PromptParts {
+            custom: custom.as_deref(),
+            append: append.as_deref(),
+            tools: &tool_names,
+            context_files: &context_files,
+            cwd: &cwd,
+            date: &date,
+        });
+
+        let providers = options.providers.clone().unwrap_or_default();
+        let llm: Arc<dyn LlmClient> = Arc::new(providers.clone());
+        let mut agent_opts = AgentOptions::new(llm);
+        agent_opts.model = Some(model);
+        agent_opts.system_prompt = system_prompt;
+        agent_opts.thinking_level = thinking;
+        agent_opts.messages = restored;
+        agent_opts.steering_mode = parse_queue_mode(&settings.steering_mode());
+        agent_opts.follow_up_mode = parse_queue_mode(&settings.follow_up_mode());
+        agent_opts.config = AgentConfig { session_id: Some(session.session_id().to_string()), ..Default::default() };
+        let agent = Agent::new(agent_opts);
+
+        let inner = Arc::new(Inner {
+            cwd,
+            agent_dir,
+            sink,
+            auto_compaction: AtomicBool::new(settings.compaction_enabled()),
+            auto_retry: AtomicBool::new(settings.retry_enabled()),
+            settings,
+            registry: RwLock::new(registry),
+            providers,
+            agent: agent.clone(),
+            session: Mutex::new(session),
+            no_session: options.no_session,
+            tasks: Mutex::new(Value::Array(Vec::new())),
+            queued: Mutex::new(Vec::new()),
+            deferred_bash: Mutex::new(Vec::new()),
+            is_compacting: AtomicBool::new(false),
+            is_retrying: AtomicBool::new(false),
+            retry_attempt: AtomicU32::new(0),
+            model_fallback_message,
+            stop: options.stop.clone(),
+            tool_names,
+        });
+        let runtime = Runtime { inner };
+        runtime.install_tools();
+        agent.set_hooks(Arc::new(Hooks { inner: Arc::downgrade(&runtime.inner) }));
+        agent.subscribe(Arc::new(EventBridge { inner: Arc::downgrade(&runtime.inner) }));
+
+        // Shutdown stops running work.
+        let stop_rt = runtime.clone();
+        tokio::spawn(async move {
+            stop_rt.inner.stop.cancelled().await;
+            stop_rt.inner.agent.abort();
+        });
+        Ok(runtime)
+    }
+
+    fn install_tools(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let mut ctx = ToolContext::new(self.inner.cwd.clone());
+        ctx.auto_resize_images = self.inner.settings.image_auto_resize();
+        ctx.command_prefix = self.inner.settings.shell_command_prefix();
+        let tasks_weak = weak.clone();
+        ctx.on_tasks_update = Arc::new(move |tasks| {
+            if let Some(inner) = tasks_weak.upgrade() {
+                let value = serde_json::to_value(&tasks).unwrap_or(Value::Array(Vec::new()));
+                *lock(&inner.tasks) = value.clone();
+                emit(&*inner.sink, &serde_json::json!({"type": "tasks_update", "tasks": value}));
+            }
+        });
+        let suggest_weak = weak;
+        ctx.on_suggest_next = Arc::new(move |suggestion| {
+            if let Some(inner) = suggest_weak.upgrade() {
+                let mut frame = serde_json::json!({"type": "suggest_next"});
+                if let (Some(obj), Ok(Value::Object(fields))) = (frame.as_object_mut(), serde_json::to_value(&suggestion)) {
+                    obj.extend(fields);
+                }
+                emit(&*inner.sink, &frame);
+            }
+        });
+        let names: Vec<&str> = self.inner.tool_names.iter().map(String::as_str).collect();
+        self.inner.agent.set_tools(dreb_tools::create_tools(&names, &ctx));
+    }
+
+    /// The agent loop (for embedding and tests).
+    pub fn agent(&self) -> &Agent {
+        &self.inner.agent
+    }
+
+    /// Path of the session file, if the session is persisted (it may not be written yet).
+    pub fn session_file(&self) -> Option<PathBuf> {
+        lock(&self.inner.session).session_file().map(Path::to_path_buf)
+    }
+
+    /// Wait until no agent run is active.
+    pub async fn wait_for_idle(&self) {
+        self.inner.agent.wait_for_idle().await;
+    }
+}
+
+pub(crate) fn parse_queue_mode(s: &str) -> QueueMode {
+    if s == "all" { QueueMode::All } else { QueueMode::OneAtATime }
+}
+
+/// Hooks the loop consults: credentials per call.
+struct Hooks {
+    inner: Weak<Inner>,
+}
+
+#[async_trait]
+impl AgentHooks for Hooks {
+    async fn get_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+        let Some(inner) = self.inner.upgrade() else { return Ok(None) };
+        let model = inner.agent.model();
+        let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+        match model.filter(|m| m.provider == provider) {
+            Some(m) => registry.api_key_for(&m).map_err(|_| no_api_key_text(provider)),
+            None => Ok(registry.api_key(provider)),
+        }
+    }
+}
+
+pub(crate) fn no_api_key_text(provider: &str) -> String {
+    format!(
+        "No API key found for {provider}.\n\nUse /login or set an API key environment variable. See docs/providers.md"
+    )
+}
+
+/// Forwards every agent event to the host, then persists what it changed.
+struct EventBridge {
+    inner: Weak<Inner>,
+}
+
+#[async_trait]
+impl AgentEventSink for EventBridge {
+    async fn on_event(&self, event: &AgentEvent) {
+        let Some(inner) = self.inner.upgrade() else { return };
+        emit(&*inner.sink, event);
+        match event {
+            AgentEvent::MessageStart { message: AgentMessage::User(user) } => {
+                // A queued message reached the conversation: it is no longer pending.
+                let text = user.content.text();
+                let mut queued = lock(&inner.queued);
+                if let Some(i) = queued.iter().position(|q| q.text == text) {
+                    queued.remove(i);
+                }
+            }
+            AgentEvent::MessageEnd { message } => {
+                let mut session = lock(&inner.session);
+                if let Err(e) = persist::append_agent_message(&mut session, message) {
+                    tracing::error!("could not persist a message: {e}");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Runtime {
+    /// Run a settings write off the async threads. A failed write does not undo the live change (the reference
+    /// behaves the same); it is logged.
+    pub(crate) async fn persist(
+        &self,
+        f: impl FnOnce(&SettingsManager) -> Result<(), dreb_settings::SettingsError> + Send + 'static,
+    ) -> Result<(), String> {
+        let settings = self.inner.settings.clone();
+        match tokio::task::spawn_blocking(move || f(&settings)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!("could not persist a setting: {e}"),
+            Err(e) => tracing::warn!("settings write task failed: {e}"),
+        }
+        Ok(())
+    }
+
+    /// The agent's messages as wire JSON values.
+    pub(crate) fn message_values(&self) -> Vec<Value> {
+        self.inner.agent.messages().iter().filter_map(|m| serde_json::to_value(m).ok()).collect()
+    }
+}

@@ -1,0 +1,44 @@
+//! Where the runtime's events go.
+
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+/// Receives encoded frames (one JSON object plus `\n` each) in emission order. The serving layer writes them to
+/// stdout through its single ordered writer; tests collect them.
+pub trait FrameSink: Send + Sync {
+    fn send_frame(&self, frame: Vec<u8>);
+}
+
+/// Encode and send one frame.
+pub(crate) fn emit<T: Serialize + ?Sized>(sink: &dyn FrameSink, frame: &T) {
+    match dreb_protocol::framing::encode_frame(frame) {
+        Ok(bytes) => sink.send_frame(bytes),
+        Err(e) => tracing::error!("could not encode an event: {e}"),
+    }
+}
+
+/// Collects frames in memory (tests, embedding).
+#[derive(Default)]
+pub struct VecSink {
+    frames: Mutex<Vec<Vec<u8>>>,
+}
+
+impl VecSink {
+    /// The frames so far, parsed.
+    pub fn frames(&self) -> Vec<serde_json::Value> {
+        let frames = self.frames.lock().unwrap_or_else(|e| e.into_inner());
+        frames.iter().map(|f| serde_json::from_slice(f).expect("frames are JSON")).collect()
+    }
+
+    /// Forget the frames so far.
+    pub fn clear(&self) {
+        self.frames.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
+impl FrameSink for VecSink {
+    fn send_frame(&self, frame: Vec<u8>) {
+        self.frames.lock().unwrap_or_else(|e| e.into_inner()).push(frame);
+    }
+}

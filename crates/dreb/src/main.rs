@@ -1,0 +1,95 @@
+//! `dreb --mode rpc`: serve the RPC protocol on stdin/stdout. Logs go to stderr (`DREB_LOG` or `RUST_LOG`).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use dreb_cli::args::Args;
+use dreb_cli::output::DEFAULT_MAX_QUEUED_BYTES;
+use dreb_cli::{Output, ServeOptions, serve, termination_signal};
+use dreb_runtime::{FrameSink, Runtime, RuntimeOptions};
+use tokio_util::sync::CancellationToken;
+
+/// Events from the runtime go through the same ordered writer as responses.
+struct OutputSink(Output);
+
+impl FrameSink for OutputSink {
+    fn send_frame(&self, frame: Vec<u8>) {
+        let _ = self.0.send_encoded(frame);
+    }
+}
+
+fn init_logging() {
+    let filter = std::env::var("DREB_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| "warn".to_string());
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    init_logging();
+    if let Err(e) = args.validate_for_rpc() {
+        eprintln!("{e}");
+        return ExitCode::from(1);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("Error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(run(args));
+    // stdin's reader thread may still be blocked in read(); do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    ExitCode::from(code as u8)
+}
+
+async fn run(args: Args) -> i32 {
+    let (output, _writer) = Output::start(tokio::io::stdout(), DEFAULT_MAX_QUEUED_BYTES);
+    let stop = CancellationToken::new();
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("Error: cannot read the working directory: {e}");
+            return 1;
+        }
+    };
+    let options = RuntimeOptions {
+        cwd,
+        agent_dir: dreb_ai::agent_dir(),
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        thinking: args.thinking.clone(),
+        api_key: args.api_key.clone(),
+        no_session: args.no_session,
+        session: args.session.as_ref().map(Into::into),
+        session_dir: args.session_dir.clone(),
+        parent_session: args.parent_session.clone(),
+        system_prompt: args.system_prompt.clone(),
+        append_system_prompt: args.append_system_prompt.clone(),
+        tools: args.tool_list(),
+        providers: None,
+        stop: stop.clone(),
+    };
+    let runtime = match Runtime::start(options, Arc::new(OutputSink(output.clone()))) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
+    // Extension UI answers have no dialog engine to go to yet; they never get a response either way.
+    let router = Arc::new(|input: dreb_protocol::Input| {
+        tracing::debug!(?input, "extension_ui_response with no pending dialog; ignored");
+    });
+    let outcome = serve(Arc::new(runtime), router, tokio::io::stdin(), output, ServeOptions::default(), termination_signal(), stop).await;
+    tracing::debug!(?outcome, "stopped serving");
+    outcome.exit_code()
+}
