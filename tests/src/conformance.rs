@@ -7,9 +7,10 @@ use dreb_codegen::ir::Command as SpecCommand;
 use dreb_protocol::{Command, CommandService, Dispatched, RequestContext, Response, ResponseData, dispatch};
 use serde_json::Value;
 
-/// Loads the spec `dreb-protocol` was generated from.
-pub fn spec() -> Ir {
-    dreb_codegen::load_spec(dreb_protocol::SPEC_FILE).unwrap_or_else(|e| panic!("{e}"))
+/// The spec `dreb-protocol` was generated from (loaded once per test binary).
+pub fn spec() -> &'static Ir {
+    static SPEC: std::sync::OnceLock<Ir> = std::sync::OnceLock::new();
+    SPEC.get_or_init(|| dreb_codegen::load_spec(dreb_protocol::SPEC_FILE).unwrap_or_else(|e| panic!("{e}")))
 }
 
 /// One command example of the spec.

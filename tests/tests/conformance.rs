@@ -175,3 +175,45 @@ async fn malformed_input_gets_exactly_one_response_each() {
     assert!(service.calls.lock().unwrap().is_empty(), "malformed input must never reach the handler");
     insta::assert_json_snapshot!("negative_fixtures", shapes);
 }
+
+#[test]
+fn envelope_examples_are_reproduced_by_decode() {
+    let ir = spec();
+    let mut checked = 0;
+    for ex in &ir.envelope.examples {
+        let Some(resp) = &ex.response else { continue };
+        let input = match (&ex.line, &ex.request) {
+            (Some(l), _) => l.clone(),
+            (None, Some(r)) => line(r),
+            (None, None) => continue,
+        };
+        match decode(&input) {
+            Decoded::Invalid(got) => {
+                let mut got = serde_json::to_value(&got).unwrap();
+                // The parse message is the JSON parser's own wording; only the prefix is part of the contract.
+                if resp["command"] == "parse" {
+                    let prefix = dreb_protocol::error_text::PARSE.replace("{message}", "");
+                    assert!(got["error"].as_str().unwrap().starts_with(&prefix), "{}", ex.name);
+                    got["error"] = resp["error"].clone();
+                }
+                assert!(same_json(&got, resp), "envelope {}: got {got}, spec has {resp}", ex.name);
+                checked += 1;
+            }
+            // A valid request: its documented answer comes from a handler (e.g. `Command failed: ...`).
+            Decoded::Request(r) => assert_eq!(resp.get("id"), r.id.as_ref(), "envelope {}", ex.name),
+            Decoded::Input(_) => panic!("envelope {} is an input message", ex.name),
+        }
+    }
+    assert!(checked > 0 || ir.envelope.examples.is_empty());
+}
+
+#[test]
+fn event_examples_snapshot() {
+    let ir = spec();
+    let events: Vec<Value> = ir
+        .events
+        .iter()
+        .flat_map(|e| e.examples.iter().map(|ex| reserialize_event(ex).unwrap_or_else(|err| json!(err))))
+        .collect();
+    insta::assert_json_snapshot!("events", events);
+}
