@@ -139,8 +139,13 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
     if (this.state !== "open") return Promise.reject(this.closedError());
     const id = `req_${this.nextId++}`;
     const { type, ...params } = command;
-    // Key order on the wire: id, type, then the params (as the reference client writes them).
-    const frame = encodeFrame({ id, type, ...params });
+    let frame: string;
+    try {
+      // Key order on the wire: id, type, then the params (as the reference client writes them).
+      frame = encodeFrame({ id, type, ...params });
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     return new Promise<ResponseFrame>((resolve, reject) => {
       const entry: Pending = { command: type, resolve, reject, timer: undefined };

@@ -324,3 +324,12 @@ test("waitForIdle stays pending across an auto-compaction that retries", async (
   assert.ok(client.isIdle());
   await client.close();
 });
+
+test("params JSON cannot represent reject the call instead of throwing synchronously", async () => {
+  const { client } = await connect();
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  await assert.rejects(client.request({ type: "echo", cyclic }), TypeError);
+  await assert.rejects(client.call("echo", { n: 10n }), TypeError);
+  await client.close();
+});
