@@ -1,5 +1,5 @@
 //! Directory walking shared by `find` and `grep`: gitignore-aware (`.gitignore`, `.ignore`, global excludes,
-//! `.git/info/exclude`), hidden files included, `.git` itself skipped, parallel over the available cores.
+//! `.git/info/exclude`, `.rgignore`, `.fdignore`), hidden files included, `.git` itself skipped, parallel over the available cores.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -69,6 +69,9 @@ pub fn walk_parallel<M>(
         .follow_links(false)
         .threads(threads())
         .filter_entry(|e| e.file_name() != ".git");
+    // The tool-specific ignore files rg and fd honour.
+    builder.add_custom_ignore_filename(".rgignore");
+    builder.add_custom_ignore_filename(".fdignore");
     if let Some(ov) = overrides {
         builder.overrides(ov);
     }

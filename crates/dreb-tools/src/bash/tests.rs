@@ -204,6 +204,34 @@ async fn tool_truncation_writes_log_file() {
 }
 
 #[tokio::test]
+async fn tool_byte_limit_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1000 lines of 100 bytes: under the line limit, over 50 KB.
+    let cmd = "for i in $(seq 1000); do printf '%099d\\n' $i; done";
+    let out = tool(dir.path())
+        .execute(
+            "c",
+            json!({"command": cmd}),
+            CancellationToken::new(),
+            noop_update(),
+        )
+        .await
+        .unwrap();
+    let text = text_of(&out);
+    let notice = text.rsplit("\n\n").next().unwrap();
+    assert!(
+        notice.starts_with("[Showing lines 489-1001 of 1001 (50.0KB limit). Full output: "),
+        "{notice}"
+    );
+    let path = out.details.unwrap()["fullOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 100_000);
+    std::fs::remove_file(path).unwrap();
+}
+
+#[tokio::test]
 async fn tool_timeout_kills_command() {
     let dir = tempfile::tempdir().unwrap();
     let err = tool(dir.path())

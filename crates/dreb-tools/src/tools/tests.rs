@@ -478,6 +478,36 @@ async fn grep_respects_gitignore_and_formats() {
 }
 
 #[tokio::test]
+async fn grep_and_find_byte_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let body: String = (0..300)
+        .map(|i| format!("needle {i} {}\n", "q".repeat(400)))
+        .collect();
+    write(dir.path(), "big.txt", &body);
+    let tool = GrepTool::new(dir.path());
+    let out = run(&tool, json!({"pattern": "needle", "limit": 1000}))
+        .await
+        .unwrap();
+    let text = text_of(&out);
+    assert!(
+        text.ends_with("\n\n[50.0KB limit reached]"),
+        "{}",
+        &text[text.len() - 80..]
+    );
+    assert_eq!(
+        out.details.unwrap()["truncation"]["truncatedBy"],
+        json!("bytes")
+    );
+
+    for i in 0..600 {
+        write(dir.path(), &format!("d/{}{i}.txt", "n".repeat(100)), "");
+    }
+    let find = FindTool::new(dir.path());
+    let text = ok_text(&find, json!({"pattern": "*.txt"})).await;
+    assert!(text.ends_with("\n\n[50.0KB limit reached]"));
+}
+
+#[tokio::test]
 async fn grep_long_lines_and_binary_files() {
     let dir = tempfile::tempdir().unwrap();
     write(
