@@ -45,6 +45,9 @@ pub const IMPLEMENTED_TOOLS: [&str; 11] = [
     "suggest_next",
 ];
 
+/// Also available by name, outside the default set (`--tools tmp_read`).
+pub const EXTRA_TOOLS: [&str; 1] = ["tmp_read"];
+
 /// What the tools need from the session.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -100,6 +103,9 @@ pub fn create_tool(name: &str, ctx: &ToolContext) -> Option<Arc<dyn Tool>> {
                 command_prefix: ctx.command_prefix.clone(),
             },
         )),
+        "tmp_read" => Arc::new(read::TmpReadTool::new(read::ReadOptions {
+            auto_resize_images: ctx.auto_resize_images,
+        })),
         "edit" => Arc::new(edit::EditTool::new(cwd)),
         "write" => Arc::new(write::WriteTool::new(cwd)),
         "grep" => Arc::new(grep::GrepTool::new(cwd)),
@@ -131,6 +137,10 @@ mod tests {
         let names: Vec<&str> = tools.iter().map(|t| t.definition().name.as_str()).collect();
         assert_eq!(names, IMPLEMENTED_TOOLS.to_vec());
         assert!(create_tool("web_fetch", &ctx).is_none());
+        assert_eq!(
+            create_tool(EXTRA_TOOLS[0], &ctx).unwrap().definition().name,
+            "tmp_read"
+        );
     }
 
     /// The definitions exactly as the model sees them (names, descriptions, parameter schemas).

@@ -214,3 +214,127 @@ impl Tool for ReadTool {
         blocking(&cancel, move || read_file(path, raw, p, opts)).await
     }
 }
+
+/// `tmp_read`: `read` confined to `/tmp` (relative paths resolve against `/tmp`; `..` and symlinks leading out
+/// are refused). Used by sandboxed agents.
+pub struct TmpReadTool {
+    inner: ReadTool,
+    def: ToolDefinition,
+}
+
+const TMP_PREFIX: &str = "/tmp";
+
+impl TmpReadTool {
+    pub fn new(options: ReadOptions) -> Self {
+        let inner = ReadTool::new(TMP_PREFIX, options);
+        let mut def = inner.def.clone();
+        def.name = "tmp_read".into();
+        def.description = format!("Read files under /tmp only. {}", inner.def.description);
+        TmpReadTool { inner, def }
+    }
+}
+
+fn is_under_tmp(p: &std::path::Path) -> bool {
+    let real_tmp = std::fs::canonicalize(TMP_PREFIX).unwrap_or_else(|_| PathBuf::from(TMP_PREFIX));
+    p.starts_with(TMP_PREFIX) || p.starts_with(&real_tmp)
+}
+
+#[async_trait]
+impl Tool for TmpReadTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.def
+    }
+
+    async fn execute(
+        &self,
+        tool_call_id: &str,
+        params: Value,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> Result<ToolOutput, ToolError> {
+        let raw = params
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let lexical = crate::paths::resolve_to_cwd(&raw, std::path::Path::new(TMP_PREFIX));
+        let resolved = std::fs::canonicalize(&lexical).unwrap_or(lexical);
+        if !is_under_tmp(&resolved) {
+            return Ok(ToolOutput {
+                content: vec![text_block(format!(
+                    "Error: Access denied. tmp_read can only read files under /tmp. Resolved path: {}",
+                    resolved.display()
+                ))],
+                details: None,
+                end_turn: false,
+            });
+        }
+        self.inner
+            .execute(tool_call_id, params, cancel, on_update)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tmp_read_tests {
+    use super::*;
+    use crate::tools::test_util::{noop_update, text_of};
+
+    #[tokio::test]
+    async fn confined_to_tmp() {
+        let tool = TmpReadTool::new(ReadOptions::default());
+        assert_eq!(tool.definition().name, "tmp_read");
+        let dir = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+        std::fs::write(dir.path().join("ok.txt"), "fine").unwrap();
+        let name = dir
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let out = tool
+            .execute(
+                "c",
+                json!({"path": format!("{name}/ok.txt")}),
+                CancellationToken::new(),
+                noop_update(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(text_of(&out), "fine");
+        let out = tool
+            .execute(
+                "c",
+                json!({"path": "../etc/dreb-no-such-file"}),
+                CancellationToken::new(),
+                noop_update(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            text_of(&out),
+            "Error: Access denied. tmp_read can only read files under /tmp. Resolved path: /etc/hostname"
+        );
+        std::os::unix::fs::symlink("/etc/hostname", dir.path().join("escape")).unwrap();
+        let out = tool
+            .execute(
+                "c",
+                json!({"path": format!("{name}/escape")}),
+                CancellationToken::new(),
+                noop_update(),
+            )
+            .await
+            .unwrap();
+        assert!(text_of(&out).starts_with("Error: Access denied."));
+        let out = tool
+            .execute(
+                "c",
+                json!({"path": "/tmpevil/x"}),
+                CancellationToken::new(),
+                noop_update(),
+            )
+            .await
+            .unwrap();
+        assert!(text_of(&out).starts_with("Error: Access denied."));
+    }
+}
