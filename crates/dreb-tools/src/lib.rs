@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use dreb_agent::Tool;
 
-pub use bash::{BashExecOptions, BashResult, ShellConfig, execute_bash};
+pub use bash::{BashExecOptions, BashResult, BashSlot, ShellConfig, execute_bash};
 pub use tools::ask_user::{
     AskAnswer, AskOptions, AskOutcome, AskQuestion, AskRequest, AskResult, Dialog, DialogError,
 };

@@ -91,3 +91,52 @@ pub async fn execute_bash(
         full_output_path: path.map(|p| p.to_string_lossy().into_owned()),
     })
 }
+
+/// The RPC session's "current bash command": `bash` starts one, `abort_bash` aborts the one running (SIGKILL to
+/// its process group; its response still arrives, with `cancelled: true`).
+#[derive(Default)]
+pub struct BashSlot {
+    current: std::sync::Mutex<Option<(u64, CancellationToken)>>,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+impl BashSlot {
+    /// Run `command` as the current one (a newer run replaces an older one as the abort target).
+    pub async fn run(
+        &self,
+        command: &str,
+        opts: &BashExecOptions,
+        on_chunk: Option<&mut (dyn FnMut(&str) + Send)>,
+    ) -> Result<BashResult, String> {
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let token = CancellationToken::new();
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((id, token.clone()));
+        let result = execute_bash(command, opts, &token, on_chunk).await;
+        let mut cur = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        if cur.as_ref().is_some_and(|(cid, _)| *cid == id) {
+            *cur = None;
+        }
+        result
+    }
+
+    /// Abort the running command, if any.
+    pub fn abort(&self) {
+        if let Some((_, token)) = self
+            .current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            token.cancel();
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+}

@@ -7,7 +7,7 @@ pub mod sanitize;
 pub mod shell;
 pub mod terminal;
 
-pub use executor::{BashExecOptions, BashResult, apply_prefix, execute_bash};
+pub use executor::{BashExecOptions, BashResult, BashSlot, apply_prefix, execute_bash};
 pub use process::{ExecEnd, SpawnSpec, run_command};
 pub use shell::{ShellConfig, resolve_shell, resolve_shell_with_settings, shell_env};
 

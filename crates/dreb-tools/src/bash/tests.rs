@@ -454,3 +454,33 @@ async fn executor_abort_returns_cancelled_result() {
         json!({"output": "ready\n", "cancelled": true, "truncated": false})
     );
 }
+
+#[tokio::test]
+async fn bash_slot_aborts_the_running_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let slot = std::sync::Arc::new(super::BashSlot::default());
+    assert!(!slot.is_running());
+    let s2 = slot.clone();
+    let mut on_chunk = move |c: &str| {
+        if c.contains("ready") {
+            s2.abort();
+        }
+    };
+    let r = slot
+        .run(
+            "echo ready; sleep 300",
+            &exec_opts(dir.path()),
+            Some(&mut on_chunk),
+        )
+        .await
+        .unwrap();
+    assert!(r.cancelled);
+    assert_eq!(r.exit_code, None);
+    assert!(!slot.is_running());
+    slot.abort(); // nothing running: a no-op
+    let r = slot
+        .run("exit 2", &exec_opts(dir.path()), None)
+        .await
+        .unwrap();
+    assert_eq!((r.cancelled, r.exit_code), (false, Some(2)));
+}
