@@ -179,6 +179,8 @@ pub fn render_terminal_output(raw: &str) -> String {
                             j
                         };
                     }
+                    // Charset designations and similar take one more character (`ESC ( B` from `tput sgr0`).
+                    Some(c) if "()*+-./#%".contains(*c) => i += 2,
                     Some(_) => i += 1,
                     None => {}
                 }
@@ -234,6 +236,7 @@ mod tests {
             "Line 1\nLine 2\nLine 3"
         );
         assert_eq!(render_terminal_output(""), "");
+        assert_eq!(render_terminal_output("\x1b[1mbold\x1b(B\x1b[m done\x1b]0;title\x07"), "bold done");
     }
 
     #[test]
