@@ -50,10 +50,121 @@ const RESERVED_METHODS: &[&str] = &[
 
 /// Runs the backend.
 pub fn generate(ir: &Ir) -> Vec<GeneratedFile> {
-    vec![GeneratedFile {
-        path: PathBuf::from(OUT_PATH),
-        contents: module(ir),
-    }]
+    vec![
+        GeneratedFile {
+            path: PathBuf::from(OUT_PATH),
+            contents: module(ir),
+        },
+        GeneratedFile {
+            path: PathBuf::from(EXAMPLES_PATH),
+            contents: examples_module(ir),
+        },
+    ]
+}
+
+/// Every example of the spec as a typed module-level constant: `mypy --strict` then proves that the generated
+/// TypedDicts accept every documented frame and value (dict literals are checked key by key).
+pub const EXAMPLES_PATH: &str = "clients/python/tests/_generated_examples.py";
+
+/// A JSON value as a Python literal.
+fn py_value(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => py_str(s),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(py_value).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}: {}", py_str(k), py_value(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn examples_module(ir: &Ir) -> String {
+    let names = Names {
+        shared: ir.types.iter().map(|t| t.name.clone()).collect(),
+    };
+    let mut out = banner_comment("#");
+    out.push_str("\"\"\"Every example of the spec, typed: `mypy --strict` accepts this module only if the generated types accept them all.\"\"\"\n\n");
+    let open_structs = ir
+        .types
+        .iter()
+        .any(|t| matches!(&t.kind, TypeKind::Struct(s) if s.additional_fields));
+    if open_structs {
+        // TypedDict cannot express open objects before PEP 728 (Python 3.13+/typing_extensions); their extra keys
+        // are checked by the TypeScript and JSON Schema example tests instead.
+        out.push_str("# mypy: disable-error-code=\"typeddict-unknown-key\"\n");
+    }
+    out.push_str("from __future__ import annotations\n\nfrom dreb_rpc import _generated as T\n\n");
+    let mut n = 0usize;
+    let mut push = |out: &mut String, ty: String, value: &serde_json::Value| {
+        let _ = writeln!(out, "example_{n}: {ty} = {}", py_value(value));
+        n += 1;
+    };
+    for t in &ir.types {
+        for v in &t.examples {
+            push(&mut out, format!("T.{}", t.name), v);
+        }
+    }
+    for c in &ir.commands {
+        for e in &c.examples {
+            if let Some(request) = &e.request {
+                push(
+                    &mut out,
+                    format!("T.{}", names.derived(&c.name, "Command")),
+                    request,
+                );
+            }
+            if let Some(response) = &e.response {
+                let success = response.get("success") == Some(&serde_json::Value::Bool(true));
+                let ty = if success {
+                    names.derived(&c.name, "Response")
+                } else {
+                    "ErrorResponse".to_string()
+                };
+                push(&mut out, format!("T.{ty}"), response);
+            }
+            for event in &e.events {
+                push(&mut out, "T.KnownEvent".to_string(), event);
+            }
+        }
+    }
+    // A message whose body type leaves out `type` has no exact TypedDict (its alias is the body alone).
+    let exact =
+        |m: &&Message| !matches!(&m.body, MessageBody::Type(b) if !ir.body_declares_type(b));
+    for m in ir.events.iter().filter(exact) {
+        for v in &m.examples {
+            push(
+                &mut out,
+                format!("T.{}", names.derived(&m.name, "Event")),
+                v,
+            );
+        }
+    }
+    for m in ir.inputs.iter().filter(exact) {
+        for v in &m.examples {
+            push(
+                &mut out,
+                format!("T.{}", names.derived(&m.name, "Input")),
+                v,
+            );
+        }
+    }
+    for e in &ir.envelope.examples {
+        if let Some(response) = &e.response {
+            push(&mut out, "T.RpcResponse".to_string(), response);
+        }
+    }
+    let _ = writeln!(out, "\nCOUNT = {n}");
+    out
 }
 
 fn is_identifier(name: &str) -> bool {
@@ -418,9 +529,26 @@ fn module(ir: &Ir) -> String {
         all.push(names.derived(&c.name, "Command"));
         all.push(names.derived(&c.name, "Response"));
     }
-    all.extend(["ErrorResponse", "RpcCommand", "RpcResponse", "COMMAND_TYPES"].map(String::from));
+    all.extend(
+        [
+            "ErrorResponse",
+            "RpcCommand",
+            "RpcResponse",
+            "COMMAND_TYPES",
+        ]
+        .map(String::from),
+    );
     all.extend(events);
-    all.extend(["UnknownEvent", "KnownEvent", "RpcEvent", "EVENT_TYPES", "is_known_event"].map(String::from));
+    all.extend(
+        [
+            "UnknownEvent",
+            "KnownEvent",
+            "RpcEvent",
+            "EVENT_TYPES",
+            "is_known_event",
+        ]
+        .map(String::from),
+    );
     all.extend(inputs);
     all.extend(["RpcInput", "DrebClient"].map(String::from));
     out.push_str("\n\n__all__ = [\n");

@@ -76,7 +76,68 @@ pub fn generate(ir: &Ir) -> Vec<GeneratedFile> {
             path: PathBuf::from(OUT_DIR).join("client.ts"),
             contents: client_file(ir, &names),
         },
+        GeneratedFile {
+            path: PathBuf::from(EXAMPLES_PATH),
+            contents: examples_file(ir, &names),
+        },
     ]
+}
+
+/// Every example of the spec as a typed constant: `tsc` then proves that the generated types accept every
+/// documented frame and value (object literals get excess-property checks).
+pub const EXAMPLES_PATH: &str = "clients/typescript/test/generated/examples.ts";
+
+fn examples_file(ir: &Ir, names: &Names) -> String {
+    let mut out = banner_comment("//");
+    out.push_str("// Every example of the spec, typed: this file compiles only if the generated types accept them all.
+
+");
+    out.push_str("import type * as T from \"../../src/generated/types.js\";\n\n");
+    let mut n = 0usize;
+    let mut push = |out: &mut String, ty: String, value: &serde_json::Value| {
+        let _ = writeln!(out, "export const example{n}: {ty} = {value};");
+        n += 1;
+    };
+    for t in &ir.types {
+        for v in &t.examples {
+            push(&mut out, format!("T.{}", t.name), v);
+        }
+    }
+    for c in &ir.commands {
+        for e in &c.examples {
+            if let Some(request) = &e.request {
+                push(&mut out, format!("T.{}", names.command(c)), request);
+            }
+            if let Some(response) = &e.response {
+                let success = response.get("success") == Some(&serde_json::Value::Bool(true));
+                let ty = if success {
+                    names.response(c)
+                } else {
+                    "ErrorResponse".to_string()
+                };
+                push(&mut out, format!("T.{ty}"), response);
+            }
+            for event in &e.events {
+                push(&mut out, "T.KnownEvent".to_string(), event);
+            }
+        }
+    }
+    for m in &ir.events {
+        for v in &m.examples {
+            push(&mut out, format!("T.{}", names.event(m)), v);
+        }
+    }
+    for m in &ir.inputs {
+        for v in &m.examples {
+            push(&mut out, format!("T.{}", names.input(m)), v);
+        }
+    }
+    for e in &ir.envelope.examples {
+        if let Some(response) = &e.response {
+            push(&mut out, "T.RpcResponse".to_string(), response);
+        }
+    }
+    out
 }
 
 /// Names derived from wire names (`get_state` → `GetStateCommand`), kept clear of the shared type names.
@@ -592,7 +653,10 @@ fn client_file(ir: &Ir, names: &Names) -> String {
     for m in &ir.inputs {
         out.push('\n');
         let mut docs = doc_paragraphs(&m.doc, &m.since, &m.note);
-        docs.push(format!("Writes the `{}` message (it gets no response).", m.name));
+        docs.push(format!(
+            "Writes the `{}` message (it gets no response).",
+            m.name
+        ));
         jsdoc(&mut out, "  ", &docs);
         let method = format!("send{}", pascal_case(&m.name));
         let _ = writeln!(

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use dreb_codegen::{BANNER, GeneratedFile, load_spec, python};
 
-const PREFIX: &str = "clients/python/src/dreb_rpc";
+const PREFIX: &str = "clients/python";
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -58,7 +58,7 @@ fn fixture_matches_golden() {
         );
         let rel = path
             .strip_prefix(PREFIX)
-            .expect("Python output lives in clients/python/src/dreb_rpc")
+            .expect("Python output lives in clients/python")
             .to_path_buf();
         let target = golden.join(&rel);
         produced.insert(rel.clone());
