@@ -249,6 +249,98 @@ impl DeliveredFiles {
     }
 }
 
+/// Most directories one walk visits.
+pub const MAX_WALK_DEPTH: usize = 64;
+
+fn real(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn parent_of(p: &Path) -> Option<PathBuf> {
+    p.parent()
+        .map(Path::to_path_buf)
+        .filter(|q| q.as_path() != p)
+}
+
+/// The directories to scan for context files after a call touched `target_dir`, outermost first (so the most
+/// specific context comes last). Ceiling: the trusted root (or the cwd, when nearer) with a trusted root; else
+/// the cwd when the target is inside it; else the outermost git root on the way up, else the outermost
+/// directory holding a context file (`has_context_file`), else the filesystem root. At most 64 levels.
+pub fn resolve_walk_dirs(
+    target_dir: &Path,
+    cwd: &Path,
+    trusted_root: Option<&Path>,
+    has_context_file: impl Fn(&Path) -> bool,
+) -> Vec<PathBuf> {
+    let walk_until = |stop: &dyn Fn(&Path) -> bool| {
+        let mut dirs = Vec::new();
+        let mut current = target_dir.to_path_buf();
+        for _ in 0..MAX_WALK_DEPTH {
+            dirs.push(current.clone());
+            if stop(&current) {
+                break;
+            }
+            match parent_of(&current) {
+                Some(p) => current = p,
+                None => break,
+            }
+        }
+        dirs.reverse();
+        dirs
+    };
+    let real_cwd = real(cwd);
+    if let Some(root) = trusted_root {
+        let stop_at_cwd = target_dir.starts_with(&real_cwd);
+        return walk_until(&|d: &Path| d == root || (stop_at_cwd && d == real_cwd));
+    }
+    if real(target_dir).starts_with(&real_cwd) {
+        return walk_until(&|d: &Path| real(d) == real_cwd);
+    }
+    let mut chain: Vec<PathBuf> = Vec::new();
+    let (mut git_idx, mut ctx_idx) = (None, None);
+    let mut current = target_dir.to_path_buf();
+    for _ in 0..MAX_WALK_DEPTH {
+        if std::fs::metadata(&current).is_err() {
+            break;
+        }
+        chain.push(current.clone());
+        let idx = chain.len() - 1;
+        if current.join(".git").exists() {
+            git_idx = Some(idx);
+        }
+        if has_context_file(&current) {
+            ctx_idx = Some(idx);
+        }
+        match parent_of(&current) {
+            Some(p) => current = p,
+            None => break,
+        }
+    }
+    let ceiling = git_idx.or(ctx_idx).unwrap_or(chain.len().saturating_sub(1));
+    let mut dirs: Vec<PathBuf> = chain.into_iter().take(ceiling + 1).collect();
+    dirs.reverse();
+    dirs
+}
+
+/// The text block appended to the tool result: why the files were loaded, then each file between markers.
+pub fn format_nested_context_block(target_dir: &Path, files: &[(PathBuf, String)]) -> String {
+    let header = format!(
+        "[dreb] Auto-loaded project context\n\nA tool just operated in `{}`, whose project context had not been loaded yet. The file(s) below were loaded automatically to prevent missing important project context when working across multiple repos / projects / folders. (Manage folder-specific loading with `context.trustedFolders`, or disable unrestricted loading with `context.autoLoadNested`.)",
+        target_dir.display()
+    );
+    let sections: Vec<String> = files
+        .iter()
+        .map(|(path, content)| {
+            let p = path.display();
+            format!(
+                "===== BEGIN project context: {p} =====\n{}\n===== END project context: {p} =====",
+                content.trim()
+            )
+        })
+        .collect();
+    format!("{header}\n\n{}", sections.join("\n\n"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +390,59 @@ mod tests {
             resolve_target_dir("web_fetch", &json!({"path": "pkg"}), cwd),
             None
         );
+    }
+
+    #[test]
+    fn walk_dirs_respect_ceilings() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let cwd = base.join("work");
+        let repo = base.join("other/repo");
+        std::fs::create_dir_all(cwd.join("a/b")).unwrap();
+        std::fs::create_dir_all(repo.join("pkg/sub")).unwrap();
+        std::fs::create_dir(repo.join(".git")).unwrap();
+        let none = |_: &Path| false;
+        // Inside the cwd: never above it.
+        assert_eq!(
+            resolve_walk_dirs(&cwd.join("a/b"), &cwd, None, none),
+            vec![cwd.clone(), cwd.join("a"), cwd.join("a/b")]
+        );
+        // Outside: up to the outermost git root.
+        assert_eq!(
+            resolve_walk_dirs(&repo.join("pkg/sub"), &cwd, None, none),
+            vec![repo.clone(), repo.join("pkg"), repo.join("pkg/sub")]
+        );
+        // A trusted root is a hard ceiling.
+        assert_eq!(
+            resolve_walk_dirs(&repo.join("pkg/sub"), &cwd, Some(&repo.join("pkg")), none),
+            vec![repo.join("pkg"), repo.join("pkg/sub")]
+        );
+        // No git root: the outermost directory with a context file.
+        let plain = base.join("plain/x");
+        std::fs::create_dir_all(&plain).unwrap();
+        let marker = base.join("plain");
+        let has = |d: &Path| d == marker.as_path();
+        assert_eq!(
+            resolve_walk_dirs(&plain, &cwd, None, has),
+            vec![base.join("plain"), plain.clone()]
+        );
+    }
+
+    #[test]
+    fn block_format() {
+        let block = format_nested_context_block(
+            Path::new("/p/pkg"),
+            &[(
+                PathBuf::from("/p/pkg/AGENTS.md"),
+                "\nUse tabs.\n".to_string(),
+            )],
+        );
+        assert!(block.starts_with(
+            "[dreb] Auto-loaded project context\n\nA tool just operated in `/p/pkg`, whose"
+        ));
+        assert!(block.ends_with(
+            "\n\n===== BEGIN project context: /p/pkg/AGENTS.md =====\nUse tabs.\n===== END project context: /p/pkg/AGENTS.md ====="
+        ));
     }
 
     #[test]

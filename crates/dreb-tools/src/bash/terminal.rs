@@ -236,7 +236,10 @@ mod tests {
             "Line 1\nLine 2\nLine 3"
         );
         assert_eq!(render_terminal_output(""), "");
-        assert_eq!(render_terminal_output("\x1b[1mbold\x1b(B\x1b[m done\x1b]0;title\x07"), "bold done");
+        assert_eq!(
+            render_terminal_output("\x1b[1mbold\x1b(B\x1b[m done\x1b]0;title\x07"),
+            "bold done"
+        );
     }
 
     #[test]
