@@ -145,3 +145,69 @@ fn inputs_keep_the_raw_frame() {
     let typed: UiResponse = input.parse().unwrap();
     assert_eq!(typed, UiResponse::UiCancelled(UiCancelled { id: "u1".into(), cancelled: true }));
 }
+
+/// A real (small) `RpcHandler` over the fixture protocol: keeps the last prompt and a busy flag.
+struct FixtureAgent {
+    last_prompt: std::sync::Mutex<Option<String>>,
+}
+
+impl RpcHandler for FixtureAgent {
+    async fn prompt(&self, _ctx: &support::RequestContext, params: PromptParams) -> Result<(), String> {
+        let text = match params.message {
+            UserContent::String(s) => s,
+            UserContent::ListContent(blocks) => blocks
+                .iter()
+                .filter_map(|b| if let Content::Text(t) = b { Some(t.text.clone()) } else { None })
+                .collect(),
+        };
+        let mut last = self.last_prompt.lock().unwrap();
+        if last.is_some() {
+            return Err("Agent is busy: streaming".into());
+        }
+        *last = Some(text);
+        Ok(())
+    }
+
+    async fn get_state(&self, _ctx: &support::RequestContext, _params: GetStateParams) -> Result<State, String> {
+        Ok(State { level: Level::Off, session_name: self.last_prompt.lock().unwrap().clone(), leaf_id: None })
+    }
+
+    async fn resolve(&self, ctx: &support::RequestContext, params: ResolveParams) -> Result<Option<Presence>, String> {
+        Ok(params.type_.map(|t| Presence {
+            required: t,
+            maybe: ctx.id.as_ref().map(|i| i.to_string()),
+            or_null: None,
+            tri: Tristate::Null,
+        }))
+    }
+
+    async fn r#type(
+        &self,
+        _ctx: &support::RequestContext,
+        _params: TypeParams,
+    ) -> Result<indexmap::IndexMap<String, Api>, String> {
+        Ok([("x".to_string(), Api::AnthropicMessages)].into_iter().collect())
+    }
+}
+
+#[tokio::test]
+async fn rpc_handler_serves_through_command_service() {
+    let agent = FixtureAgent { last_prompt: std::sync::Mutex::new(None) };
+    let ctx = support::RequestContext { id: Some(json!("r1")) };
+    let call = |v: Value| {
+        let mut obj = v.as_object().unwrap().clone();
+        let ty = obj.shift_remove("type").unwrap();
+        Command::from_wire(ty.as_str().unwrap(), obj).unwrap().unwrap()
+    };
+    let r = CommandService::call(&agent, &ctx, call(json!({"type": "prompt", "message": "hi"}))).await;
+    assert_eq!(r, Ok(ResponseData::Prompt));
+    let r = CommandService::call(&agent, &ctx, call(json!({"type": "prompt", "message": "again"}))).await;
+    assert_eq!(r, Err("Agent is busy: streaming".to_string()));
+    let r = CommandService::call(&agent, &ctx, call(json!({"type": "get_state"}))).await.unwrap();
+    assert_eq!(r, ResponseData::GetState(State { level: Level::Off, session_name: Some("hi".into()), leaf_id: None }));
+    let r = CommandService::call(&agent, &ctx, call(json!({"type": "resolve"}))).await;
+    assert_eq!(r, Ok(ResponseData::Resolve(None)));
+    let r = CommandService::call(&agent, &ctx, call(json!({"type": "type"}))).await.unwrap();
+    let ResponseData::Type(map) = r else { panic!("wrong variant") };
+    assert_eq!(map["x"], Api::AnthropicMessages);
+}
