@@ -62,6 +62,7 @@ const RESERVED_METHODS: &[&str] = &[
     "closedError",
     "emit",
     "safely",
+    "invoke",
 ];
 
 /// Runs the backend.
@@ -366,7 +367,7 @@ fn write_type(out: &mut String, ir: &Ir, t: &TypeDef) {
             if members.is_empty() {
                 members.push("never".into());
             }
-            let _ = writeln!(out, "export type {} = {};", t.name, members.join(" | "));
+            let _ = writeln!(out, "export type {} ={};", t.name, union_body(&members));
         }
         TypeKind::Union(u) => {
             docs.push(format!("Tagged union on `{}`.", u.tag));
@@ -381,17 +382,17 @@ fn write_type(out: &mut String, ir: &Ir, t: &TypeDef) {
             if members.is_empty() {
                 members.push("never".into());
             }
-            let _ = writeln!(out, "export type {} = {};", t.name, members.join(" | "));
+            let _ = writeln!(out, "export type {} ={};", t.name, union_body(&members));
         }
         TypeKind::OneOf(o) => {
             jsdoc(out, "", &docs);
             let members: Vec<String> = o.variants.iter().map(|v| ts_type(v, "")).collect();
             let members = if members.is_empty() {
-                "never".to_string()
+                vec!["never".to_string()]
             } else {
-                members.join(" | ")
+                members
             };
-            let _ = writeln!(out, "export type {} = {members};", t.name);
+            let _ = writeln!(out, "export type {} ={};", t.name, union_body(&members));
         }
         TypeKind::Alias(target) => {
             jsdoc(out, "", &docs);
@@ -399,6 +400,16 @@ fn write_type(out: &mut String, ir: &Ir, t: &TypeDef) {
         }
     }
     let _ = ir;
+}
+
+/// The right-hand side of a union alias (after `=`): on one line when short, one member per line otherwise.
+fn union_body(members: &[String]) -> String {
+    let one_line = members.join(" | ");
+    if one_line.len() <= 90 {
+        format!(" {one_line}")
+    } else {
+        members.iter().map(|m| format!("\n  | {m}")).collect()
+    }
 }
 
 /// The doc of a command: its doc, since/note, and every error text it can return.
@@ -621,6 +632,17 @@ fn client_file(ir: &Ir, names: &Names) -> String {
     out.push_str("  static async spawn(options: ProcessTransportOptions & ConnectionOptions = {}): Promise<DrebClient> {\n");
     out.push_str("    const client = new DrebClient(new ProcessTransport(options), options);\n");
     out.push_str("    await client.start();\n    return client;\n  }\n");
+    out.push('\n');
+    jsdoc(
+        &mut out,
+        "  ",
+        &["Sends any command by wire name, with params and result typed by `CommandMap`.".into()],
+    );
+    out.push_str("  invoke<K extends T.CommandType>(\n    type: K,\n    params: T.CommandMap[K][\"params\"],\n");
+    out.push_str("    options?: RequestOptions,\n  ): Promise<T.CommandMap[K][\"result\"]> {\n");
+    out.push_str(
+        "    return this.call<T.CommandMap[K][\"result\"]>(type, params, options);\n  }\n",
+    );
 
     for c in &ir.commands {
         out.push('\n');

@@ -75,3 +75,11 @@ test("sendExtensionUiResponse writes the input frame with its type", async () =>
   assert.deepEqual(event.frame, { type: "extension_ui_response", id: "dlg-1", value: "yes" });
   await client.close();
 });
+
+test("invoke sends any command by wire name with typed params and result", async () => {
+  const client = await spawnClient();
+  const state: RpcSessionState = await client.invoke("get_state", {});
+  assert.equal(state.thinkingLevel, "off");
+  await assert.rejects(client.invoke("prompt", { message: "refuse" }), RpcError);
+  await client.close();
+});

@@ -17,6 +17,15 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
     return client;
   }
 
+  /** Sends any command by wire name, with params and result typed by `CommandMap`. */
+  invoke<K extends T.CommandType>(
+    type: K,
+    params: T.CommandMap[K]["params"],
+    options?: RequestOptions,
+  ): Promise<T.CommandMap[K]["result"]> {
+    return this.call<T.CommandMap[K]["result"]>(type, params, options);
+  }
+
   /**
    * Send a user prompt to the agent. The response acknowledges the prompt; the run's events
    * stream asynchronously (`agent_start` … `agent_end`).

@@ -82,7 +82,18 @@ export type IsoTimestamp = string;
  *
  * Open: other strings are possible and are kept.
  */
-export type ModelApi = "openai-completions" | "mistral-conversations" | "openai-responses" | "azure-openai-responses" | "openai-codex-responses" | "anthropic-messages" | "bedrock-converse-stream" | "google-generative-ai" | "google-gemini-cli" | "google-vertex" | (string & {});
+export type ModelApi =
+  | "openai-completions"
+  | "mistral-conversations"
+  | "openai-responses"
+  | "azure-openai-responses"
+  | "openai-codex-responses"
+  | "anthropic-messages"
+  | "bedrock-converse-stream"
+  | "google-generative-ai"
+  | "google-gemini-cli"
+  | "google-vertex"
+  | (string & {});
 
 /** An input modality a model accepts. */
 export type ModelInput = "text" | "image";
@@ -254,7 +265,15 @@ export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
  *
  * Open: an unknown tag value is kept as it is.
  */
-export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | UnknownVariant<"role">;
+export type AgentMessage =
+  | UserMessage
+  | AssistantMessage
+  | ToolResultMessage
+  | BashExecutionMessage
+  | CustomMessage
+  | BranchSummaryMessage
+  | CompactionSummaryMessage
+  | UnknownVariant<"role">;
 
 /**
  * A user message. spec/rpc.md's example carries `"attachments": []`; that field does not exist
@@ -365,7 +384,16 @@ export interface CompactionSummaryMessage {
  *
  * Tagged union on `type`.
  */
-export type AssistantMessageEvent = TextStartEvent | TextDeltaEvent | TextEndEvent | ThinkingStartEvent | ThinkingDeltaEvent | ThinkingEndEvent | ToolcallStartEvent | ToolcallDeltaEvent | ToolcallEndEvent;
+export type AssistantMessageEvent =
+  | TextStartEvent
+  | TextDeltaEvent
+  | TextEndEvent
+  | ThinkingStartEvent
+  | ThinkingDeltaEvent
+  | ThinkingEndEvent
+  | ToolcallStartEvent
+  | ToolcallDeltaEvent
+  | ToolcallEndEvent;
 
 /** A text block started at `contentIndex`. */
 export interface TextStartEvent {
@@ -554,14 +582,29 @@ export interface RpcDashboardSnapshot {
  *
  * Tagged union on `method`.
  */
-export type ExtensionUiRequest = ExtensionUiSelectRequest | ExtensionUiConfirmRequest | ExtensionUiInputRequest | ExtensionUiEditorRequest | ExtensionUiAskRequest | ExtensionUiNotifyRequest | ExtensionUiSetStatusRequest | ExtensionUiSetWidgetRequest | ExtensionUiSetTitleRequest | ExtensionUiSetEditorTextRequest;
+export type ExtensionUiRequest =
+  | ExtensionUiSelectRequest
+  | ExtensionUiConfirmRequest
+  | ExtensionUiInputRequest
+  | ExtensionUiEditorRequest
+  | ExtensionUiAskRequest
+  | ExtensionUiNotifyRequest
+  | ExtensionUiSetStatusRequest
+  | ExtensionUiSetWidgetRequest
+  | ExtensionUiSetTitleRequest
+  | ExtensionUiSetEditorTextRequest;
 
 /**
  * The dialog (blocking) subset of `ExtensionUiRequest`.
  *
  * Tagged union on `method`.
  */
-export type BlockingExtensionUiRequest = ExtensionUiSelectRequest | ExtensionUiConfirmRequest | ExtensionUiInputRequest | ExtensionUiEditorRequest | ExtensionUiAskRequest;
+export type BlockingExtensionUiRequest =
+  | ExtensionUiSelectRequest
+  | ExtensionUiConfirmRequest
+  | ExtensionUiInputRequest
+  | ExtensionUiEditorRequest
+  | ExtensionUiAskRequest;
 
 /**
  * Dialog: choose one of `options`. Answer with `value` (the option) or `cancelled: true`; cancel/timeout resolves to undefined.
@@ -716,7 +759,11 @@ export interface AskAnswer {
  * (`Invalid RPC ask response: answers must be an array`, `… each answer's selected must be an
  * array of strings`, `… customText must be a string`) and the tool reports the error.
  */
-export type ExtensionUiResponse = ExtensionUiValueResponse | ExtensionUiConfirmResponse | ExtensionUiAskResponse | ExtensionUiCancelResponse;
+export type ExtensionUiResponse =
+  | ExtensionUiValueResponse
+  | ExtensionUiConfirmResponse
+  | ExtensionUiAskResponse
+  | ExtensionUiCancelResponse;
 
 /** Answer to `select`, `input` or `editor`. */
 export interface ExtensionUiValueResponse {
@@ -914,7 +961,17 @@ export interface RpcSessionInfo {
  *
  * Open: other strings are possible and are kept.
  */
-export type TreeEntryType = "message" | "thinking_level_change" | "model_change" | "compaction" | "branch_summary" | "custom" | "custom_message" | "label" | "session_info" | (string & {});
+export type TreeEntryType =
+  | "message"
+  | "thinking_level_change"
+  | "model_change"
+  | "compaction"
+  | "branch_summary"
+  | "custom"
+  | "custom_message"
+  | "label"
+  | "session_info"
+  | (string & {});
 
 /**
  * One session entry in the tree returned by `get_tree` (a stable DTO: no message payloads;
@@ -1031,7 +1088,22 @@ export type DispatchRouteField = "agent" | "model" | "thinking";
 export type ArbitrationStatus = "success" | "failure";
 
 /** Bounded, host-generated failure code of a dispatch arbitration. */
-export type DispatchErrorCode = "invalid_config" | "missing_scope" | "invalid_guide" | "arbiter_model" | "arbiter_thinking" | "context_too_large" | "inference_failed" | "timeout" | "aborted" | "malformed_output" | "unknown_agent" | "out_of_scope_model" | "unsupported_thinking" | "internal_error" | "observability_failed";
+export type DispatchErrorCode =
+  | "invalid_config"
+  | "missing_scope"
+  | "invalid_guide"
+  | "arbiter_model"
+  | "arbiter_thinking"
+  | "context_too_large"
+  | "inference_failed"
+  | "timeout"
+  | "aborted"
+  | "malformed_output"
+  | "unknown_agent"
+  | "out_of_scope_model"
+  | "unsupported_thinking"
+  | "internal_error"
+  | "observability_failed";
 
 /**
  * A safe, programmatic record of one Dispatch Arbiter decision. It never contains the task,
