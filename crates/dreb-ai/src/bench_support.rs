@@ -24,6 +24,6 @@ pub fn parse_sse(model: &Model, chunks: Vec<Bytes>) -> AssistantEventStream {
             api::GOOGLE_GENERATIVE_AI => crate::providers::google::process_stream(&mut out, &mut events).await,
             _ => crate::providers::openai_completions::process_stream(&mut out, &mut events).await,
         };
-        out.finish(r)
+        out.finish(r).await
     })
 }

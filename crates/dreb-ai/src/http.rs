@@ -113,7 +113,7 @@ pub(crate) fn set_header(headers: &mut Vec<(String, String)>, name: &str, value:
 /// decides when present; `retry-after-ms` / `retry-after` honoured up to 60 s, else 0.5 s·2ⁿ capped at 8 s).
 /// Cancellation is checked around every wait.
 pub(crate) async fn post_json(
-    out: &Output,
+    out: &mut Output,
     url: &str,
     headers: &[(String, String)],
     body: &Value,

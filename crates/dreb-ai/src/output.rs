@@ -2,11 +2,15 @@
 //!
 //! Every event carries a copy of the partial as it stands after the event (the protocol requires it), so the cost
 //! of one delta is the append plus that copy; nothing else grows with the message length.
+//!
+//! Events go through a small bounded channel: a provider that reads faster than its consumer waits (before reading
+//! more input) instead of queueing partial copies without bound.
 
+use std::collections::VecDeque;
 use std::future::Future;
 
 use futures::channel::mpsc;
-use futures::{FutureExt, StreamExt};
+use futures::{FutureExt, SinkExt, StreamExt};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -39,18 +43,49 @@ pub(crate) type ProviderResult = Result<(), ProviderError>;
 pub(crate) struct Output {
     pub(crate) msg: AssistantMessage,
     pub(crate) model: Model,
-    tx: mpsc::UnboundedSender<Ev>,
+    tx: mpsc::Sender<Ev>,
+    /// Events produced while handling one input event; flushed before the next input is awaited.
+    pending: VecDeque<Ev>,
     cancel: CancellationToken,
     started: bool,
 }
 
+/// Events buffered between a provider and its consumer.
+const CHANNEL_CAPACITY: usize = 16;
+
 impl Output {
-    pub(crate) fn new(model: &Model, tx: mpsc::UnboundedSender<Ev>, cancel: CancellationToken) -> Self {
-        Output { msg: AssistantMessage::empty(model, now_ms()), model: model.clone(), tx, cancel, started: false }
+    pub(crate) fn new(model: &Model, tx: mpsc::Sender<Ev>, cancel: CancellationToken) -> Self {
+        Output {
+            msg: AssistantMessage::empty(model, now_ms()),
+            model: model.clone(),
+            tx,
+            pending: VecDeque::new(),
+            cancel,
+            started: false,
+        }
+    }
+
+    /// Hands pending events to the consumer, waiting while the channel is full.
+    async fn flush(&mut self) {
+        while let Some(ev) = self.pending.pop_front() {
+            if self.tx.send(ev).await.is_err() {
+                // Nobody listens any more; the run ends on its own.
+                self.pending.clear();
+            }
+        }
     }
 
     /// Runs `fut` unless the request is cancelled first; cancellation drops `fut` (closing its connection).
-    pub(crate) async fn wait<T>(&self, fut: impl Future<Output = T>) -> Result<T, ProviderError> {
+    /// Pending events are delivered first.
+    pub(crate) async fn wait<T>(&mut self, fut: impl Future<Output = T>) -> Result<T, ProviderError> {
+        if !self.pending.is_empty() {
+            let cancel = self.cancel.clone();
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(ProviderError::Aborted),
+                _ = self.flush() => {}
+            }
+        }
         tokio::select! {
             biased;
             _ = self.cancel.cancelled() => Err(ProviderError::Aborted),
@@ -62,9 +97,8 @@ impl Output {
         self.cancel.is_cancelled()
     }
 
-    fn send(&self, ev: Ev) {
-        // A dropped receiver means nobody listens any more; the run ends on its own.
-        let _ = self.tx.unbounded_send(ev);
+    fn send(&mut self, ev: Ev) {
+        self.pending.push_back(ev);
     }
 
     fn partial(&self) -> AssistantMessage {
@@ -192,7 +226,7 @@ impl Output {
     }
 
     /// Emits the terminal event: `done` on success, else `error` with `stopReason` error/aborted.
-    pub(crate) fn finish(mut self, result: ProviderResult) {
+    pub(crate) async fn finish(mut self, result: ProviderResult) {
         let result = match result {
             Ok(()) if self.cancel.is_cancelled() => Err(ProviderError::Aborted),
             r => r,
@@ -217,6 +251,13 @@ impl Output {
                 self.send(Ev::Error { reason, error: self.msg.clone() });
             }
         }
+        // On cancellation undelivered deltas are dropped; the terminal event always goes out.
+        if self.cancel.is_cancelled() && self.pending.len() > 1 {
+            let last = self.pending.pop_back();
+            self.pending.clear();
+            self.pending.extend(last);
+        }
+        self.flush().await;
     }
 }
 
@@ -226,7 +267,7 @@ pub(crate) fn event_stream<F>(model: &Model, cancel: CancellationToken, run: imp
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    let (tx, rx) = mpsc::unbounded();
+    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let out = Output::new(model, tx, cancel);
     let producer = run(out).into_stream().filter_map(|()| async { None::<Ev> });
     Box::pin(futures::stream::select(rx, producer))

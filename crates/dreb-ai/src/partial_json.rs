@@ -12,11 +12,14 @@ pub fn parse_streaming_json(text: &str) -> Map<String, Value> {
     if text.trim().is_empty() {
         return Map::new();
     }
-    if let Ok(v) = serde_json::from_str::<Value>(text) {
-        return match v {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
+    // Only text ending in `}` can be a complete object; don't pay a failing full parse on every streamed prefix.
+    if text.trim_end().ends_with('}') {
+        if let Ok(v) = serde_json::from_str::<Value>(text) {
+            return match v {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+        }
     }
     let mut p = Parser { s: text.as_bytes(), i: 0 };
     p.ws();
@@ -105,6 +108,13 @@ impl Parser<'_> {
         self.i += 1; // opening quote
         let mut out = Vec::new();
         while self.i < self.s.len() {
+            // Copy the run of plain bytes up to the next quote or escape in one go.
+            let run = self.s[self.i..].iter().position(|&b| b == b'"' || b == b'\\').unwrap_or(self.s.len() - self.i);
+            if run > 0 {
+                out.extend_from_slice(&self.s[self.i..self.i + run]);
+                self.i += run;
+                continue;
+            }
             let c = self.s[self.i];
             match c {
                 b'"' => {

@@ -300,7 +300,7 @@ pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, a
     let req = build_request(&out.model, ctx, opts, api_key);
     // The Anthropic SDK's stream object exists before the request is answered: `start` comes first.
     out.start();
-    let resp = http::post_json(out, &req.url, &req.headers, &req.body, retries, ErrorStyle::Anthropic).await?;
+    let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::Anthropic).await?;
     let mut events = http::sse_events(resp);
     process_stream(out, ctx, req.oauth, &mut events).await
 }

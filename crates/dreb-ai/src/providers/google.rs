@@ -267,7 +267,7 @@ fn map_finish_reason(r: &str) -> StopReason {
 
 pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, retries: u32) -> ProviderResult {
     let req = build_request(&out.model, ctx, opts, api_key);
-    let resp = http::post_json(out, &req.url, &req.headers, &req.body, retries, ErrorStyle::Google).await?;
+    let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::Google).await?;
     out.start();
     let mut events = http::sse_events(resp);
     process_stream(out, &mut events).await

@@ -65,13 +65,13 @@ impl LlmClient for Providers {
         event_stream(model, options.cancel.clone(), move |mut out| async move {
             if api_name == api::FAUX {
                 let r = faux::run(&mut out, &ctx, &faux).await;
-                return out.finish(r);
+                return out.finish(r).await;
             }
             if !SUPPORTED_APIS.contains(&api_name.as_str()) {
-                return out.finish(Err(ProviderError::Message(format!("No API provider registered for api: {api_name}"))));
+                return out.finish(Err(ProviderError::Message(format!("No API provider registered for api: {api_name}")))).await;
             }
             let Some(key) = key else {
-                return out.finish(Err(ProviderError::Message(format!("No API key for provider: {provider}"))));
+                return out.finish(Err(ProviderError::Message(format!("No API key for provider: {provider}")))).await;
             };
             let r = match api_name.as_str() {
                 api::ANTHROPIC_MESSAGES => anthropic::run(&mut out, &ctx, &options, &key, retries).await,
@@ -79,7 +79,7 @@ impl LlmClient for Providers {
                 api::OPENAI_RESPONSES => openai_responses::run(&mut out, &ctx, &options, &key, retries).await,
                 _ => google::run(&mut out, &ctx, &options, &key, retries).await,
             };
-            out.finish(r)
+            out.finish(r).await
         })
     }
 }

@@ -431,7 +431,7 @@ fn map_finish_reason(reason: &str) -> (StopReason, Option<String>) {
 
 pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, retries: u32) -> ProviderResult {
     let req = build_request(&out.model, ctx, opts, api_key);
-    let resp = http::post_json(out, &req.url, &req.headers, &req.body, retries, ErrorStyle::OpenAi).await?;
+    let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::OpenAi).await?;
     // The OpenAI SDK resolves the stream once the response headers arrived: `start` comes after them.
     out.start();
     let mut events = http::sse_events(resp);

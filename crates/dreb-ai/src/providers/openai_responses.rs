@@ -224,7 +224,7 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
 
 pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, retries: u32) -> ProviderResult {
     let req = build_request(&out.model, ctx, opts, api_key);
-    let resp = http::post_json(out, &req.url, &req.headers, &req.body, retries, ErrorStyle::OpenAi).await?;
+    let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::OpenAi).await?;
     out.start();
     let mut events = http::sse_events(resp);
     process_stream(out, &mut events).await?;
