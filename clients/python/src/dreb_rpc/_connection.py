@@ -16,13 +16,11 @@ from typing import Any, Generic, Self, TypeVar, cast
 
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError
 from ._jsonl import encode_frame
+from ._runstate import RUN_COMMAND, RunState
 from ._transport import CloseInfo, RpcTransport
 
 E = TypeVar("E", bound=Mapping[str, Any])
 T = TypeVar("T")
-
-#: Wire name of the command that starts an agent run.
-RUN_COMMAND = "prompt"
 
 class _DefaultTimeout:
     def __repr__(self) -> str:
@@ -132,19 +130,8 @@ class RpcConnection(Generic[E]):
         self._subscriptions: list[EventSubscription[E]] = []
         self._state = "new"
         self._close_info: CloseInfo | None = None
-        # Sticky run state for wait_for_idle: every incoming frame gets a sequence number, so "an
-        # agent_end after the prompt was sent" is decidable even when the prompt's response and the
-        # whole run arrive in one read, before wait_for_idle is called.
-        self._frame_seq = 0
-        self._last_start_seq = 0
-        self._last_end_seq = 0
-        # Automatic continuations: a retry pending (auto_retry_start … auto_retry_end), an auto-compaction
-        # running, or one that ended with willRetry and whose continuation run has not started yet.
-        self._retry_pending = False
-        self._compacting = False
-        self._continuation_expected = False
-        self._run_requested_at: int | None = None
-        self._run_request_id: str | None = None
+        # Sticky run state for wait_for_idle (see _runstate).
+        self._run = RunState()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -202,9 +189,7 @@ class RpcConnection(Generic[E]):
             if self._state != "open":
                 raise self._closed_error()
             self._pending[request_id] = entry
-            if command_type == RUN_COMMAND:
-                self._run_requested_at = self._frame_seq
-                self._run_request_id = request_id
+            self._run.request_sent(command_type, request_id)
         try:
             self.transport.send(data)
         except RpcClientError:
@@ -276,11 +261,7 @@ class RpcConnection(Generic[E]):
     # -- idle ------------------------------------------------------------------------------------
 
     def _is_idle_locked(self) -> bool:
-        if self._last_start_seq > self._last_end_seq:
-            return False
-        if self._retry_pending or self._compacting or self._continuation_expected:
-            return False
-        return self._run_requested_at is None or self._last_end_seq > self._run_requested_at
+        return self._run.is_idle()
 
     def is_idle(self) -> bool:
         """True when no run is in progress, no automatic retry or compaction is pending, and the latest
@@ -324,7 +305,7 @@ class RpcConnection(Generic[E]):
 
     def _handle_record(self, record: str) -> None:
         with self._lock:
-            self._frame_seq += 1
+            self._run.frame_received()
         try:
             frame = json.loads(record)
         except ValueError:
@@ -335,7 +316,7 @@ class RpcConnection(Generic[E]):
             self._handle_response(frame)
             return
         with self._idle_cond:
-            if self._track_run_state_locked(frame):
+            if self._run.event_received(frame):
                 self._idle_cond.notify_all()
             listeners = list(self._event_listeners)
             subscriptions = list(self._subscriptions)
@@ -345,28 +326,6 @@ class RpcConnection(Generic[E]):
         for listener in listeners:
             self._safely(listener, event)
 
-    def _track_run_state_locked(self, event: dict[str, Any]) -> bool:
-        """Updates the sticky run state from an event; True when the agent may have become idle."""
-        kind = event["type"]
-        if kind == "agent_start":
-            self._last_start_seq = self._frame_seq
-            self._continuation_expected = False
-        elif kind == "agent_end":
-            self._last_end_seq = self._frame_seq
-            return True
-        elif kind == "auto_retry_start":
-            self._retry_pending = True
-        elif kind == "auto_retry_end":
-            self._retry_pending = False
-            return True
-        elif kind == "auto_compaction_start":
-            self._compacting = True
-        elif kind == "auto_compaction_end":
-            self._compacting = False
-            self._continuation_expected = event.get("willRetry") is True
-            return True
-        return False
-
     def _handle_response(self, response: dict[str, Any]) -> None:
         request_id = response.get("id")
         with self._idle_cond:
@@ -375,10 +334,8 @@ class RpcConnection(Generic[E]):
                 listeners = list(self._unmatched_listeners)
             else:
                 listeners = []
-                if request_id == self._run_request_id and response.get("success") is not True:
-                    # The prompt was refused: no run will start, so nobody should wait for one.
-                    self._run_requested_at = None
-                    self._run_request_id = None
+                # A refused prompt starts no run, so nobody should wait for one.
+                if self._run.response_received(cast(str, request_id), response.get("success") is True):
                     self._idle_cond.notify_all()
         if entry is not None:
             entry.response = response
