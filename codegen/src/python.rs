@@ -386,6 +386,7 @@ fn module(ir: &Ir) -> String {
     docstring(&mut out, "", &header);
     out.push_str("\nfrom __future__ import annotations\n\n");
     out.push_str("from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast\n\n");
+    out.push_str("from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport\n");
     out.push_str("from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset\n");
     out.push_str("from dreb_rpc._transport import SubprocessTransport\n\n");
     out.push_str(
@@ -517,7 +518,8 @@ fn module(ir: &Ir) -> String {
     );
 
     section(&mut out, "Client");
-    write_client(&mut out, ir, &names);
+    write_client(&mut out, ir, &names, false);
+    write_client(&mut out, ir, &names, true);
 
     // `__all__`, so `from dreb_rpc._generated import *` re-exports exactly the protocol names.
     let mut all: Vec<String> = vec!["RequestId".into()];
@@ -550,7 +552,7 @@ fn module(ir: &Ir) -> String {
         .map(String::from),
     );
     all.extend(inputs);
-    all.extend(["RpcInput", "DrebClient"].map(String::from));
+    all.extend(["RpcInput", "DrebClient", "AsyncDrebClient"].map(String::from));
     out.push_str("\n\n__all__ = [\n");
     for name in all {
         let _ = writeln!(out, "    {},", py_str(&name));
@@ -724,25 +726,62 @@ fn arg_name(wire: &str, taken: &mut HashSet<String>) -> String {
     name
 }
 
-fn write_client(out: &mut String, ir: &Ir, names: &Names) {
-    out.push_str("\n\nclass DrebClient(RpcConnection[\"RpcEvent\"]):\n");
+fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
+    // The async flavour differs only in its base class, transport, and `async`/`await`.
+    let (class, base, transport, def, aw, blocks) = if is_async {
+        (
+            "AsyncDrebClient",
+            "AsyncRpcConnection",
+            "AsyncSubprocessTransport",
+            "async def",
+            "await ",
+            "awaits",
+        )
+    } else {
+        (
+            "DrebClient",
+            "RpcConnection",
+            "SubprocessTransport",
+            "def",
+            "",
+            "blocks until",
+        )
+    };
+    let _ = writeln!(out, "\n\nclass {class}({base}[\"RpcEvent\"]):");
     docstring(
         out,
         "    ",
         &[
-            format!("Typed client of the {} protocol: one method per command.", ir.protocol.name),
-            "Each method sends the command, blocks until its response arrives (correlated by id) and returns the \
-             typed ``data``; a ``success: false`` response raises ``RpcError`` (its text is the exact error text). \
-             Optional params default to ``UNSET`` (the key is left out); ``None`` is sent as ``null``."
-                .into(),
+            format!(
+                "Typed {}client of the {} protocol: one method per command.",
+                if is_async { "asyncio " } else { "" },
+                ir.protocol.name
+            ),
+            format!(
+                "Each method sends the command, {blocks} its response (correlated by id) and returns the typed \
+                 ``data``; a ``success: false`` response raises ``RpcError`` (its text is the exact error text). \
+                 Optional params default to ``UNSET`` (the key is left out); ``None`` is sent as ``null``."
+            ),
         ],
     );
     out.push_str("\n    @classmethod\n");
-    out.push_str("    def spawn(\n        cls,\n        command: str = \"dreb\",\n        *,\n");
-    out.push_str("        default_timeout: float | None = 30.0,\n        **transport_options: Any,\n    ) -> DrebClient:\n");
-    out.push_str("        \"\"\"Spawns the agent (``dreb --mode rpc``; options as for ``SubprocessTransport``) and starts a client.\"\"\"\n");
-    out.push_str("        client = cls(SubprocessTransport(command, **transport_options), default_timeout=default_timeout)\n");
-    out.push_str("        client.start()\n        return client\n");
+    let _ = writeln!(
+        out,
+        "    {def} spawn(\n        cls,\n        command: str = \"dreb\",\n        *,"
+    );
+    let _ = writeln!(
+        out,
+        "        default_timeout: float | None = 30.0,\n        **transport_options: Any,\n    ) -> {class}:"
+    );
+    let _ = writeln!(
+        out,
+        "        \"\"\"Spawns the agent (``dreb --mode rpc``; options as for ``{transport}``) and starts a client.\"\"\""
+    );
+    let _ = writeln!(
+        out,
+        "        client = cls({transport}(command, **transport_options), default_timeout=default_timeout)"
+    );
+    let _ = writeln!(out, "        {aw}client.start()\n        return client");
 
     for c in &ir.commands {
         let mut method = c.name.clone();
@@ -762,7 +801,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names) {
         let ret = result_type(&c.result);
         out.push('\n');
         // Keyword-only params (spec order), so required and optional ones can mix freely.
-        let mut sig = format!("    def {method}(\n        self,\n        *,\n");
+        let mut sig = format!("    {def} {method}(\n        self,\n        *,\n");
         for (arg, f) in &args {
             let mut t = py_type(&f.ty);
             if let Some(serde_json::Value::String(s)) = &f.constant {
@@ -799,7 +838,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names) {
                 }
             }
         }
-        let call = format!("self.call({}, params, timeout)", py_str(&c.name));
+        let call = format!("{aw}self.call({}, params, timeout)", py_str(&c.name));
         match c.result {
             CommandResult::None => {
                 let _ = writeln!(out, "        {call}");
@@ -820,7 +859,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names) {
             MessageBody::Fields(_) => names.derived(&m.name, "Input"),
         };
         out.push('\n');
-        let _ = writeln!(out, "    def {method}(self, message: {body}) -> None:");
+        let _ = writeln!(out, "    {def} {method}(self, message: {body}) -> None:");
         let mut docs = doc_paragraphs(&m.doc, &m.since, &m.note);
         docs.push(format!(
             "Writes the `{}` message (it gets no response); `type` is set here.",
@@ -829,7 +868,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names) {
         docstring(out, "        ", &docs);
         let _ = writeln!(
             out,
-            "        self.notify({{\"type\": {}, **message}})",
+            "        {aw}self.notify({{\"type\": {}, **message}})",
             py_str(&m.name)
         );
     }

@@ -1,5 +1,6 @@
 """Typed client for the dreb RPC protocol (``dreb --mode rpc``)."""
 
+from ._async import AsyncEventSubscription, AsyncRpcConnection, AsyncRpcTransport, AsyncSubprocessTransport
 from ._connection import DEFAULT_TIMEOUT, UNSET, EventSubscription, RpcConnection, Unset
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
 from ._jsonl import JsonlDecoder, encode_frame
@@ -8,6 +9,10 @@ from ._generated import *  # noqa: F403 - the protocol types and DrebClient, lis
 from ._generated import __all__ as _generated_all
 
 __all__ = [
+    "AsyncEventSubscription",
+    "AsyncRpcConnection",
+    "AsyncRpcTransport",
+    "AsyncSubprocessTransport",
     "DEFAULT_TIMEOUT",
     "UNSET",
     "Unset",

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
+from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport
 from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset
 from dreb_rpc._transport import SubprocessTransport
 
@@ -3352,7 +3353,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
     """
     Typed client of the dreb-rpc protocol: one method per command.
 
-    Each method sends the command, blocks until its response arrives (correlated by id) and returns the typed ``data``; a ``success: false`` response raises ``RpcError`` (its text is the exact error text). Optional params default to ``UNSET`` (the key is left out); ``None`` is sent as ``null``.
+    Each method sends the command, blocks until its response (correlated by id) and returns the typed ``data``; a ``success: false`` response raises ``RpcError`` (its text is the exact error text). Optional params default to ``UNSET`` (the key is left out); ``None`` is sent as ``null``.
     """
 
     @classmethod
@@ -4560,6 +4561,1218 @@ class DrebClient(RpcConnection["RpcEvent"]):
         self.notify({"type": "extension_ui_response", **message})
 
 
+class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
+    """
+    Typed asyncio client of the dreb-rpc protocol: one method per command.
+
+    Each method sends the command, awaits its response (correlated by id) and returns the typed ``data``; a ``success: false`` response raises ``RpcError`` (its text is the exact error text). Optional params default to ``UNSET`` (the key is left out); ``None`` is sent as ``null``.
+    """
+
+    @classmethod
+    async def spawn(
+        cls,
+        command: str = "dreb",
+        *,
+        default_timeout: float | None = 30.0,
+        **transport_options: Any,
+    ) -> AsyncDrebClient:
+        """Spawns the agent (``dreb --mode rpc``; options as for ``AsyncSubprocessTransport``) and starts a client."""
+        client = cls(AsyncSubprocessTransport(command, **transport_options), default_timeout=default_timeout)
+        await client.start()
+        return client
+
+    async def prompt(
+        self,
+        *,
+        message: str,
+        images: list[ImageContent] | Unset = UNSET,
+        streaming_behavior: StreamingBehavior | Unset = UNSET,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Send a user prompt to the agent. The response acknowledges the prompt; the run's events
+        stream asynchronously (`agent_start` … `agent_end`).
+
+        - While the agent is streaming, `streamingBehavior` is required and the message is queued
+          (`steer` or `followUp`) instead of starting a run.
+        - Extension commands (`/mycommand`) execute immediately, even while streaming; they manage
+          their own LLM interaction.
+        - Skill commands (`/skill:name`) and prompt templates (`/template`) are expanded before
+          sending or queueing.
+        - Built-in TUI commands (`/fork`, `/model`, … see `get_commands`) are rejected: the client
+          must handle them. The first whitespace-delimited token decides (`/fork x` is rejected,
+          `/forklift` is not).
+        - LLM/provider failures are not error responses: they arrive as an assistant message with
+          `stopReason: "error"` or `"aborted"` and `errorMessage`, plus `auto_retry_*` events.
+        - The stored user message is always `content: [{type:"text",text}, ...images]`.
+
+        Exactly one response per request: a preflight failure (busy without `streamingBehavior`, no
+        model, no API key) **is** the response. The reference instead acknowledges with
+        `success: true` first and later writes a second `success: false` response with the same
+        `id`.
+
+        Error texts (`{...}` marks variable parts):
+        - `Built-in slash command /{name} must be handled by the RPC client; it was not sent to the model.`: The message starts with a built-in slash command.
+        - `Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.`: The agent is streaming and no streamingBehavior was given.
+        - `Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.`: Two prompts raced to start a run.
+        - `No model selected.\\n\\nUse /login or set an API key environment variable. See {docsPath}/providers.md\\n\\nThen use /model to select a model.`: No model is selected.
+        - `No API key found for {provider}.\\n\\nUse /login or set an API key environment variable. See {docsPath}/providers.md`: The model's provider has no API key.
+        - `Authentication failed for "{provider}". Credentials may have expired or network is unavailable. Run '/login {provider}' to re-authenticate.`: OAuth credentials are missing or could not be refreshed.
+        - `Extension failed, blocking execution: {message}`: An extension's input hook threw.
+        - `System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
+        - `Prompt was handled without starting the agent loop (for example, an extension command consumed the task).`: Only for subagent children (`--ui agent`), when the prompt settled without starting a run.
+
+        Sends `prompt`.
+        """
+        params: dict[str, Any] = {}
+        params["message"] = message
+        if not isinstance(images, Unset):
+            params["images"] = images
+        if not isinstance(streaming_behavior, Unset):
+            params["streamingBehavior"] = streaming_behavior
+        await self.call("prompt", params, timeout)
+
+    async def steer(
+        self,
+        *,
+        message: str,
+        images: list[ImageContent] | Unset = UNSET,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Queue a steering message. It is delivered after the current assistant turn finishes
+        executing its tool calls, before the next LLM call (see `set_steering_mode`). Skill commands
+        and prompt templates are expanded; extension commands are not allowed (use `prompt`).
+
+        Streaming is not required: while idle the message stays queued (it counts in
+        `pendingMessageCount`) and is injected at the start of the next run, after that run's prompt.
+
+        Error texts (`{...}` marks variable parts):
+        - `Built-in slash command /{name} must be handled by the RPC client; it was not sent to the model.`: The message starts with a built-in slash command.
+        - `Command failed: Extension command "/{name}" cannot be queued. Use prompt() or execute the command when not streaming.`: The message names an extension command.
+
+        Sends `steer`.
+        """
+        params: dict[str, Any] = {}
+        params["message"] = message
+        if not isinstance(images, Unset):
+            params["images"] = images
+        await self.call("steer", params, timeout)
+
+    async def follow_up(
+        self,
+        *,
+        message: str,
+        images: list[ImageContent] | Unset = UNSET,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Queue a follow-up message, delivered only when the agent would otherwise stop (no more tool
+        calls or steering messages; see `set_follow_up_mode`). While idle it waits for the next run
+        to finish. Skill commands and prompt templates are expanded; extension commands are not
+        allowed (use `prompt`).
+
+        Error texts (`{...}` marks variable parts):
+        - `Built-in slash command /{name} must be handled by the RPC client; it was not sent to the model.`: The message starts with a built-in slash command.
+        - `Command failed: Extension command "/{name}" cannot be queued. Use prompt() or execute the command when not streaming.`: The message names an extension command.
+
+        Sends `follow_up`.
+        """
+        params: dict[str, Any] = {}
+        params["message"] = message
+        if not isinstance(images, Unset):
+            params["images"] = images
+        await self.call("follow_up", params, timeout)
+
+    async def abort(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Abort the current agent operation: aborts all background subagents (running ones become
+        `failed`), cancels a pending auto-retry, aborts the agent and waits for it to go idle before
+        answering. `agent_end` may still follow the response. (spec/rpc.md does not mention the
+        background-agent abort.)
+
+        Sends `abort`.
+        """
+        params: dict[str, Any] = {}
+        await self.call("abort", params, timeout)
+
+    async def new_session(
+        self,
+        *,
+        parent_session: str | Unset = UNSET,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> CancelledResult:
+        """
+        Start a fresh session: aborts the current run, clears the queues and creates a new session,
+        optionally recording `parentSession` in its header. A `session_before_switch` extension hook
+        can cancel it (`cancelled: true`).
+
+        Sends `new_session`.
+        """
+        params: dict[str, Any] = {}
+        if not isinstance(parent_session, Unset):
+            params["parentSession"] = parent_session
+        return cast("CancelledResult", await self.call("new_session", params, timeout))
+
+    async def reload(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Reload settings, models, extensions, skills, prompt templates, themes and context files, as
+        the TUI's `/reload` does. Failures are reported with the `Command failed: ` wrapper (for
+        example a `models.json` error).
+
+        Not documented in spec/rpc.md (served by the reference).
+
+        Error texts (`{...}` marks variable parts):
+        - `Command failed: System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
+
+        Sends `reload`.
+        """
+        params: dict[str, Any] = {}
+        await self.call("reload", params, timeout)
+
+    async def get_state(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcSessionState:
+        """
+        Get the live session state.
+
+        Sends `get_state`.
+        """
+        params: dict[str, Any] = {}
+        return cast("RpcSessionState", await self.call("get_state", params, timeout))
+
+    async def get_dashboard_snapshot(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcDashboardSnapshot:
+        """
+        Capture the dashboard-visible parent-session state, the full parent transcript, the
+        background-agent registry and the blocking extension UI requests at one command boundary,
+        for authoritative recovery (not for ordinary refreshes). A recovering dashboard can restore
+        the answer UI of every pending dialog instead of leaving the runtime blocked.
+
+        The server writes `{"type":"dashboard_snapshot_barrier","snapshotId":…}` **immediately
+        before** the matching successful response (adjacent lines). A relay records its current
+        event-stream sequence when the barrier arrives and pairs the snapshot only with that marker;
+        consumers discard queued events up to it and replay only later ones. Do not infer ordering
+        from request/response timing. dreb-rs captures the state and writes barrier and response
+        atomically. Snapshot responses are never projected (always full messages).
+
+        Sends `get_dashboard_snapshot`.
+        """
+        params: dict[str, Any] = {}
+        return cast("RpcDashboardSnapshot", await self.call("get_dashboard_snapshot", params, timeout))
+
+    async def get_resources(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcResources:
+        """
+        Get metadata of the resources loaded for the session: paths, names and descriptions only,
+        never context file contents, prompt bodies, skill bodies or system prompt text.
+
+        Sends `get_resources`.
+        """
+        params: dict[str, Any] = {}
+        return cast("RpcResources", await self.call("get_resources", params, timeout))
+
+    async def get_git_branch(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> GitBranchResult:
+        """
+        Get the current git branch of the session cwd (reads `.git/HEAD`, walking up; worktrees
+        are supported). `branch` is `null` outside a git repository and `"detached"` for a
+        detached HEAD.
+
+        Sends `get_git_branch`.
+        """
+        params: dict[str, Any] = {}
+        return cast("GitBranchResult", await self.call("get_git_branch", params, timeout))
+
+    async def get_daily_cost(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> DailyCostResult:
+        """
+        Get today's aggregate cost across all session files. The first call scans the session files
+        so it is current; later calls return the tracker's cached value (refreshed periodically).
+
+        Sends `get_daily_cost`.
+        """
+        params: dict[str, Any] = {}
+        return cast("DailyCostResult", await self.call("get_daily_cost", params, timeout))
+
+    async def get_messages(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> MessagesResult:
+        """
+        Get the live agent messages (the current branch context, after compaction and transforms).
+
+        Sends `get_messages`.
+        """
+        params: dict[str, Any] = {}
+        return cast("MessagesResult", await self.call("get_messages", params, timeout))
+
+    async def set_model(
+        self,
+        *,
+        provider: str,
+        model_id: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> Model:
+        """
+        Switch to a specific model (exact provider + id match among the models that have
+        credentials). Appends a `model_change` session entry, re-clamps the thinking level and
+        **persists the model as the default** in settings. The response is the full Model.
+
+        Error texts (`{...}` marks variable parts):
+        - `Model not found: {provider}/{modelId}`: No available model matches.
+        - `Command failed: No API key for {provider}/{modelId}`: The model has no credentials.
+        - `Command failed: System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
+
+        Sends `set_model`.
+        """
+        params: dict[str, Any] = {}
+        params["provider"] = provider
+        params["modelId"] = model_id
+        return cast("Model", await self.call("set_model", params, timeout))
+
+    async def resolve_model(
+        self,
+        *,
+        pattern: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> ResolveModelResult | None:
+        """
+        Resolve a model pattern with the same matching rules as the interactive `/model` command,
+        without switching. Refreshes the registry and matches among the available models. `data` is
+        `null` when nothing matches; `warning` is set when the match needed fallback behaviour.
+
+        Sends `resolve_model`.
+        """
+        params: dict[str, Any] = {}
+        params["pattern"] = pattern
+        return cast("ResolveModelResult | None", await self.call("resolve_model", params, timeout))
+
+    async def cycle_model(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> ModelCycleResult | None:
+        """
+        Cycle forward to the next model: through the scoped models (with keys) when a scope is set,
+        otherwise through all available models. `data` is `null` when there is at most one
+        candidate. Persists the new default like `set_model`.
+
+        Error texts (`{...}` marks variable parts):
+        - `Command failed: No API key for {provider}/{modelId}`: The next model has no credentials.
+
+        Sends `cycle_model`.
+        """
+        params: dict[str, Any] = {}
+        return cast("ModelCycleResult | None", await self.call("cycle_model", params, timeout))
+
+    async def get_available_models(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> AvailableModelsResult:
+        """
+        List every model that has credentials configured (refreshes the registry first), as full Model objects.
+
+        Sends `get_available_models`.
+        """
+        params: dict[str, Any] = {}
+        return cast("AvailableModelsResult", await self.call("get_available_models", params, timeout))
+
+    async def buddy_hatch(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> BuddyResult:
+        """
+        Create or load the terminal companion ("buddy"). Makes an LLM call with the session model;
+        runs inside the agent so provider credentials never leave the RPC child. Most non-terminal
+        clients can ignore the buddy commands.
+
+        Error texts (`{...}` marks variable parts):
+        - `No model available. Set a model first.`: No model is selected.
+        - `No API key available for the current model.`: The session model has no credentials.
+
+        Sends `buddy_hatch`.
+        """
+        params: dict[str, Any] = {}
+        return cast("BuddyResult", await self.call("buddy_hatch", params, timeout))
+
+    async def buddy_reroll(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> BuddyResult:
+        """
+        Reroll the buddy's appearance and soul (an LLM call). Requires an existing buddy.
+
+        Error texts (`{...}` marks variable parts):
+        - `No model available. Set a model first.`: No model is selected.
+        - `No API key available for the current model.`: The session model has no credentials.
+        - `No buddy to reroll. Use hatch first.`: No buddy has been hatched.
+
+        Sends `buddy_reroll`.
+        """
+        params: dict[str, Any] = {}
+        return cast("BuddyResult", await self.call("buddy_reroll", params, timeout))
+
+    async def set_thinking_level(
+        self,
+        *,
+        level: ThinkingLevel,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Set the reasoning level. Never fails for a valid level: a level the model cannot use is
+        clamped (first up to the next available level, then down), so a non-reasoning model stays
+        at `off`. When the level changes it appends a `thinking_level_change` entry and persists
+        the default (not for a non-reasoning model at `off`).
+
+        Sends `set_thinking_level`.
+        """
+        params: dict[str, Any] = {}
+        params["level"] = level
+        await self.call("set_thinking_level", params, timeout)
+
+    async def cycle_thinking_level(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> ThinkingLevelResult | None:
+        """
+        Advance through `availableThinkingLevels`, wrapping around. `data` is `null` when the model has no reasoning support.
+
+        Sends `cycle_thinking_level`.
+        """
+        params: dict[str, Any] = {}
+        return cast("ThinkingLevelResult | None", await self.call("cycle_thinking_level", params, timeout))
+
+    async def set_steering_mode(
+        self,
+        *,
+        mode: QueueMode,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Control how steering messages (from `steer`) are delivered: `all` delivers every queued
+        message after the current assistant turn finishes its tool calls; `one-at-a-time` (the
+        default) delivers one per completed assistant turn. Persisted as the default.
+
+        Sends `set_steering_mode`.
+        """
+        params: dict[str, Any] = {}
+        params["mode"] = mode
+        await self.call("set_steering_mode", params, timeout)
+
+    async def set_follow_up_mode(
+        self,
+        *,
+        mode: QueueMode,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Control how follow-up messages (from `follow_up`) are delivered: `all` delivers every queued
+        message when the agent finishes; `one-at-a-time` (the default) one per agent completion.
+        Persisted as the default.
+
+        Sends `set_follow_up_mode`.
+        """
+        params: dict[str, Any] = {}
+        params["mode"] = mode
+        await self.call("set_follow_up_mode", params, timeout)
+
+    async def get_pending_messages(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcPendingMessages:
+        """
+        Return the queued steering and follow-up messages without clearing them. `steering` and
+        `followUp` are the text-only view; `steeringMessages` and `followUpMessages` include inline
+        images, for clients that restore queued multimodal turns.
+
+        Sends `get_pending_messages`.
+        """
+        params: dict[str, Any] = {}
+        return cast("RpcPendingMessages", await self.call("get_pending_messages", params, timeout))
+
+    async def clear_pending_messages(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcPendingMessages:
+        """
+        Clear both queues and return what was cleared (the TUI's restore-to-editor flow).
+        Multimodal clients should use `steeringMessages`/`followUpMessages` so inline images are not
+        lost.
+
+        Sends `clear_pending_messages`.
+        """
+        params: dict[str, Any] = {}
+        return cast("RpcPendingMessages", await self.call("clear_pending_messages", params, timeout))
+
+    async def compact(
+        self,
+        *,
+        custom_instructions: str | Unset = UNSET,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> CompactionResult:
+        """
+        Manually compact the conversation context to reduce token usage. **Aborts the running agent
+        first**, then makes an LLM call (budget more than 30 s). Emits no events.
+
+        Error texts (`{...}` marks variable parts):
+        - `Command failed: No model selected`: No model is selected.
+        - `Command failed: No API key for {provider}`: The model has no credentials.
+        - `Command failed: Already compacted`: The last entry is already a compaction.
+        - `Command failed: Nothing to compact (session too small)`: Everything fits in the kept recent window.
+        - `Command failed: Compaction cancelled`: An extension or `abort_compaction` cancelled it.
+
+        Sends `compact`.
+        """
+        params: dict[str, Any] = {}
+        if not isinstance(custom_instructions, Unset):
+            params["customInstructions"] = custom_instructions
+        return cast("CompactionResult", await self.call("compact", params, timeout))
+
+    async def set_auto_compaction(
+        self,
+        *,
+        enabled: bool,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Enable or disable automatic compaction when the context is nearly full. Persisted as the default (`compaction.enabled`).
+
+        Sends `set_auto_compaction`.
+        """
+        params: dict[str, Any] = {}
+        params["enabled"] = enabled
+        await self.call("set_auto_compaction", params, timeout)
+
+    async def abort_compaction(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Abort an in-progress manual or automatic compaction. It does not abort branch summarisation (no command does).
+
+        Sends `abort_compaction`.
+        """
+        params: dict[str, Any] = {}
+        await self.call("abort_compaction", params, timeout)
+
+    async def set_auto_retry(
+        self,
+        *,
+        enabled: bool,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Enable or disable automatic retry on transient errors (overloaded, rate limit, 5xx). Persisted as the default (`retry.enabled`).
+
+        Sends `set_auto_retry`.
+        """
+        params: dict[str, Any] = {}
+        params["enabled"] = enabled
+        await self.call("set_auto_retry", params, timeout)
+
+    async def abort_retry(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Abort an in-progress retry (cancel the backoff and stop retrying). `auto_retry_end` with `finalError` `Retry cancelled` follows.
+
+        Sends `abort_retry`.
+        """
+        params: dict[str, Any] = {}
+        await self.call("abort_retry", params, timeout)
+
+    async def bash(
+        self,
+        *,
+        command: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> BashResult:
+        """
+        Execute a shell command (with the optional `shellCommandPrefix` setting prepended) and add
+        its output to the conversation context. Runs to completion; no streaming events.
+
+        The output is recorded as a `bashExecution` message (appended at once when idle, deferred
+        until the next prompt while streaming). **No event is emitted for it.** On the next
+        `prompt` it reaches the LLM as a user message:
+
+        ````
+        Ran `ls -la`
+        ```
+        total 48
+        drwxr-xr-x ...
+        ```
+        ````
+
+        So bash output is part of the LLM context from the next prompt on, and several bash
+        commands can run before a prompt.
+
+        Sends `bash`.
+        """
+        params: dict[str, Any] = {}
+        params["command"] = command
+        return cast("BashResult", await self.call("bash", params, timeout))
+
+    async def abort_bash(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Abort a running `bash` command.
+
+        Sends `abort_bash`.
+        """
+        params: dict[str, Any] = {}
+        await self.call("abort_bash", params, timeout)
+
+    async def get_session_stats(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> SessionStats:
+        """
+        Get token usage, cost and message counts of the current session state, plus the current
+        context-window usage (the estimate used for compaction and the footer). `contextUsage` is
+        absent when no model or context window is available.
+
+        Sends `get_session_stats`.
+        """
+        params: dict[str, Any] = {}
+        return cast("SessionStats", await self.call("get_session_stats", params, timeout))
+
+    async def get_performance_stats(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcPerformanceStats:
+        """
+        Get rolling tokens-per-second statistics for every model with recorded data (from the
+        agent's performance log). `models` is empty when nothing has been recorded.
+
+        Sends `get_performance_stats`.
+        """
+        params: dict[str, Any] = {}
+        return cast("RpcPerformanceStats", await self.call("get_performance_stats", params, timeout))
+
+    async def export_html(
+        self,
+        *,
+        output_path: str | Unset = UNSET,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> ExportHtmlResult:
+        """
+        Export the session to an HTML file (a default path next to the session, or `outputPath`).
+
+        Error texts (`{...}` marks variable parts):
+        - `Command failed: Cannot export in-memory session to HTML`: Running with `--no-session`.
+        - `Command failed: Nothing to export yet - start a conversation first`: The session has no messages yet.
+
+        Sends `export_html`.
+        """
+        params: dict[str, Any] = {}
+        if not isinstance(output_path, Unset):
+            params["outputPath"] = output_path
+        return cast("ExportHtmlResult", await self.call("export_html", params, timeout))
+
+    async def import_jsonl(
+        self,
+        *,
+        input_path: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> CancelledResult:
+        """
+        Import a session JSONL file and switch to it: the file is copied into the current session
+        directory under the **same basename** (overwriting a file of that name; skipped when source
+        and destination are the same file), then loaded as by `switch_session`.
+
+        Not documented in spec/rpc.md (served by the reference).
+
+        Error texts (`{...}` marks variable parts):
+        - `Command failed: File not found: {path}`: The resolved input path does not exist.
+
+        Sends `import_jsonl`.
+        """
+        params: dict[str, Any] = {}
+        params["inputPath"] = input_path
+        return cast("CancelledResult", await self.call("import_jsonl", params, timeout))
+
+    async def switch_session(
+        self,
+        *,
+        session_path: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> CancelledResult:
+        """
+        Load a different session file (any path; there is no containment check). Restores the
+        saved model if it is still available, and the thinking level. A `session_before_switch`
+        extension hook can cancel it. A path that does not exist is not an error: a fresh session
+        is started whose file will be created at that path.
+
+        Sends `switch_session`.
+        """
+        params: dict[str, Any] = {}
+        params["sessionPath"] = session_path
+        return cast("CancelledResult", await self.call("switch_session", params, timeout))
+
+    async def delete_session(
+        self,
+        *,
+        session_path: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> DeleteSessionResult:
+        """
+        Delete a session file: tries `trash` first and falls back to unlink. The path is resolved
+        (collapsing `.`/`..`) and checked against the active session; there is no sessions-directory
+        containment guard (a trusted local channel: frontends exposing it must enforce their own
+        authorisation). Refused only for the active session, non-`.jsonl` paths and missing files.
+
+        Error texts (`{...}` marks variable parts):
+        - `Not a session file (expected .jsonl): {path}`: The path does not end in `.jsonl`.
+        - `Cannot delete the currently active session`: The path is the active session file.
+        - `Session file does not exist: {path}`: The file does not exist.
+        - `{message}`: Unlink failed: the system error message, optionally followed by ` (trash: {hint})`.
+        - `Unknown deletion error`: Deletion failed without a message.
+
+        Sends `delete_session`.
+        """
+        params: dict[str, Any] = {}
+        params["sessionPath"] = session_path
+        return cast("DeleteSessionResult", await self.call("delete_session", params, timeout))
+
+    async def fork(
+        self,
+        *,
+        entry_id: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> ForkResult:
+        """
+        Create a new session file forked at an entry. At a **user** entry the new branch is built
+        from its parent (a brand-new session if the entry is a root) and `text` is that message's
+        text, for re-editing. At an **assistant** entry the branch includes it and `text` is `""`.
+        A `session_before_fork` extension hook can cancel it (`cancelled: true`, same `text`).
+
+        Error texts (`{...}` marks variable parts):
+        - `Command failed: Invalid entry ID for forking`: The entry does not exist or cannot be forked.
+        - `Command failed: Cannot fork at this assistant turn: it was interrupted or is still waiting on tool results`: The assistant entry was aborted, errored or has pending tool calls.
+
+        Sends `fork`.
+        """
+        params: dict[str, Any] = {}
+        params["entryId"] = entry_id
+        return cast("ForkResult", await self.call("fork", params, timeout))
+
+    async def get_fork_messages(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> ForkMessagesResult:
+        """
+        List the entries `fork` accepts: every user message (except empty ones) and every forkable
+        assistant turn, across **all branches** of the file, in file order. An assistant turn
+        without text is listed as `(assistant response)`.
+
+        Sends `get_fork_messages`.
+        """
+        params: dict[str, Any] = {}
+        return cast("ForkMessagesResult", await self.call("get_fork_messages", params, timeout))
+
+    async def get_last_assistant_text(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> LastAssistantTextResult:
+        """
+        Get the text of the last assistant message that is not an empty aborted one (text blocks
+        concatenated and trimmed). When there is none, `text` is **absent** (`data` is `{}`).
+
+        Sends `get_last_assistant_text`.
+        """
+        params: dict[str, Any] = {}
+        return cast("LastAssistantTextResult", await self.call("get_last_assistant_text", params, timeout))
+
+    async def set_session_name(
+        self,
+        *,
+        name: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Set the session's display name (trimmed). It appears in session listings and in `get_state`
+        (`sessionName`); a successful rename appends a `session_info` entry and emits
+        `session_name_changed`.
+
+        Error texts (`{...}` marks variable parts):
+        - `Session name cannot be empty`: The trimmed name is empty.
+
+        Sends `set_session_name`.
+        """
+        params: dict[str, Any] = {}
+        params["name"] = name
+        await self.call("set_session_name", params, timeout)
+
+    async def get_commands(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> CommandsResult:
+        """
+        List the slash commands a client can offer: extension commands, then prompt templates, then
+        skills (`skill:<name>`), then the built-ins. Resource commands are invoked by sending
+        `prompt` with `/name`; built-ins must be handled by the client (they win name collisions
+        and are rejected by `prompt`, `steer` and `follow_up`).
+
+        Sends `get_commands`.
+        """
+        params: dict[str, Any] = {}
+        return cast("CommandsResult", await self.call("get_commands", params, timeout))
+
+    async def list_sessions(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> SessionsResult:
+        """
+        List the sessions of the current working directory (honours `--session-dir`), most recently modified first.
+
+        Sends `list_sessions`.
+        """
+        params: dict[str, Any] = {}
+        return cast("SessionsResult", await self.call("list_sessions", params, timeout))
+
+    async def list_all_sessions(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> SessionsResult:
+        """
+        List the sessions of every project, most recently modified first (may be slow with many
+        sessions). A missing sessions directory gives an empty list; an I/O error is an error
+        response rather than a silently empty list.
+
+        Error texts (`{...}` marks variable parts):
+        - `Command failed: {message}`: Reading the sessions store failed.
+
+        Sends `list_all_sessions`.
+        """
+        params: dict[str, Any] = {}
+        return cast("SessionsResult", await self.call("list_all_sessions", params, timeout))
+
+    async def list_background_agents(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> BackgroundAgentsResult:
+        """
+        List the background subagents in this process's registry: running ones and recently
+        finished ones (pruned after about five minutes), including entries rehydrated from disk.
+        `sessionDir` is known from launch; `sessionFile` appears once the child exits. Live
+        transcripts arrive as `background_agent_event` events, not by reading these paths.
+
+        Sends `list_background_agents`.
+        """
+        params: dict[str, Any] = {}
+        return cast("BackgroundAgentsResult", await self.call("list_background_agents", params, timeout))
+
+    async def steer_background_agent(
+        self,
+        *,
+        agent_id: str,
+        message: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Send a steering message to a running background subagent (forwarded as `steer` to the child RPC process).
+
+        Not documented in spec/rpc.md (served by the reference).
+
+        Error texts (`{...}` marks variable parts):
+        - `Built-in slash command /{name} must be handled by the RPC client; it was not sent to the model.`: The message starts with a built-in slash command.
+        - `Command failed: Unknown background agent "{agentId}".`: No such agent in the registry.
+        - `Command failed: Background agent "{agentId}" is no longer running.`: The agent finished.
+        - `Command failed: Background agent "{agentId}" has not started a controllable child yet.`: The child process is not up yet.
+        - `Command failed: Subagent control channel is unavailable.`: The control channel to the child is gone.
+        - `Command failed: Subagent process exited.`: The child exited while the command was in flight.
+        - `Command failed: {message}`: The child answered with an error (its error text).
+
+        Sends `steer_background_agent`.
+        """
+        params: dict[str, Any] = {}
+        params["agentId"] = agent_id
+        params["message"] = message
+        await self.call("steer_background_agent", params, timeout)
+
+    async def get_background_agent_pending(
+        self,
+        *,
+        agent_id: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> BackgroundAgentPendingResult:
+        """
+        Get a running background subagent's steering mode and queued messages (asks the child for `get_state` and `get_pending_messages`).
+
+        Not documented in spec/rpc.md (served by the reference).
+
+        Error texts (`{...}` marks variable parts):
+        - `Command failed: Unknown background agent "{agentId}".`: No such agent in the registry.
+        - `Command failed: Background agent "{agentId}" is no longer running.`: The agent finished.
+        - `Command failed: Background agent "{agentId}" has not started a controllable child yet.`: The child process is not up yet.
+        - `Command failed: Subagent control channel is unavailable.`: The control channel to the child is gone.
+        - `Command failed: Subagent process exited.`: The child exited while the command was in flight.
+        - `Command failed: {message}`: The child answered with an error (its error text).
+
+        Sends `get_background_agent_pending`.
+        """
+        params: dict[str, Any] = {}
+        params["agentId"] = agent_id
+        return cast("BackgroundAgentPendingResult", await self.call("get_background_agent_pending", params, timeout))
+
+    async def list_agent_types(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> AgentTypesResult:
+        """
+        List the subagent types available to the session cwd: bundled agents, user agents
+        (`~/.dreb/agents/*.md`, relative to HOME) and project agents (`<cwd>/.dreb/agents/*.md`),
+        later sources overriding earlier ones by name; sorted by name.
+
+        Sends `list_agent_types`.
+        """
+        params: dict[str, Any] = {}
+        return cast("AgentTypesResult", await self.call("list_agent_types", params, timeout))
+
+    async def get_tree(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> TreeResult:
+        """
+        Get the session tree (sessions are append-only trees: retrying or navigating back creates a
+        branch) as a serialisable DTO plus the current leaf. The scriptable equivalent of the TUI's
+        `/tree`. An empty session gives `{roots: [], leafId: null}`.
+
+        Sends `get_tree`.
+        """
+        params: dict[str, Any] = {}
+        return cast("TreeResult", await self.call("get_tree", params, timeout))
+
+    async def navigate_tree(
+        self,
+        *,
+        target_id: str,
+        summarize: bool | Unset = UNSET,
+        custom_instructions: str | Unset = UNSET,
+        replace_instructions: bool | Unset = UNSET,
+        label: str | Unset = UNSET,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> NavigateTreeResult:
+        """
+        Move the session to another tree node, optionally summarising the abandoned branch. Unlike
+        `fork`, it stays in the same session file. Options are passed through verbatim:
+        `summarize` (LLM summary of the abandoned branch attached at the target; needs a model and
+        key), `customInstructions`, `replaceInstructions` (replace rather than augment the default
+        summariser prompt) and `label` (put on the summary entry, or on the target when not
+        summarising).
+
+        Navigating to a `user` or `custom_message` entry moves the leaf to its parent and returns
+        its text as `editorText` (pre-fill the input for re-editing); any other entry becomes the
+        leaf and no `editorText` is returned. Navigating to the current leaf is a no-op.
+        `cancelled` is true when a `session_before_tree` hook cancelled or the summary was aborted.
+        Afterwards `get_state`/`get_messages` reflect the new position.
+
+        With `summarize` the command is LLM-bound and can take a while (the reference client waits
+        5 minutes); there is no abort for it. A client-side timeout does not stop the server: resync
+        with `get_tree`/`get_state` afterwards. Errors are returned without the `Command failed: `
+        prefix.
+
+        Error texts (`{...}` marks variable parts):
+        - `Entry {id} not found`: Unknown `targetId`.
+        - `Cannot navigate the session tree while the agent is streaming. Abort or wait for idle first.`: The agent is streaming (checked on entry and again after extension/summary awaits).
+        - `Cannot navigate the session tree while summarization or compaction is in progress. Wait for idle first.`: A summarisation, compaction or other navigation is in progress.
+        - `No model available for summarization`: `summarize: true` without a model.
+        - `No API key for {provider}`: `summarize: true` and the model has no credentials.
+        - `{message}`: The summariser failed (its error text).
+
+        Sends `navigate_tree`.
+        """
+        params: dict[str, Any] = {}
+        params["targetId"] = target_id
+        if not isinstance(summarize, Unset):
+            params["summarize"] = summarize
+        if not isinstance(custom_instructions, Unset):
+            params["customInstructions"] = custom_instructions
+        if not isinstance(replace_instructions, Unset):
+            params["replaceInstructions"] = replace_instructions
+        if not isinstance(label, Unset):
+            params["label"] = label
+        return cast("NavigateTreeResult", await self.call("navigate_tree", params, timeout))
+
+    async def get_settings(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcSettingsSnapshot:
+        """
+        Get the persistent default settings. Before answering, the server flushes pending settings
+        writes, reloads the durable global and project settings and then snapshots the merged view,
+        so external edits are seen; a failure is an error response, never a stale snapshot.
+
+        Settings are distinct from the live session state: persistent defaults (provider/model,
+        thinking level, queue modes, compaction/retry/image/skill/thinking-display/transport toggles,
+        per-agent model fallbacks) seed fresh runtimes and writing them does not change a running
+        session, while the runtime setters (`set_model`, `set_thinking_level`, …) change the live
+        session and also persist their values as new defaults. The nested-context trust policy and
+        `subagentArbiter` are global-only: project `.dreb/settings.json` cannot affect them. A
+        dashboard settings tab typically reads `get_state` for what is active now and
+        `get_settings` for the defaults.
+
+        Error texts (`{...}` marks variable parts):
+        - `Failed to refresh settings: {message}`: Flushing pending writes failed.
+        - `Failed to refresh settings: pending settings write failed: {scope}: {message}`: A queued settings write had failed (several are joined with `; `).
+        - `Failed to reload settings: {message}`: Reloading failed, or a settings file could not be read or parsed (`{scope}: {message}`, joined with `; `).
+        - `Failed to reload settings from durable storage`: A settings file failed to load without a recorded message.
+        - `Failed to load available models: {message}`: Listing the available models failed.
+
+        Sends `get_settings`.
+        """
+        params: dict[str, Any] = {}
+        return cast("RpcSettingsSnapshot", await self.call("get_settings", params, timeout))
+
+    async def set_settings(
+        self,
+        *,
+        settings: RpcSettingsUpdate,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcSettingsSetResult:
+        """
+        Update persistent default settings with a partial payload: only the supplied keys change.
+        The whole payload is validated first (in the order of the error list below); on any invalid
+        field nothing changes and the response is the error. Writes always go to the **global**
+        settings file and never touch the live session. Unlike `set_thinking_level`, which clamps
+        silently, invalid values are rejected loudly.
+
+        `autoLoadNestedContext: true` is an expert global trust-all: it permits lazy context from
+        any resolvable directory, including untrusted prompt-injection content. Active processes use
+        the new policy for later lazy loads; nothing already injected is retracted, and the initial
+        upward context scan from the launch cwd is unaffected.
+
+        The response is the full settings snapshot after the write, plus `warnings` when a project
+        setting shadows part of the write (exact texts: `A project-level agentModels override for
+        "{name}" (.dreb/settings.json) takes precedence — this change to global settings will have
+        no effect. Edit the project settings file to change it.` and `A project-level enabledModels
+        value (.dreb/settings.json) takes precedence — this change to global settings will have no
+        effect. Edit the project settings file to change it.`).
+
+        Error texts (`{...}` marks variable parts):
+        - `set_settings requires a settings object`: `settings` is missing, not an object, or an array.
+        - `Unknown settings key(s): {keys}. Valid keys: defaultProvider, defaultModel, defaultThinkingLevel, steeringMode, followUpMode, compactionEnabled, retryEnabled, maxConcurrentSubagents, imageAutoResize, blockImages, enableSkillCommands, autoLoadNestedContext, trustedContextFolders, transport, hideThinkingBlock, agentModels, enabledModels, subagentArbiter`: The payload has keys outside `RpcSettingsUpdate` (`{keys}` joined with `, `).
+        - `set_settings requires at least one setting to change`: No key is set (`enabledModels: null` and `subagentArbiter: null` count as set).
+        - `Invalid defaultThinkingLevel: {value}. Valid values: off, minimal, low, medium, high, xhigh, max`: Not a thinking level (`{value}` is the JSON of the value).
+        - `Invalid steeringMode: {value}. Valid values: all, one-at-a-time`: Not a queue mode.
+        - `Invalid followUpMode: {value}. Valid values: all, one-at-a-time`: Not a queue mode.
+        - `Invalid {key}: {value}. Must be a boolean`: A toggle (compactionEnabled, retryEnabled, imageAutoResize, blockImages, enableSkillCommands, autoLoadNestedContext, hideThinkingBlock) is not a boolean.
+        - `Invalid maxConcurrentSubagents: {value}. Must be a non-negative whole number`: Not a safe integer >= 0.
+        - `Invalid transport: {value}. Valid values: sse, websocket, auto`: Not a transport.
+        - `Invalid agentModels: must be a plain object mapping agent names to model fallback arrays`: `agentModels` is not a plain object.
+        - `Invalid agentModels[{name}]: expected an array of non-empty strings`: An entry is not a list of non-empty strings (`{name}` is the JSON of the agent name).
+        - `Invalid enabledModels: must be a non-empty array of exact model references or null`: `enabledModels` is not a list or null.
+        - `Invalid enabledModels: at least one model must remain enabled; use null to enable all`: `enabledModels` is an empty list.
+        - `Invalid enabledModels: every entry must be a non-empty exact model reference`: An entry is empty, not a string, or has surrounding whitespace.
+        - `Invalid enabledModels entry {value}: expected an available exact provider/model reference`: An entry matches no available model (case-insensitive `provider/id`).
+        - `Invalid enabledModels: duplicate model {value}`: Two entries name the same model.
+        - `subagentArbiter must be an object or null`: `subagentArbiter` is not a plain object or null.
+        - `Unknown subagentArbiter key(s): {keys}`: Keys other than enabled, model, thinking, guidePath.
+        - `subagentArbiter.enabled must be a boolean`: `enabled` is not a boolean.
+        - `subagentArbiter.model must be a non-empty exact provider/model string`: `model` is empty or not a string (not checked when `enabled` is false).
+        - `Invalid subagentArbiter.thinking: {value}. Valid values: off, minimal, low, medium, high, xhigh, max`: `thinking` is not a thinking level.
+        - `subagentArbiter.guidePath must be a non-empty string`: `guidePath` is empty or not a string.
+        - `Enabling subagentArbiter requires an exact provider/model`: `enabled: true` without `model`.
+        - `subagentArbiter.model must be an exact provider/model`: `model` is not of the form `provider/id` without whitespace.
+        - `Arbiter model not found: {model}`: `model` is not an available model.
+        - `Thinking level "xhigh" is not supported by model "{model}". Use "high" or choose an xhigh-capable model.`: The arbiter model cannot use xhigh.
+        - `Thinking level "max" is not supported by model "{model}". Use "xhigh" or choose a max-capable model.`: The arbiter model cannot use max.
+        - `Thinking level "{level}" is not supported by non-reasoning model "{model}". Use "off" or choose a reasoning model.`: A thinking level other than off for a non-reasoning arbiter model.
+        - `trustedContextFolders must be an array of non-empty path strings`: `trustedContextFolders` is not a list.
+        - `Invalid trustedContextFolders[{index}]: expected a non-empty path string`: An entry is empty or not a string.
+        - `Invalid trustedContextFolders[{index}]: path must be absolute after ~ expansion`: An entry is relative.
+        - `Invalid trustedContextFolders[{index}]: path must be an existing directory`: An entry is missing, not a directory, or a broken symlink.
+        - `defaultProvider and defaultModel must be set together`: Only one of the pair is given.
+        - `defaultProvider and defaultModel must be strings`: The pair is not two strings.
+        - `Model not found: {provider}/{modelId}`: The pair names no available model.
+        - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt (without this guard the write would silently do nothing).
+        - `Failed to persist settings: {message}`: Writing the settings file failed (`{scope}: {message}` entries joined with `; `).
+
+        Sends `set_settings`.
+        """
+        params: dict[str, Any] = {}
+        params["settings"] = settings
+        return cast("RpcSettingsSetResult", await self.call("set_settings", params, timeout))
+
+    async def evaluate_context_trust(
+        self,
+        *,
+        path: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcContextTrustEvaluation:
+        """
+        Evaluate one directory against the current global lazy nested-context policy (for a Files
+        view); loads nothing and changes nothing. The path must be a non-empty string, absolute
+        after `~` expansion, and an existing directory; symlinks are resolved first, so a lexical
+        descendant that resolves outside a trusted root is `untrusted`.
+
+        All four context-trust commands concern only future lazy nested/out-of-cwd loads in active
+        main and subagent processes; they never alter the initial upward scan from the launch cwd
+        or retract context already in a conversation.
+
+        Error texts (`{...}` marks variable parts):
+        - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
+        - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
+        - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
+
+        Sends `evaluate_context_trust`.
+        """
+        params: dict[str, Any] = {}
+        params["path"] = path
+        return cast("RpcContextTrustEvaluation", await self.call("evaluate_context_trust", params, timeout))
+
+    async def trust_context_folder(
+        self,
+        *,
+        path: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcContextTrustMutationResult:
+        """
+        Add a directory as a global trusted root (same validation and canonicalisation as
+        `evaluate_context_trust`), then durably flush the settings write. Existing configured roots
+        are re-canonicalised and malformed legacy roots are dropped; the result is canonical,
+        de-duplicated and ancestor-subsumed. `addedRoot` is absent when an existing ancestor already
+        covers the target. No merely in-memory trust is ever reported as success.
+
+        Error texts (`{...}` marks variable parts):
+        - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
+        - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
+        - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
+        - `Invalid trustedContextFolders[{index}]: {reason}`: The resulting root list failed validation.
+        - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
+        - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+
+        Sends `trust_context_folder`.
+        """
+        params: dict[str, Any] = {}
+        params["path"] = path
+        return cast("RpcContextTrustMutationResult", await self.call("trust_context_folder", params, timeout))
+
+    async def untrust_context_folder(
+        self,
+        *,
+        path: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcContextTrustMutationResult:
+        """
+        Remove the canonical root that actually grants trust to a target (which also revokes its
+        other descendants), rather than only the selected descendant: the companion of an inherited
+        trust badge. An already-untrusted target is a successful no-op (no `removedRoot`). Fails
+        while global trust-all (`autoLoadNestedContext`) is on, rather than pretending a folder
+        change could narrow it. Path validation and write failures as for `trust_context_folder`.
+
+        Error texts (`{...}` marks variable parts):
+        - `Cannot untrust a context folder while unrestricted nested context loading is enabled; disable autoLoadNestedContext first`: `autoLoadNestedContext` is true.
+        - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
+        - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
+        - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
+        - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
+        - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+
+        Sends `untrust_context_folder`.
+        """
+        params: dict[str, Any] = {}
+        params["path"] = path
+        return cast("RpcContextTrustMutationResult", await self.call("untrust_context_folder", params, timeout))
+
+    async def remove_trusted_context_folder(
+        self,
+        *,
+        path: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> RpcTrustedFolderRemovalResult:
+        """
+        Remove a configured global trusted-folder string by **exact match**, then durably flush the
+        write. Unlike `untrust_context_folder` there is no path resolution at all (no `~`
+        expansion, absolute-path or existence check, symlink resolution or granting-root lookup), so
+        it can revoke invalid, legacy or stale entries. A string that is not configured is a
+        successful no-op. Not gated by `autoLoadNestedContext`.
+
+        Error texts (`{...}` marks variable parts):
+        - `remove_trusted_context_folder requires a non-empty string path`: The path is empty or not a string.
+        - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
+        - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+
+        Sends `remove_trusted_context_folder`.
+        """
+        params: dict[str, Any] = {}
+        params["path"] = path
+        return cast("RpcTrustedFolderRemovalResult", await self.call("remove_trusted_context_folder", params, timeout))
+
+    async def get_version(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> VersionResult:
+        """
+        Get the dreb version.
+
+        Sends `get_version`.
+        """
+        params: dict[str, Any] = {}
+        return cast("VersionResult", await self.call("get_version", params, timeout))
+
+    async def send_extension_ui_response(self, message: ExtensionUiResponse) -> None:
+        """
+        The host's answer to a dialog `extension_ui_request`, matched by `id`. It is not a command
+        and never gets a response; an unknown or already-settled `id` is ignored. Answer `select`,
+        `input` and `editor` with `value`, `confirm` with `confirmed`, `ask` with `answers` (one
+        per question), or any dialog with `cancelled: true`. For `ask`, sending `cancelled`, or
+        answers that are all empty with no non-blank `customText`, stops the current agent turn
+        instead of continuing without an answer.
+
+        Writes the `extension_ui_response` message (it gets no response); `type` is set here.
+        """
+        await self.notify({"type": "extension_ui_response", **message})
+
+
 __all__ = [
     "RequestId",
     "ThinkingLevel",
@@ -4887,4 +6100,5 @@ __all__ = [
     "ExtensionUiResponseInput",
     "RpcInput",
     "DrebClient",
+    "AsyncDrebClient",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
+from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport
 from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset
 from dreb_rpc._transport import SubprocessTransport
 
@@ -315,7 +316,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
     """
     Typed client of the fixture-rpc protocol: one method per command.
 
-    Each method sends the command, blocks until its response arrives (correlated by id) and returns the typed ``data``; a ``success: false`` response raises ``RpcError`` (its text is the exact error text). Optional params default to ``UNSET`` (the key is left out); ``None`` is sent as ``null``.
+    Each method sends the command, blocks until its response (correlated by id) and returns the typed ``data``; a ``success: false`` response raises ``RpcError`` (its text is the exact error text). Optional params default to ``UNSET`` (the key is left out); ``None`` is sent as ``null``.
     """
 
     @classmethod
@@ -411,6 +412,106 @@ class DrebClient(RpcConnection["RpcEvent"]):
         self.notify({"type": "ui_response", **message})
 
 
+class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
+    """
+    Typed asyncio client of the fixture-rpc protocol: one method per command.
+
+    Each method sends the command, awaits its response (correlated by id) and returns the typed ``data``; a ``success: false`` response raises ``RpcError`` (its text is the exact error text). Optional params default to ``UNSET`` (the key is left out); ``None`` is sent as ``null``.
+    """
+
+    @classmethod
+    async def spawn(
+        cls,
+        command: str = "dreb",
+        *,
+        default_timeout: float | None = 30.0,
+        **transport_options: Any,
+    ) -> AsyncDrebClient:
+        """Spawns the agent (``dreb --mode rpc``; options as for ``AsyncSubprocessTransport``) and starts a client."""
+        client = cls(AsyncSubprocessTransport(command, **transport_options), default_timeout=default_timeout)
+        await client.start()
+        return client
+
+    async def prompt(
+        self,
+        *,
+        message: UserContent,
+        images: list[ImageContent] | Unset = UNSET,
+        level: Level | Unset = UNSET,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
+        """
+        Send a prompt.
+
+        Error texts (`{...}` marks variable parts):
+        - `Agent is busy: {reason}`: Always, in this fixture.
+
+        Sends `prompt`.
+        """
+        params: dict[str, Any] = {}
+        params["message"] = message
+        if not isinstance(images, Unset):
+            params["images"] = images
+        if not isinstance(level, Unset):
+            params["level"] = level
+        await self.call("prompt", params, timeout)
+
+    async def get_state(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> State:
+        """
+        Current state.
+
+        Sends `get_state`.
+        """
+        params: dict[str, Any] = {}
+        return cast("State", await self.call("get_state", params, timeout))
+
+    async def resolve(
+        self,
+        *,
+        type_: str | Unset = UNSET,
+        match: Keywords | Unset = UNSET,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> Presence | None:
+        """
+        Maybe finds something.
+
+        Not documented in spec/rpc.md (served by the reference).
+
+        Sends `resolve`.
+        """
+        params: dict[str, Any] = {}
+        if not isinstance(type_, Unset):
+            params["type_"] = type_
+        if not isinstance(match, Unset):
+            params["match"] = match
+        return cast("Presence | None", await self.call("resolve", params, timeout))
+
+    async def type(
+        self,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> dict[str, Api]:
+        """
+        A command whose name is a keyword.
+
+        Sends `type`.
+        """
+        params: dict[str, Any] = {}
+        return cast("dict[str, Api]", await self.call("type", params, timeout))
+
+    async def send_ui_response(self, message: UiResponse) -> None:
+        """
+        The host's answer to a dialog; never answered.
+
+        Writes the `ui_response` message (it gets no response); `type` is set here.
+        """
+        await self.notify({"type": "ui_response", **message})
+
+
 __all__ = [
     "RequestId",
     "Level",
@@ -455,4 +556,5 @@ __all__ = [
     "UiResponseInput",
     "RpcInput",
     "DrebClient",
+    "AsyncDrebClient",
 ]
