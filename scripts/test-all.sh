@@ -9,6 +9,10 @@ echo "==> Rust: cargo test --workspace"
 cargo test --workspace --all-targets
 cargo test --workspace --doc
 
+# The client suites also drive the real binary (offline, --provider faux).
+cargo build -p dreb
+export DREB_BIN="$ROOT/target/debug/dreb"
+
 if [ -f "$ROOT/clients/typescript/package.json" ]; then
   echo "==> TypeScript client"
   cd "$ROOT/clients/typescript"
