@@ -64,3 +64,22 @@ def test_errors_carry_the_documented_texts(client: DrebClient) -> None:
     response = client.request({"type": "bogus"})
     assert response == {"id": response["id"], "type": "response", "command": "bogus", "success": False,
                         "error": "Unknown command: bogus"}
+
+
+def test_every_read_only_command_answers_with_a_schema_valid_frame(client: DrebClient) -> None:
+    """Each `get_*` / `list_*` command of the spec, sent as its first documented example, gets exactly one
+    response that is a valid stdout frame (a typed success, or an error response with a text)."""
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    defs = schema["$defs"]
+    problems: list[str] = []
+    for ref in defs["RpcCommand"]["oneOf"]:
+        definition = defs[ref["$ref"].rsplit("/", 1)[1]]
+        wire = definition["properties"]["type"]["const"]
+        if not wire.startswith(("get_", "list_")):
+            continue
+        request = next(iter(definition.get("examples", [])), {"type": wire})
+        response = client.request({k: v for k, v in request.items() if k != "id"}, timeout=30)
+        if response.get("command") != wire:
+            problems.append(f"{wire}: answered as {response.get('command')!r}")
+        problems += [f"{wire}: {p}" for p in stdout_frame_errors(response)]
+    assert problems == []
