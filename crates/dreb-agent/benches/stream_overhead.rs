@@ -16,8 +16,8 @@ use std::time::Instant;
 use dreb_agent::testing::test_model;
 use dreb_agent::{Agent, AgentMessage, AgentOptions};
 use dreb_ai::{
-    AssistantBlock, AssistantEventStream, AssistantMessage, AssistantMessageEvent, Context, DoneReason, LlmClient, Model,
-    StopReason, StreamOptions, TextContent,
+    AssistantBlock, AssistantEventStream, AssistantMessage, AssistantMessageEvent, Context,
+    DoneReason, LlmClient, Model, StopReason, StreamOptions, TextContent,
 };
 
 const CHUNK: &str = "abcd";
@@ -45,8 +45,14 @@ impl Iterator for Gen {
         Some(match i {
             0 => AssistantMessageEvent::Start { partial: p.clone() },
             1 => {
-                p.content.push(AssistantBlock::Text(TextContent { text: String::new(), text_signature: None }));
-                AssistantMessageEvent::TextStart { content_index: 0, partial: p.clone() }
+                p.content.push(AssistantBlock::Text(TextContent {
+                    text: String::new(),
+                    text_signature: None,
+                }));
+                AssistantMessageEvent::TextStart {
+                    content_index: 0,
+                    partial: p.clone(),
+                }
             }
             n if n < self.deltas + 2 => {
                 if self.growing
@@ -54,14 +60,23 @@ impl Iterator for Gen {
                 {
                     t.text.push_str(CHUNK);
                 }
-                AssistantMessageEvent::TextDelta { content_index: 0, delta: CHUNK.to_owned(), partial: p.clone() }
+                AssistantMessageEvent::TextDelta {
+                    content_index: 0,
+                    delta: CHUNK.to_owned(),
+                    partial: p.clone(),
+                }
             }
-            n if n == self.deltas + 2 => {
-                AssistantMessageEvent::TextEnd { content_index: 0, content: String::new(), partial: p.clone() }
-            }
+            n if n == self.deltas + 2 => AssistantMessageEvent::TextEnd {
+                content_index: 0,
+                content: String::new(),
+                partial: p.clone(),
+            },
             n if n == self.deltas + 3 => {
                 p.stop_reason = StopReason::Stop;
-                AssistantMessageEvent::Done { reason: DoneReason::Stop, message: p.clone() }
+                AssistantMessageEvent::Done {
+                    reason: DoneReason::Stop,
+                    message: p.clone(),
+                }
             }
             _ => return None,
         })
@@ -69,8 +84,18 @@ impl Iterator for Gen {
 }
 
 impl LlmClient for SyntheticLlm {
-    fn stream(&self, model: &Model, _context: &Context, _options: StreamOptions) -> AssistantEventStream {
-        let events = Gen { i: 0, deltas: self.deltas, growing: self.growing, partial: AssistantMessage::empty(model, 0) };
+    fn stream(
+        &self,
+        model: &Model,
+        _context: &Context,
+        _options: StreamOptions,
+    ) -> AssistantEventStream {
+        let events = Gen {
+            i: 0,
+            deltas: self.deltas,
+            growing: self.growing,
+            partial: AssistantMessage::empty(model, 0),
+        };
         Box::pin(futures::stream::iter(events))
     }
 }
@@ -104,26 +129,40 @@ fn run_once(rt: &tokio::runtime::Runtime, deltas: usize, growing: bool, sub: Sub
         }
     }
     let start = Instant::now();
-    rt.block_on(agent.prompt(vec![AgentMessage::user_text("go", 0)])).expect("prompt");
+    rt.block_on(agent.prompt(vec![AgentMessage::user_text("go", 0)]))
+        .expect("prompt");
     start.elapsed().as_secs_f64()
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     println!("agent loop, one streamed text message (current-thread runtime, best of 3)");
-    println!("{:<16} {:<11} {:>8} {:>10} {:>13} {:>10}", "provider", "subscriber", "deltas", "seconds", "events/s", "ns/event");
-    let cases: &[(bool, &[usize])] = &[(false, &[1_000, 10_000, 100_000]), (true, &[1_000, 10_000])];
+    println!(
+        "{:<16} {:<11} {:>8} {:>10} {:>13} {:>10}",
+        "provider", "subscriber", "deltas", "seconds", "events/s", "ns/event"
+    );
+    let cases: &[(bool, &[usize])] =
+        &[(false, &[1_000, 10_000, 100_000]), (true, &[1_000, 10_000])];
     for &(growing, sizes) in cases {
         for &deltas in sizes {
             for sub in [Subscriber::None, Subscriber::Count, Subscriber::Json] {
                 let _ = run_once(&rt, 100, growing, sub);
-                let best = (0..3).map(|_| run_once(&rt, deltas, growing, sub)).fold(f64::MAX, f64::min);
+                let best = (0..3)
+                    .map(|_| run_once(&rt, deltas, growing, sub))
+                    .fold(f64::MAX, f64::min);
                 // Events the loop emits: agent_start, turn_start, user start/end, assistant start, text_start,
                 // the deltas, text_end, assistant end, turn_end, agent_end.
                 let emitted = (deltas + 10) as f64;
                 println!(
                     "{:<16} {:<11} {:>8} {:>10.4} {:>13.0} {:>10.0}",
-                    if growing { "growing-partial" } else { "small-partial" },
+                    if growing {
+                        "growing-partial"
+                    } else {
+                        "small-partial"
+                    },
                     format!("{sub:?}"),
                     deltas,
                     best,

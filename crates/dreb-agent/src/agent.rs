@@ -5,7 +5,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use dreb_ai::{AssistantBlock, AssistantMessage, ImageContent, LlmClient, Model, StopReason, TextContent, ThinkingLevel, Usage, UserBlock, UserContent, UserMessage};
+use dreb_ai::{
+    AssistantBlock, AssistantMessage, ImageContent, LlmClient, Model, StopReason, TextContent,
+    ThinkingLevel, Usage, UserBlock, UserContent, UserMessage,
+};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -70,9 +73,22 @@ impl std::fmt::Debug for AgentState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentState")
             .field("system_prompt", &self.system_prompt)
-            .field("model", &self.model.as_ref().map(|m| format!("{}/{}", m.provider, m.id)))
+            .field(
+                "model",
+                &self
+                    .model
+                    .as_ref()
+                    .map(|m| format!("{}/{}", m.provider, m.id)),
+            )
             .field("thinking_level", &self.thinking_level)
-            .field("tools", &self.tools.iter().map(|t| t.definition().name.clone()).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self
+                    .tools
+                    .iter()
+                    .map(|t| t.definition().name.clone())
+                    .collect::<Vec<_>>(),
+            )
             .field("messages", &self.messages.len())
             .field("is_streaming", &self.is_streaming)
             .field("pending_tool_calls", &self.pending_tool_calls)
@@ -192,8 +208,12 @@ impl Shared {
             let state = &mut inner.state;
             match event {
                 AgentEvent::MessageEnd { message } => state.messages.push(message.clone()),
-                AgentEvent::ToolExecutionStart { tool_call_id, .. } => state.pending_tool_calls.push(tool_call_id.clone()),
-                AgentEvent::ToolExecutionEnd { tool_call_id, .. } => state.pending_tool_calls.retain(|id| id != tool_call_id),
+                AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
+                    state.pending_tool_calls.push(tool_call_id.clone())
+                }
+                AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+                    state.pending_tool_calls.retain(|id| id != tool_call_id)
+                }
                 AgentEvent::TurnEnd { message, .. } => {
                     if let Some(err) = &message.error_message {
                         state.error = Some(err.clone());
@@ -207,7 +227,11 @@ impl Shared {
 
     /// Hands an event to the subscribers without touching the state.
     pub(crate) async fn deliver(&self, event: &AgentEvent) {
-        let subscribers = self.subscribers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let subscribers = self
+            .subscribers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         for (_, sink) in subscribers.iter() {
             sink.on_event(event).await;
         }
@@ -288,8 +312,15 @@ impl Agent {
     // ----- subscribers ------------------------------------------------------------------------------------------
 
     pub fn subscribe(&self, sink: Arc<dyn AgentEventSink>) -> SubscriptionId {
-        let id = self.shared.next_subscription.fetch_add(1, Ordering::Relaxed);
-        let mut subs = self.shared.subscribers.lock().unwrap_or_else(|e| e.into_inner());
+        let id = self
+            .shared
+            .next_subscription
+            .fetch_add(1, Ordering::Relaxed);
+        let mut subs = self
+            .shared
+            .subscribers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let mut next: Vec<_> = subs.iter().cloned().collect();
         next.push((id, sink));
         *subs = Arc::new(next);
@@ -308,7 +339,11 @@ impl Agent {
     }
 
     pub fn unsubscribe(&self, id: SubscriptionId) {
-        let mut subs = self.shared.subscribers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut subs = self
+            .shared
+            .subscribers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let next: Vec<_> = subs.iter().filter(|(i, _)| *i != id.0).cloned().collect();
         *subs = Arc::new(next);
     }
@@ -473,10 +508,20 @@ impl Agent {
     }
 
     /// Runs a text prompt (one user message with a text block, then the images) to completion.
-    pub async fn prompt_text(&self, text: &str, images: Vec<ImageContent>) -> Result<(), AgentError> {
-        let mut content = vec![UserBlock::Text(TextContent { text: text.to_owned(), text_signature: None })];
+    pub async fn prompt_text(
+        &self,
+        text: &str,
+        images: Vec<ImageContent>,
+    ) -> Result<(), AgentError> {
+        let mut content = vec![UserBlock::Text(TextContent {
+            text: text.to_owned(),
+            text_signature: None,
+        })];
         content.extend(images.into_iter().map(UserBlock::Image));
-        let message = AgentMessage::User(UserMessage { content: UserContent::Blocks(content), timestamp: now_ms() });
+        let message = AgentMessage::User(UserMessage {
+            content: UserContent::Blocks(content),
+            timestamp: now_ms(),
+        });
         self.prompt(vec![message]).await
     }
 
@@ -536,7 +581,12 @@ impl Agent {
     }
 
     /// Claims the run slot (caller holds the lock and has checked it is free) and spawns the run.
-    fn launch(&self, mut inner: MutexGuard<'_, Inner>, prompts: Option<Vec<AgentMessage>>, skip_initial_steering: bool) -> RunHandle {
+    fn launch(
+        &self,
+        mut inner: MutexGuard<'_, Inner>,
+        prompts: Option<Vec<AgentMessage>>,
+        skip_initial_steering: bool,
+    ) -> RunHandle {
         let cancel = CancellationToken::new();
         inner.run_cancel = Some(cancel.clone());
         inner.state.is_streaming = true;
@@ -544,7 +594,12 @@ impl Agent {
         let model = inner.state.model.clone().expect("model checked by caller");
         let ctx = RunCtx {
             shared: self.shared.clone(),
-            tool_defs: inner.state.tools.iter().map(|t| t.definition().clone()).collect(),
+            tool_defs: inner
+                .state
+                .tools
+                .iter()
+                .map(|t| t.definition().clone())
+                .collect(),
             tools: inner.state.tools.clone(),
             thinking_level: inner.state.thinking_level,
             system_prompt: inner.state.system_prompt.clone(),
@@ -560,15 +615,25 @@ impl Agent {
         let guard = RunSlotGuard(self.shared.clone());
         RunHandle(tokio::spawn(async move {
             let _guard = guard;
-            if let Err(Fatal(message)) = run::run(&ctx, prompts, skip_initial_steering, initial).await {
-                let error_message = fatal_error_message(&ctx.model, message.clone(), ctx.cancel.is_cancelled());
+            if let Err(Fatal(message)) =
+                run::run(&ctx, prompts, skip_initial_steering, initial).await
+            {
+                let error_message =
+                    fatal_error_message(&ctx.model, message.clone(), ctx.cancel.is_cancelled());
                 {
                     let mut inner = ctx.shared.lock();
-                    inner.state.messages.push(AgentMessage::Assistant(error_message.clone()));
+                    inner
+                        .state
+                        .messages
+                        .push(AgentMessage::Assistant(error_message.clone()));
                     inner.state.error = Some(message);
                 }
                 // Only agent_end: no message_end, so the runtime does not persist or retry it.
-                ctx.shared.deliver(&AgentEvent::AgentEnd { messages: vec![AgentMessage::Assistant(error_message)] }).await;
+                ctx.shared
+                    .deliver(&AgentEvent::AgentEnd {
+                        messages: vec![AgentMessage::Assistant(error_message)],
+                    })
+                    .await;
             }
         }))
     }
@@ -577,12 +642,19 @@ impl Agent {
 /// The synthetic assistant message of a fatal run error.
 fn fatal_error_message(model: &Model, message: String, aborted: bool) -> AssistantMessage {
     AssistantMessage {
-        content: vec![AssistantBlock::Text(TextContent { text: String::new(), text_signature: None })],
+        content: vec![AssistantBlock::Text(TextContent {
+            text: String::new(),
+            text_signature: None,
+        })],
         api: model.api.clone(),
         provider: model.provider.clone(),
         model: model.id.clone(),
         usage: Usage::default(),
-        stop_reason: if aborted { StopReason::Aborted } else { StopReason::Error },
+        stop_reason: if aborted {
+            StopReason::Aborted
+        } else {
+            StopReason::Error
+        },
         timestamp: now_ms(),
         response_id: None,
         error_message: Some(message),

@@ -3,7 +3,10 @@
 //! Serialisation goes through borrowed "wire" mirrors so that key order, the `role` tag on assistant messages
 //! nested in stream events and the `type` tag on tool calls match the reference, without cloning anything.
 
-use dreb_ai::{AssistantMessage, AssistantMessageEvent, DoneReason, ErrorReason, ThinkingLevel, ToolCall, ToolResultMessage};
+use dreb_ai::{
+    AssistantMessage, AssistantMessageEvent, DoneReason, ErrorReason, ThinkingLevel, ToolCall,
+    ToolResultMessage,
+};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -20,20 +23,53 @@ pub struct ModelRef {
 /// An event of the agent loop, in emission order. See runtime-behaviour §1.2 for the sequence.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
-    AgentStart { model: ModelRef, thinking_level: ThinkingLevel },
+    AgentStart {
+        model: ModelRef,
+        thinking_level: ThinkingLevel,
+    },
     /// All messages new in this run (prompt included); `[errorMessage]` after a fatal error.
-    AgentEnd { messages: Vec<AgentMessage> },
+    AgentEnd {
+        messages: Vec<AgentMessage>,
+    },
     TurnStart,
-    TurnEnd { message: AssistantMessage, tool_results: Vec<ToolResultMessage> },
-    MessageStart { message: AgentMessage },
+    TurnEnd {
+        message: AssistantMessage,
+        tool_results: Vec<ToolResultMessage>,
+    },
+    MessageStart {
+        message: AgentMessage,
+    },
     /// A streaming update. The wire `message` is the event's `partial` (the reference sends a copy of it), so it is
     /// stored once; see [`AgentEvent::update_message`].
-    MessageUpdate { assistant_message_event: AssistantMessageEvent },
-    MessageEnd { message: AgentMessage },
-    ToolExecutionStart { tool_call_id: String, tool_name: String, args: Map<String, Value> },
-    ToolExecutionUpdate { tool_call_id: String, tool_name: String, args: Map<String, Value>, partial_result: ToolOutput },
-    ToolExecutionEnd { tool_call_id: String, tool_name: String, result: ToolOutput, is_error: bool },
-    StreamRetry { attempt: u32, max_attempts: u32, error: String, discarded_partial: Option<AssistantMessage> },
+    MessageUpdate {
+        assistant_message_event: AssistantMessageEvent,
+    },
+    MessageEnd {
+        message: AgentMessage,
+    },
+    ToolExecutionStart {
+        tool_call_id: String,
+        tool_name: String,
+        args: Map<String, Value>,
+    },
+    ToolExecutionUpdate {
+        tool_call_id: String,
+        tool_name: String,
+        args: Map<String, Value>,
+        partial_result: ToolOutput,
+    },
+    ToolExecutionEnd {
+        tool_call_id: String,
+        tool_name: String,
+        result: ToolOutput,
+        is_error: bool,
+    },
+    StreamRetry {
+        attempt: u32,
+        max_attempts: u32,
+        error: String,
+        discarded_partial: Option<AssistantMessage>,
+    },
     LengthRetry {
         attempt: u32,
         max_attempts: u32,
@@ -65,7 +101,9 @@ impl AgentEvent {
     /// The cumulative partial carried by a `message_update` (its wire `message`).
     pub fn update_message(&self) -> Option<&AssistantMessage> {
         match self {
-            AgentEvent::MessageUpdate { assistant_message_event } => stream_event_message(assistant_message_event),
+            AgentEvent::MessageUpdate {
+                assistant_message_event,
+            } => stream_event_message(assistant_message_event),
             _ => None,
         }
     }
@@ -148,23 +186,56 @@ enum StreamEventWire<'a> {
         partial: WithRole<'a>,
     },
     #[serde(rename_all = "camelCase")]
-    TextStart { content_index: usize, partial: WithRole<'a> },
+    TextStart {
+        content_index: usize,
+        partial: WithRole<'a>,
+    },
     #[serde(rename_all = "camelCase")]
-    TextDelta { content_index: usize, delta: &'a str, partial: WithRole<'a> },
+    TextDelta {
+        content_index: usize,
+        delta: &'a str,
+        partial: WithRole<'a>,
+    },
     #[serde(rename_all = "camelCase")]
-    TextEnd { content_index: usize, content: &'a str, partial: WithRole<'a> },
+    TextEnd {
+        content_index: usize,
+        content: &'a str,
+        partial: WithRole<'a>,
+    },
     #[serde(rename_all = "camelCase")]
-    ThinkingStart { content_index: usize, partial: WithRole<'a> },
+    ThinkingStart {
+        content_index: usize,
+        partial: WithRole<'a>,
+    },
     #[serde(rename_all = "camelCase")]
-    ThinkingDelta { content_index: usize, delta: &'a str, partial: WithRole<'a> },
+    ThinkingDelta {
+        content_index: usize,
+        delta: &'a str,
+        partial: WithRole<'a>,
+    },
     #[serde(rename_all = "camelCase")]
-    ThinkingEnd { content_index: usize, content: &'a str, partial: WithRole<'a> },
+    ThinkingEnd {
+        content_index: usize,
+        content: &'a str,
+        partial: WithRole<'a>,
+    },
     #[serde(rename = "toolcall_start", rename_all = "camelCase")]
-    ToolcallStart { content_index: usize, partial: WithRole<'a> },
+    ToolcallStart {
+        content_index: usize,
+        partial: WithRole<'a>,
+    },
     #[serde(rename = "toolcall_delta", rename_all = "camelCase")]
-    ToolcallDelta { content_index: usize, delta: &'a str, partial: WithRole<'a> },
+    ToolcallDelta {
+        content_index: usize,
+        delta: &'a str,
+        partial: WithRole<'a>,
+    },
     #[serde(rename = "toolcall_end", rename_all = "camelCase")]
-    ToolcallEnd { content_index: usize, tool_call: ToolCallWithType<'a>, partial: WithRole<'a> },
+    ToolcallEnd {
+        content_index: usize,
+        tool_call: ToolCallWithType<'a>,
+        partial: WithRole<'a>,
+    },
     Done {
         reason: DoneReason,
         message: WithRole<'a>,
@@ -184,38 +255,92 @@ impl Serialize for AssistantEventJson<'_> {
         use AssistantMessageEvent as E;
         let w = WithRole::Assistant;
         let wire = match self.0 {
-            E::Start { partial } => StreamEventWire::Start { partial: w(partial) },
-            E::TextStart { content_index, partial } => {
-                StreamEventWire::TextStart { content_index: *content_index, partial: w(partial) }
-            }
-            E::TextDelta { content_index, delta, partial } => {
-                StreamEventWire::TextDelta { content_index: *content_index, delta, partial: w(partial) }
-            }
-            E::TextEnd { content_index, content, partial } => {
-                StreamEventWire::TextEnd { content_index: *content_index, content, partial: w(partial) }
-            }
-            E::ThinkingStart { content_index, partial } => {
-                StreamEventWire::ThinkingStart { content_index: *content_index, partial: w(partial) }
-            }
-            E::ThinkingDelta { content_index, delta, partial } => {
-                StreamEventWire::ThinkingDelta { content_index: *content_index, delta, partial: w(partial) }
-            }
-            E::ThinkingEnd { content_index, content, partial } => {
-                StreamEventWire::ThinkingEnd { content_index: *content_index, content, partial: w(partial) }
-            }
-            E::ToolcallStart { content_index, partial } => {
-                StreamEventWire::ToolcallStart { content_index: *content_index, partial: w(partial) }
-            }
-            E::ToolcallDelta { content_index, delta, partial } => {
-                StreamEventWire::ToolcallDelta { content_index: *content_index, delta, partial: w(partial) }
-            }
-            E::ToolcallEnd { content_index, tool_call, partial } => StreamEventWire::ToolcallEnd {
+            E::Start { partial } => StreamEventWire::Start {
+                partial: w(partial),
+            },
+            E::TextStart {
+                content_index,
+                partial,
+            } => StreamEventWire::TextStart {
+                content_index: *content_index,
+                partial: w(partial),
+            },
+            E::TextDelta {
+                content_index,
+                delta,
+                partial,
+            } => StreamEventWire::TextDelta {
+                content_index: *content_index,
+                delta,
+                partial: w(partial),
+            },
+            E::TextEnd {
+                content_index,
+                content,
+                partial,
+            } => StreamEventWire::TextEnd {
+                content_index: *content_index,
+                content,
+                partial: w(partial),
+            },
+            E::ThinkingStart {
+                content_index,
+                partial,
+            } => StreamEventWire::ThinkingStart {
+                content_index: *content_index,
+                partial: w(partial),
+            },
+            E::ThinkingDelta {
+                content_index,
+                delta,
+                partial,
+            } => StreamEventWire::ThinkingDelta {
+                content_index: *content_index,
+                delta,
+                partial: w(partial),
+            },
+            E::ThinkingEnd {
+                content_index,
+                content,
+                partial,
+            } => StreamEventWire::ThinkingEnd {
+                content_index: *content_index,
+                content,
+                partial: w(partial),
+            },
+            E::ToolcallStart {
+                content_index,
+                partial,
+            } => StreamEventWire::ToolcallStart {
+                content_index: *content_index,
+                partial: w(partial),
+            },
+            E::ToolcallDelta {
+                content_index,
+                delta,
+                partial,
+            } => StreamEventWire::ToolcallDelta {
+                content_index: *content_index,
+                delta,
+                partial: w(partial),
+            },
+            E::ToolcallEnd {
+                content_index,
+                tool_call,
+                partial,
+            } => StreamEventWire::ToolcallEnd {
                 content_index: *content_index,
                 tool_call: ToolCallWithType::ToolCall(tool_call),
                 partial: w(partial),
             },
-            E::Done { reason, message } => StreamEventWire::Done { reason: *reason, message: w(message) },
-            E::Error { reason, error } => StreamEventWire::Error { reason: *reason, error: w(error) },
+            E::Done { reason, message } => StreamEventWire::Done {
+                reason: *reason,
+                message: w(message),
+            },
+            E::Error { reason, error } => StreamEventWire::Error {
+                reason: *reason,
+                error: w(error),
+            },
         };
         wire.serialize(s)
     }
@@ -225,17 +350,36 @@ impl Serialize for AssistantEventJson<'_> {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum EventWire<'a> {
     #[serde(rename_all = "camelCase")]
-    AgentStart { model: &'a ModelRef, thinking_level: ThinkingLevel },
-    AgentEnd { messages: &'a [AgentMessage] },
+    AgentStart {
+        model: &'a ModelRef,
+        thinking_level: ThinkingLevel,
+    },
+    AgentEnd {
+        messages: &'a [AgentMessage],
+    },
     TurnStart,
     #[serde(rename_all = "camelCase")]
-    TurnEnd { message: WithRole<'a>, tool_results: ToolResultsWire<'a> },
-    MessageStart { message: &'a AgentMessage },
+    TurnEnd {
+        message: WithRole<'a>,
+        tool_results: ToolResultsWire<'a>,
+    },
+    MessageStart {
+        message: &'a AgentMessage,
+    },
     #[serde(rename_all = "camelCase")]
-    MessageUpdate { assistant_message_event: AssistantEventJson<'a>, message: Option<WithRole<'a>> },
-    MessageEnd { message: &'a AgentMessage },
+    MessageUpdate {
+        assistant_message_event: AssistantEventJson<'a>,
+        message: Option<WithRole<'a>>,
+    },
+    MessageEnd {
+        message: &'a AgentMessage,
+    },
     #[serde(rename_all = "camelCase")]
-    ToolExecutionStart { tool_call_id: &'a str, tool_name: &'a str, args: &'a Map<String, Value> },
+    ToolExecutionStart {
+        tool_call_id: &'a str,
+        tool_name: &'a str,
+        args: &'a Map<String, Value>,
+    },
     #[serde(rename_all = "camelCase")]
     ToolExecutionUpdate {
         tool_call_id: &'a str,
@@ -244,7 +388,12 @@ enum EventWire<'a> {
         partial_result: &'a ToolOutput,
     },
     #[serde(rename_all = "camelCase")]
-    ToolExecutionEnd { tool_call_id: &'a str, tool_name: &'a str, result: &'a ToolOutput, is_error: bool },
+    ToolExecutionEnd {
+        tool_call_id: &'a str,
+        tool_name: &'a str,
+        result: &'a ToolOutput,
+        is_error: bool,
+    },
     #[serde(rename_all = "camelCase")]
     StreamRetry {
         attempt: u32,
@@ -267,45 +416,85 @@ enum EventWire<'a> {
 impl Serialize for AgentEvent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let wire = match self {
-            AgentEvent::AgentStart { model, thinking_level } => {
-                EventWire::AgentStart { model, thinking_level: *thinking_level }
-            }
+            AgentEvent::AgentStart {
+                model,
+                thinking_level,
+            } => EventWire::AgentStart {
+                model,
+                thinking_level: *thinking_level,
+            },
             AgentEvent::AgentEnd { messages } => EventWire::AgentEnd { messages },
             AgentEvent::TurnStart => EventWire::TurnStart,
-            AgentEvent::TurnEnd { message, tool_results } => EventWire::TurnEnd {
+            AgentEvent::TurnEnd {
+                message,
+                tool_results,
+            } => EventWire::TurnEnd {
                 message: WithRole::Assistant(message),
                 tool_results: ToolResultsWire(tool_results),
             },
             AgentEvent::MessageStart { message } => EventWire::MessageStart { message },
-            AgentEvent::MessageUpdate { assistant_message_event } => EventWire::MessageUpdate {
+            AgentEvent::MessageUpdate {
+                assistant_message_event,
+            } => EventWire::MessageUpdate {
                 assistant_message_event: AssistantEventJson(assistant_message_event),
                 message: stream_event_message(assistant_message_event).map(WithRole::Assistant),
             },
             AgentEvent::MessageEnd { message } => EventWire::MessageEnd { message },
-            AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => {
-                EventWire::ToolExecutionStart { tool_call_id, tool_name, args }
-            }
-            AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {
-                EventWire::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result }
-            }
-            AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error } => {
-                EventWire::ToolExecutionEnd { tool_call_id, tool_name, result, is_error: *is_error }
-            }
-            AgentEvent::StreamRetry { attempt, max_attempts, error, discarded_partial } => EventWire::StreamRetry {
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => EventWire::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            },
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                args,
+                partial_result,
+            } => EventWire::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                args,
+                partial_result,
+            },
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => EventWire::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error: *is_error,
+            },
+            AgentEvent::StreamRetry {
+                attempt,
+                max_attempts,
+                error,
+                discarded_partial,
+            } => EventWire::StreamRetry {
                 attempt: *attempt,
                 max_attempts: *max_attempts,
                 error,
                 discarded_partial: discarded_partial.as_ref().map(WithRole::Assistant),
             },
-            AgentEvent::LengthRetry { attempt, max_attempts, previous_max_tokens, next_max_tokens, discarded_partial } => {
-                EventWire::LengthRetry {
-                    attempt: *attempt,
-                    max_attempts: *max_attempts,
-                    previous_max_tokens: *previous_max_tokens,
-                    next_max_tokens: *next_max_tokens,
-                    discarded_partial: discarded_partial.as_ref().map(WithRole::Assistant),
-                }
-            }
+            AgentEvent::LengthRetry {
+                attempt,
+                max_attempts,
+                previous_max_tokens,
+                next_max_tokens,
+                discarded_partial,
+            } => EventWire::LengthRetry {
+                attempt: *attempt,
+                max_attempts: *max_attempts,
+                previous_max_tokens: *previous_max_tokens,
+                next_max_tokens: *next_max_tokens,
+                discarded_partial: discarded_partial.as_ref().map(WithRole::Assistant),
+            },
         };
         wire.serialize(s)
     }
@@ -324,8 +513,12 @@ mod tests {
         ];
         for frame in frames {
             let v: Value = serde_json::from_str(frame).unwrap();
-            let ev: AssistantMessageEvent = serde_json::from_value(v["assistantMessageEvent"].clone()).unwrap();
-            let out = serde_json::to_string(&AgentEvent::MessageUpdate { assistant_message_event: ev }).unwrap();
+            let ev: AssistantMessageEvent =
+                serde_json::from_value(v["assistantMessageEvent"].clone()).unwrap();
+            let out = serde_json::to_string(&AgentEvent::MessageUpdate {
+                assistant_message_event: ev,
+            })
+            .unwrap();
             assert_eq!(out, frame);
         }
     }
@@ -334,7 +527,10 @@ mod tests {
     fn tool_and_turn_frames_match_reference_shapes() {
         let tr: ToolResultMessage = serde_json::from_str(r#"{"toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"hi"}],"isError":false,"timestamp":1}"#).unwrap();
         let am: AssistantMessage = serde_json::from_str(r#"{"content":[],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}"#).unwrap();
-        let ev = AgentEvent::TurnEnd { message: am, tool_results: vec![tr] };
+        let ev = AgentEvent::TurnEnd {
+            message: am,
+            tool_results: vec![tr],
+        };
         assert_eq!(
             serde_json::to_string(&ev).unwrap(),
             r#"{"type":"turn_end","message":{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2},"toolResults":[{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"hi"}],"isError":false,"timestamp":1}]}"#
@@ -354,7 +550,10 @@ mod tests {
         let end = AgentEvent::ToolExecutionEnd {
             tool_call_id: "c".into(),
             tool_name: "wait".into(),
-            result: ToolOutput { end_turn: true, ..ToolOutput::text("Waiting…") },
+            result: ToolOutput {
+                end_turn: true,
+                ..ToolOutput::text("Waiting…")
+            },
             is_error: false,
         };
         assert_eq!(
@@ -362,15 +561,26 @@ mod tests {
             r#"{"type":"tool_execution_end","toolCallId":"c","toolName":"wait","result":{"content":[{"type":"text","text":"Waiting…"}],"endTurn":true},"isError":false}"#
         );
         let start = AgentEvent::AgentStart {
-            model: ModelRef { provider: "mock".into(), id: "mock-model".into() },
+            model: ModelRef {
+                provider: "mock".into(),
+                id: "mock-model".into(),
+            },
             thinking_level: ThinkingLevel::Off,
         };
         assert_eq!(
             serde_json::to_string(&start).unwrap(),
             r#"{"type":"agent_start","model":{"provider":"mock","id":"mock-model"},"thinkingLevel":"off"}"#
         );
-        assert_eq!(serde_json::to_string(&AgentEvent::TurnStart).unwrap(), r#"{"type":"turn_start"}"#);
-        let retry = AgentEvent::StreamRetry { attempt: 1, max_attempts: 3, error: "x".into(), discarded_partial: None };
+        assert_eq!(
+            serde_json::to_string(&AgentEvent::TurnStart).unwrap(),
+            r#"{"type":"turn_start"}"#
+        );
+        let retry = AgentEvent::StreamRetry {
+            attempt: 1,
+            max_attempts: 3,
+            error: "x".into(),
+            discarded_partial: None,
+        };
         assert_eq!(
             serde_json::to_string(&retry).unwrap(),
             r#"{"type":"stream_retry","attempt":1,"maxAttempts":3,"error":"x"}"#

@@ -20,15 +20,21 @@ pub mod validate;
 pub mod testing;
 
 pub use agent::{
-    Agent, AgentConfig, AgentError, AgentEventSink, AgentOptions, AgentState, RetryConfig, RunHandle, SubscriptionId,
-    now_ms,
+    Agent, AgentConfig, AgentError, AgentEventSink, AgentOptions, AgentState, RetryConfig,
+    RunHandle, SubscriptionId, now_ms,
 };
 pub use event::{AgentEvent, AssistantEventJson, ModelRef};
-pub use hooks::{AfterToolCallContext, AfterToolCallResult, AgentHooks, BeforeToolCallContext, BeforeToolCallResult, DefaultHooks};
+pub use hooks::{
+    AfterToolCallContext, AfterToolCallResult, AgentHooks, BeforeToolCallContext,
+    BeforeToolCallResult, DefaultHooks,
+};
 pub use message::{
-    AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage,
-    default_convert_to_llm,
+    AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
+    CustomMessage, default_convert_to_llm,
 };
 pub use queue::{MessageQueue, QueueMode};
-pub use thinking::{available_thinking_levels, clamp_thinking_level, effective_thinking_level, supports_max, supports_xhigh};
+pub use thinking::{
+    available_thinking_levels, clamp_thinking_level, effective_thinking_level, supports_max,
+    supports_xhigh,
+};
 pub use tool::{Tool, ToolError, ToolOutput, ToolUpdateFn};

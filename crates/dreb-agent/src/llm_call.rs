@@ -14,7 +14,8 @@ use crate::run::{Fatal, RunCtx, error_assistant_message};
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 32_000;
 
 /// Error text a provider (or this loop) uses when a stream ends without its terminal event.
-pub const STREAM_ENDED_WITHOUT_TERMINAL: &str = "Stream ended without terminal event — connection likely dropped";
+pub const STREAM_ENDED_WITHOUT_TERMINAL: &str =
+    "Stream ended without terminal event — connection likely dropped";
 const STREAM_DROPPED_REPEATEDLY: &str = "Stream dropped repeatedly — connection likely unstable";
 
 /// Whether an error text means the connection dropped mid-stream (the only errors retried at loop level).
@@ -44,14 +45,22 @@ pub(crate) async fn stream_assistant_response(
     ctx: &RunCtx,
     messages: &mut Vec<AgentMessage>,
 ) -> Result<AssistantMessage, Fatal> {
-    let transformed = ctx.hooks.transform_context(messages.clone(), &ctx.cancel).await.map_err(Fatal)?;
+    let transformed = ctx
+        .hooks
+        .transform_context(messages.clone(), &ctx.cancel)
+        .await
+        .map_err(Fatal)?;
     let llm_messages = ctx.hooks.convert_to_llm(&transformed).map_err(Fatal)?;
     let context = Context {
         system_prompt: (!ctx.system_prompt.is_empty()).then(|| ctx.system_prompt.clone()),
         messages: llm_messages,
         tools: ctx.tool_defs.clone(),
     };
-    let api_key = ctx.hooks.get_api_key(&ctx.model.provider).await.map_err(Fatal)?;
+    let api_key = ctx
+        .hooks
+        .get_api_key(&ctx.model.provider)
+        .await
+        .map_err(Fatal)?;
     let thinking = crate::thinking::effective_thinking_level(&ctx.model, ctx.thinking_level);
     let retry = &ctx.config.retry;
     let started_at = Instant::now();
@@ -75,9 +84,14 @@ pub(crate) async fn stream_assistant_response(
         let result = loop {
             match stream.next().await {
                 Some(AssistantMessageEvent::Start { partial: p }) => {
-                    let ev = AgentEvent::MessageStart { message: AgentMessage::Assistant(p) };
+                    let ev = AgentEvent::MessageStart {
+                        message: AgentMessage::Assistant(p),
+                    };
                     ctx.emit(&ev).await;
-                    if let AgentEvent::MessageStart { message: AgentMessage::Assistant(p) } = ev {
+                    if let AgentEvent::MessageStart {
+                        message: AgentMessage::Assistant(p),
+                    } = ev
+                    {
                         partial = Some(p);
                     }
                 }
@@ -86,9 +100,14 @@ pub(crate) async fn stream_assistant_response(
                 Some(update) => {
                     // Updates before `start` are not forwarded (the reference ignores them too).
                     if partial.is_some() {
-                        let ev = AgentEvent::MessageUpdate { assistant_message_event: update };
+                        let ev = AgentEvent::MessageUpdate {
+                            assistant_message_event: update,
+                        };
                         ctx.emit(&ev).await;
-                        if let AgentEvent::MessageUpdate { assistant_message_event } = ev {
+                        if let AgentEvent::MessageUpdate {
+                            assistant_message_event,
+                        } = ev
+                        {
                             partial = Some(into_stream_event_message(assistant_message_event));
                         }
                     }
@@ -107,16 +126,28 @@ pub(crate) async fn stream_assistant_response(
         let started = partial.is_some();
 
         let is_drop = result.stop_reason == StopReason::Error
-            && result.error_message.as_deref().is_some_and(is_stream_drop_error);
+            && result
+                .error_message
+                .as_deref()
+                .is_some_and(is_stream_drop_error);
         if is_drop && drop_attempt < retry.stream_retries && !ctx.cancel.is_cancelled() {
             ctx.emit(&AgentEvent::StreamRetry {
                 attempt: drop_attempt + 1,
                 max_attempts: retry.stream_retries,
-                error: result.error_message.clone().unwrap_or_else(|| STREAM_ENDED_WITHOUT_TERMINAL.to_owned()),
+                error: result
+                    .error_message
+                    .clone()
+                    .unwrap_or_else(|| STREAM_ENDED_WITHOUT_TERMINAL.to_owned()),
                 discarded_partial: partial,
             })
             .await;
-            sleep_or_cancel(ctx, retry.stream_retry_base_delay.saturating_mul(1 << drop_attempt.min(20))).await;
+            sleep_or_cancel(
+                ctx,
+                retry
+                    .stream_retry_base_delay
+                    .saturating_mul(1 << drop_attempt.min(20)),
+            )
+            .await;
             drop_attempt += 1;
             continue;
         }
@@ -129,9 +160,14 @@ pub(crate) async fn stream_assistant_response(
             )
         } else if result.stop_reason == StopReason::Length {
             let ceiling = ctx.model.max_tokens;
-            let effective = request_max_tokens.unwrap_or_else(|| ceiling.min(DEFAULT_MAX_OUTPUT_TOKENS));
-            if length_attempts < retry.length_retries && effective < ceiling && !ctx.cancel.is_cancelled() {
-                let next = ((effective as f64 * retry.length_budget_multiplier).ceil() as u64).min(ceiling);
+            let effective =
+                request_max_tokens.unwrap_or_else(|| ceiling.min(DEFAULT_MAX_OUTPUT_TOKENS));
+            if length_attempts < retry.length_retries
+                && effective < ceiling
+                && !ctx.cancel.is_cancelled()
+            {
+                let next = ((effective as f64 * retry.length_budget_multiplier).ceil() as u64)
+                    .min(ceiling);
                 ctx.emit(&AgentEvent::LengthRetry {
                     attempt: length_attempts + 1,
                     max_attempts: retry.length_retries,
@@ -170,11 +206,16 @@ async fn finalize(
     let message = AgentMessage::Assistant(message);
     if !started {
         // Providers that fail before `start` still get a message_start.
-        ctx.emit(&AgentEvent::MessageStart { message: message.clone() }).await;
+        ctx.emit(&AgentEvent::MessageStart {
+            message: message.clone(),
+        })
+        .await;
     }
     let end = AgentEvent::MessageEnd { message };
     ctx.emit(&end).await;
-    let AgentEvent::MessageEnd { message } = end else { unreachable!() };
+    let AgentEvent::MessageEnd { message } = end else {
+        unreachable!()
+    };
     messages.push(message.clone());
     match message {
         AgentMessage::Assistant(m) => m,
@@ -189,7 +230,9 @@ mod tests {
     #[test]
     fn drop_detection_and_texts() {
         assert!(is_stream_drop_error(STREAM_ENDED_WITHOUT_TERMINAL));
-        assert!(is_stream_drop_error("WebSocket stream closed before response.completed"));
+        assert!(is_stream_drop_error(
+            "WebSocket stream closed before response.completed"
+        ));
         assert!(!is_stream_drop_error("429 rate limited"));
         assert_eq!(
             length_exhausted_text(1),

@@ -3,7 +3,10 @@
 //! Field names and order follow the reference's wire JSON (protocol-behaviour §4.3); unset optional fields are
 //! absent, never `null`.
 
-use dreb_ai::{AssistantMessage, Message, TextContent, TimestampMs, ToolResultMessage, UserBlock, UserContent, UserMessage};
+use dreb_ai::{
+    AssistantMessage, Message, TextContent, TimestampMs, ToolResultMessage, UserBlock, UserContent,
+    UserMessage,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -102,7 +105,10 @@ impl AgentMessage {
     /// A user message with one text block, as `prompt(text)` builds it.
     pub fn user_text(text: impl Into<String>, timestamp: TimestampMs) -> Self {
         AgentMessage::User(UserMessage {
-            content: UserContent::Blocks(vec![UserBlock::Text(TextContent { text: text.into(), text_signature: None })]),
+            content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
+                text: text.into(),
+                text_signature: None,
+            })]),
             timestamp,
         })
     }
@@ -137,8 +143,7 @@ impl From<ToolResultMessage> for AgentMessage {
 }
 
 /// Prefix/suffix wrapped around a compaction summary when it is sent to the model.
-pub const COMPACTION_SUMMARY_PREFIX: &str =
-    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
 /// Prefix/suffix wrapped around a branch summary when it is sent to the model.
 pub const BRANCH_SUMMARY_PREFIX: &str =
@@ -168,7 +173,10 @@ pub fn bash_execution_to_text(m: &BashExecutionMessage) -> String {
 
 fn user_text_message(text: String, timestamp: TimestampMs) -> Message {
     Message::User(UserMessage {
-        content: UserContent::Blocks(vec![UserBlock::Text(TextContent { text, text_signature: None })]),
+        content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
+            text,
+            text_signature: None,
+        })]),
         timestamp,
     })
 }
@@ -192,18 +200,30 @@ pub fn default_convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
             AgentMessage::Custom(c) => {
                 let content = match &c.content {
                     UserContent::Text(s) => {
-                        UserContent::Blocks(vec![UserBlock::Text(TextContent { text: s.clone(), text_signature: None })])
+                        UserContent::Blocks(vec![UserBlock::Text(TextContent {
+                            text: s.clone(),
+                            text_signature: None,
+                        })])
                     }
                     blocks => blocks.clone(),
                 };
-                Some(Message::User(UserMessage { content, timestamp: c.timestamp }))
+                Some(Message::User(UserMessage {
+                    content,
+                    timestamp: c.timestamp,
+                }))
             }
             AgentMessage::BranchSummary(s) => Some(user_text_message(
-                format!("{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}", s.summary),
+                format!(
+                    "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
+                    s.summary
+                ),
                 s.timestamp,
             )),
             AgentMessage::CompactionSummary(s) => Some(user_text_message(
-                format!("{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}", s.summary),
+                format!(
+                    "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
+                    s.summary
+                ),
                 s.timestamp,
             )),
         })
@@ -261,6 +281,9 @@ mod tests {
             ]
         );
         let custom = serde_json::to_string(&out[1]).unwrap();
-        assert_eq!(custom, r#"{"role":"user","content":[{"type":"text","text":"hello"}],"timestamp":2}"#);
+        assert_eq!(
+            custom,
+            r#"{"role":"user","content":[{"type":"text","text":"hello"}],"timestamp":2}"#
+        );
     }
 }

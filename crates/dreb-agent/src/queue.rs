@@ -44,7 +44,10 @@ pub struct MessageQueue {
 
 impl MessageQueue {
     pub fn new(mode: QueueMode) -> Self {
-        MessageQueue { items: VecDeque::new(), mode }
+        MessageQueue {
+            items: VecDeque::new(),
+            mode,
+        }
     }
 
     pub fn push(&mut self, message: AgentMessage) {
@@ -119,7 +122,10 @@ mod tests {
 
     #[test]
     fn modes_use_wire_names() {
-        assert_eq!(serde_json::to_string(&QueueMode::OneAtATime).unwrap(), r#""one-at-a-time""#);
+        assert_eq!(
+            serde_json::to_string(&QueueMode::OneAtATime).unwrap(),
+            r#""one-at-a-time""#
+        );
         assert_eq!(QueueMode::parse("all"), Some(QueueMode::All));
         assert_eq!(QueueMode::parse("both"), None);
     }

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use dreb_ai::{AssistantMessage, LlmClient, Model, StopReason, ThinkingLevel, ToolCall, ToolDefinition};
+use dreb_ai::{
+    AssistantMessage, LlmClient, Model, StopReason, ThinkingLevel, ToolCall, ToolDefinition,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AgentConfig, Shared};
@@ -40,10 +42,14 @@ impl RunCtx {
     async fn emit_whole(&self, message: AgentMessage) -> AgentMessage {
         let start = AgentEvent::MessageStart { message };
         self.emit(&start).await;
-        let AgentEvent::MessageStart { message } = start else { unreachable!() };
+        let AgentEvent::MessageStart { message } = start else {
+            unreachable!()
+        };
         let end = AgentEvent::MessageEnd { message };
         self.emit(&end).await;
-        let AgentEvent::MessageEnd { message } = end else { unreachable!() };
+        let AgentEvent::MessageEnd { message } = end else {
+            unreachable!()
+        };
         message
     }
 }
@@ -57,7 +63,10 @@ pub(crate) async fn run(
 ) -> Result<(), Fatal> {
     let mut new_messages: Vec<AgentMessage> = Vec::new();
     ctx.emit(&AgentEvent::AgentStart {
-        model: ModelRef { provider: ctx.model.provider.clone(), id: ctx.model.id.clone() },
+        model: ModelRef {
+            provider: ctx.model.provider.clone(),
+            id: ctx.model.id.clone(),
+        },
         thinking_level: effective_thinking_level(&ctx.model, ctx.thinking_level),
     })
     .await;
@@ -71,7 +80,11 @@ pub(crate) async fn run(
     let mut first_turn = true;
     let mut llm_calls = 0u32;
     // Steering typed while the agent was idle goes right after the prompt.
-    let mut pending = if skip_initial_steering { Vec::new() } else { ctx.shared.dequeue_steering() };
+    let mut pending = if skip_initial_steering {
+        Vec::new()
+    } else {
+        ctx.shared.dequeue_steering()
+    };
 
     loop {
         let mut has_more_tool_calls = true;
@@ -96,8 +109,15 @@ pub(crate) async fn run(
             llm_calls += 1;
 
             if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
-                ctx.emit(&AgentEvent::TurnEnd { message, tool_results: Vec::new() }).await;
-                ctx.emit(&AgentEvent::AgentEnd { messages: new_messages }).await;
+                ctx.emit(&AgentEvent::TurnEnd {
+                    message,
+                    tool_results: Vec::new(),
+                })
+                .await;
+                ctx.emit(&AgentEvent::AgentEnd {
+                    messages: new_messages,
+                })
+                .await;
                 return Ok(());
             }
 
@@ -106,7 +126,8 @@ pub(crate) async fn run(
             let mut tool_results = Vec::new();
             let mut end_turn = false;
             if has_more_tool_calls {
-                let batch = tool_exec::execute_tool_calls(ctx, &message, tool_calls, &messages).await?;
+                let batch =
+                    tool_exec::execute_tool_calls(ctx, &message, tool_calls, &messages).await?;
                 for result in &batch.results {
                     messages.push(AgentMessage::ToolResult(result.clone()));
                     new_messages.push(AgentMessage::ToolResult(result.clone()));
@@ -115,7 +136,11 @@ pub(crate) async fn run(
                 end_turn = batch.end_turn;
             }
 
-            ctx.emit(&AgentEvent::TurnEnd { message, tool_results }).await;
+            ctx.emit(&AgentEvent::TurnEnd {
+                message,
+                tool_results,
+            })
+            .await;
 
             if end_turn {
                 // A tool asked to yield: no further LLM call in this inner loop.
@@ -134,7 +159,10 @@ pub(crate) async fn run(
         pending = late;
     }
 
-    ctx.emit(&AgentEvent::AgentEnd { messages: new_messages }).await;
+    ctx.emit(&AgentEvent::AgentEnd {
+        messages: new_messages,
+    })
+    .await;
     Ok(())
 }
 
@@ -148,14 +176,23 @@ pub(crate) fn error_assistant_message(
 ) -> AssistantMessage {
     AssistantMessage {
         content: partial.map(|p| p.content.clone()).unwrap_or_else(|| {
-            vec![dreb_ai::AssistantBlock::Text(dreb_ai::TextContent { text: String::new(), text_signature: None })]
+            vec![dreb_ai::AssistantBlock::Text(dreb_ai::TextContent {
+                text: String::new(),
+                text_signature: None,
+            })]
         }),
         api: model.api.clone(),
         provider: model.provider.clone(),
         model: model.id.clone(),
         usage: partial.map(|p| p.usage).unwrap_or_default(),
-        stop_reason: if aborted { StopReason::Aborted } else { StopReason::Error },
-        timestamp: partial.map(|p| p.timestamp).unwrap_or_else(crate::agent::now_ms),
+        stop_reason: if aborted {
+            StopReason::Aborted
+        } else {
+            StopReason::Error
+        },
+        timestamp: partial
+            .map(|p| p.timestamp)
+            .unwrap_or_else(crate::agent::now_ms),
         response_id: None,
         error_message: Some(error),
         duration_ms: None,

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dreb_ai::{
-    AssistantBlock, AssistantEventStream, AssistantMessage, AssistantMessageEvent, Context, DoneReason, ErrorReason,
-    InputKind, LlmClient, Model, ModelCost, StopReason, StreamOptions, TextContent, ThinkingContent, ThinkingLevel,
-    ToolCall, ToolDefinition, Usage,
+    AssistantBlock, AssistantEventStream, AssistantMessage, AssistantMessageEvent, Context,
+    DoneReason, ErrorReason, InputKind, LlmClient, Model, ModelCost, StopReason, StreamOptions,
+    TextContent, ThinkingContent, ThinkingLevel, ToolCall, ToolDefinition, Usage,
 };
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
@@ -61,7 +61,7 @@ enum Step {
     Done(Option<DoneReason>),
     Fail(String),
     EndAbruptly,
-    Raw(AssistantMessageEvent),
+    Raw(Box<AssistantMessageEvent>),
 }
 
 /// One scripted response: a sequence of stream steps, materialised against the requested model when streamed.
@@ -81,7 +81,9 @@ impl Default for Script {
 impl Script {
     /// A response that begins with a `start` event.
     pub fn new() -> Self {
-        Script { steps: vec![Step::Start] }
+        Script {
+            steps: vec![Step::Start],
+        }
     }
 
     /// A response that never sends `start` (e.g. a request rejected up front).
@@ -91,7 +93,9 @@ impl Script {
 
     /// Pre-built events streamed as they are (benchmarks, exotic orders).
     pub fn events(events: Vec<AssistantMessageEvent>) -> Self {
-        Script { steps: events.into_iter().map(Step::Raw).collect() }
+        Script {
+            steps: events.into_iter().map(|e| Step::Raw(Box::new(e))).collect(),
+        }
     }
 
     /// The common case: a text answer.
@@ -107,14 +111,16 @@ impl Script {
 
     pub fn text_deltas(mut self, deltas: &[&str]) -> Self {
         self.steps.push(Step::TextStart);
-        self.steps.extend(deltas.iter().map(|d| Step::TextDelta((*d).to_owned())));
+        self.steps
+            .extend(deltas.iter().map(|d| Step::TextDelta((*d).to_owned())));
         self.steps.push(Step::TextEnd);
         self
     }
 
     pub fn thinking(mut self, text: &str) -> Self {
         self.steps.push(Step::ThinkingStart);
-        self.steps.extend(split_words(text).into_iter().map(Step::ThinkingDelta));
+        self.steps
+            .extend(split_words(text).into_iter().map(Step::ThinkingDelta));
         self.steps.push(Step::ThinkingEnd);
         self
     }
@@ -122,17 +128,30 @@ impl Script {
     /// A tool call whose JSON arguments arrive in two fragments.
     pub fn tool_call(mut self, id: &str, name: &str, args: Value) -> Self {
         let json = args.to_string();
-        let mid = json.char_indices().map(|(i, _)| i).nth(json.chars().count() / 2).unwrap_or(0);
-        self.steps.push(Step::ToolStart { id: id.into(), name: name.into() });
+        let mid = json
+            .char_indices()
+            .map(|(i, _)| i)
+            .nth(json.chars().count() / 2)
+            .unwrap_or(0);
+        self.steps.push(Step::ToolStart {
+            id: id.into(),
+            name: name.into(),
+        });
         self.steps.push(Step::ToolDelta(json[..mid].to_owned()));
         self.steps.push(Step::ToolDelta(json[mid..].to_owned()));
-        self.steps.push(Step::ToolEnd(args.as_object().cloned().unwrap_or_default()));
+        self.steps
+            .push(Step::ToolEnd(args.as_object().cloned().unwrap_or_default()));
         self
     }
 
     /// Sets the usage reported from here on.
     pub fn usage(mut self, input: u64, output: u64) -> Self {
-        self.steps.push(Step::Usage(Usage { input, output, total_tokens: input + output, ..Default::default() }));
+        self.steps.push(Step::Usage(Usage {
+            input,
+            output,
+            total_tokens: input + output,
+            ..Default::default()
+        }));
         self
     }
 
@@ -238,7 +257,12 @@ impl ScriptedLlm {
 }
 
 impl LlmClient for ScriptedLlm {
-    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantEventStream {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantEventStream {
         let number = {
             let mut reqs = self.requests.lock().unwrap();
             reqs.push(RecordedRequest {
@@ -255,12 +279,19 @@ impl LlmClient for ScriptedLlm {
         } else {
             match self.scripts.lock().unwrap().pop_front() {
                 Some(s) => s.steps.into(),
-                None => VecDeque::from([Step::Fail("ScriptedLlm: no scripted response left".into())]),
+                None => {
+                    VecDeque::from([Step::Fail("ScriptedLlm: no scripted response left".into())])
+                }
             }
         };
         let mut partial = AssistantMessage::empty(model, now_ms());
         partial.response_id = Some(format!("resp_{number}"));
-        let state = Player { steps, partial, cancel: options.cancel, finished: false };
+        let state = Player {
+            steps,
+            partial,
+            cancel: options.cancel,
+            finished: false,
+        };
         Box::pin(futures::stream::unfold(state, |mut p| async move {
             let ev = p.next_event().await?;
             Some((ev, p))
@@ -285,7 +316,10 @@ impl Player {
         let mut error = self.partial.clone();
         error.stop_reason = StopReason::Aborted;
         error.error_message = Some("Request was aborted".into());
-        AssistantMessageEvent::Error { reason: ErrorReason::Aborted, error }
+        AssistantMessageEvent::Error {
+            reason: ErrorReason::Aborted,
+            error,
+        }
     }
 
     async fn next_event(&mut self) -> Option<AssistantMessageEvent> {
@@ -296,26 +330,40 @@ impl Player {
             if self.cancel.is_cancelled() {
                 return Some(self.aborted());
             }
-            let Some(step) = self.steps.pop_front() else { return None };
+            let step = self.steps.pop_front()?;
             let p = &mut self.partial;
             let ev = match step {
                 Step::Start => AssistantMessageEvent::Start { partial: p.clone() },
                 Step::TextStart => {
-                    p.content.push(AssistantBlock::Text(TextContent { text: String::new(), text_signature: None }));
-                    AssistantMessageEvent::TextStart { content_index: self.last_index(), partial: self.partial.clone() }
+                    p.content.push(AssistantBlock::Text(TextContent {
+                        text: String::new(),
+                        text_signature: None,
+                    }));
+                    AssistantMessageEvent::TextStart {
+                        content_index: self.last_index(),
+                        partial: self.partial.clone(),
+                    }
                 }
                 Step::TextDelta(d) => {
                     if let Some(AssistantBlock::Text(t)) = p.content.last_mut() {
                         t.text.push_str(&d);
                     }
-                    AssistantMessageEvent::TextDelta { content_index: self.last_index(), delta: d, partial: self.partial.clone() }
+                    AssistantMessageEvent::TextDelta {
+                        content_index: self.last_index(),
+                        delta: d,
+                        partial: self.partial.clone(),
+                    }
                 }
                 Step::TextEnd => {
                     let content = match p.content.last() {
                         Some(AssistantBlock::Text(t)) => t.text.clone(),
                         _ => String::new(),
                     };
-                    AssistantMessageEvent::TextEnd { content_index: self.last_index(), content, partial: self.partial.clone() }
+                    AssistantMessageEvent::TextEnd {
+                        content_index: self.last_index(),
+                        content,
+                        partial: self.partial.clone(),
+                    }
                 }
                 Step::ThinkingStart => {
                     p.content.push(AssistantBlock::Thinking(ThinkingContent {
@@ -323,7 +371,10 @@ impl Player {
                         thinking_signature: None,
                         redacted: None,
                     }));
-                    AssistantMessageEvent::ThinkingStart { content_index: self.last_index(), partial: self.partial.clone() }
+                    AssistantMessageEvent::ThinkingStart {
+                        content_index: self.last_index(),
+                        partial: self.partial.clone(),
+                    }
                 }
                 Step::ThinkingDelta(d) => {
                     if let Some(AssistantBlock::Thinking(t)) = p.content.last_mut() {
@@ -340,7 +391,11 @@ impl Player {
                         Some(AssistantBlock::Thinking(t)) => t.thinking.clone(),
                         _ => String::new(),
                     };
-                    AssistantMessageEvent::ThinkingEnd { content_index: self.last_index(), content, partial: self.partial.clone() }
+                    AssistantMessageEvent::ThinkingEnd {
+                        content_index: self.last_index(),
+                        content,
+                        partial: self.partial.clone(),
+                    }
                 }
                 Step::ToolStart { id, name } => {
                     p.content.push(AssistantBlock::ToolCall(ToolCall {
@@ -350,13 +405,20 @@ impl Player {
                         partial_args: Some(String::new()),
                         thought_signature: None,
                     }));
-                    AssistantMessageEvent::ToolcallStart { content_index: self.last_index(), partial: self.partial.clone() }
+                    AssistantMessageEvent::ToolcallStart {
+                        content_index: self.last_index(),
+                        partial: self.partial.clone(),
+                    }
                 }
                 Step::ToolDelta(d) => {
                     if let Some(AssistantBlock::ToolCall(c)) = p.content.last_mut() {
                         c.partial_args.get_or_insert_with(String::new).push_str(&d);
                     }
-                    AssistantMessageEvent::ToolcallDelta { content_index: self.last_index(), delta: d, partial: self.partial.clone() }
+                    AssistantMessageEvent::ToolcallDelta {
+                        content_index: self.last_index(),
+                        delta: d,
+                        partial: self.partial.clone(),
+                    }
                 }
                 Step::ToolEnd(args) => {
                     let mut call = None;
@@ -366,7 +428,11 @@ impl Player {
                         call = Some(c.clone());
                     }
                     let tool_call = call?;
-                    AssistantMessageEvent::ToolcallEnd { content_index: self.last_index(), tool_call, partial: self.partial.clone() }
+                    AssistantMessageEvent::ToolcallEnd {
+                        content_index: self.last_index(),
+                        tool_call,
+                        partial: self.partial.clone(),
+                    }
                 }
                 Step::Usage(u) => {
                     p.usage = u;
@@ -384,27 +450,40 @@ impl Player {
                     continue;
                 }
                 Step::Done(reason) => {
-                    let has_tools = p.content.iter().any(|b| matches!(b, AssistantBlock::ToolCall(_)));
-                    let reason = reason.unwrap_or(if has_tools { DoneReason::ToolUse } else { DoneReason::Stop });
+                    let has_tools = p
+                        .content
+                        .iter()
+                        .any(|b| matches!(b, AssistantBlock::ToolCall(_)));
+                    let reason = reason.unwrap_or(if has_tools {
+                        DoneReason::ToolUse
+                    } else {
+                        DoneReason::Stop
+                    });
                     p.stop_reason = match reason {
                         DoneReason::Stop => StopReason::Stop,
                         DoneReason::Length => StopReason::Length,
                         DoneReason::ToolUse => StopReason::ToolUse,
                     };
                     self.finished = true;
-                    AssistantMessageEvent::Done { reason, message: p.clone() }
+                    AssistantMessageEvent::Done {
+                        reason,
+                        message: p.clone(),
+                    }
                 }
                 Step::Fail(message) => {
                     p.stop_reason = StopReason::Error;
                     p.error_message = Some(message);
                     self.finished = true;
-                    AssistantMessageEvent::Error { reason: ErrorReason::Error, error: p.clone() }
+                    AssistantMessageEvent::Error {
+                        reason: ErrorReason::Error,
+                        error: p.clone(),
+                    }
                 }
                 Step::EndAbruptly => {
                     self.finished = true;
                     return None;
                 }
-                Step::Raw(ev) => ev,
+                Step::Raw(ev) => *ev,
             };
             return Some(ev);
         }
@@ -444,7 +523,11 @@ pub struct TestTool {
 impl TestTool {
     pub fn new(name: &str, parameters: Value, behavior: Behavior) -> Arc<Self> {
         Arc::new(TestTool {
-            definition: ToolDefinition { name: name.into(), description: format!("test tool {name}"), parameters },
+            definition: ToolDefinition {
+                name: name.into(),
+                description: format!("test tool {name}"),
+                parameters,
+            },
             behavior,
         })
     }
@@ -490,7 +573,10 @@ impl Tool for TestTool {
                 gate.notified().await;
                 Ok(ToolOutput::text(format!("{name} ran with {params}")))
             }
-            Behavior::EndTurn(text) => Ok(ToolOutput { end_turn: true, ..ToolOutput::text(text.clone()) }),
+            Behavior::EndTurn(text) => Ok(ToolOutput {
+                end_turn: true,
+                ..ToolOutput::text(text.clone())
+            }),
             Behavior::SleepThenEcho(d) => {
                 tokio::select! {
                     _ = tokio::time::sleep(*d) => Ok(ToolOutput::text(format!("{name} ran with {params}"))),

@@ -32,11 +32,16 @@ pub fn supports_xhigh(model: &Model) -> bool {
     if is_qwen_38_or_later(&model.id) {
         return true;
     }
-    if ["gpt-5.2", "gpt-5.3", "gpt-5.4", "gpt-5.5", "gpt-5.6"].iter().any(|v| model.id.contains(v)) {
+    if ["gpt-5.2", "gpt-5.3", "gpt-5.4", "gpt-5.5", "gpt-5.6"]
+        .iter()
+        .any(|v| model.id.contains(v))
+    {
         return true;
     }
     match claude_family_version(&model.id) {
-        Some((ClaudeFamily::Opus, major, minor)) => major >= 5 || (major == 4 && minor.unwrap_or(0) >= 6),
+        Some((ClaudeFamily::Opus, major, minor)) => {
+            major >= 5 || (major == 4 && minor.unwrap_or(0) >= 6)
+        }
         Some((ClaudeFamily::Sonnet, major, _)) => major >= 5,
         None => false,
     }
@@ -105,11 +110,16 @@ enum ClaudeFamily {
 }
 
 fn digits_at(s: &[u8], at: usize) -> usize {
-    s[at.min(s.len())..].iter().take_while(|b| b.is_ascii_digit()).count()
+    s[at.min(s.len())..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count()
 }
 
 fn parse_num(s: &[u8]) -> u32 {
-    s.iter().fold(0u32, |acc, d| acc.saturating_mul(10).saturating_add((d - b'0') as u32))
+    s.iter().fold(0u32, |acc, d| {
+        acc.saturating_mul(10).saturating_add((d - b'0') as u32)
+    })
 }
 
 /// `(opus|sonnet)-MAJOR([.-]MINOR)?` with 1–2 digit parts not followed by another digit (so date suffixes such
@@ -169,7 +179,11 @@ fn qwen_family_version(id: &str) -> Option<(u32, u32)> {
             i += 1;
         }
         // `v?` then one digit; try with the `v` consumed first, then without.
-        let candidates: &[usize] = if i < b.len() && b[i] == b'v' { &[i + 1, i] } else { &[i] };
+        let candidates: &[usize] = if i < b.len() && b[i] == b'v' {
+            &[i + 1, i]
+        } else {
+            &[i]
+        };
         for &d in candidates {
             if d >= b.len() || !b[d].is_ascii_digit() {
                 continue;
@@ -235,7 +249,10 @@ mod tests {
             ("ollama", "qwen4"),
         ];
         for (p, id) in xhigh {
-            assert!(supports_xhigh(&model(p, id, true)), "{id} should support xhigh");
+            assert!(
+                supports_xhigh(&model(p, id, true)),
+                "{id} should support xhigh"
+            );
         }
         let no_xhigh = [
             ("openai", "gpt-5.1"),
@@ -250,14 +267,29 @@ mod tests {
             ("ollama", "deepseek-r1-distill-qwen-32b"),
         ];
         for (p, id) in no_xhigh {
-            assert!(!supports_xhigh(&model(p, id, true)), "{id} should not support xhigh");
+            assert!(
+                !supports_xhigh(&model(p, id, true)),
+                "{id} should not support xhigh"
+            );
         }
         assert!(supports_max(&model("openai", "gpt-5.6", true)));
-        assert!(supports_max(&model("openrouter", "openai/GPT-5.6-sol", true)));
+        assert!(supports_max(&model(
+            "openrouter",
+            "openai/GPT-5.6-sol",
+            true
+        )));
         assert!(!supports_max(&model("openai", "gpt-5.60", true)));
         assert!(!supports_max(&model("openai", "my-gpt-5.6", true)));
-        assert!(supports_adaptive_thinking(&model("anthropic", "claude-sonnet-4-6", true)));
-        assert!(!supports_adaptive_thinking(&model("anthropic", "claude-sonnet-4-5", true)));
+        assert!(supports_adaptive_thinking(&model(
+            "anthropic",
+            "claude-sonnet-4-6",
+            true
+        )));
+        assert!(!supports_adaptive_thinking(&model(
+            "anthropic",
+            "claude-sonnet-4-5",
+            true
+        )));
     }
 
     #[test]
@@ -281,7 +313,10 @@ mod tests {
         assert_eq!(available_thinking_levels(&plain), vec![Off]);
         assert_eq!(clamp_thinking_level(&plain, High), Off);
         let r = model("anthropic", "claude-sonnet-4-5", true);
-        assert_eq!(available_thinking_levels(&r), vec![Off, Minimal, Low, Medium, High]);
+        assert_eq!(
+            available_thinking_levels(&r),
+            vec![Off, Minimal, Low, Medium, High]
+        );
         assert_eq!(clamp_thinking_level(&r, Xhigh), High);
         assert_eq!(clamp_thinking_level(&r, Max), High);
         assert_eq!(clamp_thinking_level(&r, Low), Low);

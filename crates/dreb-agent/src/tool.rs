@@ -25,12 +25,21 @@ impl ToolOutput {
     /// The result the loop builds for a failed call (unknown tool, invalid arguments, blocked, thrown): the message
     /// as text and `details: {}`, like the reference.
     pub fn error(message: impl Into<String>) -> Self {
-        ToolOutput { details: Some(Value::Object(Default::default())), ..ToolOutput::text(message) }
+        ToolOutput {
+            details: Some(Value::Object(Default::default())),
+            ..ToolOutput::text(message)
+        }
     }
 
     /// A plain text result.
     pub fn text(text: impl Into<String>) -> Self {
-        ToolOutput { content: vec![UserBlock::Text(dreb_ai::TextContent { text: text.into(), text_signature: None })], ..Default::default() }
+        ToolOutput {
+            content: vec![UserBlock::Text(dreb_ai::TextContent {
+                text: text.into(),
+                text_signature: None,
+            })],
+            ..Default::default()
+        }
     }
 }
 
@@ -44,7 +53,10 @@ pub struct ToolError {
 
 impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
-        ToolError { message: message.into(), details: None }
+        ToolError {
+            message: message.into(),
+            details: None,
+        }
     }
 }
 

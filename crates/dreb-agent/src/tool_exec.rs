@@ -32,9 +32,9 @@ struct Prepared {
 }
 
 enum Preparation {
-    Ready(Prepared),
+    Ready(Box<Prepared>),
     /// Not found / invalid arguments / blocked: an error result without running the tool.
-    Immediate(String),
+    Immediate(ToolCall, String),
 }
 
 /// Stops still-running tools when the batch is abandoned (a fatal hook error).
@@ -70,10 +70,10 @@ pub(crate) async fn execute_tool_calls(
         })
         .await;
         match prepare(ctx, assistant, call, messages).await {
-            (call, Preparation::Immediate(text)) => {
+            Preparation::Immediate(call, text) => {
                 results.push(emit_outcome(ctx, &call, ToolOutput::error(text), true).await);
             }
-            (_, Preparation::Ready(p)) => prepared.push(p),
+            Preparation::Ready(p) => prepared.push(*p),
         }
     }
     if prepared.is_empty() {
@@ -83,14 +83,22 @@ pub(crate) async fn execute_tool_calls(
     // Each tool runs on its own task; updates flow back through one channel so this task emits every event.
     let (update_tx, mut update_rx) = mpsc::unbounded_channel::<(usize, ToolOutput)>();
     let tool_cancel = ctx.cancel.child_token();
-    let mut guard = AbortRemaining { handles: Vec::new(), cancel: tool_cancel.clone() };
+    let mut guard = AbortRemaining {
+        handles: Vec::new(),
+        cancel: tool_cancel.clone(),
+    };
     let mut running = FuturesUnordered::new();
     for (index, p) in prepared.iter().enumerate() {
         let tx = update_tx.clone();
         let on_update: ToolUpdateFn = Arc::new(move |partial| {
             let _ = tx.send((index, partial));
         });
-        let (tool, id, args, cancel) = (p.tool.clone(), p.call.id.clone(), p.args.clone(), tool_cancel.clone());
+        let (tool, id, args, cancel) = (
+            p.tool.clone(),
+            p.call.id.clone(),
+            p.args.clone(),
+            tool_cancel.clone(),
+        );
         let handle = tokio::spawn(async move { tool.execute(&id, args, cancel, on_update).await });
         guard.handles.push(handle.abort_handle());
         running.push(async move { (index, handle.await) });
@@ -137,26 +145,42 @@ async fn prepare(
     assistant: &AssistantMessage,
     call: ToolCall,
     messages: &[AgentMessage],
-) -> (ToolCall, Preparation) {
-    let Some(tool) = ctx.tools.iter().find(|t| t.definition().name == call.name).cloned() else {
+) -> Preparation {
+    let Some(tool) = ctx
+        .tools
+        .iter()
+        .find(|t| t.definition().name == call.name)
+        .cloned()
+    else {
         let text = format!("Tool {} not found", call.name);
-        return (call, Preparation::Immediate(text));
+        return Preparation::Immediate(call, text);
     };
     let args = match validate_tool_arguments(&ctx.shared.validators, tool.definition(), &call) {
         Ok(args) => args,
-        Err(text) => return (call, Preparation::Immediate(text)),
+        Err(text) => return Preparation::Immediate(call, text),
     };
     let before = ctx
         .hooks
-        .before_tool_call(BeforeToolCallContext { assistant_message: assistant, tool_call: &call, args: &args, messages }, &ctx.cancel)
+        .before_tool_call(
+            BeforeToolCallContext {
+                assistant_message: assistant,
+                tool_call: &call,
+                args: &args,
+                messages,
+            },
+            &ctx.cancel,
+        )
         .await;
     match before {
         Ok(Some(r)) if r.block => {
-            let reason = r.reason.filter(|s| !s.is_empty()).unwrap_or_else(|| "Tool execution was blocked".to_owned());
-            (call, Preparation::Immediate(reason))
+            let reason = r
+                .reason
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "Tool execution was blocked".to_owned());
+            Preparation::Immediate(call, reason)
         }
-        Ok(_) => (call.clone(), Preparation::Ready(Prepared { call, tool, args })),
-        Err(text) => (call, Preparation::Immediate(text)),
+        Ok(_) => Preparation::Ready(Box::new(Prepared { call, tool, args })),
+        Err(text) => Preparation::Immediate(call, text),
     }
 }
 
@@ -209,7 +233,12 @@ async fn finalize(
 }
 
 /// `tool_execution_end`, then `message_start`/`message_end` of the tool result message.
-async fn emit_outcome(ctx: &RunCtx, call: &ToolCall, output: ToolOutput, is_error: bool) -> ToolResultMessage {
+async fn emit_outcome(
+    ctx: &RunCtx,
+    call: &ToolCall,
+    output: ToolOutput,
+    is_error: bool,
+) -> ToolResultMessage {
     let content: Vec<UserBlock> = output.content.clone();
     let details = output.details.clone();
     ctx.emit(&AgentEvent::ToolExecutionEnd {
@@ -227,10 +256,17 @@ async fn emit_outcome(ctx: &RunCtx, call: &ToolCall, output: ToolOutput, is_erro
         is_error,
         timestamp: now_ms(),
     };
-    let start = AgentEvent::MessageStart { message: AgentMessage::ToolResult(message) };
+    let start = AgentEvent::MessageStart {
+        message: AgentMessage::ToolResult(message),
+    };
     ctx.emit(&start).await;
-    let AgentEvent::MessageStart { message } = start else { unreachable!() };
-    ctx.emit(&AgentEvent::MessageEnd { message: message.clone() }).await;
+    let AgentEvent::MessageStart { message } = start else {
+        unreachable!()
+    };
+    ctx.emit(&AgentEvent::MessageEnd {
+        message: message.clone(),
+    })
+    .await;
     match message {
         AgentMessage::ToolResult(m) => m,
         _ => unreachable!(),

@@ -37,7 +37,11 @@ impl ValidatorCache {
 
 /// Validates (and coerces) a tool call's arguments. Returns the arguments to pass to the tool, or the error text
 /// that becomes the tool result.
-pub fn validate_tool_arguments(cache: &ValidatorCache, def: &ToolDefinition, call: &ToolCall) -> Result<Value, String> {
+pub fn validate_tool_arguments(
+    cache: &ValidatorCache,
+    def: &ToolDefinition,
+    call: &ToolCall,
+) -> Result<Value, String> {
     let validator = cache.get(def)?;
     let mut args = Value::Object(call.arguments.clone());
     coerce(&def.parameters, &mut args);
@@ -48,8 +52,14 @@ pub fn validate_tool_arguments(cache: &ValidatorCache, def: &ToolDefinition, cal
     if lines.is_empty() {
         return Ok(args);
     }
-    let received = serde_json::to_string_pretty(&Value::Object(call.arguments.clone())).unwrap_or_default();
-    Err(format!("Validation failed for tool \"{}\":\n{}\n\nReceived arguments:\n{}", call.name, lines.join("\n"), received))
+    let received =
+        serde_json::to_string_pretty(&Value::Object(call.arguments.clone())).unwrap_or_default();
+    Err(format!(
+        "Validation failed for tool \"{}\":\n{}\n\nReceived arguments:\n{}",
+        call.name,
+        lines.join("\n"),
+        received
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -57,7 +67,9 @@ pub fn validate_tool_arguments(cache: &ValidatorCache, def: &ToolDefinition, cal
 // the first type it can become. Applied through properties, additionalProperties, items/prefixItems and allOf.
 
 fn coerce(schema: &Value, data: &mut Value) {
-    let Some(obj) = schema.as_object() else { return };
+    let Some(obj) = schema.as_object() else {
+        return;
+    };
     if let Some(types) = obj.get("type") {
         let types: Vec<&str> = match types {
             Value::String(s) => vec![s.as_str()],
@@ -77,7 +89,10 @@ fn coerce(schema: &Value, data: &mut Value) {
             let prefix = obj.get("prefixItems").and_then(Value::as_array);
             let tuple = obj.get("items").and_then(Value::as_array);
             for (i, item) in items.iter_mut().enumerate() {
-                if let Some(s) = prefix.and_then(|p| p.get(i)).or_else(|| tuple.and_then(|t| t.get(i))) {
+                if let Some(s) = prefix
+                    .and_then(|p| p.get(i))
+                    .or_else(|| tuple.and_then(|t| t.get(i)))
+                {
                     coerce(s, item);
                 } else if let Some(s) = obj.get("items").filter(|s| s.is_object()) {
                     coerce(s, item);
@@ -115,7 +130,9 @@ fn is_integral(n: &serde_json::Number) -> bool {
 fn has_type(t: &str, v: &Value) -> bool {
     match (t, v) {
         ("string", Value::String(_)) | ("boolean", Value::Bool(_)) | ("null", Value::Null) => true,
-        ("number", Value::Number(_)) | ("object", Value::Object(_)) | ("array", Value::Array(_)) => true,
+        ("number", Value::Number(_))
+        | ("object", Value::Object(_))
+        | ("array", Value::Array(_)) => true,
         ("integer", Value::Number(n)) => is_integral(n),
         _ => false,
     }
@@ -133,7 +150,9 @@ fn number_value(f: f64) -> Value {
     if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
         Value::from(f as i64)
     } else {
-        serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)
+        serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)
     }
 }
 
@@ -152,7 +171,9 @@ fn coerce_scalar(t: &str, v: &Value) -> Option<Value> {
         ("string", Value::Bool(b)) => Some(Value::String(b.to_string())),
         ("string", Value::Null) => Some(Value::String(String::new())),
         ("number", Value::String(s)) => parse_js_number(s).map(number_value),
-        ("integer", Value::String(s)) => parse_js_number(s).filter(|f| f.fract() == 0.0).map(number_value),
+        ("integer", Value::String(s)) => parse_js_number(s)
+            .filter(|f| f.fract() == 0.0)
+            .map(number_value),
         ("number" | "integer", Value::Bool(b)) => Some(Value::from(*b as i64)),
         ("number" | "integer", Value::Null) => Some(Value::from(0)),
         ("boolean", Value::String(s)) if s == "true" => Some(Value::Bool(true)),
@@ -188,13 +209,24 @@ fn describe(err: &ValidationError<'_>, out: &mut Vec<String>) {
     let push = |out: &mut Vec<String>, msg: String| out.push(line(path, "root", &msg));
     match err.kind() {
         ValidationErrorKind::Required { property } => {
-            let name = property.as_str().map(str::to_owned).unwrap_or_else(|| property.to_string());
-            out.push(line(path, &name, &format!("must have required property '{name}'")));
+            let name = property
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| property.to_string());
+            out.push(line(
+                path,
+                &name,
+                &format!("must have required property '{name}'"),
+            ));
         }
         ValidationErrorKind::Type { kind } => {
             let names = match kind {
                 TypeKind::Single(t) => t.to_string(),
-                TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(","),
+                TypeKind::Multiple(set) => set
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
             };
             push(out, format!("must be {names}"));
         }
@@ -203,29 +235,57 @@ fn describe(err: &ValidationError<'_>, out: &mut Vec<String>) {
                 push(out, "must NOT have additional properties".into());
             }
         }
-        ValidationErrorKind::Enum { .. } => push(out, "must be equal to one of the allowed values".into()),
+        ValidationErrorKind::Enum { .. } => {
+            push(out, "must be equal to one of the allowed values".into())
+        }
         ValidationErrorKind::Constant { .. } => push(out, "must be equal to constant".into()),
-        ValidationErrorKind::Minimum { limit } => push(out, format!("must be >= {}", js_value(limit))),
-        ValidationErrorKind::Maximum { limit } => push(out, format!("must be <= {}", js_value(limit))),
-        ValidationErrorKind::ExclusiveMinimum { limit } => push(out, format!("must be > {}", js_value(limit))),
-        ValidationErrorKind::ExclusiveMaximum { limit } => push(out, format!("must be < {}", js_value(limit))),
-        ValidationErrorKind::MinLength { limit } => push(out, format!("must NOT have fewer than {limit} characters")),
-        ValidationErrorKind::MaxLength { limit } => push(out, format!("must NOT have more than {limit} characters")),
-        ValidationErrorKind::MinItems { limit } => push(out, format!("must NOT have fewer than {limit} items")),
-        ValidationErrorKind::MaxItems { limit } => push(out, format!("must NOT have more than {limit} items")),
+        ValidationErrorKind::Minimum { limit } => {
+            push(out, format!("must be >= {}", js_value(limit)))
+        }
+        ValidationErrorKind::Maximum { limit } => {
+            push(out, format!("must be <= {}", js_value(limit)))
+        }
+        ValidationErrorKind::ExclusiveMinimum { limit } => {
+            push(out, format!("must be > {}", js_value(limit)))
+        }
+        ValidationErrorKind::ExclusiveMaximum { limit } => {
+            push(out, format!("must be < {}", js_value(limit)))
+        }
+        ValidationErrorKind::MinLength { limit } => {
+            push(out, format!("must NOT have fewer than {limit} characters"))
+        }
+        ValidationErrorKind::MaxLength { limit } => {
+            push(out, format!("must NOT have more than {limit} characters"))
+        }
+        ValidationErrorKind::MinItems { limit } => {
+            push(out, format!("must NOT have fewer than {limit} items"))
+        }
+        ValidationErrorKind::MaxItems { limit } => {
+            push(out, format!("must NOT have more than {limit} items"))
+        }
         ValidationErrorKind::MinProperties { limit } => {
             push(out, format!("must NOT have fewer than {limit} properties"))
         }
-        ValidationErrorKind::MaxProperties { limit } => push(out, format!("must NOT have more than {limit} properties")),
-        ValidationErrorKind::Pattern { pattern } => push(out, format!("must match pattern \"{pattern}\"")),
-        ValidationErrorKind::Format { format } => push(out, format!("must match format \"{format}\"")),
+        ValidationErrorKind::MaxProperties { limit } => {
+            push(out, format!("must NOT have more than {limit} properties"))
+        }
+        ValidationErrorKind::Pattern { pattern } => {
+            push(out, format!("must match pattern \"{pattern}\""))
+        }
+        ValidationErrorKind::Format { format } => {
+            push(out, format!("must match format \"{format}\""))
+        }
         ValidationErrorKind::MultipleOf { multiple_of } => {
-            let n = serde_json::Number::from_f64(*multiple_of).map(|n| js_number_string(&n)).unwrap_or_default();
+            let n = serde_json::Number::from_f64(*multiple_of)
+                .map(|n| js_number_string(&n))
+                .unwrap_or_default();
             push(out, format!("must be multiple of {n}"))
         }
         ValidationErrorKind::UniqueItems => {
             let msg = match duplicate_pair(err.instance()) {
-                Some((j, i)) => format!("must NOT have duplicate items (items ## {j} and {i} are identical)"),
+                Some((j, i)) => {
+                    format!("must NOT have duplicate items (items ## {j} and {i} are identical)")
+                }
                 None => "must NOT have duplicate items".into(),
             };
             push(out, msg)
@@ -246,7 +306,9 @@ fn describe(err: &ValidationError<'_>, out: &mut Vec<String>) {
             }
             push(out, "must match exactly one schema in oneOf".into());
         }
-        ValidationErrorKind::OneOfMultipleValid { .. } => push(out, "must match exactly one schema in oneOf".into()),
+        ValidationErrorKind::OneOfMultipleValid { .. } => {
+            push(out, "must match exactly one schema in oneOf".into())
+        }
         ValidationErrorKind::Not { .. } => push(out, "must NOT be valid".into()),
         ValidationErrorKind::FalseSchema => push(out, "boolean schema is false".into()),
         ValidationErrorKind::Contains => push(out, "must contain at least 1 valid item(s)".into()),
@@ -271,7 +333,11 @@ mod tests {
     use serde_json::json;
 
     fn def(schema: Value) -> ToolDefinition {
-        ToolDefinition { name: "t".into(), description: String::new(), parameters: schema }
+        ToolDefinition {
+            name: "t".into(),
+            description: String::new(),
+            parameters: schema,
+        }
     }
 
     fn call(args: Value) -> ToolCall {
@@ -295,9 +361,16 @@ mod tests {
             },
             "required": ["n"]
         }));
-        let out = validate_tool_arguments(&cache, &d, &call(json!({"n": "1.5", "i": "42", "s": 7, "b": "true", "list": ["1", 2]})))
-            .unwrap();
-        assert_eq!(out, json!({"n": 1.5, "i": 42, "s": "7", "b": true, "list": [1, 2]}));
+        let out = validate_tool_arguments(
+            &cache,
+            &d,
+            &call(json!({"n": "1.5", "i": "42", "s": 7, "b": "true", "list": ["1", 2]})),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            json!({"n": 1.5, "i": 42, "s": "7", "b": true, "list": [1, 2]})
+        );
     }
 
     #[test]
@@ -309,13 +382,30 @@ mod tests {
             "required": ["path"],
             "additionalProperties": false
         }));
-        let err = validate_tool_arguments(&cache, &d, &call(json!({"limit": "abc", "extra": true}))).unwrap_err();
-        assert!(err.starts_with("Validation failed for tool \"t\":\n"), "{err}");
-        assert!(err.contains("  - path: must have required property 'path'"), "{err}");
+        let err =
+            validate_tool_arguments(&cache, &d, &call(json!({"limit": "abc", "extra": true})))
+                .unwrap_err();
+        assert!(
+            err.starts_with("Validation failed for tool \"t\":\n"),
+            "{err}"
+        );
+        assert!(
+            err.contains("  - path: must have required property 'path'"),
+            "{err}"
+        );
         assert!(err.contains("  - limit: must be integer"), "{err}");
-        assert!(err.contains("  - root: must NOT have additional properties"), "{err}");
-        assert!(err.ends_with("\n\nReceived arguments:\n{\n  \"limit\": \"abc\",\n  \"extra\": true\n}"), "{err}");
-        let err = validate_tool_arguments(&cache, &d, &call(json!({"path": "x", "limit": 0}))).unwrap_err();
+        assert!(
+            err.contains("  - root: must NOT have additional properties"),
+            "{err}"
+        );
+        assert!(
+            err.ends_with(
+                "\n\nReceived arguments:\n{\n  \"limit\": \"abc\",\n  \"extra\": true\n}"
+            ),
+            "{err}"
+        );
+        let err = validate_tool_arguments(&cache, &d, &call(json!({"path": "x", "limit": 0})))
+            .unwrap_err();
         assert!(err.contains("  - limit: must be >= 1"), "{err}");
     }
 
@@ -327,7 +417,10 @@ mod tests {
             "properties": {"edits": {"type": "array", "items": {"type": "object", "required": ["oldText"]}}}
         }));
         let err = validate_tool_arguments(&cache, &d, &call(json!({"edits": [{}]}))).unwrap_err();
-        assert!(err.contains("  - edits/0: must have required property 'oldText'"), "{err}");
+        assert!(
+            err.contains("  - edits/0: must have required property 'oldText'"),
+            "{err}"
+        );
         let bad = def(json!({"type": 12}));
         assert!(validate_tool_arguments(&cache, &bad, &call(json!({}))).is_err());
     }

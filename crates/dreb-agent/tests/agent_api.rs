@@ -7,8 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use dreb_agent::testing::{Behavior, Script, ScriptedLlm, TestTool, record_events, test_model};
 use dreb_agent::{
-    AfterToolCallContext, AfterToolCallResult, Agent, AgentError, AgentEvent, AgentHooks, AgentMessage, AgentOptions,
-    BeforeToolCallContext, BeforeToolCallResult, Tool, ToolOutput,
+    AfterToolCallContext, AfterToolCallResult, Agent, AgentError, AgentEvent, AgentHooks,
+    AgentMessage, AgentOptions, BeforeToolCallContext, BeforeToolCallResult, Tool, ToolOutput,
 };
 use dreb_ai::{Message, StopReason, TextContent, ThinkingLevel, UserBlock};
 use serde_json::json;
@@ -29,7 +29,9 @@ fn tool_results(events: &[AgentEvent]) -> Vec<(String, bool)> {
     events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::ToolExecutionEnd { result, is_error, .. } => {
+            AgentEvent::ToolExecutionEnd {
+                result, is_error, ..
+            } => {
                 let text = result
                     .content
                     .iter()
@@ -65,19 +67,39 @@ async fn busy_and_continue_errors_use_reference_texts() {
     a.wait_for_idle().await;
     assert!(!a.is_streaming());
     // Last message is the aborted assistant message and nothing is queued.
-    assert_eq!(a.start_continue().err().unwrap(), AgentError::CannotContinueFromAssistant);
-    assert_eq!(AgentError::CannotContinueFromAssistant.to_string(), "Cannot continue from message role: assistant");
+    assert_eq!(
+        a.start_continue().err().unwrap(),
+        AgentError::CannotContinueFromAssistant
+    );
+    assert_eq!(
+        AgentError::CannotContinueFromAssistant.to_string(),
+        "Cannot continue from message role: assistant"
+    );
 
     let empty = agent(ScriptedLlm::new(), vec![]);
-    assert_eq!(empty.start_continue().err().unwrap().to_string(), "No messages to continue from");
+    assert_eq!(
+        empty.start_continue().err().unwrap().to_string(),
+        "No messages to continue from"
+    );
     let mut opts = AgentOptions::new(ScriptedLlm::new());
     opts.model = None;
-    assert_eq!(Agent::new(opts).start_prompt(vec![user("x")]).err().unwrap().to_string(), "No model configured");
+    assert_eq!(
+        Agent::new(opts)
+            .start_prompt(vec![user("x")])
+            .err()
+            .unwrap()
+            .to_string(),
+        "No model configured"
+    );
 }
 
 #[tokio::test]
 async fn continue_from_assistant_delivers_queued_steering_then_follow_up() {
-    let llm = ScriptedLlm::with_scripts([Script::reply("one"), Script::reply("two"), Script::reply("three")]);
+    let llm = ScriptedLlm::with_scripts([
+        Script::reply("one"),
+        Script::reply("two"),
+        Script::reply("three"),
+    ]);
     let a = agent(llm.clone(), vec![]);
     a.prompt(vec![user("start")]).await.unwrap();
     a.follow_up(user("later"));
@@ -90,7 +112,9 @@ async fn continue_from_assistant_delivers_queued_steering_then_follow_up() {
         .unwrap()
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::MessageEnd { message: AgentMessage::User(u) } => Some(u.content.text()),
+            AgentEvent::MessageEnd {
+                message: AgentMessage::User(u),
+            } => Some(u.content.text()),
             _ => None,
         })
         .collect();
@@ -105,7 +129,12 @@ async fn continue_after_tool_result_runs_without_prompt() {
     a.replace_messages(vec![user("question")]);
     let log = record_events(&a);
     a.continue_run().await.unwrap();
-    let types: Vec<&str> = log.lock().unwrap().iter().map(AgentEvent::type_name).collect();
+    let types: Vec<&str> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(AgentEvent::type_name)
+        .collect();
     assert_eq!(&types[..3], ["agent_start", "turn_start", "message_start"]);
     assert_eq!(a.messages().len(), 2);
 }
@@ -127,7 +156,10 @@ impl AgentHooks for Hooks {
     ) -> Result<Option<BeforeToolCallResult>, String> {
         self.seen_args.lock().unwrap().push(ctx.args.clone());
         if ctx.tool_call.name == self.blocked {
-            return Ok(Some(BeforeToolCallResult { block: true, reason: self.reason.clone() }));
+            return Ok(Some(BeforeToolCallResult {
+                block: true,
+                reason: self.reason.clone(),
+            }));
         }
         if ctx.tool_call.name == "throws" {
             return Err("Extension failed, blocking execution: boom".into());
@@ -143,7 +175,10 @@ impl AgentHooks for Hooks {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if ctx.tool_call.name == "scrubbed" {
             return Ok(Some(AfterToolCallResult {
-                content: Some(vec![UserBlock::Text(TextContent { text: "[redacted]".into(), text_signature: None })]),
+                content: Some(vec![UserBlock::Text(TextContent {
+                    text: "[redacted]".into(),
+                    text_signature: None,
+                })]),
                 details: None,
                 is_error: Some(true),
             }));
@@ -190,7 +225,10 @@ async fn hooks_block_override_and_stop_the_loop() {
         tool_results(&events),
         [
             ("Tool execution was blocked".to_string(), true),
-            ("Extension failed, blocking execution: boom".to_string(), true),
+            (
+                "Extension failed, blocking execution: boom".to_string(),
+                true
+            ),
             ("[redacted]".to_string(), true),
             ("disk full".to_string(), true),
         ]
@@ -202,12 +240,20 @@ async fn hooks_block_override_and_stop_the_loop() {
     assert_eq!(hooks.continue_calls.load(Ordering::SeqCst), 1);
     assert_eq!(llm.requests().len(), 1);
     assert_eq!(events.last().map(AgentEvent::type_name), Some("agent_end"));
-    assert_eq!(events.iter().filter(|e| matches!(e, AgentEvent::TurnStart)).count(), 1);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::TurnStart))
+            .count(),
+        1
+    );
 }
 
 #[tokio::test]
 async fn blocked_reason_is_used_when_given() {
-    let llm = ScriptedLlm::with_scripts([Script::new().tool_call("a", "bash", json!({"text": "rm -rf /"})).done()]);
+    let llm = ScriptedLlm::with_scripts([Script::new()
+        .tool_call("a", "bash", json!({"text": "rm -rf /"}))
+        .done()]);
     let a = agent(llm, vec![TestTool::with_text_param("bash", Behavior::Echo)]);
     a.set_hooks(Arc::new(Hooks {
         blocked: "bash",
@@ -218,7 +264,10 @@ async fn blocked_reason_is_used_when_given() {
     }));
     let log = record_events(&a);
     a.prompt(vec![user("go")]).await.unwrap();
-    assert_eq!(tool_results(&log.lock().unwrap())[0].0, "Command blocked by forbidden-commands guard");
+    assert_eq!(
+        tool_results(&log.lock().unwrap())[0].0,
+        "Command blocked by forbidden-commands guard"
+    );
 }
 
 #[tokio::test]
@@ -244,7 +293,9 @@ async fn agent_start_reports_the_clamped_level_and_requests_carry_key_and_contex
     let log = record_events(&a);
     a.prompt(vec![user("hi")]).await.unwrap();
     match &log.lock().unwrap()[0] {
-        AgentEvent::AgentStart { thinking_level, .. } => assert_eq!(*thinking_level, ThinkingLevel::High),
+        AgentEvent::AgentStart { thinking_level, .. } => {
+            assert_eq!(*thinking_level, ThinkingLevel::High)
+        }
         other => panic!("unexpected {other:?}"),
     }
     let req = &llm.requests()[0];
@@ -269,17 +320,31 @@ async fn stream_without_start_or_terminal_still_gets_message_start_and_retries()
     let log = record_events(&a);
     a.prompt(vec![user("hi")]).await.unwrap();
     // The rejected request ends the run: message_start + message_end with the error.
-    let types: Vec<&str> = log.lock().unwrap().iter().map(AgentEvent::type_name).collect();
-    assert_eq!(&types[4..], ["message_start", "message_end", "turn_end", "agent_end"]);
+    let types: Vec<&str> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(AgentEvent::type_name)
+        .collect();
+    assert_eq!(
+        &types[4..],
+        ["message_start", "message_end", "turn_end", "agent_end"]
+    );
     assert_eq!(a.error().as_deref(), Some("401 Unauthorized"));
 
     // A stream that ends with no terminal event counts as a dropped connection and is retried.
     log.lock().unwrap().clear();
     a.prompt(vec![user("again")]).await.unwrap();
     let events = log.lock().unwrap().clone();
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::StreamRetry { attempt: 1, .. })));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::StreamRetry { attempt: 1, .. }))
+    );
     let last = a.messages().pop().unwrap();
-    assert!(matches!(last, AgentMessage::Assistant(m) if m.stop_reason == StopReason::Stop && m.text() == "recovered"));
+    assert!(
+        matches!(last, AgentMessage::Assistant(m) if m.stop_reason == StopReason::Stop && m.text() == "recovered")
+    );
 }
 
 #[tokio::test]
@@ -300,14 +365,24 @@ async fn tool_updates_and_panics_are_reported() {
             panic!("tool bug")
         }
     }
-    let def = dreb_ai::ToolDefinition { name: "buggy".into(), description: String::new(), parameters: json!({"type": "object"}) };
-    let llm = ScriptedLlm::with_scripts([Script::new().tool_call("a", "buggy", json!({})).done(), Script::reply("ok")]);
+    let def = dreb_ai::ToolDefinition {
+        name: "buggy".into(),
+        description: String::new(),
+        parameters: json!({"type": "object"}),
+    };
+    let llm = ScriptedLlm::with_scripts([
+        Script::new().tool_call("a", "buggy", json!({})).done(),
+        Script::reply("ok"),
+    ]);
     let a = agent(llm, vec![Arc::new(Panics(def))]);
     let log = record_events(&a);
     a.prompt(vec![user("go")]).await.unwrap();
     let results = tool_results(&log.lock().unwrap());
     assert_eq!(results.len(), 1);
-    assert!(results[0].0.starts_with("Tool buggy failed: "), "{results:?}");
+    assert!(
+        results[0].0.starts_with("Tool buggy failed: "),
+        "{results:?}"
+    );
     assert!(results[0].1);
     assert!(a.pending_tool_calls().is_empty());
 }

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use dreb_agent::testing::{Behavior, Script, ScriptedLlm, TestTool, event_lines, record_events, test_model};
+use dreb_agent::testing::{
+    Behavior, Script, ScriptedLlm, TestTool, event_lines, record_events, test_model,
+};
 use dreb_agent::{Agent, AgentEvent, AgentHooks, AgentMessage, AgentOptions, QueueMode, Tool};
 use dreb_ai::{DoneReason, Message, StopReason};
 use serde_json::json;
@@ -27,7 +29,10 @@ fn user(text: &str) -> AgentMessage {
 }
 
 async fn prompt(agent: &Agent, text: &str) {
-    agent.prompt(vec![user(text)]).await.expect("prompt accepted");
+    agent
+        .prompt(vec![user(text)])
+        .await
+        .expect("prompt accepted");
 }
 
 fn lines(log: &Arc<Mutex<Vec<AgentEvent>>>) -> String {
@@ -35,11 +40,19 @@ fn lines(log: &Arc<Mutex<Vec<AgentEvent>>>) -> String {
 }
 
 fn types(log: &Arc<Mutex<Vec<AgentEvent>>>) -> Vec<&'static str> {
-    log.lock().unwrap().iter().map(AgentEvent::type_name).collect()
+    log.lock()
+        .unwrap()
+        .iter()
+        .map(AgentEvent::type_name)
+        .collect()
 }
 
 /// Calls `f` once, on the first event matching `pred`.
-fn on_first(agent: &Agent, pred: impl Fn(&AgentEvent) -> bool + Send + Sync + 'static, f: impl Fn(&Agent) + Send + Sync + 'static) {
+fn on_first(
+    agent: &Agent,
+    pred: impl Fn(&AgentEvent) -> bool + Send + Sync + 'static,
+    f: impl Fn(&Agent) + Send + Sync + 'static,
+) {
     let fired = AtomicBool::new(false);
     let handle = agent.clone();
     agent.subscribe_fn(move |e| {
@@ -51,7 +64,10 @@ fn on_first(agent: &Agent, pred: impl Fn(&AgentEvent) -> bool + Send + Sync + 's
 
 #[tokio::test]
 async fn single_answer() {
-    let llm = ScriptedLlm::with_scripts([Script::new().usage(100, 6).text("Hello from the mock LLM.").done()]);
+    let llm = ScriptedLlm::with_scripts([Script::new()
+        .usage(100, 6)
+        .text("Hello from the mock LLM.")
+        .done()]);
     let a = agent(llm, vec![]);
     let log = record_events(&a);
     prompt(&a, "Say hello").await;
@@ -59,9 +75,21 @@ async fn single_answer() {
     assert_eq!(
         types(&log),
         [
-            "agent_start", "turn_start", "message_start", "message_end", "message_start", "message_update",
-            "message_update", "message_update", "message_update", "message_update", "message_update",
-            "message_update", "message_end", "turn_end", "agent_end"
+            "agent_start",
+            "turn_start",
+            "message_start",
+            "message_end",
+            "message_start",
+            "message_update",
+            "message_update",
+            "message_update",
+            "message_update",
+            "message_update",
+            "message_update",
+            "message_update",
+            "message_end",
+            "turn_end",
+            "agent_end"
         ]
     );
     insta::assert_snapshot!(lines(&log));
@@ -115,12 +143,21 @@ async fn parallel_tools_with_invalid_args_and_unknown_tool() {
         .messages
         .iter()
         .filter_map(|m| match m {
-            Message::ToolResult(t) => Some((t.tool_call_id.clone(), dreb_ai::UserContent::Blocks(t.content.clone()).text())),
+            Message::ToolResult(t) => Some((
+                t.tool_call_id.clone(),
+                dreb_ai::UserContent::Blocks(t.content.clone()).text(),
+            )),
             _ => None,
         })
         .collect();
-    assert_eq!(results[4], ("c5".to_string(), r#"echo ran with {"count":7}"#.to_string()));
-    assert_eq!(results[1], ("c3".to_string(), "Tool nope not found".to_string()));
+    assert_eq!(
+        results[4],
+        ("c5".to_string(), r#"echo ran with {"count":7}"#.to_string())
+    );
+    assert_eq!(
+        results[1],
+        ("c3".to_string(), "Tool nope not found".to_string())
+    );
     assert!(results[0].1.starts_with("Validation failed for tool \"echo\":\n  - count: must be integer\n\nReceived arguments:\n{\n  \"count\": \"many\"\n}"));
 }
 
@@ -128,12 +165,18 @@ async fn parallel_tools_with_invalid_args_and_unknown_tool() {
 async fn steering_mid_run() {
     let tool = TestTool::with_text_param("echo", Behavior::Echo);
     let llm = ScriptedLlm::with_scripts([
-        Script::new().tool_call("c1", "echo", json!({"text": "x"})).done(),
+        Script::new()
+            .tool_call("c1", "echo", json!({"text": "x"}))
+            .done(),
         Script::reply("Steered."),
     ]);
     let a = agent(llm.clone(), vec![tool]);
     let log = record_events(&a);
-    on_first(&a, |e| matches!(e, AgentEvent::ToolExecutionStart { .. }), |a| a.steer(user("Actually, stop.")));
+    on_first(
+        &a,
+        |e| matches!(e, AgentEvent::ToolExecutionStart { .. }),
+        |a| a.steer(user("Actually, stop.")),
+    );
     prompt(&a, "Go").await;
     insta::assert_snapshot!(lines(&log));
     // The tool still ran; the steering message reached the second request after the tool result.
@@ -147,15 +190,28 @@ async fn follow_up_after_the_agent_would_stop() {
     let llm = ScriptedLlm::with_scripts([Script::reply("First."), Script::reply("Second.")]);
     let a = agent(llm, vec![]);
     let log = record_events(&a);
-    on_first(&a, |e| matches!(e, AgentEvent::MessageStart { message: AgentMessage::Assistant(_) }), |a| {
-        a.follow_up(user("And then?"))
-    });
+    on_first(
+        &a,
+        |e| {
+            matches!(
+                e,
+                AgentEvent::MessageStart {
+                    message: AgentMessage::Assistant(_)
+                }
+            )
+        },
+        |a| a.follow_up(user("And then?")),
+    );
     prompt(&a, "Start").await;
     insta::assert_snapshot!(lines(&log));
 }
 
-fn queue_scenario(mode: QueueMode, replies: usize) -> (Agent, Arc<Mutex<Vec<AgentEvent>>>, Arc<ScriptedLlm>) {
-    let llm = ScriptedLlm::with_scripts((1..=replies).map(|i| Script::reply(&format!("Reply {i}."))));
+fn queue_scenario(
+    mode: QueueMode,
+    replies: usize,
+) -> (Agent, Arc<Mutex<Vec<AgentEvent>>>, Arc<ScriptedLlm>) {
+    let llm =
+        ScriptedLlm::with_scripts((1..=replies).map(|i| Script::reply(&format!("Reply {i}."))));
     let a = agent(llm.clone(), vec![]);
     a.set_steering_mode(mode);
     a.set_follow_up_mode(mode);
@@ -188,10 +244,16 @@ async fn queue_mode_all() {
 #[tokio::test]
 async fn abort_during_tool() {
     let tool = TestTool::with_text_param("wait", Behavior::WaitForCancel);
-    let llm = ScriptedLlm::with_scripts([Script::new().tool_call("c1", "wait", json!({"text": "x"})).done()]);
+    let llm = ScriptedLlm::with_scripts([Script::new()
+        .tool_call("c1", "wait", json!({"text": "x"}))
+        .done()]);
     let a = agent(llm.clone(), vec![tool]);
     let log = record_events(&a);
-    on_first(&a, |e| matches!(e, AgentEvent::ToolExecutionStart { .. }), |a| a.abort());
+    on_first(
+        &a,
+        |e| matches!(e, AgentEvent::ToolExecutionStart { .. }),
+        |a| a.abort(),
+    );
     prompt(&a, "Wait").await;
     insta::assert_snapshot!(lines(&log));
     let last = a.messages().pop().unwrap();
@@ -200,12 +262,22 @@ async fn abort_during_tool() {
 
 #[tokio::test]
 async fn abort_during_streaming() {
-    let llm = ScriptedLlm::with_scripts([Script::new().text("Partial answer").wait_for_cancel().done()]);
+    let llm = ScriptedLlm::with_scripts([Script::new()
+        .text("Partial answer")
+        .wait_for_cancel()
+        .done()]);
     let a = agent(llm, vec![]);
     let log = record_events(&a);
     on_first(
         &a,
-        |e| matches!(e, AgentEvent::MessageUpdate { assistant_message_event: dreb_ai::AssistantMessageEvent::TextDelta { .. } }),
+        |e| {
+            matches!(
+                e,
+                AgentEvent::MessageUpdate {
+                    assistant_message_event: dreb_ai::AssistantMessageEvent::TextDelta { .. }
+                }
+            )
+        },
         |a| a.abort(),
     );
     prompt(&a, "Talk").await;
@@ -215,7 +287,10 @@ async fn abort_during_streaming() {
 
 #[tokio::test]
 async fn stream_drop_then_success() {
-    let llm = ScriptedLlm::with_scripts([Script::new().text("Hel").drop_connection(), Script::reply("Hello.")]);
+    let llm = ScriptedLlm::with_scripts([
+        Script::new().text("Hel").drop_connection(),
+        Script::reply("Hello."),
+    ]);
     let a = agent(llm.clone(), vec![]);
     let log = record_events(&a);
     prompt(&a, "Hi").await;
@@ -227,19 +302,26 @@ async fn stream_drop_then_success() {
 
 #[tokio::test]
 async fn stream_drop_exhausted() {
-    let llm = ScriptedLlm::with_scripts((0..4).map(|i| Script::new().text(&format!("try {i}")).drop_connection()));
+    let llm = ScriptedLlm::with_scripts(
+        (0..4).map(|i| Script::new().text(&format!("try {i}")).drop_connection()),
+    );
     let a = agent(llm.clone(), vec![]);
     let log = record_events(&a);
     prompt(&a, "Hi").await;
     insta::assert_snapshot!(lines(&log));
     assert_eq!(llm.requests().len(), 4);
-    assert_eq!(a.error().as_deref(), Some("Stream dropped repeatedly — connection likely unstable"));
+    assert_eq!(
+        a.error().as_deref(),
+        Some("Stream dropped repeatedly — connection likely unstable")
+    );
 }
 
 #[tokio::test]
 async fn length_retry_then_success() {
     let llm = ScriptedLlm::with_scripts([
-        Script::new().text("Truncated").done_with(DoneReason::Length),
+        Script::new()
+            .text("Truncated")
+            .done_with(DoneReason::Length),
         Script::reply("Complete answer."),
     ]);
     let a = agent(llm.clone(), vec![]);
@@ -252,16 +334,23 @@ async fn length_retry_then_success() {
 
 #[tokio::test]
 async fn length_retries_stop_at_the_model_ceiling() {
-    let llm = ScriptedLlm::with_scripts((0..3).map(|_| Script::new().text("cut").done_with(DoneReason::Length)));
+    let llm = ScriptedLlm::with_scripts(
+        (0..3).map(|_| Script::new().text("cut").done_with(DoneReason::Length)),
+    );
     let a = agent(llm.clone(), vec![]);
     let log = record_events(&a);
     prompt(&a, "Write a lot").await;
     // 32000 → 64000 (the ceiling); the second truncation cannot grow further.
     assert_eq!(llm.requests().len(), 2);
-    assert_eq!(types(&log).iter().filter(|t| **t == "length_retry").count(), 1);
+    assert_eq!(
+        types(&log).iter().filter(|t| **t == "length_retry").count(),
+        1
+    );
     assert_eq!(
         a.error().as_deref(),
-        Some("Response truncated at token limit after 2 attempts — output exceeded the model's maximum token budget")
+        Some(
+            "Response truncated at token limit after 2 attempts — output exceeded the model's maximum token budget"
+        )
     );
 }
 
@@ -269,7 +358,9 @@ async fn length_retries_stop_at_the_model_ceiling() {
 async fn end_turn_stops_after_the_tool_batch() {
     let tool = TestTool::with_text_param("wait", Behavior::EndTurn("Waiting: for CI".into()));
     // No second script: another LLM call would show up as a "no scripted response left" error.
-    let llm = ScriptedLlm::with_scripts([Script::new().tool_call("c1", "wait", json!({"text": "CI"})).done()]);
+    let llm = ScriptedLlm::with_scripts([Script::new()
+        .tool_call("c1", "wait", json!({"text": "CI"}))
+        .done()]);
     let a = agent(llm.clone(), vec![tool]);
     let log = record_events(&a);
     prompt(&a, "Wait for CI").await;
