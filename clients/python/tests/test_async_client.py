@@ -116,3 +116,12 @@ def test_send_input(fake_agent_path: str) -> None:
                 }
 
     asyncio.run(main())
+
+
+def test_large_frames_round_trip(fake_agent_path: str) -> None:
+    async def main() -> None:
+        async with await spawn(fake_agent_path) as client:
+            message = "x\u2028\u00e9" * 700_000
+            assert (await client.call("echo", {"message": message}, timeout=60))["message"] == message
+
+    asyncio.run(main())

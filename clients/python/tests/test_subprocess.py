@@ -130,3 +130,9 @@ def test_prompt_then_wait_for_idle_with_the_run_in_one_write(agent: RpcConnectio
     agent.call("prompt", {"message": "hello"})
     agent.wait_for_idle(timeout=None)
     assert types == ["agent_start", "message_update", "some_future_event", "agent_end"]
+
+
+def test_large_frames_round_trip_intact(agent: RpcConnection[Any]) -> None:
+    # Several MiB in one frame: bigger than a pipe buffer in both directions.
+    message = ("x\u2028\u00e9" * 700_000)[:2_000_000]
+    assert agent.call("echo", {"message": message}, timeout=60)["message"] == message

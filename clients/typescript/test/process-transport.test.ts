@@ -134,3 +134,12 @@ test("prompt, then waitForIdle over a real pipe with the whole run in one write"
   assert.deepEqual(types, ["agent_start", "message_update", "some_future_event", "agent_end"]);
   await client.close();
 });
+
+test("large frames (several MiB, bigger than a pipe buffer) round-trip intact", async () => {
+  const { client } = await startAgent();
+  const message = "x\u2028\u00e9".repeat(700_000);
+  const echoed = await client.call<{ message: string }>("echo", { message }, { timeoutMs: 60_000 });
+  assert.equal(echoed.message.length, message.length);
+  assert.ok(echoed.message === message);
+  await client.close();
+});

@@ -63,6 +63,17 @@ def _pump(stream: IO[bytes], on_record: RecordHandler) -> None:
         on_record(record)
 
 
+def _write_all(stream: IO[bytes], data: bytes) -> None:
+    """Writes every byte: a raw (unbuffered) file may accept only part of a large frame per call."""
+    view = memoryview(data)
+    while view:
+        written = stream.write(view)
+        if written is None:  # non-blocking stream that would block
+            raise OSError("write would block")
+        view = view[written:]
+    stream.flush()
+
+
 class StreamTransport:
     """A transport over a pair of binary streams (pipes, sockets' files, test doubles)."""
 
@@ -90,8 +101,7 @@ class StreamTransport:
             if self._closed:
                 raise RpcClosedError("Transport is closed")
             try:
-                self._writer.write(frame)
-                self._writer.flush()
+                _write_all(self._writer, frame)
             except (OSError, ValueError) as error:
                 raise RpcClosedError(f"Transport is closed: {error}") from error
 
@@ -218,8 +228,7 @@ class SubprocessTransport:
             if proc is None or proc.stdin is None or proc.stdin.closed or proc.poll() is not None:
                 raise RpcClosedError(f"RPC process is not running{self._stderr_suffix()}")
             try:
-                proc.stdin.write(frame)
-                proc.stdin.flush()
+                _write_all(proc.stdin, frame)
             except (OSError, ValueError) as error:
                 raise RpcClosedError(f"RPC process is not running: {error}{self._stderr_suffix()}") from error
 
