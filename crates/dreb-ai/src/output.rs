@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::cost::{calculate_cost, now_ms};
-use crate::partial_json::parse_streaming_json;
+use crate::partial_json::{StreamingArgs, parse_streaming_json};
 use crate::provider::AssistantEventStream;
 use crate::types::{
     AssistantBlock, AssistantMessage, AssistantMessageEvent as Ev, DoneReason, ErrorReason, Model, StopReason,
@@ -48,6 +48,8 @@ pub(crate) struct Output {
     pending: VecDeque<Ev>,
     cancel: CancellationToken,
     started: bool,
+    /// Incremental argument parsers of streaming tool calls, by content index.
+    args: Vec<(usize, StreamingArgs)>,
 }
 
 /// Events buffered between a provider and its consumer.
@@ -62,6 +64,7 @@ impl Output {
             pending: VecDeque::new(),
             cancel,
             started: false,
+            args: Vec::new(),
         }
     }
 
@@ -205,15 +208,21 @@ impl Output {
         if let Some(AssistantBlock::ToolCall(t)) = self.msg.content.get_mut(i) {
             let raw = t.partial_args.get_or_insert_with(String::new);
             raw.push_str(delta);
-            if !delta.is_empty() {
-                t.arguments = parse_streaming_json(raw);
-            }
+            let state = match self.args.iter().position(|(c, _)| *c == i) {
+                Some(p) => &mut self.args[p].1,
+                None => {
+                    self.args.push((i, StreamingArgs::default()));
+                    &mut self.args.last_mut().expect("just pushed").1
+                }
+            };
+            state.update(&mut t.arguments, raw, delta);
             self.send(Ev::ToolcallDelta { content_index: i, delta: delta.to_string(), partial: self.partial() });
         }
     }
 
     /// Finalises the arguments from the raw text (when any arrived), drops `partialArgs`, emits `toolcall_end`.
     pub(crate) fn toolcall_end(&mut self, i: usize) {
+        self.args.retain(|(c, _)| *c != i);
         if let Some(AssistantBlock::ToolCall(t)) = self.msg.content.get_mut(i) {
             if let Some(raw) = t.partial_args.take() {
                 if !raw.is_empty() {

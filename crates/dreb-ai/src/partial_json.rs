@@ -9,29 +9,89 @@ use serde_json::{Map, Number, Value};
 
 /// Parses possibly-incomplete JSON object text into tool arguments.
 pub fn parse_streaming_json(text: &str) -> Map<String, Value> {
+    parse_with_cursor(text).0
+}
+
+/// One step of the path to a value inside the arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathSeg {
+    Key(String),
+    Index(usize),
+}
+
+/// Incremental re-parsing of streamed arguments. The common case — a long string value arriving in pieces — costs
+/// only the piece: while the text ends inside a string value and a delta adds neither a quote nor a backslash, the
+/// delta is appended to that value in place. Anything else falls back to a full lenient parse.
+#[derive(Debug, Clone, Default)]
+pub struct StreamingArgs {
+    /// Where the trailing, still-open string value sits (None: the text does not end inside a string value).
+    open_string: Option<Vec<PathSeg>>,
+}
+
+impl StreamingArgs {
+    /// `full` is the argument text including `delta` (already appended).
+    pub fn update(&mut self, args: &mut Map<String, Value>, full: &str, delta: &str) {
+        if delta.is_empty() {
+            return;
+        }
+        if let Some(path) = &self.open_string {
+            if !delta.contains(['"', '\\']) {
+                if let Some(Value::String(s)) = lookup(args, path) {
+                    s.push_str(delta);
+                    return;
+                }
+            }
+        }
+        let (parsed, open) = parse_with_cursor(full);
+        *args = parsed;
+        self.open_string = open;
+    }
+}
+
+fn lookup<'a>(args: &'a mut Map<String, Value>, path: &[PathSeg]) -> Option<&'a mut Value> {
+    let (first, rest) = path.split_first()?;
+    let PathSeg::Key(k) = first else { return None };
+    let mut v = args.get_mut(k)?;
+    for seg in rest {
+        v = match (seg, v) {
+            (PathSeg::Key(k), Value::Object(m)) => m.get_mut(k)?,
+            (PathSeg::Index(i), Value::Array(a)) => a.get_mut(*i)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+fn parse_with_cursor(text: &str) -> (Map<String, Value>, Option<Vec<PathSeg>>) {
     if text.trim().is_empty() {
-        return Map::new();
+        return (Map::new(), None);
     }
     // Only text ending in `}` can be a complete object; don't pay a failing full parse on every streamed prefix.
     if text.trim_end().ends_with('}') {
         if let Ok(v) = serde_json::from_str::<Value>(text) {
             return match v {
-                Value::Object(m) => m,
-                _ => Map::new(),
+                Value::Object(m) => (m, None),
+                _ => (Map::new(), None),
             };
         }
     }
-    let mut p = Parser { s: text.as_bytes(), i: 0 };
+    let mut p = Parser { s: text.as_bytes(), i: 0, path: Vec::new(), open_string: None, cut_escape: false };
     p.ws();
     match p.value() {
-        Ok(Some(Value::Object(m))) => m,
-        _ => Map::new(),
+        Ok(Some(Value::Object(m))) => (m, p.open_string),
+        _ => (Map::new(), None),
     }
 }
 
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Path of the value being parsed.
+    path: Vec<PathSeg>,
+    /// Set when the input ends inside a string value (cleanly, not mid-escape).
+    open_string: Option<Vec<PathSeg>>,
+    /// The input ended inside an escape sequence.
+    cut_escape: bool,
 }
 
 /// `Ok(None)`: input ended before the value started or before it was usable; `Err`: malformed.
@@ -56,7 +116,13 @@ impl Parser<'_> {
         match self.s[self.i] {
             b'{' => self.object(),
             b'[' => self.array(),
-            b'"' => Ok(Some(Value::String(self.string()?.0))),
+            b'"' => {
+                let (s, closed) = self.string()?;
+                if !closed && !self.cut_escape {
+                    self.open_string = Some(self.path.clone());
+                }
+                Ok(Some(Value::String(s)))
+            }
             b't' => self.literal("true", Value::Bool(true)),
             b'f' => self.literal("false", Value::Bool(false)),
             b'n' => self.literal("null", Value::Null),
@@ -124,6 +190,7 @@ impl Parser<'_> {
                 b'\\' => {
                     if self.i + 1 >= self.s.len() {
                         self.i = self.s.len();
+                        self.cut_escape = true;
                         break;
                     }
                     let e = self.s[self.i + 1];
@@ -140,6 +207,7 @@ impl Parser<'_> {
                         b'u' => {
                             if self.i + 4 > self.s.len() {
                                 self.i = self.s.len();
+                                self.cut_escape = true;
                                 break;
                             }
                             let hex = std::str::from_utf8(&self.s[self.i..self.i + 4]).map_err(|_| ())?;
@@ -153,6 +221,8 @@ impl Parser<'_> {
                                     self.i += 6;
                                     cp = 0x10000 + ((cp - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3FF);
                                 } else {
+                                    // A high surrogate at the very end may still get its low half.
+                                    self.cut_escape |= self.i >= self.s.len().saturating_sub(5);
                                     continue;
                                 }
                             }
@@ -210,7 +280,10 @@ impl Parser<'_> {
                 return Err(());
             }
             self.i += 1;
-            match self.value()? {
+            self.path.push(PathSeg::Key(key.clone()));
+            let v = self.value();
+            self.path.pop();
+            match v? {
                 Some(v) => {
                     map.insert(key, v);
                 }
@@ -238,7 +311,10 @@ impl Parser<'_> {
                 }
                 _ => {}
             }
-            match self.value()? {
+            self.path.push(PathSeg::Index(items.len()));
+            let v = self.value();
+            self.path.pop();
+            match v? {
                 Some(v) => items.push(v),
                 None => return Ok(Some(Value::Array(items))),
             }
@@ -250,6 +326,23 @@ impl Parser<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn incremental_updates_match_full_parses() {
+        let text = r#"{"path": "a.txt", "content": "line one\nline \"two\" and more", "list": [1, "x y z", {"k": "vvv"}], "n": 12}"#;
+        for step in [1, 2, 3, 5, 8] {
+            let chars: Vec<char> = text.chars().collect();
+            let mut full = String::new();
+            let mut args = Map::new();
+            let mut st = StreamingArgs::default();
+            for piece in chars.chunks(step) {
+                let d: String = piece.iter().collect();
+                full.push_str(&d);
+                st.update(&mut args, &full, &d);
+                assert_eq!(args, parse_streaming_json(&full), "after {full:?}");
+            }
+        }
+    }
 
     fn p(s: &str) -> Value {
         Value::Object(parse_streaming_json(s))
