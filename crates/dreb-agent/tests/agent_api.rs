@@ -386,3 +386,130 @@ async fn tool_updates_and_panics_are_reported() {
     assert!(results[0].1);
     assert!(a.pending_tool_calls().is_empty());
 }
+
+struct FailingAfter;
+
+#[async_trait]
+impl AgentHooks for FailingAfter {
+    async fn after_tool_call(
+        &self,
+        _ctx: AfterToolCallContext<'_>,
+        _cancel: &CancellationToken,
+    ) -> Result<Option<AfterToolCallResult>, String> {
+        Err("after hook exploded".into())
+    }
+}
+
+#[tokio::test]
+async fn fatal_after_tool_call_error_cancels_running_tools_and_ends_the_run() {
+    let llm = ScriptedLlm::with_scripts([Script::new()
+        .tool_call("a", "quick", json!({"text": "x"}))
+        .tool_call("b", "stuck", json!({"text": "y"}))
+        .done()]);
+    let a = agent(
+        llm,
+        vec![
+            TestTool::with_text_param("quick", Behavior::Echo),
+            TestTool::with_text_param("stuck", Behavior::WaitForCancel),
+        ],
+    );
+    a.set_hooks(Arc::new(FailingAfter));
+    let log = record_events(&a);
+    // Would hang forever if the still-running `stuck` tool were not cancelled.
+    a.prompt(vec![user("go")]).await.unwrap();
+    let events = log.lock().unwrap().clone();
+    match events.last() {
+        Some(AgentEvent::AgentEnd { messages }) => {
+            assert_eq!(messages.len(), 1);
+            assert!(
+                matches!(&messages[0], AgentMessage::Assistant(m) if m.error_message.as_deref() == Some("after hook exploded"))
+            );
+        }
+        other => panic!("expected agent_end, got {other:?}"),
+    }
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::TurnEnd { .. }))
+    );
+    assert!(a.pending_tool_calls().is_empty());
+    assert!(!a.is_streaming());
+}
+
+struct BadConversion;
+
+#[async_trait]
+impl AgentHooks for BadConversion {
+    fn convert_to_llm(&self, _messages: &[AgentMessage]) -> Result<Vec<Message>, String> {
+        Err("cannot convert".into())
+    }
+}
+
+#[tokio::test]
+async fn fatal_conversion_error_after_abort_is_marked_aborted() {
+    let a = agent(ScriptedLlm::new(), vec![]);
+    a.set_hooks(Arc::new(BadConversion));
+    let log = record_events(&a);
+    let handle = a.clone();
+    a.subscribe_fn(move |e| {
+        if matches!(e, AgentEvent::TurnStart) {
+            handle.abort();
+        }
+    });
+    a.prompt(vec![user("go")]).await.unwrap();
+    let events = log.lock().unwrap().clone();
+    match events.last() {
+        Some(AgentEvent::AgentEnd { messages }) => {
+            assert!(
+                matches!(&messages[0], AgentMessage::Assistant(m) if m.stop_reason == StopReason::Aborted)
+            )
+        }
+        other => panic!("expected agent_end, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn abort_during_retry_backoff_does_not_wait_out_the_delay() {
+    let llm = ScriptedLlm::with_scripts([
+        Script::new().text("x").drop_connection(),
+        Script::reply("never"),
+    ]);
+    let mut opts = AgentOptions::new(llm.clone());
+    opts.model = Some(test_model());
+    // An hour: the test only finishes if abort cuts the backoff short.
+    opts.config.retry.stream_retry_base_delay = Duration::from_secs(3600);
+    let a = Agent::new(opts);
+    let handle = a.clone();
+    a.subscribe_fn(move |e| {
+        if matches!(e, AgentEvent::StreamRetry { .. }) {
+            handle.abort();
+        }
+    });
+    a.prompt(vec![user("go")]).await.unwrap();
+    let last = a.messages().pop().unwrap();
+    assert!(matches!(last, AgentMessage::Assistant(m) if m.stop_reason == StopReason::Aborted));
+    // The aborted retry did not consume the second script.
+    assert_eq!(llm.remaining(), 1);
+}
+
+#[tokio::test]
+async fn prompt_text_builds_text_then_images() {
+    let llm = ScriptedLlm::with_scripts([Script::reply("seen")]);
+    let a = agent(llm.clone(), vec![]);
+    a.prompt_text(
+        "look",
+        vec![dreb_ai::ImageContent {
+            data: "AAAA".into(),
+            mime_type: "image/png".into(),
+        }],
+    )
+    .await
+    .unwrap();
+    let first = serde_json::to_string(&a.messages()[0]).unwrap();
+    assert!(
+        first.starts_with(
+            r#"{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","data":"AAAA","mimeType":"image/png"}],"timestamp":"#
+        ),
+        "{first}"
+    );
+}
