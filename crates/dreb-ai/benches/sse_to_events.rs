@@ -110,22 +110,28 @@ fn words(n: usize, size: usize) -> Vec<String> {
 }
 
 fn main() {
+    // `cargo bench` passes `--bench`; under `cargo test --all-targets` this runs as a quick smoke check instead.
+    let full = std::env::args().any(|a| a == "--bench");
+    let reps = if full { 9 } else { 1 };
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     println!("### Throughput (SSE bytes → events)\n");
     println!("| wire | reply | deltas | SSE bytes | time | MB/s of SSE | events/s |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
-    let cases: Vec<(&str, &str, Vec<u8>, usize)> = vec![
+    let mut cases: Vec<(&str, &str, Vec<u8>, usize)> = vec![
         ("openai-completions", "text, 200 × 16 B", openai_sse("", &words(200, 16), false), 200),
         ("openai-completions", "text, 2000 × 16 B", openai_sse("", &words(2000, 16), false), 2000),
         ("anthropic-messages", "text, 200 × 16 B", anthropic_sse(&words(200, 16)), 200),
         ("anthropic-messages", "text, 2000 × 16 B", anthropic_sse(&words(2000, 16)), 2000),
         ("openai-completions", "tool args, 200 × 16 B", openai_sse("", &words(200, 16), true), 200),
     ];
+    if !full {
+        cases.retain(|c| c.3 == 200);
+    }
     for (api_name, label, sse, deltas) in &cases {
         let m = model(api_name);
         let c = chunks(sse);
         let mut events = 0;
-        let t = median(9, || events = run(&rt, &m, &c));
+        let t = median(reps, || events = run(&rt, &m, &c));
         let secs = t.as_secs_f64();
         println!(
             "| {api_name} | {label} | {deltas} | {} | {:.2} ms | {:.1} | {:.0} |",
@@ -141,17 +147,18 @@ fn main() {
     println!("next to the cost of cloning a partial of that size alone (with as many copies alive as the event channel holds).\n");
     println!("| content | L (bytes) | per delta | clone of partial | per delta − clone |");
     println!("| --- | ---: | ---: | ---: | ---: |");
-    let k = 500;
+    let k = if full { 500 } else { 20 };
+    let lengths: &[usize] = if full { &[1_000, 10_000, 100_000, 1_000_000] } else { &[1_000] };
     for tool in [false, true] {
-        for len in [1_000usize, 10_000, 100_000, 1_000_000] {
+        for &len in lengths {
             let prefix = "x".repeat(len);
             let m = model(api::OPENAI_COMPLETIONS);
             let with = chunks(&openai_sse(&prefix, &words(k, 16), tool));
             let without = chunks(&openai_sse(&prefix, &[], tool));
-            let t_with = median(9, || {
+            let t_with = median(reps, || {
                 run(&rt, &m, &with);
             });
-            let t_without = median(9, || {
+            let t_without = median(reps, || {
                 run(&rt, &m, &without);
             });
             let per_delta = t_with.saturating_sub(t_without).as_secs_f64() / k as f64;
@@ -172,7 +179,7 @@ fn main() {
             }
             // Up to CHANNEL_CAPACITY + 1 events are alive at once, so copies are fresh allocations, not one reused
             // buffer: measure them the same way.
-            let clone = median(9, || {
+            let clone = median(reps, || {
                 let mut live = std::collections::VecDeque::new();
                 for _ in 0..k {
                     live.push_back(std::hint::black_box(partial.clone()));
