@@ -78,6 +78,10 @@ def handle(cmd):
         os._exit(3)
     elif t == "extension_ui_response":
         write({"type": "echo_input", "frame": cmd})  # inputs get no response
+    elif t == "spawn_child":
+        import subprocess
+        child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(1)"])
+        ok(cmd, {"pid": child.pid})
     elif t == "get_state":
         ok(cmd, state)
     elif t == "prompt":

@@ -6,6 +6,7 @@ import os
 import stat
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -136,3 +137,23 @@ def test_large_frames_round_trip_intact(agent: RpcConnection[Any]) -> None:
     # Several MiB in one frame: bigger than a pipe buffer in both directions.
     message = ("x\u2028\u00e9" * 700_000)[:2_000_000]
     assert agent.call("echo", {"message": message}, timeout=60)["message"] == message
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan may wait for a reaper that a container's pid 1 never runs)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_forced_stop_takes_the_agents_children_with_it(fake_agent_path: str) -> None:
+    transport = fake_transport(fake_agent_path, env={"FAKE_AGENT_IGNORE_EOF": "1"}, stop_grace=0.05)
+    client: RpcConnection[Any] = RpcConnection(transport)
+    client.start()
+    pid = client.call("spawn_child")["pid"]
+    assert _running(pid)
+    client.close()
+    assert not _running(pid)

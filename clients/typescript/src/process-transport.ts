@@ -28,6 +28,11 @@ export interface ProcessTransportOptions {
   stderrLimit?: number;
   /** Grace period of each stop step (stdin EOF → SIGTERM → SIGKILL), in ms. Default 2000. */
   stopGraceMs?: number;
+  /**
+   * Start the agent in its own process group and send the stop signals to the whole group, so that
+   * processes the agent started (bash tools) cannot outlive a forced stop. Default: true on POSIX.
+   */
+  processGroup?: boolean;
 }
 
 /** Raised when the agent process cannot be spawned. */
@@ -76,6 +81,7 @@ export class ProcessTransport implements RpcTransport {
       stdio: ["pipe", "pipe", "pipe"],
       shell: false,
       windowsHide: true,
+      detached: this.useProcessGroup(),
       // uid / gid only when set: passing `undefined` keys would still change spawn's behaviour on some platforms.
       ...(o.uid !== undefined ? { uid: o.uid } : {}),
       ...(o.gid !== undefined ? { gid: o.gid } : {}),
@@ -139,10 +145,31 @@ export class ProcessTransport implements RpcTransport {
     const grace = this.options.stopGraceMs ?? 2000;
     if (!child.stdin.writableEnded) child.stdin.end();
     if (await settlesWithin(exited, grace)) return;
-    child.kill("SIGTERM");
-    if (await settlesWithin(exited, grace)) return;
-    child.kill("SIGKILL");
+    this.signal(child, "SIGTERM");
+    if (await settlesWithin(exited, grace)) {
+      // The agent is gone; nothing it started may linger after a forced stop.
+      this.signal(child, "SIGKILL", true);
+      return;
+    }
+    this.signal(child, "SIGKILL");
     await exited;
+  }
+
+  private useProcessGroup(): boolean {
+    return this.options.processGroup ?? process.platform !== "win32";
+  }
+
+  /** Signals the agent, or its whole process group; `groupOnly` skips the agent itself. */
+  private signal(child: ChildProcessWithoutNullStreams, signal: NodeJS.Signals, groupOnly = false): void {
+    if (this.useProcessGroup() && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // ESRCH: the group is already empty.
+      }
+      return;
+    }
+    if (!groupOnly) child.kill(signal);
   }
 
   private reportClose(handlers: TransportHandlers, decoder: JsonlDecoder, info: TransportCloseInfo): void {

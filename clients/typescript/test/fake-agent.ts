@@ -43,6 +43,11 @@ function handle(cmd) {
     case "never": return; // no response: the client's timeout fires
     case "die": fs.writeSync(2, "fatal: fake agent dying\n"); process.exit(3);
     case "extension_ui_response": return out({ type: "echo_input", frame: cmd }); // inputs get no response
+    case "spawn_child": {
+      // A long-lived grandchild, as a bash tool would start; reports its pid.
+      const child = require("node:child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+      return ok(cmd, { pid: child.pid });
+    }
     case "get_state": return ok(cmd, idleState);
     case "prompt":
       if (cmd.message === "refuse") return fail(cmd, "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");

@@ -1,5 +1,6 @@
 // ProcessTransport against a real child process (the fake agent), over real pipes.
 import { test } from "node:test";
+import { existsSync, readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import {
   ProcessTransport,
@@ -142,4 +143,23 @@ test("large frames (several MiB, bigger than a pipe buffer) round-trip intact", 
   assert.equal(echoed.message.length, message.length);
   assert.ok(echoed.message === message);
   await client.close();
+});
+
+/** Alive and not a zombie (a killed orphan may wait for a reaper that a container's pid 1 never runs). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+test("a forced stop takes the agent's own children with it", { skip: existsSync("/proc/self/stat") ? false : "needs /proc" }, async () => {
+  const { client, transport } = await startAgent({ env: { FAKE_AGENT_IGNORE_EOF: "1" }, stopGraceMs: 50 });
+  const { pid } = await client.call<{ pid: number }>("spawn_child");
+  assert.ok(running(pid));
+  await client.close();
+  assert.throws(() => process.kill(transport.pid!, 0));
+  assert.equal(running(pid), false);
 });

@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import json
 import os
+import signal
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Generic, Protocol, Self, TypeVar, cast
 
@@ -56,6 +57,7 @@ class AsyncSubprocessTransport:
         group: int | str | None = None,
         stderr_limit: int = 1024 * 1024,
         stop_grace: float = 2.0,
+        process_group: bool = os.name == "posix",
     ) -> None:
         self.command = command
         self.argv = [*command_args, "--mode", "rpc"]
@@ -70,6 +72,8 @@ class AsyncSubprocessTransport:
         self._group = group
         self._stderr_limit = stderr_limit
         self._stop_grace = stop_grace
+        # Own process group: the stop signals reach what the agent started (bash tools) too.
+        self._process_group = process_group
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr = bytearray()
         self._tasks: list[asyncio.Task[None]] = []
@@ -102,6 +106,7 @@ class AsyncSubprocessTransport:
                 env=env,
                 user=self._user,
                 group=self._group,
+                start_new_session=self._process_group,
             )
         except (OSError, ValueError) as error:
             raise SpawnError(f"Agent process failed to spawn: {error}") from error
@@ -146,19 +151,28 @@ class AsyncSubprocessTransport:
             return
         if proc.stdin is not None and not proc.stdin.is_closing():
             proc.stdin.close()
-        for step in (None, proc.terminate, proc.kill):
-            if proc.returncode is None and step is not None:
-                try:
-                    step()
-                except ProcessLookupError:
-                    pass
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            if sig is not None:
+                self._signal(proc.pid, sig)
             try:
                 await asyncio.wait_for(proc.wait(), self._stop_grace)
                 break
             except asyncio.TimeoutError:
                 continue
         await proc.wait()
+        if sig is not None:
+            # A forced stop: nothing the agent started may outlive it.
+            self._signal(proc.pid, signal.SIGKILL, group_only=True)
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _signal(self, pid: int, sig: signal.Signals, group_only: bool = False) -> None:
+        try:
+            if self._process_group:
+                os.killpg(pid, sig)
+            elif not group_only:
+                os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
 
     def _stderr_suffix(self) -> str:
         text = self.stderr().strip()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -134,6 +135,7 @@ class SubprocessTransport:
         group: int | str | None = None,
         stderr_limit: int = 1024 * 1024,
         stop_grace: float = 2.0,
+        process_group: bool = os.name == "posix",
     ) -> None:
         """``command_args`` go before ``--mode rpc`` (e.g. a script path), ``args`` after it.
         ``env`` is merged over ``os.environ`` (``None`` removes a variable). ``user`` / ``group``
@@ -152,6 +154,8 @@ class SubprocessTransport:
         self._group = group
         self._stderr_limit = stderr_limit
         self._stop_grace = stop_grace
+        # Own process group: the stop signals reach what the agent started (bash tools) too.
+        self._process_group = process_group
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr = bytearray()
         self._stderr_lock = threading.Lock()
@@ -192,6 +196,7 @@ class SubprocessTransport:
                 # None (the default) leaves the uid / gid unchanged.
                 user=self._user,
                 group=self._group,
+                start_new_session=self._process_group,
             )
         except (OSError, ValueError, subprocess.SubprocessError) as error:
             raise SpawnError(f"Agent process failed to spawn: {error}") from error
@@ -243,15 +248,27 @@ class SubprocessTransport:
                     proc.stdin.close()
                 except OSError:
                     pass
-        for step in (None, proc.terminate, proc.kill):
-            if step is not None:
-                step()
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            if sig is not None:
+                self._signal(proc.pid, sig)
             try:
                 proc.wait(timeout=self._stop_grace)
-                return
+                break
             except subprocess.TimeoutExpired:
                 continue
         proc.wait()
+        if sig is not None:
+            # A forced stop: nothing the agent started may outlive it.
+            self._signal(proc.pid, signal.SIGKILL, group_only=True)
+
+    def _signal(self, pid: int, sig: signal.Signals, group_only: bool = False) -> None:
+        try:
+            if self._process_group:
+                os.killpg(pid, sig)
+            elif not group_only:
+                os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
 
     def _stderr_suffix(self) -> str:
         text = self.stderr().strip()
