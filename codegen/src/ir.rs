@@ -55,10 +55,14 @@ impl Ir {
         };
         match self.type_def(type_name).map(|t| &t.kind) {
             Some(TypeKind::Struct(_)) => declares(type_name),
-            Some(TypeKind::Union(u)) => !u.variants.is_empty() && u.variants.iter().all(|v| declares(&v.type_name)),
+            Some(TypeKind::Union(u)) => {
+                !u.variants.is_empty() && u.variants.iter().all(|v| declares(&v.type_name))
+            }
             Some(TypeKind::OneOf(o)) => {
                 !o.variants.is_empty()
-                    && o.variants.iter().all(|v| matches!(v, TypeRef::Named(n) if declares(n)))
+                    && o.variants
+                        .iter()
+                        .all(|v| matches!(v, TypeRef::Named(n) if declares(n)))
             }
             _ => false,
         }
@@ -107,7 +111,10 @@ pub struct Envelope {
 impl Envelope {
     /// The error text template stored under `key`, if any.
     pub fn error(&self, key: &str) -> Option<&str> {
-        self.errors.iter().find(|e| e.key == key).map(|e| e.text.as_str())
+        self.errors
+            .iter()
+            .find(|e| e.key == key)
+            .map(|e| e.text.as_str())
     }
 }
 
@@ -458,7 +465,8 @@ pub fn snake_case(s: &str) -> String {
         if c == '-' || c == ' ' || c == '.' || c == '/' {
             out.push('_');
         } else if c.is_ascii_uppercase() {
-            let prev_lower = i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
+            let prev_lower =
+                i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
             let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
             let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
             if i > 0 && !out.ends_with('_') && (prev_lower || (prev_upper && next_lower)) {

@@ -34,25 +34,35 @@ impl std::error::Error for SpecError {}
 pub fn load_spec(path: impl AsRef<Path>) -> Result<Ir, SpecError> {
     let path = path.as_ref();
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| SpecError { file: file.clone(), problems: vec![format!("cannot read: {e}")] })?;
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+        file: file.clone(),
+        problems: vec![format!("cannot read: {e}")],
+    })?;
     load_spec_str(&text, &file)
 }
 
 /// Like [`load_spec`], from a string; `file` names it in messages.
 pub fn load_spec_str(text: &str, file: &str) -> Result<Ir, SpecError> {
-    let fail = |problems: Vec<String>| SpecError { file: file.to_string(), problems };
+    let fail = |problems: Vec<String>| SpecError {
+        file: file.to_string(),
+        problems,
+    };
     let options = serde_saphyr::options! {
         strict_booleans: true,
         duplicate_keys: DuplicateKeyPolicy::Error,
     };
-    let raw: RawSpec = serde_saphyr::from_str_with_options(text, options).map_err(|e| fail(vec![e.to_string()]))?;
+    let raw: RawSpec = serde_saphyr::from_str_with_options(text, options)
+        .map_err(|e| fail(vec![e.to_string()]))?;
     let mut problems = Vec::new();
     let ir = convert(raw, &mut problems);
     if problems.is_empty() {
         crate::validate::validate(&ir, &mut problems);
     }
-    if problems.is_empty() { Ok(ir) } else { Err(fail(problems)) }
+    if problems.is_empty() {
+        Ok(ir)
+    } else {
+        Err(fail(problems))
+    }
 }
 
 fn at(loc: &serde_saphyr::Location) -> String {
@@ -60,10 +70,19 @@ fn at(loc: &serde_saphyr::Location) -> String {
 }
 
 fn convert(raw: RawSpec, problems: &mut Vec<String>) -> Ir {
-    let protocol = ProtocolMeta { name: raw.protocol.name, version: raw.protocol.version, doc: raw.protocol.doc };
+    let protocol = ProtocolMeta {
+        name: raw.protocol.name,
+        version: raw.protocol.version,
+        doc: raw.protocol.doc,
+    };
     let envelope = Envelope {
         doc: raw.envelope.doc,
-        errors: raw.envelope.errors.into_iter().map(|(key, text)| ErrorTemplate { key, text }).collect(),
+        errors: raw
+            .envelope
+            .errors
+            .into_iter()
+            .map(|(key, text)| ErrorTemplate { key, text })
+            .collect(),
         examples: raw
             .envelope
             .examples
@@ -72,26 +91,71 @@ fn convert(raw: RawSpec, problems: &mut Vec<String>) -> Ir {
             .map(|(i, v)| convert_envelope_example(i, v, problems))
             .collect(),
     };
-    let types = raw.types.into_iter().map(|(name, t)| convert_type(name, t, problems)).collect();
-    let commands = raw.commands.into_iter().map(|(name, c)| convert_command(name, c, problems)).collect();
-    let events = raw.events.into_iter().map(|(name, m)| convert_message("events", name, m, problems)).collect();
-    let inputs = raw.inputs.into_iter().map(|(name, m)| convert_message("inputs", name, m, problems)).collect();
-    Ir { protocol, envelope, types, commands, events, inputs }
+    let types = raw
+        .types
+        .into_iter()
+        .map(|(name, t)| convert_type(name, t, problems))
+        .collect();
+    let commands = raw
+        .commands
+        .into_iter()
+        .map(|(name, c)| convert_command(name, c, problems))
+        .collect();
+    let events = raw
+        .events
+        .into_iter()
+        .map(|(name, m)| convert_message("events", name, m, problems))
+        .collect();
+    let inputs = raw
+        .inputs
+        .into_iter()
+        .map(|(name, m)| convert_message("inputs", name, m, problems))
+        .collect();
+    Ir {
+        protocol,
+        envelope,
+        types,
+        commands,
+        events,
+        inputs,
+    }
 }
 
 /// An envelope example is either a bare response frame (named `#<n>`, 1-based) or a long form
 /// `{name, doc?, line? | request?, response?}`, recognised by its `name` key (frames never have one).
-fn convert_envelope_example(i: usize, v: serde_json::Value, problems: &mut Vec<String>) -> EnvelopeExample {
+fn convert_envelope_example(
+    i: usize,
+    v: serde_json::Value,
+    problems: &mut Vec<String>,
+) -> EnvelopeExample {
     if v.get("name").is_some() {
         match serde_json::from_value::<RawEnvelopeExample>(v) {
-            Ok(e) => EnvelopeExample { name: e.name, doc: e.doc, line: e.line, request: e.request, response: e.response },
+            Ok(e) => EnvelopeExample {
+                name: e.name,
+                doc: e.doc,
+                line: e.line,
+                request: e.request,
+                response: e.response,
+            },
             Err(e) => {
                 problems.push(format!("envelope.examples[{i}]: {e}"));
-                EnvelopeExample { name: format!("#{}", i + 1), doc: None, line: None, request: None, response: None }
+                EnvelopeExample {
+                    name: format!("#{}", i + 1),
+                    doc: None,
+                    line: None,
+                    request: None,
+                    response: None,
+                }
             }
         }
     } else {
-        EnvelopeExample { name: format!("#{}", i + 1), doc: None, line: None, request: None, response: Some(v) }
+        EnvelopeExample {
+            name: format!("#{}", i + 1),
+            doc: None,
+            line: None,
+            request: None,
+            response: Some(v),
+        }
     }
 }
 
@@ -102,7 +166,11 @@ fn type_ref(expr: &str, ctx: &str, problems: &mut Vec<String>) -> TypeRef {
     })
 }
 
-fn convert_fields(fields: IndexMap<String, RawField>, ctx: &str, problems: &mut Vec<String>) -> Vec<Field> {
+fn convert_fields(
+    fields: IndexMap<String, RawField>,
+    ctx: &str,
+    problems: &mut Vec<String>,
+) -> Vec<Field> {
     fields
         .into_iter()
         .map(|(name, f)| {
@@ -141,18 +209,26 @@ fn convert_type(name: String, t: RawType, problems: &mut Vec<String>) -> TypeDef
         "oneOf" => &["variants"],
         "alias" => &["type"],
         other => {
-            problems.push(format!("{ctx}: unknown kind `{other}` (expected struct, enum, union, oneOf, alias)"));
+            problems.push(format!(
+                "{ctx}: unknown kind `{other}` (expected struct, enum, union, oneOf, alias)"
+            ));
             &[]
         }
     };
     for (key, is_present) in &present {
         if *is_present && !allowed.contains(key) && !allowed.is_empty() {
-            problems.push(format!("{ctx}: key `{key}` is not allowed for kind `{kind_name}`"));
+            problems.push(format!(
+                "{ctx}: key `{key}` is not allowed for kind `{kind_name}`"
+            ));
         }
     }
     let kind = match kind_name {
         "struct" => TypeKind::Struct(StructDef {
-            fields: convert_fields(t.fields.unwrap_or_default(), &format!("types.{name}.fields"), problems),
+            fields: convert_fields(
+                t.fields.unwrap_or_default(),
+                &format!("types.{name}.fields"),
+                problems,
+            ),
             additional_fields: t.additional_fields.unwrap_or(false),
         }),
         "enum" => {
@@ -161,7 +237,13 @@ fn convert_type(name: String, t: RawType, problems: &mut Vec<String>) -> TypeDef
                 Vec::new()
             });
             TypeKind::Enum(EnumDef {
-                values: values.into_iter().map(|v| EnumValue { value: v.value, doc: v.doc }).collect(),
+                values: values
+                    .into_iter()
+                    .map(|v| EnumValue {
+                        value: v.value,
+                        doc: v.doc,
+                    })
+                    .collect(),
                 open: t.open.unwrap_or(false),
             })
         }
@@ -171,11 +253,17 @@ fn convert_type(name: String, t: RawType, problems: &mut Vec<String>) -> TypeDef
                 String::new()
             });
             let variants = match t.variants {
-                Some(RawVariants::Tagged(m)) => {
-                    m.into_iter().map(|(tag_value, type_name)| UnionVariant { tag_value, type_name }).collect()
-                }
+                Some(RawVariants::Tagged(m)) => m
+                    .into_iter()
+                    .map(|(tag_value, type_name)| UnionVariant {
+                        tag_value,
+                        type_name,
+                    })
+                    .collect(),
                 Some(RawVariants::List(_)) => {
-                    problems.push(format!("{ctx}: union `variants` must be a map of tag value → struct type name"));
+                    problems.push(format!(
+                        "{ctx}: union `variants` must be a map of tag value → struct type name"
+                    ));
                     Vec::new()
                 }
                 None => {
@@ -183,13 +271,21 @@ fn convert_type(name: String, t: RawType, problems: &mut Vec<String>) -> TypeDef
                     Vec::new()
                 }
             };
-            TypeKind::Union(UnionDef { tag, variants, open: t.open.unwrap_or(false) })
+            TypeKind::Union(UnionDef {
+                tag,
+                variants,
+                open: t.open.unwrap_or(false),
+            })
         }
         "oneOf" => {
             let variants = match t.variants {
-                Some(RawVariants::List(l)) => l.iter().map(|e| type_ref(e, &ctx, problems)).collect(),
+                Some(RawVariants::List(l)) => {
+                    l.iter().map(|e| type_ref(e, &ctx, problems)).collect()
+                }
                 Some(RawVariants::Tagged(_)) => {
-                    problems.push(format!("{ctx}: oneOf `variants` must be a list of type expressions"));
+                    problems.push(format!(
+                        "{ctx}: oneOf `variants` must be a list of type expressions"
+                    ));
                     Vec::new()
                 }
                 None => {
@@ -208,16 +304,24 @@ fn convert_type(name: String, t: RawType, problems: &mut Vec<String>) -> TypeDef
         },
         _ => TypeKind::Alias(TypeRef::Json),
     };
-    TypeDef { name, doc: t.doc, kind, examples: t.examples, since: t.since, note: t.note }
+    TypeDef {
+        name,
+        doc: t.doc,
+        kind,
+        examples: t.examples,
+        since: t.since,
+        note: t.note,
+    }
 }
 
 fn convert_command(name: String, c: RawCommand, problems: &mut Vec<String>) -> Command {
     let ctx = format!("commands.{name}");
     let result = match c.result {
         RawResult::None => CommandResult::None,
-        RawResult::Data { ty, nullable } => {
-            CommandResult::Data { ty: type_ref(&ty, &format!("{ctx}.result"), problems), nullable }
-        }
+        RawResult::Data { ty, nullable } => CommandResult::Data {
+            ty: type_ref(&ty, &format!("{ctx}.result"), problems),
+            nullable,
+        },
     };
     Command {
         params: convert_fields(c.params, &format!("{ctx}.params"), problems),
@@ -226,21 +330,41 @@ fn convert_command(name: String, c: RawCommand, problems: &mut Vec<String>) -> C
         group: c.group,
         documented: c.documented,
         result,
-        errors: c.errors.into_iter().map(|e| CommandError { text: e.text, when: e.when }).collect(),
+        errors: c
+            .errors
+            .into_iter()
+            .map(|e| CommandError {
+                text: e.text,
+                when: e.when,
+            })
+            .collect(),
         examples: c
             .examples
             .into_iter()
-            .map(|e| CommandExample { name: e.name, request: e.request, response: e.response, events: e.events, note: e.note })
+            .map(|e| CommandExample {
+                name: e.name,
+                request: e.request,
+                response: e.response,
+                events: e.events,
+                note: e.note,
+            })
             .collect(),
         since: c.since,
         note: c.note,
     }
 }
 
-fn convert_message(section: &str, name: String, m: RawMessage, problems: &mut Vec<String>) -> Message {
+fn convert_message(
+    section: &str,
+    name: String,
+    m: RawMessage,
+    problems: &mut Vec<String>,
+) -> Message {
     let ctx = format!("{section}.{name}");
     let body = match (m.fields, m.body) {
-        (Some(fields), None) => MessageBody::Fields(convert_fields(fields, &format!("{ctx}.fields"), problems)),
+        (Some(fields), None) => {
+            MessageBody::Fields(convert_fields(fields, &format!("{ctx}.fields"), problems))
+        }
         (None, Some(body)) => MessageBody::Type(body),
         (None, None) => MessageBody::Fields(Vec::new()),
         (Some(_), Some(_)) => {

@@ -30,7 +30,9 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = cli.root.unwrap_or_else(dreb_codegen::repo_root);
-    let spec = cli.spec.unwrap_or_else(|| root.join(dreb_codegen::SPEC_PATH));
+    let spec = cli
+        .spec
+        .unwrap_or_else(|| root.join(dreb_codegen::SPEC_PATH));
     let ir = match dreb_codegen::load_spec(&spec) {
         Ok(ir) => ir,
         Err(e) => {
@@ -53,11 +55,11 @@ fn main() -> ExitCode {
         Cmd::Generate => {
             for file in dreb_codegen::generate_all(&ir) {
                 let path = root.join(&file.path);
-                if let Some(dir) = path.parent() {
-                    if let Err(e) = std::fs::create_dir_all(dir) {
-                        eprintln!("cannot create {}: {e}", dir.display());
-                        return ExitCode::FAILURE;
-                    }
+                if let Some(dir) = path.parent()
+                    && let Err(e) = std::fs::create_dir_all(dir)
+                {
+                    eprintln!("cannot create {}: {e}", dir.display());
+                    return ExitCode::FAILURE;
                 }
                 // Unchanged files are left alone so their mtimes do not trigger rebuilds.
                 if std::fs::read_to_string(&path).ok().as_deref() == Some(file.contents.as_str()) {

@@ -118,7 +118,9 @@ fn scalar_text<E: de::Error>(v: &Value) -> Result<String, E> {
         Value::String(s) => Ok(s.clone()),
         Value::Bool(b) => Ok(b.to_string()),
         Value::Number(n) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
-        other => Err(E::custom(format!("enum value must be a string, got {other}"))),
+        other => Err(E::custom(format!(
+            "enum value must be a string, got {other}"
+        ))),
     }
 }
 
@@ -131,20 +133,36 @@ impl<'de> Deserialize<'de> for RawEnumValue {
                 f.write_str("an enum value: a string, or a map with `value` and `doc`")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RawEnumValue, E> {
-                Ok(RawEnumValue { value: v.to_string(), doc: None })
+                Ok(RawEnumValue {
+                    value: v.to_string(),
+                    doc: None,
+                })
             }
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawEnumValue, E> {
-                Ok(RawEnumValue { value: v.to_string(), doc: None })
+                Ok(RawEnumValue {
+                    value: v.to_string(),
+                    doc: None,
+                })
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawEnumValue, E> {
-                Ok(RawEnumValue { value: v.to_string(), doc: None })
+                Ok(RawEnumValue {
+                    value: v.to_string(),
+                    doc: None,
+                })
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawEnumValue, E> {
-                Ok(RawEnumValue { value: v.to_string(), doc: None })
+                Ok(RawEnumValue {
+                    value: v.to_string(),
+                    doc: None,
+                })
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawEnumValue, A::Error> {
-                let long = RawEnumValueLong::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(RawEnumValue { value: scalar_text(&long.value)?, doc: long.doc })
+                let long =
+                    RawEnumValueLong::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(RawEnumValue {
+                    value: scalar_text(&long.value)?,
+                    doc: long.doc,
+                })
             }
         }
         d.deserialize_any(V)
@@ -164,13 +182,17 @@ impl<'de> Deserialize<'de> for RawVariants {
         impl<'de> Visitor<'de> for V {
             type Value = RawVariants;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a map of tag value → type name (union) or a list of type expressions (oneOf)")
+                f.write_str(
+                    "a map of tag value → type name (union) or a list of type expressions (oneOf)",
+                )
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawVariants, A::Error> {
-                IndexMap::<String, String>::deserialize(de::value::MapAccessDeserializer::new(map)).map(RawVariants::Tagged)
+                IndexMap::<String, String>::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(RawVariants::Tagged)
             }
             fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<RawVariants, A::Error> {
-                Vec::<String>::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(RawVariants::List)
+                Vec::<String>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(RawVariants::List)
             }
         }
         d.deserialize_any(V)
@@ -229,12 +251,17 @@ impl<'de> Deserialize<'de> for RawResult {
                 if v == "none" {
                     Ok(RawResult::None)
                 } else {
-                    Err(E::custom(format!("result must be `none` or `{{ type: ... }}`, got `{v}`")))
+                    Err(E::custom(format!(
+                        "result must be `none` or `{{ type: ... }}`, got `{v}`"
+                    )))
                 }
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawResult, A::Error> {
                 let r = RawResultData::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(RawResult::Data { ty: r.ty, nullable: r.nullable })
+                Ok(RawResult::Data {
+                    ty: r.ty,
+                    nullable: r.nullable,
+                })
             }
         }
         d.deserialize_any(V)

@@ -14,7 +14,11 @@ use crate::ir::*;
 
 /// Emits the Rust protocol module for `ir` (one file's contents, starting with the banner).
 pub fn generate(ir: &Ir) -> String {
-    let mut g = Gen { ir, out: String::new(), consts: Vec::new() };
+    let mut g = Gen {
+        ir,
+        out: String::new(),
+        consts: Vec::new(),
+    };
     g.file();
     g.out
 }
@@ -27,10 +31,11 @@ struct Gen<'a> {
 }
 
 const KEYWORDS: &[&str] = &[
-    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl", "in",
-    "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self", "static", "struct", "super",
-    "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn", "abstract", "become", "box",
-    "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
+    "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+    "self", "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
+    "while", "async", "await", "dyn", "abstract", "become", "box", "do", "final", "macro",
+    "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
 ];
 
 /// A Rust identifier for a wire name in snake case: keywords become raw identifiers (`r#type`), except those
@@ -128,7 +133,13 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn doc_with_notes(&mut self, indent: usize, doc: Option<&str>, since: Option<&str>, note: Option<&str>) {
+    fn doc_with_notes(
+        &mut self,
+        indent: usize,
+        doc: Option<&str>,
+        since: Option<&str>,
+        note: Option<&str>,
+    ) {
         self.doc(indent, doc);
         if let Some(s) = since {
             if doc.is_some() {
@@ -150,7 +161,13 @@ impl<'a> Gen<'a> {
             "//\n// Protocol {} version {}. Types, wire names, the RpcHandler trait and dispatch.\n\n",
             self.ir.protocol.name, self.ir.protocol.version
         ));
-        self.w(0, &format!("/// Protocol name (`protocol.name`).\npub const PROTOCOL_NAME: &str = {};", str_lit(&self.ir.protocol.name)));
+        self.w(
+            0,
+            &format!(
+                "/// Protocol name (`protocol.name`).\npub const PROTOCOL_NAME: &str = {};",
+                str_lit(&self.ir.protocol.name)
+            ),
+        );
         self.w(0, &format!("/// Protocol revision (`protocol.version`).\npub const PROTOCOL_VERSION: &str = {};", str_lit(&self.ir.protocol.version)));
         self.w(0, "");
         self.wire_names();
@@ -161,13 +178,22 @@ impl<'a> Gen<'a> {
         for c in &self.ir.commands {
             let fields = c.params.clone();
             let name = format!("{}Params", c.pascal_name());
-            let doc = format!("Parameters of the `{}` command (the request's fields besides `id` and `type`).", c.name);
+            let doc = format!(
+                "Parameters of the `{}` command (the request's fields besides `id` and `type`).",
+                c.name
+            );
             self.struct_def(&name, Some(&doc), &fields, false, false);
         }
         for e in &self.ir.events {
             if let MessageBody::Fields(fields) = &e.body {
                 let doc = format!("Fields of the `{}` event besides `type`.", e.name);
-                self.struct_def(&format!("{}Event", e.pascal_name()), Some(&doc), fields, false, false);
+                self.struct_def(
+                    &format!("{}Event", e.pascal_name()),
+                    Some(&doc),
+                    fields,
+                    false,
+                    false,
+                );
             }
         }
         self.command_enum();
@@ -183,23 +209,44 @@ impl<'a> Gen<'a> {
     // Wire names and texts
 
     fn wire_names(&mut self) {
-        self.w(0, "/// Exact wire `type` strings of every command, event and input message.");
+        self.w(
+            0,
+            "/// Exact wire `type` strings of every command, event and input message.",
+        );
         self.w(0, "pub mod wire {");
         let sections: [(&str, &str, Vec<String>); 3] = [
-            ("commands", "Command `type` strings.", self.ir.commands.iter().map(|c| c.name.clone()).collect()),
-            ("events", "Event `type` strings.", self.ir.events.iter().map(|c| c.name.clone()).collect()),
-            ("inputs", "Input message `type` strings (stdin messages that are not commands).", self.ir.inputs.iter().map(|c| c.name.clone()).collect()),
+            (
+                "commands",
+                "Command `type` strings.",
+                self.ir.commands.iter().map(|c| c.name.clone()).collect(),
+            ),
+            (
+                "events",
+                "Event `type` strings.",
+                self.ir.events.iter().map(|c| c.name.clone()).collect(),
+            ),
+            (
+                "inputs",
+                "Input message `type` strings (stdin messages that are not commands).",
+                self.ir.inputs.iter().map(|c| c.name.clone()).collect(),
+            ),
         ];
         for (module, doc, names) in sections {
             self.w(1, &format!("/// {doc}"));
             self.w(1, &format!("pub mod {module} {{"));
-            let idents = dedupe(names.iter().map(|n| snake_case(n).to_uppercase()).collect(), &["ALL"]);
+            let idents = dedupe(
+                names.iter().map(|n| snake_case(n).to_uppercase()).collect(),
+                &["ALL"],
+            );
             for (n, id) in names.iter().zip(&idents) {
                 self.w(2, &format!("/// `{n}`"));
                 self.w(2, &format!("pub const {id}: &str = {};", str_lit(n)));
             }
             self.w(2, "/// All of them, in spec order.");
-            self.w(2, &format!("pub const ALL: &[&str] = &[{}];", idents.join(", ")));
+            self.w(
+                2,
+                &format!("pub const ALL: &[&str] = &[{}];", idents.join(", ")),
+            );
             self.w(1, "}");
         }
         self.w(0, "}");
@@ -210,16 +257,34 @@ impl<'a> Gen<'a> {
         let env = &self.ir.envelope;
         let get = |k: &str, default: &str| env.error(k).unwrap_or(default).to_string();
         let texts = [
-            ("PARSE", get("parse", "Failed to parse JSON: {message}"), "Parse error (`{message}`). Written with `command: \"parse\"` and no `id`."),
-            ("UNKNOWN_COMMAND", get("unknownCommand", "Unknown command: {type}"), "Unknown command `type` (`{type}`)."),
-            ("COMMAND_FAILED", get("commandFailed", "Command failed: {message}"), "An unexpected failure inside a handler (`{message}`)."),
+            (
+                "PARSE",
+                get("parse", "Failed to parse JSON: {message}"),
+                "Parse error (`{message}`). Written with `command: \"parse\"` and no `id`.",
+            ),
+            (
+                "UNKNOWN_COMMAND",
+                get("unknownCommand", "Unknown command: {type}"),
+                "Unknown command `type` (`{type}`).",
+            ),
+            (
+                "COMMAND_FAILED",
+                get("commandFailed", "Command failed: {message}"),
+                "An unexpected failure inside a handler (`{message}`).",
+            ),
             (
                 "INVALID_PARAMS",
-                get("invalidParams", "Invalid parameters for {command}: {message}"),
+                get(
+                    "invalidParams",
+                    "Invalid parameters for {command}: {message}",
+                ),
                 "A known command whose fields do not match the spec (`{command}`, `{message}` names the field).",
             ),
         ];
-        self.w(0, "/// Envelope error templates from `envelope.errors`; `{name}` marks a variable part.");
+        self.w(
+            0,
+            "/// Envelope error templates from `envelope.errors`; `{name}` marks a variable part.",
+        );
         self.w(0, "pub mod error_text {");
         for (id, text, doc) in texts {
             self.w(1, &format!("/// {doc}"));
@@ -239,12 +304,21 @@ impl<'a> Gen<'a> {
             TypeRef::Int => "i64".to_string(),
             TypeRef::Number => "crate::support::JsNumber".to_string(),
             TypeRef::Json => "::serde_json::Value".to_string(),
-            TypeRef::Object => "::serde_json::Map<::std::string::String, ::serde_json::Value>".to_string(),
+            TypeRef::Object => {
+                "::serde_json::Map<::std::string::String, ::serde_json::Value>".to_string()
+            }
             TypeRef::List(t) => format!("::std::vec::Vec<{}>", self.rust_type(t, false)),
-            TypeRef::Map(t) => format!("::indexmap::IndexMap<::std::string::String, {}>", self.rust_type(t, false)),
+            TypeRef::Map(t) => format!(
+                "::indexmap::IndexMap<::std::string::String, {}>",
+                self.rust_type(t, false)
+            ),
             TypeRef::Named(n) => n.clone(),
         };
-        if boxed { format!("::std::boxed::Box<{t}>") } else { t }
+        if boxed {
+            format!("::std::boxed::Box<{t}>")
+        } else {
+            t
+        }
     }
 
     /// `true` when a field of type `ty` inside `owner` would make `owner` infinitely sized (reaches `owner` again
@@ -264,9 +338,10 @@ impl<'a> Gen<'a> {
         }
         match self.ir.type_def(n).map(|t| &t.kind) {
             Some(TypeKind::Struct(s)) => s.fields.iter().any(|f| self.reaches(&f.ty, target, seen)),
-            Some(TypeKind::Union(u)) => {
-                u.variants.iter().any(|v| self.reaches(&TypeRef::Named(v.type_name.clone()), target, seen))
-            }
+            Some(TypeKind::Union(u)) => u
+                .variants
+                .iter()
+                .any(|v| self.reaches(&TypeRef::Named(v.type_name.clone()), target, seen)),
             Some(TypeKind::OneOf(o)) => o.variants.iter().any(|v| self.reaches(v, target, seen)),
             Some(TypeKind::Alias(a)) => self.reaches(a, target, seen),
             _ => false,
@@ -277,7 +352,13 @@ impl<'a> Gen<'a> {
         match &t.kind {
             TypeKind::Struct(s) => {
                 let doc = self.type_doc(t);
-                self.struct_def(&t.name, doc.as_deref(), &s.fields, s.additional_fields, true);
+                self.struct_def(
+                    &t.name,
+                    doc.as_deref(),
+                    &s.fields,
+                    s.additional_fields,
+                    true,
+                );
             }
             TypeKind::Enum(e) => self.enum_def(t, e),
             TypeKind::Union(u) => self.union_def(t, u),
@@ -305,9 +386,19 @@ impl<'a> Gen<'a> {
         if d.is_empty() { None } else { Some(d) }
     }
 
-    fn struct_def(&mut self, name: &str, doc: Option<&str>, fields: &[Field], additional: bool, is_shared: bool) {
+    fn struct_def(
+        &mut self,
+        name: &str,
+        doc: Option<&str>,
+        fields: &[Field],
+        additional: bool,
+        is_shared: bool,
+    ) {
         self.doc(0, doc);
-        self.w(0, "#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]");
+        self.w(
+            0,
+            "#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]",
+        );
         if fields.is_empty() && !additional {
             self.w(0, &format!("pub struct {name} {{}}"));
             self.w(0, "");
@@ -356,7 +447,12 @@ impl<'a> Gen<'a> {
             let ident = idents.last().cloned().unwrap_or_default();
             self.w(1, "/// Keys not described by the spec (this is an open object); kept in order and written back.");
             self.w(1, "#[serde(flatten)]");
-            self.w(1, &format!("pub {ident}: ::serde_json::Map<::std::string::String, ::serde_json::Value>,"));
+            self.w(
+                1,
+                &format!(
+                    "pub {ident}: ::serde_json::Map<::std::string::String, ::serde_json::Value>,"
+                ),
+            );
         }
         self.w(0, "}");
         self.w(0, "");
@@ -364,12 +460,18 @@ impl<'a> Gen<'a> {
 
     fn enum_def(&mut self, t: &TypeDef, e: &EnumDef) {
         let name = &t.name;
-        let variants = dedupe(e.values.iter().map(|v| variant_ident(&v.value)).collect(), &["Other"]);
+        let variants = dedupe(
+            e.values.iter().map(|v| variant_ident(&v.value)).collect(),
+            &["Other"],
+        );
         let doc = self.type_doc(t);
         self.doc(0, doc.as_deref());
         if e.open {
             self.w(0, "///");
-            self.w(0, "/// Open: values not listed in the spec are kept in [`Self::Other`].");
+            self.w(
+                0,
+                "/// Open: values not listed in the spec are kept in [`Self::Other`].",
+            );
             self.w(0, "#[derive(Debug, Clone, PartialEq, Eq, Hash)]");
         } else {
             self.w(0, "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]");
@@ -389,7 +491,13 @@ impl<'a> Gen<'a> {
         self.w(0, &format!("impl {name} {{"));
         self.w(1, "/// Every listed wire value, in spec order.");
         let values: Vec<String> = e.values.iter().map(|v| str_lit(&v.value)).collect();
-        self.w(1, &format!("pub const VALUES: &'static [&'static str] = &[{}];", values.join(", ")));
+        self.w(
+            1,
+            &format!(
+                "pub const VALUES: &'static [&'static str] = &[{}];",
+                values.join(", ")
+            ),
+        );
         self.w(1, "/// The wire value.");
         self.w(1, "pub fn as_str(&self) -> &str {");
         self.w(2, "match self {");
@@ -401,14 +509,29 @@ impl<'a> Gen<'a> {
         }
         self.w(2, "}");
         self.w(1, "}");
-        self.w(1, "/// Parses a wire value; `None` for an unlisted value of a closed enum.");
-        self.w(1, "pub fn from_wire(s: &str) -> ::std::option::Option<Self> {");
+        self.w(
+            1,
+            "/// Parses a wire value; `None` for an unlisted value of a closed enum.",
+        );
+        self.w(
+            1,
+            "pub fn from_wire(s: &str) -> ::std::option::Option<Self> {",
+        );
         self.w(2, "match s {");
         for (v, ident) in e.values.iter().zip(&variants) {
-            self.w(3, &format!("{} => ::std::option::Option::Some(Self::{ident}),", str_lit(&v.value)));
+            self.w(
+                3,
+                &format!(
+                    "{} => ::std::option::Option::Some(Self::{ident}),",
+                    str_lit(&v.value)
+                ),
+            );
         }
         if e.open {
-            self.w(3, "other => ::std::option::Option::Some(Self::Other(other.to_string())),");
+            self.w(
+                3,
+                "other => ::std::option::Option::Some(Self::Other(other.to_string())),",
+            );
         } else {
             self.w(3, "_ => ::std::option::Option::None,");
         }
@@ -417,7 +540,10 @@ impl<'a> Gen<'a> {
         self.w(0, "}");
         self.w(0, "");
         self.w(0, &format!("impl ::std::fmt::Display for {name} {{"));
-        self.w(1, "fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {");
+        self.w(
+            1,
+            "fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {",
+        );
         self.w(2, "f.write_str(self.as_str())");
         self.w(1, "}");
         self.w(0, "}");
@@ -428,9 +554,15 @@ impl<'a> Gen<'a> {
         self.w(1, "}");
         self.w(0, "}");
         self.w(0, "");
-        self.w(0, &format!("impl<'de> ::serde::Deserialize<'de> for {name} {{"));
+        self.w(
+            0,
+            &format!("impl<'de> ::serde::Deserialize<'de> for {name} {{"),
+        );
         self.w(1, "fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {");
-        self.w(2, "let s = <::std::string::String as ::serde::Deserialize>::deserialize(d)?;");
+        self.w(
+            2,
+            "let s = <::std::string::String as ::serde::Deserialize>::deserialize(d)?;",
+        );
         self.w(2, "Self::from_wire(&s).ok_or_else(|| <D::Error as ::serde::de::Error>::unknown_variant(&s, Self::VALUES))");
         self.w(1, "}");
         self.w(0, "}");
@@ -439,16 +571,42 @@ impl<'a> Gen<'a> {
 
     fn union_def(&mut self, t: &TypeDef, u: &UnionDef) {
         let name = &t.name;
-        let catch_all = if u.variants.iter().any(|v| variant_ident(&v.tag_value) == "Unknown") { "UnknownTag" } else { "Unknown" };
-        let variants = dedupe(u.variants.iter().map(|v| variant_ident(&v.tag_value)).collect(), &[catch_all]);
+        let catch_all = if u
+            .variants
+            .iter()
+            .any(|v| variant_ident(&v.tag_value) == "Unknown")
+        {
+            "UnknownTag"
+        } else {
+            "Unknown"
+        };
+        let variants = dedupe(
+            u.variants
+                .iter()
+                .map(|v| variant_ident(&v.tag_value))
+                .collect(),
+            &[catch_all],
+        );
         let doc = self.type_doc(t);
         self.doc(0, doc.as_deref());
         if doc.is_some() {
             self.w(0, "///");
         }
-        self.w(0, &format!("/// Tagged by `{}`; each variant struct carries the tag itself.", u.tag));
+        self.w(
+            0,
+            &format!(
+                "/// Tagged by `{}`; each variant struct carries the tag itself.",
+                u.tag
+            ),
+        );
         if u.open {
-            self.w(0, &format!("/// Open: an unknown `{}` is kept as raw JSON in [`Self::{catch_all}`].", u.tag));
+            self.w(
+                0,
+                &format!(
+                    "/// Open: an unknown `{}` is kept as raw JSON in [`Self::{catch_all}`].",
+                    u.tag
+                ),
+            );
         }
         self.w(0, "#[derive(Debug, Clone, PartialEq)]");
         self.w(0, &format!("pub enum {name} {{"));
@@ -465,28 +623,55 @@ impl<'a> Gen<'a> {
         self.w(0, "}");
         self.w(0, "");
         self.w(0, &format!("impl {name} {{"));
-        self.w(1, &format!("/// Every known `{}` value, in spec order.", u.tag));
+        self.w(
+            1,
+            &format!("/// Every known `{}` value, in spec order.", u.tag),
+        );
         let tags: Vec<String> = u.variants.iter().map(|v| str_lit(&v.tag_value)).collect();
-        self.w(1, &format!("pub const TAGS: &'static [&'static str] = &[{}];", tags.join(", ")));
+        self.w(
+            1,
+            &format!(
+                "pub const TAGS: &'static [&'static str] = &[{}];",
+                tags.join(", ")
+            ),
+        );
         self.w(0, "}");
         self.w(0, "");
         self.w(0, &format!("impl ::serde::Serialize for {name} {{"));
         self.w(1, "fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {");
         self.w(2, "match self {");
         for ident in &variants {
-            self.w(3, &format!("Self::{ident}(v) => ::serde::Serialize::serialize(v, s),"));
+            self.w(
+                3,
+                &format!("Self::{ident}(v) => ::serde::Serialize::serialize(v, s),"),
+            );
         }
         if u.open {
-            self.w(3, &format!("Self::{catch_all}(v) => ::serde::Serialize::serialize(v, s),"));
+            self.w(
+                3,
+                &format!("Self::{catch_all}(v) => ::serde::Serialize::serialize(v, s),"),
+            );
         }
         self.w(2, "}");
         self.w(1, "}");
         self.w(0, "}");
         self.w(0, "");
-        self.w(0, &format!("impl<'de> ::serde::Deserialize<'de> for {name} {{"));
+        self.w(
+            0,
+            &format!("impl<'de> ::serde::Deserialize<'de> for {name} {{"),
+        );
         self.w(1, "fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {");
-        self.w(2, "let v = <::serde_json::Value as ::serde::Deserialize>::deserialize(d)?;");
-        self.w(2, &format!("let tag = match v.get({}).and_then(::serde_json::Value::as_str) {{", str_lit(&u.tag)));
+        self.w(
+            2,
+            "let v = <::serde_json::Value as ::serde::Deserialize>::deserialize(d)?;",
+        );
+        self.w(
+            2,
+            &format!(
+                "let tag = match v.get({}).and_then(::serde_json::Value::as_str) {{",
+                str_lit(&u.tag)
+            ),
+        );
         self.w(3, "::std::option::Option::Some(tag) => tag.to_string(),");
         if u.open {
             self.w(3, &format!("::std::option::Option::None => return ::std::result::Result::Ok(Self::{catch_all}(v)),"));
@@ -500,7 +685,11 @@ impl<'a> Gen<'a> {
         self.w(2, "match tag.as_str() {");
         for (v, ident) in u.variants.iter().zip(&variants) {
             let boxed = self.needs_box(name, &TypeRef::Named(v.type_name.clone()));
-            let wrap = if boxed { format!("|x| Self::{ident}(::std::boxed::Box::new(x))") } else { format!("Self::{ident}") };
+            let wrap = if boxed {
+                format!("|x| Self::{ident}(::std::boxed::Box::new(x))")
+            } else {
+                format!("Self::{ident}")
+            };
             self.w(3, &format!(
                 "{} => crate::support::from_value::<{}>(v).map({wrap}).map_err(<D::Error as ::serde::de::Error>::custom),",
                 str_lit(&v.tag_value),
@@ -508,7 +697,10 @@ impl<'a> Gen<'a> {
             ));
         }
         if u.open {
-            self.w(3, &format!("_ => ::std::result::Result::Ok(Self::{catch_all}(v)),"));
+            self.w(
+                3,
+                &format!("_ => ::std::result::Result::Ok(Self::{catch_all}(v)),"),
+            );
         } else {
             self.w(3, "other => ::std::result::Result::Err(<D::Error as ::serde::de::Error>::unknown_variant(other, Self::TAGS)),");
         }
@@ -526,8 +718,15 @@ impl<'a> Gen<'a> {
                 continue;
             }
             let boxed = self.needs_box(name, &TypeRef::Named(v.type_name.clone()));
-            let value = if boxed { "::std::boxed::Box::new(v)" } else { "v" };
-            self.w(0, &format!("impl ::std::convert::From<{}> for {name} {{", v.type_name));
+            let value = if boxed {
+                "::std::boxed::Box::new(v)"
+            } else {
+                "v"
+            };
+            self.w(
+                0,
+                &format!("impl ::std::convert::From<{}> for {name} {{", v.type_name),
+            );
             self.w(1, &format!("fn from(v: {}) -> Self {{", v.type_name));
             self.w(2, &format!("Self::{ident}({value})"));
             self.w(1, "}");
@@ -554,7 +753,10 @@ impl<'a> Gen<'a> {
             self.w(0, "///");
         }
         self.w(0, "/// Untagged: the variants are tried in order.");
-        self.w(0, "#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]");
+        self.w(
+            0,
+            "#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]",
+        );
         self.w(0, "#[serde(untagged)]");
         self.w(0, &format!("pub enum {name} {{"));
         for (v, ident) in o.variants.iter().zip(&idents) {
@@ -570,7 +772,14 @@ impl<'a> Gen<'a> {
     // Commands and responses
 
     fn command_idents(&self) -> Vec<String> {
-        dedupe(self.ir.commands.iter().map(|c| variant_ident(&c.name)).collect(), &["Unknown"])
+        dedupe(
+            self.ir
+                .commands
+                .iter()
+                .map(|c| variant_ident(&c.name))
+                .collect(),
+            &["Unknown"],
+        )
     }
 
     fn command_enum(&mut self) {
@@ -605,18 +814,33 @@ impl<'a> Gen<'a> {
         self.w(1, "/// are ignored). `Ok(None)` when `type` is not a command; `Err` names the offending field.");
         self.w(1, "pub fn from_wire(");
         self.w(2, "command_type: &str,");
-        self.w(2, "fields: ::serde_json::Map<::std::string::String, ::serde_json::Value>,");
-        self.w(1, ") -> ::std::result::Result<::std::option::Option<Self>, ::std::string::String> {");
+        self.w(
+            2,
+            "fields: ::serde_json::Map<::std::string::String, ::serde_json::Value>,",
+        );
+        self.w(
+            1,
+            ") -> ::std::result::Result<::std::option::Option<Self>, ::std::string::String> {",
+        );
         self.w(2, "let fields = ::serde_json::Value::Object(fields);");
-        self.w(2, "::std::result::Result::Ok(::std::option::Option::Some(match command_type {");
+        self.w(
+            2,
+            "::std::result::Result::Ok(::std::option::Option::Some(match command_type {",
+        );
         for (c, ident) in self.ir.commands.iter().zip(&idents) {
-            self.w(3, &format!(
-                "{} => Self::{ident}(crate::support::from_value::<{}Params>(fields)?),",
-                str_lit(&c.name),
-                c.pascal_name()
-            ));
+            self.w(
+                3,
+                &format!(
+                    "{} => Self::{ident}(crate::support::from_value::<{}Params>(fields)?),",
+                    str_lit(&c.name),
+                    c.pascal_name()
+                ),
+            );
         }
-        self.w(3, "_ => return ::std::result::Result::Ok(::std::option::Option::None),");
+        self.w(
+            3,
+            "_ => return ::std::result::Result::Ok(::std::option::Option::None),",
+        );
         self.w(2, "}))");
         self.w(1, "}");
         self.w(0, "");
@@ -650,13 +874,25 @@ impl<'a> Gen<'a> {
         for (c, ident) in self.ir.commands.iter().zip(&idents) {
             match &c.result {
                 CommandResult::None => {
-                    self.w(1, &format!("/// `{}` succeeded; the response has no `data` key.", c.name));
+                    self.w(
+                        1,
+                        &format!(
+                            "/// `{}` succeeded; the response has no `data` key.",
+                            c.name
+                        ),
+                    );
                     self.w(1, &format!("{ident},"));
                 }
                 CommandResult::Data { ty, nullable } => {
                     let inner = self.rust_type(ty, false);
                     if *nullable {
-                        self.w(1, &format!("/// `{}` result; `None` is written as `data: null`.", c.name));
+                        self.w(
+                            1,
+                            &format!(
+                                "/// `{}` result; `None` is written as `data: null`.",
+                                c.name
+                            ),
+                        );
                         self.w(1, &format!("{ident}(::std::option::Option<{inner}>),"));
                     } else {
                         self.w(1, &format!("/// `{}` result.", c.name));
@@ -665,7 +901,10 @@ impl<'a> Gen<'a> {
                 }
             }
         }
-        self.w(1, "/// A success response for a command this version does not know (raw `data`, if any).");
+        self.w(
+            1,
+            "/// A success response for a command this version does not know (raw `data`, if any).",
+        );
         self.w(1, "Unknown(::std::option::Option<::serde_json::Value>),");
         self.w(0, "}");
         self.w(0, "");
@@ -675,12 +914,24 @@ impl<'a> Gen<'a> {
         self.w(2, "match self {");
         for (c, ident) in self.ir.commands.iter().zip(&idents) {
             match c.result {
-                CommandResult::None => self.w(3, &format!("Self::{ident} => ::std::result::Result::Ok(()),")),
-                CommandResult::Data { .. } => self.w(3, &format!("Self::{ident}(d) => map.serialize_entry(\"data\", d),")),
+                CommandResult::None => self.w(
+                    3,
+                    &format!("Self::{ident} => ::std::result::Result::Ok(()),"),
+                ),
+                CommandResult::Data { .. } => self.w(
+                    3,
+                    &format!("Self::{ident}(d) => map.serialize_entry(\"data\", d),"),
+                ),
             }
         }
-        self.w(3, "Self::Unknown(::std::option::Option::Some(d)) => map.serialize_entry(\"data\", d),");
-        self.w(3, "Self::Unknown(::std::option::Option::None) => ::std::result::Result::Ok(()),");
+        self.w(
+            3,
+            "Self::Unknown(::std::option::Option::Some(d)) => map.serialize_entry(\"data\", d),",
+        );
+        self.w(
+            3,
+            "Self::Unknown(::std::option::Option::None) => ::std::result::Result::Ok(()),",
+        );
         self.w(2, "}");
         self.w(1, "}");
         self.w(0, "");
@@ -688,7 +939,10 @@ impl<'a> Gen<'a> {
         self.w(1, "pub fn from_wire(");
         self.w(2, "command: ::std::option::Option<&str>,");
         self.w(2, "data: ::std::option::Option<::serde_json::Value>,");
-        self.w(1, ") -> ::std::result::Result<Self, ::std::string::String> {");
+        self.w(
+            1,
+            ") -> ::std::result::Result<Self, ::std::string::String> {",
+        );
         self.w(2, "match (command, data) {");
         for (c, ident) in self.ir.commands.iter().zip(&idents) {
             let n = str_lit(&c.name);
@@ -702,7 +956,11 @@ impl<'a> Gen<'a> {
                 }
                 CommandResult::Data { ty, nullable } => {
                     let inner = self.rust_type(ty, false);
-                    let target = if *nullable { format!("::std::option::Option<{inner}>") } else { inner };
+                    let target = if *nullable {
+                        format!("::std::option::Option<{inner}>")
+                    } else {
+                        inner
+                    };
                     self.w(3, &format!(
                         "(::std::option::Option::Some({n}), ::std::option::Option::Some(d)) => crate::support::from_value::<{target}>(d).map(Self::{ident}).map_err(|e| format!(\"data: {{e}}\")),"
                     ));
@@ -732,9 +990,15 @@ impl<'a> Gen<'a> {
 
     fn event_enum(&mut self) {
         let events = self.ir.events.clone();
-        let idents = dedupe(events.iter().map(|e| variant_ident(&e.name)).collect(), &["Unknown"]);
+        let idents = dedupe(
+            events.iter().map(|e| variant_ident(&e.name)).collect(),
+            &["Unknown"],
+        );
         self.w(0, "/// A stdout frame that is not a response. **Open**: an unknown `type` is kept as raw JSON in");
-        self.w(0, "/// [`Event::Unknown`], never an error, so adding events stays compatible.");
+        self.w(
+            0,
+            "/// [`Event::Unknown`], never an error, so adding events stays compatible.",
+        );
         self.w(0, "#[derive(Debug, Clone, PartialEq)]");
         self.w(0, "pub enum Event {");
         for (e, ident) in events.iter().zip(&idents) {
@@ -743,20 +1007,35 @@ impl<'a> Gen<'a> {
                 self.w(1, "///");
             }
             self.w(1, &format!("/// Wire `type`: `{}`.", e.name));
-            self.w(1, &format!("{ident}({}),", self.message_payload_type(e, "Event")));
+            self.w(
+                1,
+                &format!("{ident}({}),", self.message_payload_type(e, "Event")),
+            );
         }
         self.w(1, "/// An event this version does not know, kept as sent.");
         self.w(1, "Unknown(::serde_json::Value),");
         self.w(0, "}");
         self.w(0, "");
         self.w(0, "impl Event {");
-        self.w(1, "/// The wire `type` (`None` for an unknown frame without a string `type`).");
+        self.w(
+            1,
+            "/// The wire `type` (`None` for an unknown frame without a string `type`).",
+        );
         self.w(1, "pub fn name(&self) -> ::std::option::Option<&str> {");
         self.w(2, "match self {");
         for (e, ident) in events.iter().zip(&idents) {
-            self.w(3, &format!("Self::{ident}(_) => ::std::option::Option::Some({}),", str_lit(&e.name)));
+            self.w(
+                3,
+                &format!(
+                    "Self::{ident}(_) => ::std::option::Option::Some({}),",
+                    str_lit(&e.name)
+                ),
+            );
         }
-        self.w(3, "Self::Unknown(v) => v.get(\"type\").and_then(::serde_json::Value::as_str),");
+        self.w(
+            3,
+            "Self::Unknown(v) => v.get(\"type\").and_then(::serde_json::Value::as_str),",
+        );
         self.w(2, "}");
         self.w(1, "}");
         self.w(0, "}");
@@ -766,7 +1045,10 @@ impl<'a> Gen<'a> {
         self.w(2, "match self {");
         for (e, ident) in events.iter().zip(&idents) {
             if matches!(&e.body, MessageBody::Type(t) if self.ir.body_declares_type(t)) {
-                self.w(3, &format!("Self::{ident}(v) => ::serde::Serialize::serialize(v, s),"));
+                self.w(
+                    3,
+                    &format!("Self::{ident}(v) => ::serde::Serialize::serialize(v, s),"),
+                );
             } else {
                 self.w(3, &format!(
                     "Self::{ident}(v) => ::serde::Serialize::serialize(&crate::support::Frame {{ id: ::std::option::Option::None, r#type: {}, body: v }}, s),",
@@ -774,17 +1056,29 @@ impl<'a> Gen<'a> {
                 ));
             }
         }
-        self.w(3, "Self::Unknown(v) => ::serde::Serialize::serialize(v, s),");
+        self.w(
+            3,
+            "Self::Unknown(v) => ::serde::Serialize::serialize(v, s),",
+        );
         self.w(2, "}");
         self.w(1, "}");
         self.w(0, "}");
         self.w(0, "");
         self.w(0, "impl<'de> ::serde::Deserialize<'de> for Event {");
         self.w(1, "fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {");
-        self.w(2, "let v = <::serde_json::Value as ::serde::Deserialize>::deserialize(d)?;");
-        self.w(2, "let name = match v.get(\"type\").and_then(::serde_json::Value::as_str) {");
+        self.w(
+            2,
+            "let v = <::serde_json::Value as ::serde::Deserialize>::deserialize(d)?;",
+        );
+        self.w(
+            2,
+            "let name = match v.get(\"type\").and_then(::serde_json::Value::as_str) {",
+        );
         self.w(3, "::std::option::Option::Some(n) => n.to_string(),");
-        self.w(3, "::std::option::Option::None => return ::std::result::Result::Ok(Self::Unknown(v)),");
+        self.w(
+            3,
+            "::std::option::Option::None => return ::std::result::Result::Ok(Self::Unknown(v)),",
+        );
         self.w(2, "};");
         self.w(2, "match name.as_str() {");
         for (e, ident) in events.iter().zip(&idents) {
@@ -801,7 +1095,12 @@ impl<'a> Gen<'a> {
         self.w(0, "");
         for (e, ident) in events.iter().zip(&idents) {
             let ty = self.message_payload_type(e, "Event");
-            if events.iter().filter(|o| self.message_payload_type(o, "Event") == ty).count() == 1 {
+            if events
+                .iter()
+                .filter(|o| self.message_payload_type(o, "Event") == ty)
+                .count()
+                == 1
+            {
                 self.w(0, &format!("impl ::std::convert::From<{ty}> for Event {{"));
                 self.w(1, &format!("fn from(v: {ty}) -> Self {{"));
                 self.w(2, &format!("Self::{ident}(v)"));
@@ -825,28 +1124,56 @@ impl<'a> Gen<'a> {
             if m.doc.is_some() {
                 self.w(1, "///");
             }
-            self.w(1, &format!("/// Wire `type`: `{}`; typed form [`{}`].", m.name, self.message_payload_type(m, "Input")));
-            self.w(1, &format!("{ident}(::serde_json::Map<::std::string::String, ::serde_json::Value>),"));
+            self.w(
+                1,
+                &format!(
+                    "/// Wire `type`: `{}`; typed form [`{}`].",
+                    m.name,
+                    self.message_payload_type(m, "Input")
+                ),
+            );
+            self.w(
+                1,
+                &format!("{ident}(::serde_json::Map<::std::string::String, ::serde_json::Value>),"),
+            );
         }
         self.w(0, "}");
         self.w(0, "");
         for m in &inputs {
             if let MessageBody::Fields(fields) = &m.body {
                 let doc = format!("Fields of the `{}` input message besides `type`.", m.name);
-                self.struct_def(&format!("{}Input", m.pascal_name()), Some(&doc), fields, false, false);
+                self.struct_def(
+                    &format!("{}Input", m.pascal_name()),
+                    Some(&doc),
+                    fields,
+                    false,
+                    false,
+                );
             }
         }
         self.w(0, "impl Input {");
         self.w(1, "/// Recognises an input message by its `type`; gives the frame back when it is not one.");
         self.w(1, "pub fn from_wire(");
         self.w(2, "message_type: &str,");
-        self.w(2, "frame: ::serde_json::Map<::std::string::String, ::serde_json::Value>,");
+        self.w(
+            2,
+            "frame: ::serde_json::Map<::std::string::String, ::serde_json::Value>,",
+        );
         self.w(1, ") -> ::std::result::Result<Self, ::serde_json::Map<::std::string::String, ::serde_json::Value>> {");
         self.w(2, "match message_type {");
         for (m, ident) in inputs.iter().zip(&idents) {
-            self.w(3, &format!("{} => ::std::result::Result::Ok(Self::{ident}(frame)),", str_lit(&m.name)));
+            self.w(
+                3,
+                &format!(
+                    "{} => ::std::result::Result::Ok(Self::{ident}(frame)),",
+                    str_lit(&m.name)
+                ),
+            );
         }
-        self.w(3, "_ => { let _ = message_type; ::std::result::Result::Err(frame) }");
+        self.w(
+            3,
+            "_ => { let _ = message_type; ::std::result::Result::Err(frame) }",
+        );
         self.w(2, "}");
         self.w(1, "}");
         self.w(0, "");
@@ -876,9 +1203,15 @@ impl<'a> Gen<'a> {
         }
         self.w(1, "}");
         self.w(0, "");
-        self.w(1, "/// Parses the frame as its typed form (the error names the offending field).");
+        self.w(
+            1,
+            "/// Parses the frame as its typed form (the error names the offending field).",
+        );
         self.w(1, "pub fn parse<T: ::serde::de::DeserializeOwned>(&self) -> ::std::result::Result<T, ::std::string::String> {");
-        self.w(2, "crate::support::from_value(::serde_json::Value::Object(self.frame().clone()))");
+        self.w(
+            2,
+            "crate::support::from_value(::serde_json::Value::Object(self.frame().clone()))",
+        );
         self.w(1, "}");
         self.w(0, "}");
         self.w(0, "");
@@ -890,8 +1223,13 @@ impl<'a> Gen<'a> {
     fn result_type(&self, c: &Command) -> String {
         match &c.result {
             CommandResult::None => "()".into(),
-            CommandResult::Data { ty, nullable: false } => self.rust_type(ty, false),
-            CommandResult::Data { ty, nullable: true } => format!("::std::option::Option<{}>", self.rust_type(ty, false)),
+            CommandResult::Data {
+                ty,
+                nullable: false,
+            } => self.rust_type(ty, false),
+            CommandResult::Data { ty, nullable: true } => {
+                format!("::std::option::Option<{}>", self.rust_type(ty, false))
+            }
         }
     }
 
@@ -901,8 +1239,14 @@ impl<'a> Gen<'a> {
         self.w(0, "/// command's result or an error text, written as `success: false` with exactly that text.");
         self.w(0, "///");
         self.w(0, "/// Methods are `fn ... -> impl Future + Send` (native async in traits, generic dispatch); implement them");
-        self.w(0, "/// with `async fn`. See `docs/adr/0001-rust-codegen-shape.md`.");
-        self.w(0, "pub trait RpcHandler: ::std::marker::Send + ::std::marker::Sync {");
+        self.w(
+            0,
+            "/// with `async fn`. See `docs/adr/0001-rust-codegen-shape.md`.",
+        );
+        self.w(
+            0,
+            "pub trait RpcHandler: ::std::marker::Send + ::std::marker::Sync {",
+        );
         for c in &commands {
             self.doc(1, c.doc.as_deref());
             if !c.errors.is_empty() {
@@ -931,7 +1275,10 @@ impl<'a> Gen<'a> {
         let idents = self.command_idents();
         self.w(0, "/// The lower-level service [`dispatch`] drives: one call per decoded command. Every [`RpcHandler`] is one;");
         self.w(0, "/// implement it directly to serve commands generically (proxies, recorders, replaying test doubles).");
-        self.w(0, "pub trait CommandService: ::std::marker::Send + ::std::marker::Sync {");
+        self.w(
+            0,
+            "pub trait CommandService: ::std::marker::Send + ::std::marker::Sync {",
+        );
         self.w(1, "/// Runs one command.");
         self.w(1, "fn call(&self, ctx: &crate::support::RequestContext, command: Command) -> impl ::std::future::Future<Output = ::std::result::Result<ResponseData, ::std::string::String>> + ::std::marker::Send;");
         self.w(0, "}");
@@ -942,8 +1289,14 @@ impl<'a> Gen<'a> {
         for (c, ident) in commands.iter().zip(&idents) {
             let call = format!("self.{}(ctx, p).await", field_ident(&c.name));
             match c.result {
-                CommandResult::None => self.w(3, &format!("Command::{ident}(p) => {call}.map(|()| ResponseData::{ident}),")),
-                CommandResult::Data { .. } => self.w(3, &format!("Command::{ident}(p) => {call}.map(ResponseData::{ident}),")),
+                CommandResult::None => self.w(
+                    3,
+                    &format!("Command::{ident}(p) => {call}.map(|()| ResponseData::{ident}),"),
+                ),
+                CommandResult::Data { .. } => self.w(
+                    3,
+                    &format!("Command::{ident}(p) => {call}.map(ResponseData::{ident}),"),
+                ),
             }
         }
         if commands.is_empty() {
@@ -963,7 +1316,10 @@ impl<'a> Gen<'a> {
         self.w(1, "pub fn reserialize_type(name: &str, value: ::serde_json::Value) -> ::std::option::Option<::std::result::Result<::serde_json::Value, ::std::string::String>> {");
         self.w(2, "fn go<T: ::serde::de::DeserializeOwned + ::serde::Serialize>(value: ::serde_json::Value) -> ::std::result::Result<::serde_json::Value, ::std::string::String> {");
         self.w(3, "let typed: T = crate::support::from_value(value)?;");
-        self.w(3, "::serde_json::to_value(&typed).map_err(|e| e.to_string())");
+        self.w(
+            3,
+            "::serde_json::to_value(&typed).map_err(|e| e.to_string())",
+        );
         self.w(2, "}");
         self.w(2, "::std::option::Option::Some(match name {");
         let names: Vec<String> = self.ir.types.iter().map(|t| t.name.clone()).collect();
@@ -987,20 +1343,32 @@ impl<'a> Gen<'a> {
                 continue;
             }
             self.w(1, &format!("/// Always `{lit:?}`."));
-            self.w(1, "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]");
+            self.w(
+                1,
+                "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]",
+            );
             self.w(1, &format!("pub struct {marker};"));
             self.w(1, &format!("impl {marker} {{"));
             self.w(2, "/// The literal.");
-            self.w(2, &format!("pub const VALUE: &'static str = {};", str_lit(&lit)));
+            self.w(
+                2,
+                &format!("pub const VALUE: &'static str = {};", str_lit(&lit)),
+            );
             self.w(1, "}");
             self.w(1, &format!("impl ::serde::Serialize for {marker} {{"));
             self.w(2, "fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {");
             self.w(3, "s.serialize_str(Self::VALUE)");
             self.w(2, "}");
             self.w(1, "}");
-            self.w(1, &format!("impl<'de> ::serde::Deserialize<'de> for {marker} {{"));
+            self.w(
+                1,
+                &format!("impl<'de> ::serde::Deserialize<'de> for {marker} {{"),
+            );
             self.w(2, "fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {");
-            self.w(3, "crate::support::expect_const(d, Self::VALUE).map(|()| Self)");
+            self.w(
+                3,
+                "crate::support::expect_const(d, Self::VALUE).map(|()| Self)",
+            );
             self.w(2, "}");
             self.w(1, "}");
         }
@@ -1025,6 +1393,9 @@ mod tests {
 
     #[test]
     fn untagged_fences_become_text() {
-        assert_eq!(doc_lines("a\n```\nx\n```\n```json\n{}\n```"), ["a", "```text", "x", "```", "```json", "{}", "```"]);
+        assert_eq!(
+            doc_lines("a\n```\nx\n```\n```json\n{}\n```"),
+            ["a", "```text", "x", "```", "```json", "{}", "```"]
+        );
     }
 }

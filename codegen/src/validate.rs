@@ -9,9 +9,27 @@ use crate::ir::*;
 
 /// Names the Rust backend generates itself; a spec type may not use them.
 pub const RESERVED_TYPE_NAMES: &[&str] = &[
-    "Request", "Command", "Response", "ResponseData", "Outcome", "Event", "Input", "Dispatch", "RequestContext",
-    "RpcHandler", "CommandService", "DecodeError", "Tristate", "Value", "Map", "String", "Vec", "Option", "Result",
-    "Box", "IndexMap",
+    "Request",
+    "Command",
+    "Response",
+    "ResponseData",
+    "Outcome",
+    "Event",
+    "Input",
+    "Dispatch",
+    "RequestContext",
+    "RpcHandler",
+    "CommandService",
+    "DecodeError",
+    "Tristate",
+    "Value",
+    "Map",
+    "String",
+    "Vec",
+    "Option",
+    "Result",
+    "Box",
+    "IndexMap",
 ];
 
 /// Appends every problem of `ir` to `problems`.
@@ -43,35 +61,61 @@ fn check_names(ir: &Ir, problems: &mut Vec<String>) {
             problems.push(format!("types.{}: type names must be PascalCase", t.name));
         }
         if RESERVED_TYPE_NAMES.contains(&t.name.as_str()) {
-            problems.push(format!("types.{}: this name is reserved for generated code", t.name));
+            problems.push(format!(
+                "types.{}: this name is reserved for generated code",
+                t.name
+            ));
         }
         taken.insert(t.name.clone(), format!("types.{}", t.name));
     }
     let mut claim = |name: String, by: String, problems: &mut Vec<String>| {
         if let Some(prev) = taken.get(&name) {
-            problems.push(format!("{by}: derived type name `{name}` collides with {prev}"));
+            problems.push(format!(
+                "{by}: derived type name `{name}` collides with {prev}"
+            ));
         } else {
             taken.insert(name, by);
         }
     };
     for c in &ir.commands {
         if !is_wire_name(&c.name) {
-            problems.push(format!("commands.{}: command names must be lower-case wire names ([a-z][a-z0-9_]*)", c.name));
+            problems.push(format!(
+                "commands.{}: command names must be lower-case wire names ([a-z][a-z0-9_]*)",
+                c.name
+            ));
         }
-        claim(format!("{}Params", c.pascal_name()), format!("commands.{}", c.name), problems);
+        claim(
+            format!("{}Params", c.pascal_name()),
+            format!("commands.{}", c.name),
+            problems,
+        );
     }
     let mut wire: HashSet<&str> = ir.commands.iter().map(|c| c.name.as_str()).collect();
     for (section, list) in [("events", &ir.events), ("inputs", &ir.inputs)] {
         for m in list {
             if !is_wire_name(&m.name) {
-                problems.push(format!("{section}.{}: names must be wire names ([a-z][a-z0-9_]*)", m.name));
+                problems.push(format!(
+                    "{section}.{}: names must be wire names ([a-z][a-z0-9_]*)",
+                    m.name
+                ));
             }
             if section == "inputs" && !wire.insert(m.name.as_str()) {
-                problems.push(format!("inputs.{}: the same wire type is also a command", m.name));
+                problems.push(format!(
+                    "inputs.{}: the same wire type is also a command",
+                    m.name
+                ));
             }
             if let MessageBody::Fields(_) = m.body {
-                let suffix = if section == "events" { "Event" } else { "Input" };
-                claim(format!("{}{suffix}", m.pascal_name()), format!("{section}.{}", m.name), problems);
+                let suffix = if section == "events" {
+                    "Event"
+                } else {
+                    "Input"
+                };
+                claim(
+                    format!("{}{suffix}", m.pascal_name()),
+                    format!("{section}.{}", m.name),
+                    problems,
+                );
             }
         }
     }
@@ -94,9 +138,14 @@ fn check_fields(ir: &Ir, fields: &[Field], ctx: &str, problems: &mut Vec<String>
         if let Some(c) = &f.constant {
             let mut errs = Vec::new();
             check_value(ir, &f.ty, c, &fctx, &mut errs);
-            problems.extend(errs.into_iter().map(|e| format!("const does not match the field type: {e}")));
+            problems.extend(
+                errs.into_iter()
+                    .map(|e| format!("const does not match the field type: {e}")),
+            );
             if f.optional || f.nullable {
-                problems.push(format!("{fctx}: a `const` field cannot be optional or nullable"));
+                problems.push(format!(
+                    "{fctx}: a `const` field cannot be optional or nullable"
+                ));
             }
         }
     }
@@ -145,7 +194,13 @@ fn check_types(ir: &Ir, problems: &mut Vec<String>) {
             }
         }
         for (i, ex) in t.examples.iter().enumerate() {
-            check_value(ir, &TypeRef::Named(t.name.clone()), ex, &format!("{ctx}.examples[{i}]"), problems);
+            check_value(
+                ir,
+                &TypeRef::Named(t.name.clone()),
+                ex,
+                &format!("{ctx}.examples[{i}]"),
+                problems,
+            );
         }
     }
 }
@@ -204,10 +259,12 @@ fn check_commands(ir: &Ir, problems: &mut Vec<String>) {
             }
             if let Some(resp) = &ex.response {
                 check_response(ir, Some(c), resp, &format!("{ectx}.response"), problems);
-                if let (Some(Value::Object(q)), Value::Object(r)) = (&ex.request, resp) {
-                    if q.get("id") != r.get("id") {
-                        problems.push(format!("{ectx}: the response `id` must echo the request `id`"));
-                    }
+                if let (Some(Value::Object(q)), Value::Object(r)) = (&ex.request, resp)
+                    && q.get("id") != r.get("id")
+                {
+                    problems.push(format!(
+                        "{ectx}: the response `id` must echo the request `id`"
+                    ));
                 }
             }
             for (i, ev) in ex.events.iter().enumerate() {
@@ -231,7 +288,13 @@ pub fn check_request(ir: &Ir, c: &Command, v: &Value, ctx: &str, problems: &mut 
 
 /// Checks a response frame: `{"id"?, "type": "response", "command", "success", "data"? | "error"}`. With `cmd`,
 /// `command` must name it and `data` must match its result.
-pub fn check_response(ir: &Ir, cmd: Option<&Command>, v: &Value, ctx: &str, problems: &mut Vec<String>) {
+pub fn check_response(
+    ir: &Ir,
+    cmd: Option<&Command>,
+    v: &Value,
+    ctx: &str,
+    problems: &mut Vec<String>,
+) {
     let Value::Object(obj) = v else {
         problems.push(format!("{ctx}: a response must be an object"));
         return;
@@ -248,10 +311,10 @@ pub fn check_response(ir: &Ir, cmd: Option<&Command>, v: &Value, ctx: &str, prob
         if obj.get("command") != Some(&Value::String(c.name.clone())) {
             problems.push(format!("{ctx}: `command` must be \"{}\"", c.name));
         }
-    } else if let Some(command) = obj.get("command") {
-        if !command.is_string() {
-            problems.push(format!("{ctx}: `command` must be a string"));
-        }
+    } else if let Some(command) = obj.get("command")
+        && !command.is_string()
+    {
+        problems.push(format!("{ctx}: `command` must be a string"));
     }
     match obj.get("success") {
         Some(Value::Bool(true)) => {
@@ -259,15 +322,19 @@ pub fn check_response(ir: &Ir, cmd: Option<&Command>, v: &Value, ctx: &str, prob
                 problems.push(format!("{ctx}: a success response has no `error`"));
             }
             match cmd.map(|c| &c.result) {
-                Some(CommandResult::None) => {
-                    if obj.contains_key("data") {
-                        problems.push(format!("{ctx}: `{}` has `result: none`, so `data` must be absent", cmd.map(|c| c.name.as_str()).unwrap_or("")));
-                    }
+                Some(CommandResult::None) if obj.contains_key("data") => {
+                    let name = cmd.map(|c| c.name.as_str()).unwrap_or("");
+                    problems.push(format!(
+                        "{ctx}: `{name}` has `result: none`, so `data` must be absent"
+                    ));
                 }
+                Some(CommandResult::None) => {}
                 Some(CommandResult::Data { ty, nullable }) => match obj.get("data") {
                     None => problems.push(format!("{ctx}: `data` is required")),
                     Some(Value::Null) if *nullable => {}
-                    Some(Value::Null) => problems.push(format!("{ctx}.data: null is not allowed (result is not nullable)")),
+                    Some(Value::Null) => problems.push(format!(
+                        "{ctx}.data: null is not allowed (result is not nullable)"
+                    )),
                     Some(d) => check_value(ir, ty, d, &format!("{ctx}.data"), problems),
                 },
                 None => {}
@@ -304,12 +371,22 @@ pub fn check_message_frame(ir: &Ir, m: &Message, v: &Value, ctx: &str, problems:
         problems.push(format!("{ctx}: `type` must be \"{}\"", m.name));
     }
     match &m.body {
-        MessageBody::Fields(fields) => check_struct_fields(ir, fields, false, obj, &["type"], ctx, problems),
-        MessageBody::Type(t) if ir.body_declares_type(t) => check_value(ir, &TypeRef::Named(t.clone()), v, ctx, problems),
+        MessageBody::Fields(fields) => {
+            check_struct_fields(ir, fields, false, obj, &["type"], ctx, problems)
+        }
+        MessageBody::Type(t) if ir.body_declares_type(t) => {
+            check_value(ir, &TypeRef::Named(t.clone()), v, ctx, problems)
+        }
         MessageBody::Type(t) => {
             let mut rest = obj.clone();
             rest.shift_remove("type");
-            check_value(ir, &TypeRef::Named(t.clone()), &Value::Object(rest), ctx, problems);
+            check_value(
+                ir,
+                &TypeRef::Named(t.clone()),
+                &Value::Object(rest),
+                ctx,
+                problems,
+            );
         }
     }
 }
@@ -321,7 +398,9 @@ fn check_messages(ir: &Ir, section: &str, list: &[Message], problems: &mut Vec<S
             MessageBody::Fields(fields) => {
                 check_fields(ir, fields, &format!("{ctx}.fields"), problems);
                 if fields.iter().any(|f| f.name == "type") {
-                    problems.push(format!("{ctx}.fields.type: `type` is implied; do not declare it"));
+                    problems.push(format!(
+                        "{ctx}.fields.type: `type` is implied; do not declare it"
+                    ));
                 }
             }
             MessageBody::Type(t) => match ir.type_def(t).map(|d| &d.kind) {
@@ -329,7 +408,9 @@ fn check_messages(ir: &Ir, section: &str, list: &[Message], problems: &mut Vec<S
                 Some(TypeKind::Struct(_) | TypeKind::Union(_) | TypeKind::OneOf(_)) => {
                     check_body_type_consts(ir, m, t, &ctx, problems)
                 }
-                Some(_) => problems.push(format!("{ctx}.body: `{t}` must be a struct, union or oneOf")),
+                Some(_) => problems.push(format!(
+                    "{ctx}.body: `{t}` must be a struct, union or oneOf"
+                )),
             },
         }
         for (i, ex) in m.examples.iter().enumerate() {
@@ -346,7 +427,13 @@ fn check_body_type_consts(ir: &Ir, m: &Message, t: &str, ctx: &str, problems: &m
         Some(TypeKind::OneOf(o)) => o
             .variants
             .iter()
-            .filter_map(|v| if let TypeRef::Named(n) = v { Some(n.as_str()) } else { None })
+            .filter_map(|v| {
+                if let TypeRef::Named(n) = v {
+                    Some(n.as_str())
+                } else {
+                    None
+                }
+            })
             .collect(),
         _ => vec![],
     };
@@ -354,7 +441,8 @@ fn check_body_type_consts(ir: &Ir, m: &Message, t: &str, ctx: &str, problems: &m
         Some(TypeKind::Struct(s)) => s.fields.iter().find(|f| f.name == "type").cloned(),
         _ => None,
     };
-    let declared: Vec<(&str, Option<Field>)> = structs.iter().map(|n| (*n, type_field(n))).collect();
+    let declared: Vec<(&str, Option<Field>)> =
+        structs.iter().map(|n| (*n, type_field(n))).collect();
     if declared.iter().any(|(_, f)| f.is_some()) {
         for (n, f) in declared {
             match f {
@@ -376,7 +464,9 @@ fn check_envelope(ir: &Ir, problems: &mut Vec<String>) {
             problems.push(format!("{ctx}: duplicate example name"));
         }
         if ex.line.is_some() && ex.request.is_some() {
-            problems.push(format!("{ctx}: give either `line` (raw text) or `request` (JSON), not both"));
+            problems.push(format!(
+                "{ctx}: give either `line` (raw text) or `request` (JSON), not both"
+            ));
         }
         if let Some(resp) = &ex.response {
             check_response(ir, None, resp, &format!("{ctx}.response"), problems);
@@ -399,7 +489,10 @@ fn type_name(v: &Value) -> &'static str {
 /// Checks a JSON value against a type expression (a non-null value is expected: nullability is a field flag).
 pub fn check_value(ir: &Ir, ty: &TypeRef, v: &Value, ctx: &str, problems: &mut Vec<String>) {
     let mismatch = |problems: &mut Vec<String>, want: &str| {
-        problems.push(format!("{ctx}: expected {want}, got {} ({v})", type_name(v)));
+        problems.push(format!(
+            "{ctx}: expected {want}, got {} ({v})",
+            type_name(v)
+        ));
     };
     match ty {
         TypeRef::String => {
@@ -452,14 +545,26 @@ pub fn check_value(ir: &Ir, ty: &TypeRef, v: &Value, ctx: &str, problems: &mut V
             match &def.kind {
                 TypeKind::Alias(inner) => check_value(ir, inner, v, ctx, problems),
                 TypeKind::Struct(s) => match v {
-                    Value::Object(obj) => check_struct_fields(ir, &s.fields, s.additional_fields, obj, &[], ctx, problems),
+                    Value::Object(obj) => check_struct_fields(
+                        ir,
+                        &s.fields,
+                        s.additional_fields,
+                        obj,
+                        &[],
+                        ctx,
+                        problems,
+                    ),
                     _ => mismatch(problems, &format!("an object ({n})")),
                 },
                 TypeKind::Enum(e) => match v {
                     Value::String(s) => {
                         if !e.open && !e.values.iter().any(|x| &x.value == s) {
-                            let allowed: Vec<&str> = e.values.iter().map(|x| x.value.as_str()).collect();
-                            problems.push(format!("{ctx}: {s:?} is not a value of {n} (one of {})", allowed.join(", ")));
+                            let allowed: Vec<&str> =
+                                e.values.iter().map(|x| x.value.as_str()).collect();
+                            problems.push(format!(
+                                "{ctx}: {s:?} is not a value of {n} (one of {})",
+                                allowed.join(", ")
+                            ));
                         }
                     }
                     _ => mismatch(problems, &format!("a string ({n})")),
@@ -467,11 +572,22 @@ pub fn check_value(ir: &Ir, ty: &TypeRef, v: &Value, ctx: &str, problems: &mut V
                 TypeKind::Union(u) => match v {
                     Value::Object(obj) => match obj.get(&u.tag).and_then(Value::as_str) {
                         Some(tag) => match u.variants.iter().find(|x| x.tag_value == tag) {
-                            Some(var) => check_value(ir, &TypeRef::Named(var.type_name.clone()), v, ctx, problems),
+                            Some(var) => check_value(
+                                ir,
+                                &TypeRef::Named(var.type_name.clone()),
+                                v,
+                                ctx,
+                                problems,
+                            ),
                             None if u.open => {}
-                            None => problems.push(format!("{ctx}: `{}` {tag:?} is not a variant of {n}", u.tag)),
+                            None => problems.push(format!(
+                                "{ctx}: `{}` {tag:?} is not a variant of {n}",
+                                u.tag
+                            )),
                         },
-                        None => problems.push(format!("{ctx}: missing string tag `{}` of {n}", u.tag)),
+                        None => {
+                            problems.push(format!("{ctx}: missing string tag `{}` of {n}", u.tag))
+                        }
                     },
                     _ => mismatch(problems, &format!("an object ({n})")),
                 },
@@ -485,7 +601,10 @@ pub fn check_value(ir: &Ir, ty: &TypeRef, v: &Value, ctx: &str, problems: &mut V
                         }
                         all.push(format!("as {alt}: {}", errs.join("; ")));
                     }
-                    problems.push(format!("{ctx}: matches no variant of {n} ({})", all.join(" | ")));
+                    problems.push(format!(
+                        "{ctx}: matches no variant of {n} ({})",
+                        all.join(" | ")
+                    ));
                 }
             }
         }
@@ -512,10 +631,10 @@ pub fn check_struct_fields(
                 "{fctx}: null is not allowed (the field is optional but not nullable: leave the key out)"
             )),
             Some(val) => {
-                if let Some(c) = &f.constant {
-                    if val != c {
-                        problems.push(format!("{fctx}: must be {c}"));
-                    }
+                if let Some(c) = &f.constant
+                    && val != c
+                {
+                    problems.push(format!("{fctx}: must be {c}"));
                 }
                 check_value(ir, &f.ty, val, &fctx, problems);
             }

@@ -6,7 +6,9 @@ use dreb_codegen::ir::{CommandResult, MessageBody, TypeKind, TypeRef};
 use dreb_codegen::{load_spec, load_spec_str};
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 #[test]
@@ -14,18 +16,44 @@ fn fixture_loads_in_spec_order() {
     let ir = load_spec(fixture("basic.yaml")).unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<&str> = ir.types.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(&names[..4], ["Level", "Api", "Timestamp", "TextContent"]);
-    let TypeKind::Enum(level) = &ir.type_def("Level").unwrap().kind else { panic!("Level is an enum") };
+    let TypeKind::Enum(level) = &ir.type_def("Level").unwrap().kind else {
+        panic!("Level is an enum")
+    };
     // YAML 1.1 booleans stay strings.
-    assert_eq!(level.values.iter().map(|v| v.value.as_str()).collect::<Vec<_>>(), ["off", "on", "high"]);
-    let TypeKind::Struct(p) = &ir.type_def("Presence").unwrap().kind else { panic!("struct") };
+    assert_eq!(
+        level
+            .values
+            .iter()
+            .map(|v| v.value.as_str())
+            .collect::<Vec<_>>(),
+        ["off", "on", "high"]
+    );
+    let TypeKind::Struct(p) = &ir.type_def("Presence").unwrap().kind else {
+        panic!("struct")
+    };
     let flags: Vec<(bool, bool)> = p.fields.iter().map(|f| (f.optional, f.nullable)).collect();
-    assert_eq!(flags, [(false, false), (true, false), (false, true), (true, true)]);
+    assert_eq!(
+        flags,
+        [(false, false), (true, false), (false, true), (true, true)]
+    );
     let resolve = ir.command("resolve").unwrap();
-    assert_eq!(resolve.result, CommandResult::Data { ty: TypeRef::Named("Presence".into()), nullable: true });
+    assert_eq!(
+        resolve.result,
+        CommandResult::Data {
+            ty: TypeRef::Named("Presence".into()),
+            nullable: true
+        }
+    );
     assert!(!resolve.documented);
-    assert_eq!(ir.event("ui_request").unwrap().body, MessageBody::Type("UiRequest".into()));
+    assert_eq!(
+        ir.event("ui_request").unwrap().body,
+        MessageBody::Type("UiRequest".into())
+    );
     assert_eq!(ir.inputs.len(), 1);
-    assert_eq!(ir.envelope.error("parse"), Some("Failed to parse JSON: {message}"));
+    assert_eq!(
+        ir.envelope.error("parse"),
+        Some("Failed to parse JSON: {message}")
+    );
 }
 
 fn problems(yaml: &str) -> Vec<String> {
@@ -39,7 +67,9 @@ const HEAD: &str = "protocol: {name: t, version: \"1\"}\nenvelope: {doc: x}\n";
 
 #[test]
 fn unknown_key_is_an_error_with_position() {
-    let p = problems(&format!("{HEAD}types:\n  A:\n    kind: struct\n    feilds: {{}}\n"));
+    let p = problems(&format!(
+        "{HEAD}types:\n  A:\n    kind: struct\n    feilds: {{}}\n"
+    ));
     assert_eq!(p.len(), 1);
     assert!(p[0].contains("feilds"), "{p:?}");
     assert!(p[0].contains("line 6"), "{p:?}");
@@ -47,7 +77,9 @@ fn unknown_key_is_an_error_with_position() {
 
 #[test]
 fn duplicate_key_is_an_error_with_position() {
-    let p = problems(&format!("{HEAD}types:\n  A: {{kind: alias, type: int}}\n  A: {{kind: alias, type: string}}\n"));
+    let p = problems(&format!(
+        "{HEAD}types:\n  A: {{kind: alias, type: int}}\n  A: {{kind: alias, type: string}}\n"
+    ));
     assert_eq!(p.len(), 1);
     assert!(p[0].to_lowercase().contains("duplicate"), "{p:?}");
     assert!(p[0].contains("line 5"), "{p:?}");
@@ -55,14 +87,25 @@ fn duplicate_key_is_an_error_with_position() {
 
 #[test]
 fn kind_specific_keys_are_checked() {
-    let p = problems(&format!("{HEAD}types:\n  A: {{kind: alias, type: int, values: [a]}}\n"));
-    assert!(p.iter().any(|m| m.contains("`values` is not allowed for kind `alias`")), "{p:?}");
+    let p = problems(&format!(
+        "{HEAD}types:\n  A: {{kind: alias, type: int, values: [a]}}\n"
+    ));
+    assert!(
+        p.iter()
+            .any(|m| m.contains("`values` is not allowed for kind `alias`")),
+        "{p:?}"
+    );
 }
 
 #[test]
 fn references_must_resolve() {
-    let p = problems(&format!("{HEAD}types:\n  A:\n    kind: struct\n    fields:\n      b: {{type: list<Missing>}}\n"));
-    assert!(p.iter().any(|m| m.contains("unknown type `Missing`")), "{p:?}");
+    let p = problems(&format!(
+        "{HEAD}types:\n  A:\n    kind: struct\n    fields:\n      b: {{type: list<Missing>}}\n"
+    ));
+    assert!(
+        p.iter().any(|m| m.contains("unknown type `Missing`")),
+        "{p:?}"
+    );
 }
 
 #[test]
@@ -82,9 +125,18 @@ fn examples_are_validated_against_their_types() {
     );
     let p = problems(&yaml);
     let joined = p.join("\n");
-    assert!(joined.contains("examples[0].a: null is not allowed"), "{joined}");
-    assert!(joined.contains("examples[1]: missing required field `b`"), "{joined}");
-    assert!(joined.contains("examples[2].b: expected a string, got an integer"), "{joined}");
+    assert!(
+        joined.contains("examples[0].a: null is not allowed"),
+        "{joined}"
+    );
+    assert!(
+        joined.contains("examples[1]: missing required field `b`"),
+        "{joined}"
+    );
+    assert!(
+        joined.contains("examples[2].b: expected a string, got an integer"),
+        "{joined}"
+    );
     assert!(joined.contains("\"z\" is not a value of E"), "{joined}");
     assert!(joined.contains("unknown key `c`"), "{joined}");
 }

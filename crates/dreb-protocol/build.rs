@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 fn main() {
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     // `DREB_PROTOCOL_SPEC` points the build at another spec file (e.g. a fixture); default: the repository's.
     println!("cargo:rerun-if-env-changed=DREB_PROTOCOL_SPEC");
     let spec = match std::env::var_os("DREB_PROTOCOL_SPEC") {
@@ -15,11 +16,17 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let ir = match dreb_codegen::load_spec(&spec) {
         Ok(ir) => ir,
-        Err(e) => panic!("protocol/rpc.yaml is not valid (run `cargo run -p dreb-codegen -- check`):\n{e}"),
+        Err(e) => panic!(
+            "protocol/rpc.yaml is not valid (run `cargo run -p dreb-codegen -- check`):\n{e}"
+        ),
     };
     // Lets tests load exactly the spec these types were generated from.
     let spec_abs = spec.canonicalize().unwrap_or(spec.clone());
-    println!("cargo:rustc-env=DREB_PROTOCOL_SPEC_FILE={}", spec_abs.display());
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("protocol.rs");
+    println!(
+        "cargo:rustc-env=DREB_PROTOCOL_SPEC_FILE={}",
+        spec_abs.display()
+    );
+    let out =
+        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("protocol.rs");
     std::fs::write(&out, dreb_codegen::rust::generate(&ir)).expect("write OUT_DIR/protocol.rs");
 }

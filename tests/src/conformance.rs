@@ -4,13 +4,17 @@ use std::sync::Mutex;
 
 use dreb_codegen::Ir;
 use dreb_codegen::ir::Command as SpecCommand;
-use dreb_protocol::{Command, CommandService, Dispatched, RequestContext, Response, ResponseData, dispatch};
+use dreb_protocol::{
+    Command, CommandService, Dispatched, RequestContext, Response, ResponseData, dispatch,
+};
 use serde_json::Value;
 
 /// The spec `dreb-protocol` was generated from (loaded once per test binary).
 pub fn spec() -> &'static Ir {
     static SPEC: std::sync::OnceLock<Ir> = std::sync::OnceLock::new();
-    SPEC.get_or_init(|| dreb_codegen::load_spec(dreb_protocol::SPEC_FILE).unwrap_or_else(|e| panic!("{e}")))
+    SPEC.get_or_init(|| {
+        dreb_codegen::load_spec(dreb_protocol::SPEC_FILE).unwrap_or_else(|e| panic!("{e}"))
+    })
 }
 
 /// One command example of the spec.
@@ -58,10 +62,16 @@ pub fn command_cases(ir: &Ir) -> Vec<CommandCase> {
 /// `3.0` are the same number; the spec's examples sometimes spell whole numbers with a fraction).
 pub fn same_json(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x == y || (x.as_f64().is_some() && x.as_f64() == y.as_f64()),
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_json(p, q)),
+        (Value::Number(x), Value::Number(y)) => {
+            x == y || (x.as_f64().is_some() && x.as_f64() == y.as_f64())
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_json(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
         }
         _ => a == b,
     }
@@ -75,7 +85,8 @@ pub fn reserialize_response(frame: &Value) -> Result<Value, String> {
 
 /// Parses an event frame (must be a known event) and serialises it back.
 pub fn reserialize_event(frame: &Value) -> Result<Value, String> {
-    let e: dreb_protocol::Event = serde_json::from_value(frame.clone()).map_err(|e| e.to_string())?;
+    let e: dreb_protocol::Event =
+        serde_json::from_value(frame.clone()).map_err(|e| e.to_string())?;
     if matches!(e, dreb_protocol::Event::Unknown(_)) {
         return Err(format!("not a known event: {frame}"));
     }
@@ -86,7 +97,9 @@ pub fn reserialize_event(frame: &Value) -> Result<Value, String> {
 pub async fn replay<S: CommandService>(service: &S, line: &str) -> Value {
     match dispatch(service, line).await {
         Dispatched::Response(r) => serde_json::to_value(&r).expect("responses serialise"),
-        Dispatched::Input(i) => panic!("`{line}` is an input message ({}), not a command", i.name()),
+        Dispatched::Input(i) => {
+            panic!("`{line}` is an input message ({}), not a command", i.name())
+        }
     }
 }
 
@@ -105,18 +118,28 @@ impl SpecReplay {
     pub fn new(ir: &Ir) -> SpecReplay {
         let mut cases = Vec::new();
         for c in command_cases(ir) {
-            let (Some(req), Some(resp)) = (&c.request, &c.response) else { continue };
-            let parsed = Response::from_value(resp.clone()).unwrap_or_else(|e| panic!("{}: {e}", c.id()));
+            let (Some(req), Some(resp)) = (&c.request, &c.response) else {
+                continue;
+            };
+            let parsed =
+                Response::from_value(resp.clone()).unwrap_or_else(|e| panic!("{}: {e}", c.id()));
             cases.push((req.clone(), parsed.result));
         }
-        SpecReplay { cases, calls: Mutex::new(Vec::new()) }
+        SpecReplay {
+            cases,
+            calls: Mutex::new(Vec::new()),
+        }
     }
 }
 
 impl CommandService for SpecReplay {
     async fn call(&self, ctx: &RequestContext, command: Command) -> Result<ResponseData, String> {
         self.calls.lock().unwrap().push(command.name().to_string());
-        let request = serde_json::to_value(&dreb_protocol::Request { id: ctx.id.clone(), command }).unwrap();
+        let request = serde_json::to_value(&dreb_protocol::Request {
+            id: ctx.id.clone(),
+            command,
+        })
+        .unwrap();
         match self.cases.iter().find(|(req, _)| *req == request) {
             Some((_, result)) => result.clone(),
             None => Err(format!("no spec example for request {request}")),
@@ -136,11 +159,29 @@ pub const NEGATIVE_LINES: &[(&str, &str)] = &[
     ("object-without-type", "{\"id\": \"n1\"}"),
     ("object-without-type-or-id", "{}"),
     ("non-string-type", "{\"id\": 3, \"type\": 5}"),
-    ("unknown-type-with-id", "{\"id\": \"u1\", \"type\": \"no_such_command\"}"),
+    (
+        "unknown-type-with-id",
+        "{\"id\": \"u1\", \"type\": \"no_such_command\"}",
+    ),
     ("unknown-type-without-id", "{\"type\": \"no_such_command\"}"),
-    ("missing-required-field", "{\"id\": \"p1\", \"type\": \"prompt\"}"),
-    ("wrong-field-type", "{\"id\": \"p2\", \"type\": \"prompt\", \"message\": 5}"),
-    ("wrong-nested-field-type", "{\"id\": \"p3\", \"type\": \"prompt\", \"message\": \"hi\", \"images\": [{\"type\": \"image\", \"data\": 1, \"mimeType\": \"image/png\"}]}"),
-    ("unknown-enum-value", "{\"id\": \"t1\", \"type\": \"set_thinking_level\", \"level\": \"huge\"}"),
-    ("numeric-id-echoed", "{\"id\": 7, \"type\": \"no_such_command\"}"),
+    (
+        "missing-required-field",
+        "{\"id\": \"p1\", \"type\": \"prompt\"}",
+    ),
+    (
+        "wrong-field-type",
+        "{\"id\": \"p2\", \"type\": \"prompt\", \"message\": 5}",
+    ),
+    (
+        "wrong-nested-field-type",
+        "{\"id\": \"p3\", \"type\": \"prompt\", \"message\": \"hi\", \"images\": [{\"type\": \"image\", \"data\": 1, \"mimeType\": \"image/png\"}]}",
+    ),
+    (
+        "unknown-enum-value",
+        "{\"id\": \"t1\", \"type\": \"set_thinking_level\", \"level\": \"huge\"}",
+    ),
+    (
+        "numeric-id-echoed",
+        "{\"id\": 7, \"type\": \"no_such_command\"}",
+    ),
 ];

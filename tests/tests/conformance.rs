@@ -22,7 +22,7 @@ fn line(v: &Value) -> String {
 #[test]
 fn spec_has_examples_for_every_command_kind() {
     let ir = spec();
-    let cases = command_cases(&ir);
+    let cases = command_cases(ir);
     assert!(!cases.is_empty(), "the spec has no command examples");
     assert!(cases.iter().any(|c| c.request.is_some()));
 }
@@ -31,7 +31,7 @@ fn spec_has_examples_for_every_command_kind() {
 fn requests_round_trip_through_command() {
     let ir = spec();
     let mut failures = Vec::new();
-    for case in command_cases(&ir) {
+    for case in command_cases(ir) {
         let Some(req) = &case.request else { continue };
         match decode(&line(req)) {
             Decoded::Request(r) => {
@@ -41,7 +41,10 @@ fn requests_round_trip_through_command() {
                     failures.push(format!("{}: wrote {back}, spec has {req}", case.id()));
                 }
             }
-            other => failures.push(format!("{}: did not decode as a request: {other:?}", case.id())),
+            other => failures.push(format!(
+                "{}: did not decode as a request: {other:?}",
+                case.id()
+            )),
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -51,14 +54,19 @@ fn requests_round_trip_through_command() {
 fn responses_and_events_round_trip() {
     let ir = spec();
     let mut failures = Vec::new();
-    let mut check = |id: String, frame: &Value, f: fn(&Value) -> Result<Value, String>| match f(frame) {
-        Ok(back) if same_json(&back, frame) => {}
-        Ok(back) => failures.push(format!("{id}: wrote {back}, spec has {frame}")),
-        Err(e) => failures.push(format!("{id}: {e}")),
-    };
-    for case in command_cases(&ir) {
+    let mut check =
+        |id: String, frame: &Value, f: fn(&Value) -> Result<Value, String>| match f(frame) {
+            Ok(back) if same_json(&back, frame) => {}
+            Ok(back) => failures.push(format!("{id}: wrote {back}, spec has {frame}")),
+            Err(e) => failures.push(format!("{id}: {e}")),
+        };
+    for case in command_cases(ir) {
         if let Some(resp) = &case.response {
-            check(format!("{} response", case.id()), resp, reserialize_response);
+            check(
+                format!("{} response", case.id()),
+                resp,
+                reserialize_response,
+            );
         }
         for (i, ev) in case.events.iter().enumerate() {
             check(format!("{} event {i}", case.id()), ev, reserialize_event);
@@ -66,7 +74,11 @@ fn responses_and_events_round_trip() {
     }
     for e in &ir.events {
         for (i, ex) in e.examples.iter().enumerate() {
-            check(format!("event {} example {i}", e.name), ex, reserialize_event);
+            check(
+                format!("event {} example {i}", e.name),
+                ex,
+                reserialize_event,
+            );
         }
     }
     for ex in &ir.envelope.examples {
@@ -85,7 +97,10 @@ fn type_examples_round_trip() {
         for (i, ex) in t.examples.iter().enumerate() {
             match dreb_protocol::conformance::reserialize_type(&t.name, ex.clone()) {
                 Some(Ok(back)) if same_json(&back, ex) => {}
-                Some(Ok(back)) => failures.push(format!("{} example {i}: wrote {back}, spec has {ex}", t.name)),
+                Some(Ok(back)) => failures.push(format!(
+                    "{} example {i}: wrote {back}, spec has {ex}",
+                    t.name
+                )),
                 Some(Err(e)) => failures.push(format!("{} example {i}: {e}", t.name)),
                 None => failures.push(format!("{}: not a generated type", t.name)),
             }
@@ -113,26 +128,40 @@ fn input_examples_are_routed_not_answered() {
 #[tokio::test]
 async fn replaying_requests_reproduces_documented_responses() {
     let ir = spec();
-    let service = SpecReplay::new(&ir);
+    let service = SpecReplay::new(ir);
     let mut failures = Vec::new();
     let mut replayed = 0;
-    let cases = command_cases(&ir);
+    let cases = command_cases(ir);
     for case in &cases {
-        let (Some(req), Some(_)) = (&case.request, &case.response) else { continue };
+        let (Some(req), Some(_)) = (&case.request, &case.response) else {
+            continue;
+        };
         let got = replay(&service, &line(req)).await;
         replayed += 1;
         // Examples with the very same request but different documented outcomes (idle vs busy, ...) are all
         // acceptable answers to it.
-        let documented: Vec<&Value> =
-            cases.iter().filter(|c| c.request.as_ref() == Some(req)).filter_map(|c| c.response.as_ref()).collect();
+        let documented: Vec<&Value> = cases
+            .iter()
+            .filter(|c| c.request.as_ref() == Some(req))
+            .filter_map(|c| c.response.as_ref())
+            .collect();
         if !documented.iter().any(|d| same_json(d, &got)) {
             failures.push(format!("{}: got {got}, spec has {documented:?}", case.id()));
         }
-        assert_eq!(got.get("id"), req.get("id"), "{}: id must be echoed", case.id());
+        assert_eq!(
+            got.get("id"),
+            req.get("id"),
+            "{}: id must be echoed",
+            case.id()
+        );
         assert_eq!(got["command"], json!(case.command), "{}", case.id());
     }
     assert!(replayed > 0);
-    assert_eq!(service.calls.lock().unwrap().len(), replayed, "every valid request reaches the service once");
+    assert_eq!(
+        service.calls.lock().unwrap().len(),
+        replayed,
+        "every valid request reaches the service once"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -140,13 +169,20 @@ async fn replaying_requests_reproduces_documented_responses() {
 fn examples_snapshot_per_group() {
     let ir = spec();
     let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for case in command_cases(&ir) {
+    for case in command_cases(ir) {
         let req = case.request.as_ref().map(|r| match decode(&line(r)) {
             Decoded::Request(r) => serde_json::to_value(&r).unwrap(),
             other => json!(format!("{other:?}")),
         });
-        let resp = case.response.as_ref().map(|r| reserialize_response(r).unwrap_or_else(|e| json!(e)));
-        let events: Vec<Value> = case.events.iter().map(|e| reserialize_event(e).unwrap_or_else(|e| json!(e))).collect();
+        let resp = case
+            .response
+            .as_ref()
+            .map(|r| reserialize_response(r).unwrap_or_else(|e| json!(e)));
+        let events: Vec<Value> = case
+            .events
+            .iter()
+            .map(|e| reserialize_event(e).unwrap_or_else(|e| json!(e)))
+            .collect();
         groups.entry(case.group.clone()).or_default().push(json!({
             "example": case.id(),
             "request": req,
@@ -155,7 +191,12 @@ fn examples_snapshot_per_group() {
         }));
     }
     for (group, cases) in groups {
-        let name = format!("examples__{}", group.to_lowercase().replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
+        let name = format!(
+            "examples__{}",
+            group
+                .to_lowercase()
+                .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+        );
         insta::assert_json_snapshot!(name, cases);
     }
 }
@@ -163,7 +204,7 @@ fn examples_snapshot_per_group() {
 #[tokio::test]
 async fn malformed_input_gets_exactly_one_response_each() {
     let ir = spec();
-    let service = SpecReplay::new(&ir);
+    let service = SpecReplay::new(ir);
     let mut shapes = serde_json::Map::new();
     for (name, input) in NEGATIVE_LINES {
         let resp = replay(&service, input).await;
@@ -172,7 +213,10 @@ async fn malformed_input_gets_exactly_one_response_each() {
         assert!(resp.get("data").is_none(), "{name}");
         shapes.insert(name.to_string(), json!({"input": input, "response": resp}));
     }
-    assert!(service.calls.lock().unwrap().is_empty(), "malformed input must never reach the handler");
+    assert!(
+        service.calls.lock().unwrap().is_empty(),
+        "malformed input must never reach the handler"
+    );
     insta::assert_json_snapshot!("negative_fixtures", shapes);
 }
 
@@ -193,14 +237,24 @@ fn envelope_examples_are_reproduced_by_decode() {
                 // The parse message is the JSON parser's own wording; only the prefix is part of the contract.
                 if resp["command"] == "parse" {
                     let prefix = dreb_protocol::error_text::PARSE.replace("{message}", "");
-                    assert!(got["error"].as_str().unwrap().starts_with(&prefix), "{}", ex.name);
+                    assert!(
+                        got["error"].as_str().unwrap().starts_with(&prefix),
+                        "{}",
+                        ex.name
+                    );
                     got["error"] = resp["error"].clone();
                 }
-                assert!(same_json(&got, resp), "envelope {}: got {got}, spec has {resp}", ex.name);
+                assert!(
+                    same_json(&got, resp),
+                    "envelope {}: got {got}, spec has {resp}",
+                    ex.name
+                );
                 checked += 1;
             }
             // A valid request: its documented answer comes from a handler (e.g. `Command failed: ...`).
-            Decoded::Request(r) => assert_eq!(resp.get("id"), r.id.as_ref(), "envelope {}", ex.name),
+            Decoded::Request(r) => {
+                assert_eq!(resp.get("id"), r.id.as_ref(), "envelope {}", ex.name)
+            }
             Decoded::Input(_) => panic!("envelope {} is an input message", ex.name),
         }
     }
@@ -213,7 +267,11 @@ fn event_examples_snapshot() {
     let events: Vec<Value> = ir
         .events
         .iter()
-        .flat_map(|e| e.examples.iter().map(|ex| reserialize_event(ex).unwrap_or_else(|err| json!(err))))
+        .flat_map(|e| {
+            e.examples
+                .iter()
+                .map(|ex| reserialize_event(ex).unwrap_or_else(|err| json!(err)))
+        })
         .collect();
     insta::assert_json_snapshot!("events", events);
 }

@@ -7,6 +7,9 @@ pub fn unified_diff(path: &Path, expected: &str, actual: &str) -> String {
     similar::TextDiff::from_lines(expected, actual)
         .unified_diff()
         .context_radius(3)
-        .header(&format!("{} (checked in)", path.display()), &format!("{} (generated)", path.display()))
+        .header(
+            &format!("{} (checked in)", path.display()),
+            &format!("{} (generated)", path.display()),
+        )
         .to_string()
 }

@@ -24,7 +24,9 @@ pub struct Request {
 impl Request {
     /// Parses a request frame; the error says what is wrong (not an object, no/unknown `type`, a bad field).
     pub fn from_value(v: Value) -> Result<Request, String> {
-        let Value::Object(mut obj) = v else { return Err("a request must be a JSON object".into()) };
+        let Value::Object(mut obj) = v else {
+            return Err("a request must be a JSON object".into());
+        };
         let id = obj.shift_remove("id");
         let ty = match obj.shift_remove("type") {
             Some(Value::String(t)) => t,
@@ -63,12 +65,20 @@ pub struct Response {
 impl Response {
     /// A success response.
     pub fn ok(id: Option<Value>, command: impl Into<String>, data: ResponseData) -> Response {
-        Response { id, command: Some(command.into()), result: Ok(data) }
+        Response {
+            id,
+            command: Some(command.into()),
+            result: Ok(data),
+        }
     }
 
     /// An error response with exactly `text`.
     pub fn error(id: Option<Value>, command: Option<String>, text: impl Into<String>) -> Response {
-        Response { id, command, result: Err(text.into()) }
+        Response {
+            id,
+            command,
+            result: Err(text.into()),
+        }
     }
 
     /// `success` on the wire.
@@ -78,7 +88,9 @@ impl Response {
 
     /// Parses a response frame, typing `data` by `command`.
     pub fn from_value(v: Value) -> Result<Response, String> {
-        let Value::Object(mut obj) = v else { return Err("a response must be a JSON object".into()) };
+        let Value::Object(mut obj) = v else {
+            return Err("a response must be a JSON object".into());
+        };
         if obj.get("type") != Some(&Value::String("response".into())) {
             return Err("a response has `type: \"response\"`".into());
         }
@@ -89,14 +101,21 @@ impl Response {
             Some(other) => return Err(format!("`command` must be a string, got {other}")),
         };
         let result = match obj.get("success") {
-            Some(Value::Bool(true)) => Ok(ResponseData::from_wire(command.as_deref(), obj.shift_remove("data"))?),
+            Some(Value::Bool(true)) => Ok(ResponseData::from_wire(
+                command.as_deref(),
+                obj.shift_remove("data"),
+            )?),
             Some(Value::Bool(false)) => match obj.shift_remove("error") {
                 Some(Value::String(e)) => Err(e),
                 _ => return Err("an error response needs a string `error`".into()),
             },
             _ => return Err("`success` must be a boolean".into()),
         };
-        Ok(Response { id, command, result })
+        Ok(Response {
+            id,
+            command,
+            result,
+        })
     }
 }
 
@@ -131,6 +150,7 @@ impl<'de> Deserialize<'de> for Response {
 }
 
 /// What one input line is.
+#[allow(clippy::large_enum_variant)] // short-lived, moved once into the handler; boxing buys nothing
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decoded {
     /// A valid command request: run it and answer.
@@ -154,7 +174,17 @@ pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
 fn js_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
-        Value::Array(items) => items.iter().map(|i| if i.is_null() { String::new() } else { js_text(i) }).collect::<Vec<_>>().join(","),
+        Value::Array(items) => items
+            .iter()
+            .map(|i| {
+                if i.is_null() {
+                    String::new()
+                } else {
+                    js_text(i)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(","),
         Value::Object(_) => "[object Object]".into(),
         other => other.to_string(),
     }
@@ -179,19 +209,37 @@ pub fn decode_value(value: Value) -> Decoded {
         Value::Object(obj) => obj,
         // The reference reads `.type` of null and reports the TypeError through its generic wrapper.
         Value::Null => {
-            let text =
-                fill(error_text::COMMAND_FAILED, &[("message", "Cannot read properties of null (reading 'type')")]);
+            let text = fill(
+                error_text::COMMAND_FAILED,
+                &[("message", "Cannot read properties of null (reading 'type')")],
+            );
             return Decoded::Invalid(Response::error(None, Some("unknown".into()), text));
         }
-        _ => return Decoded::Invalid(Response::error(None, None, fill(error_text::UNKNOWN_COMMAND, &[("type", "undefined")]))),
+        _ => {
+            return Decoded::Invalid(Response::error(
+                None,
+                None,
+                fill(error_text::UNKNOWN_COMMAND, &[("type", "undefined")]),
+            ));
+        }
     };
     let id = obj.get("id").cloned();
     let ty = match obj.get("type") {
         Some(Value::String(t)) => t.clone(),
-        None => return Decoded::Invalid(Response::error(id, None, fill(error_text::UNKNOWN_COMMAND, &[("type", "undefined")]))),
+        None => {
+            return Decoded::Invalid(Response::error(
+                id,
+                None,
+                fill(error_text::UNKNOWN_COMMAND, &[("type", "undefined")]),
+            ));
+        }
         Some(other) => {
             let text = js_text(other);
-            return Decoded::Invalid(Response::error(id, Some(text.clone()), fill(error_text::UNKNOWN_COMMAND, &[("type", &text)])));
+            return Decoded::Invalid(Response::error(
+                id,
+                Some(text.clone()),
+                fill(error_text::UNKNOWN_COMMAND, &[("type", &text)]),
+            ));
         }
     };
     let obj = match Input::from_wire(&ty, obj) {
@@ -200,9 +248,16 @@ pub fn decode_value(value: Value) -> Decoded {
     };
     match Command::from_wire(&ty, obj) {
         Ok(Some(command)) => Decoded::Request(Request { id, command }),
-        Ok(None) => Decoded::Invalid(Response::error(id, Some(ty.clone()), fill(error_text::UNKNOWN_COMMAND, &[("type", &ty)]))),
+        Ok(None) => Decoded::Invalid(Response::error(
+            id,
+            Some(ty.clone()),
+            fill(error_text::UNKNOWN_COMMAND, &[("type", &ty)]),
+        )),
         Err(message) => {
-            let text = fill(error_text::INVALID_PARAMS, &[("command", &ty), ("message", &message)]);
+            let text = fill(
+                error_text::INVALID_PARAMS,
+                &[("command", &ty), ("message", &message)],
+            );
             Decoded::Invalid(Response::error(id, Some(ty), text))
         }
     }
@@ -214,7 +269,10 @@ pub async fn handle_request<S: CommandService>(service: &S, request: Request) ->
     let Request { id, command } = request;
     let name = command.name();
     let ctx = RequestContext { id: id.clone() };
-    let result = match AssertUnwindSafe(service.call(&ctx, command)).catch_unwind().await {
+    let result = match AssertUnwindSafe(service.call(&ctx, command))
+        .catch_unwind()
+        .await
+    {
         Ok(r) => r,
         Err(panic) => {
             let msg = panic
@@ -226,10 +284,15 @@ pub async fn handle_request<S: CommandService>(service: &S, request: Request) ->
             Err(fill(error_text::COMMAND_FAILED, &[("message", &msg)]))
         }
     };
-    Response { id, command: Some(name.to_string()), result }
+    Response {
+        id,
+        command: Some(name.to_string()),
+        result,
+    }
 }
 
 /// The outcome of [`dispatch`]: a response to write, or an input message for the caller to route.
+#[allow(clippy::large_enum_variant)] // short-lived, written or routed at once
 #[derive(Debug, Clone, PartialEq)]
 pub enum Dispatched {
     /// Write this response (exactly one per command line, valid or not).

@@ -37,9 +37,15 @@ impl std::fmt::Display for RecordError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RecordError::InvalidUtf8 { valid_up_to } => {
-                write!(f, "input line is not valid UTF-8 (invalid byte at offset {valid_up_to})")
+                write!(
+                    f,
+                    "input line is not valid UTF-8 (invalid byte at offset {valid_up_to})"
+                )
             }
-            RecordError::TooLarge { limit } => write!(f, "input line exceeds the maximum record size of {limit} bytes"),
+            RecordError::TooLarge { limit } => write!(
+                f,
+                "input line exceeds the maximum record size of {limit} bytes"
+            ),
         }
     }
 }
@@ -71,7 +77,15 @@ impl<R: AsyncRead + Unpin> JsonlReader<R> {
 
     /// A reader whose records (without the LF, before CR stripping) may be at most `max` bytes.
     pub fn with_max_record_bytes(inner: R, max: usize) -> Self {
-        JsonlReader { inner, buf: Vec::new(), start: 0, scanned: 0, max_record: max, discarding: false, eof: false }
+        JsonlReader {
+            inner,
+            buf: Vec::new(),
+            start: 0,
+            scanned: 0,
+            max_record: max,
+            discarding: false,
+            eof: false,
+        }
     }
 
     /// The next record: `None` at end of input, `Some(Err(_))` for a record that could not be delivered (the
@@ -88,7 +102,9 @@ impl<R: AsyncRead + Unpin> JsonlReader<R> {
                     continue; // tail of an oversized record, already reported
                 }
                 if range.len() > self.max_record {
-                    return Ok(Some(Err(RecordError::TooLarge { limit: self.max_record })));
+                    return Ok(Some(Err(RecordError::TooLarge {
+                        limit: self.max_record,
+                    })));
                 }
                 return Ok(Some(finish(self.buf[range].to_vec())));
             }
@@ -99,7 +115,9 @@ impl<R: AsyncRead + Unpin> JsonlReader<R> {
                 self.start = 0;
                 self.scanned = 0;
                 if !std::mem::replace(&mut self.discarding, true) {
-                    return Ok(Some(Err(RecordError::TooLarge { limit: self.max_record })));
+                    return Ok(Some(Err(RecordError::TooLarge {
+                        limit: self.max_record,
+                    })));
                 }
             }
             if self.eof {
@@ -137,7 +155,9 @@ fn finish(mut record: Vec<u8>) -> Result<String, RecordError> {
     if record.last() == Some(&b'\r') {
         record.pop();
     }
-    String::from_utf8(record).map_err(|e| RecordError::InvalidUtf8 { valid_up_to: e.utf8_error().valid_up_to() })
+    String::from_utf8(record).map_err(|e| RecordError::InvalidUtf8 {
+        valid_up_to: e.utf8_error().valid_up_to(),
+    })
 }
 
 /// Serialises `value` as one frame: compact JSON, U+2028/U+2029 escaped, then `\n`.
@@ -160,7 +180,11 @@ fn escape_line_separators(json: &mut Vec<u8>) {
     let mut i = 0;
     while i < json.len() {
         if i + 2 < json.len() && is_sep(&json[i..i + 3]) {
-            out.extend_from_slice(if json[i + 2] == 0xA8 { b"\\u2028" } else { b"\\u2029" });
+            out.extend_from_slice(if json[i + 2] == 0xA8 {
+                b"\\u2028"
+            } else {
+                b"\\u2029"
+            });
             i += 3;
         } else {
             out.push(json[i]);
@@ -184,7 +208,8 @@ impl<W: AsyncWrite + Unpin> JsonlWriter<W> {
 
     /// Serialises and writes one frame. A serialisation failure is reported as `InvalidData` and writes nothing.
     pub async fn write_frame<T: Serialize + ?Sized>(&mut self, value: &T) -> io::Result<()> {
-        let bytes = encode_frame(value).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        let bytes =
+            encode_frame(value).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         self.write_encoded(&bytes).await
     }
 
@@ -216,15 +241,26 @@ mod tests {
     #[tokio::test]
     async fn splits_on_lf_only_and_strips_one_cr() {
         let got = all("a\r\n\nb\u{2028}c\u{2029}\r\r\nlast".as_bytes(), 100).await;
-        let want: Vec<Result<String, RecordError>> =
-            vec![Ok("a".into()), Ok("".into()), Ok("b\u{2028}c\u{2029}\r".into()), Ok("last".into())];
+        let want: Vec<Result<String, RecordError>> = vec![
+            Ok("a".into()),
+            Ok("".into()),
+            Ok("b\u{2028}c\u{2029}\r".into()),
+            Ok("last".into()),
+        ];
         assert_eq!(got, want);
     }
 
     #[tokio::test]
     async fn invalid_utf8_is_a_per_record_error() {
         let got = all(b"ok\n\xff\xfe\nnext\n", 100).await;
-        assert_eq!(got, vec![Ok("ok".into()), Err(RecordError::InvalidUtf8 { valid_up_to: 0 }), Ok("next".into())]);
+        assert_eq!(
+            got,
+            vec![
+                Ok("ok".into()),
+                Err(RecordError::InvalidUtf8 { valid_up_to: 0 }),
+                Ok("next".into())
+            ]
+        );
     }
 
     #[tokio::test]

@@ -136,17 +136,25 @@ impl<'de> Deserialize<'de> for JsNumber {
 
 /// `deserialize_with` for nullable, non-optional fields: `null` → `None`, but a missing key is an error (serde
 /// would otherwise treat a missing `Option` as `None`).
-pub fn required_nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+pub fn required_nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
     Option::<T>::deserialize(d)
 }
 
 /// Accepts exactly the string `expected` (const fields such as union tags).
-pub fn expect_const<'de, D: Deserializer<'de>>(d: D, expected: &'static str) -> Result<(), D::Error> {
+pub fn expect_const<'de, D: Deserializer<'de>>(
+    d: D,
+    expected: &'static str,
+) -> Result<(), D::Error> {
     let s = String::deserialize(d)?;
     if s == expected {
         Ok(())
     } else {
-        Err(D::Error::invalid_value(serde::de::Unexpected::Str(&s), &format!("\"{expected}\"").as_str()))
+        Err(D::Error::invalid_value(
+            serde::de::Unexpected::Str(&s),
+            &format!("\"{expected}\"").as_str(),
+        ))
     }
 }
 
@@ -191,7 +199,11 @@ mod tests {
 
     #[test]
     fn tristate_and_required_nullable() {
-        for text in [r#"{"req":null}"#, r#"{"tri":null,"req":"a"}"#, r#"{"tri":3,"req":null}"#] {
+        for text in [
+            r#"{"req":null}"#,
+            r#"{"tri":null,"req":"a"}"#,
+            r#"{"tri":3,"req":null}"#,
+        ] {
             let t: T = serde_json::from_str(text).unwrap();
             assert_eq!(serde_json::to_string(&t).unwrap(), text);
         }
@@ -203,19 +215,48 @@ mod tests {
 
     #[test]
     fn numbers_print_like_javascript() {
-        let out: Vec<String> = [30.0, 0.0, -0.0, 0.051000000000000004, 1.5e300, f64::NAN, 93.58587999999986]
-            .into_iter()
-            .map(|v| serde_json::to_string(&JsNumber(v)).unwrap())
-            .collect();
-        assert_eq!(out, ["30", "0", "0", "0.051000000000000004", "1.5e+300", "null", "93.58587999999986"]);
-        assert_eq!(serde_json::from_str::<JsNumber>("7").unwrap(), JsNumber(7.0));
+        let out: Vec<String> = [
+            30.0,
+            0.0,
+            -0.0,
+            0.051000000000000004,
+            1.5e300,
+            f64::NAN,
+            93.58587999999986,
+        ]
+        .into_iter()
+        .map(|v| serde_json::to_string(&JsNumber(v)).unwrap())
+        .collect();
+        assert_eq!(
+            out,
+            [
+                "30",
+                "0",
+                "0",
+                "0.051000000000000004",
+                "1.5e+300",
+                "null",
+                "93.58587999999986"
+            ]
+        );
+        assert_eq!(
+            serde_json::from_str::<JsNumber>("7").unwrap(),
+            JsNumber(7.0)
+        );
     }
 
     #[test]
     fn frames_put_id_and_type_first() {
         let body = serde_json::json!({"z": 1, "a": 2});
         let id = serde_json::json!(7);
-        let f = Frame { id: Some(&id), r#type: "x", body: &body };
-        assert_eq!(serde_json::to_string(&f).unwrap(), r#"{"id":7,"type":"x","z":1,"a":2}"#);
+        let f = Frame {
+            id: Some(&id),
+            r#type: "x",
+            body: &body,
+        };
+        assert_eq!(
+            serde_json::to_string(&f).unwrap(),
+            r#"{"id":7,"type":"x","z":1,"a":2}"#
+        );
     }
 }

@@ -15,7 +15,6 @@ struct Handler {
     aborted: Mutex<Vec<Option<Value>>>,
 }
 
-
 fn response(d: Dispatched) -> Value {
     match d {
         Dispatched::Response(r) => serde_json::to_value(&r).unwrap(),
@@ -46,7 +45,9 @@ impl dreb_protocol::CommandService for Handler {
 }
 
 fn handler() -> Handler {
-    Handler { aborted: Mutex::new(Vec::new()) }
+    Handler {
+        aborted: Mutex::new(Vec::new()),
+    }
 }
 
 #[tokio::test]
@@ -58,19 +59,28 @@ async fn results_errors_and_ids() {
         r#"{"id":{"nested":[1]},"type":"response","command":"get_version","success":true,"data":{"version":"9.9.9"}}"#
     );
     let v = response(dispatch(&h, r#"{"type": "abort"}"#).await);
-    assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"type":"response","command":"abort","success":true}"#);
+    assert_eq!(
+        serde_json::to_string(&v).unwrap(),
+        r#"{"type":"response","command":"abort","success":true}"#
+    );
     let v = response(dispatch(&h, r#"{"id": 5, "type": "abort"}"#).await);
     assert_eq!(v["id"], 5);
     assert_eq!(*h.aborted.lock().unwrap(), vec![None, Some(json!(5))]);
     let v = response(dispatch(&h, r#"{"id": "c", "type": "get_commands"}"#).await);
-    assert_eq!(v, json!({"id": "c", "type": "response", "command": "get_commands", "success": false, "error": "exact handler text: nothing here"}));
+    assert_eq!(
+        v,
+        json!({"id": "c", "type": "response", "command": "get_commands", "success": false, "error": "exact handler text: nothing here"})
+    );
 }
 
 #[tokio::test]
 async fn a_panicking_handler_still_answers() {
     let h = handler();
     let v = response(dispatch(&h, r#"{"id": "m", "type": "get_messages"}"#).await);
-    assert_eq!(v, json!({"id": "m", "type": "response", "command": "get_messages", "success": false, "error": "Command failed: handler blew up"}));
+    assert_eq!(
+        v,
+        json!({"id": "m", "type": "response", "command": "get_messages", "success": false, "error": "Command failed: handler blew up"})
+    );
     // And the next command is served normally.
     let v = response(dispatch(&h, r#"{"type": "get_version"}"#).await);
     assert_eq!(v["success"], true);
@@ -84,12 +94,20 @@ async fn extension_ui_response_is_routed_not_answered() {
         Dispatched::Input(input) => {
             assert_eq!(input.name(), wire::inputs::EXTENSION_UI_RESPONSE);
             let typed: dreb_protocol::ExtensionUiResponse = input.parse().unwrap();
-            assert_eq!(serde_json::to_value(&typed).unwrap(), serde_json::from_str::<Value>(line).unwrap());
+            assert_eq!(
+                serde_json::to_value(&typed).unwrap(),
+                serde_json::from_str::<Value>(line).unwrap()
+            );
         }
         Dispatched::Response(r) => panic!("answered an input message: {r:?}"),
     }
     // A malformed answer is still handed over raw, for the dialog to reject with its own text.
-    match dispatch(&h, r#"{"type": "extension_ui_response", "id": "x", "answers": "nope"}"#).await {
+    match dispatch(
+        &h,
+        r#"{"type": "extension_ui_response", "id": "x", "answers": "nope"}"#,
+    )
+    .await
+    {
         Dispatched::Input(input) => {
             assert_eq!(input.frame()["answers"], "nope");
             assert!(input.parse::<dreb_protocol::ExtensionUiResponse>().is_err());
@@ -113,12 +131,21 @@ async fn framed_session_answers_every_line_once() {
         }
     }
     let out = String::from_utf8(writer.into_inner()).unwrap();
-    let frames: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let frames: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(inputs, 1);
     assert_eq!(frames.len(), 4, "{out}");
     assert_eq!(frames[0]["id"], 1);
     assert_eq!(frames[1]["command"], "parse");
     assert_eq!(frames[2]["error"], "Unknown command: nope\u{2028}");
-    assert!(out.contains("nope\\u2028"), "U+2028 must be escaped on the wire: {out}");
-    assert_eq!(frames[3], json!({"id": 3, "type": "response", "command": "abort", "success": true}));
+    assert!(
+        out.contains("nope\\u2028"),
+        "U+2028 must be escaped on the wire: {out}"
+    );
+    assert_eq!(
+        frames[3],
+        json!({"id": 3, "type": "response", "command": "abort", "success": true})
+    );
 }

@@ -17,11 +17,19 @@ struct Chunked {
 }
 
 impl AsyncRead for Chunked {
-    fn poll_read(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         let me = &mut *self;
         let size = me.sizes[me.turn % me.sizes.len()].max(1);
         me.turn += 1;
-        let end = me.pos.saturating_add(size).min(me.data.len()).min(me.pos + buf.remaining());
+        let end = me
+            .pos
+            .saturating_add(size)
+            .min(me.data.len())
+            .min(me.pos + buf.remaining());
         buf.put_slice(&me.data[me.pos..end]);
         me.pos = end;
         Poll::Ready(Ok(()))
@@ -29,9 +37,19 @@ impl AsyncRead for Chunked {
 }
 
 fn read_all(data: Vec<u8>, sizes: Vec<usize>, max: usize) -> Vec<Result<String, RecordError>> {
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     rt.block_on(async move {
-        let mut r = JsonlReader::with_max_record_bytes(Chunked { data, pos: 0, sizes, turn: 0 }, max);
+        let mut r = JsonlReader::with_max_record_bytes(
+            Chunked {
+                data,
+                pos: 0,
+                sizes,
+                turn: 0,
+            },
+            max,
+        );
         let mut out = Vec::new();
         while let Some(rec) = r.next_record().await.unwrap() {
             out.push(rec);
@@ -41,7 +59,9 @@ fn read_all(data: Vec<u8>, sizes: Vec<usize>, max: usize) -> Vec<Result<String, 
 }
 
 fn record() -> impl Strategy<Value = String> {
-    let chars = prop::sample::select(vec!['a', ' ', '{', '"', '\r', 'é', '€', '😀', '\u{2028}', '\u{2029}', '\\']);
+    let chars = prop::sample::select(vec![
+        'a', ' ', '{', '"', '\r', 'é', '€', '😀', '\u{2028}', '\u{2029}', '\\',
+    ]);
     prop::collection::vec(chars, 0..12).prop_map(|cs| cs.into_iter().collect::<String>())
 }
 
@@ -65,8 +85,8 @@ proptest! {
             .map(|(i, r)| {
                 let last = i + 1 == records.len();
                 let mut r = r.clone();
-                if !crlf || (last && !trailing_lf) {
-                    if r.ends_with('\r') { r.pop(); }
+                if (!crlf || (last && !trailing_lf)) && r.ends_with('\r') {
+                    r.pop();
                 }
                 Ok(r)
             })
