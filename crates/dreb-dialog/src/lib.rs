@@ -30,6 +30,17 @@
 //!   dashboard snapshot's `pendingExtensionUiRequests`.
 //! - `impl dreb_tools::Dialog for DialogEngine` serves the `ask_user` tool.
 //!
+//! # Wiring (runtime)
+//!
+//! ```text
+//! let engine = DialogEngine::new(Arc::new(move |bytes| { let _ = output.send_encoded(bytes); }));
+//! engine.set_ask_stop_hook(Arc::new(move || session.abort_current_turn()));   // non-blocking
+//! // stdin: Decoded::Input(input) => engine.handle_response(&input)
+//! // get_dashboard_snapshot: pendingExtensionUiRequests = engine.pending_requests()
+//! // ToolContext.dialog = Some(Arc::new(engine.clone()))                       // ask_user
+//! // stdin EOF / shutdown: engine.cancel_all()
+//! ```
+//!
 //! # Permission gate (setting `permissionGate`)
 //!
 //! [`PermissionGate`] asks the host before the agent's `bash` tool runs a dangerous command, and denies
