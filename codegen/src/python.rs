@@ -385,10 +385,10 @@ fn module(ir: &Ir) -> String {
     }
     docstring(&mut out, "", &header);
     out.push_str("\nfrom __future__ import annotations\n\n");
-    out.push_str("from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast\n\n");
+    out.push_str("from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, Unpack, cast\n\n");
     out.push_str("from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport\n");
     out.push_str("from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset\n");
-    out.push_str("from dreb_rpc._transport import SubprocessTransport\n\n");
+    out.push_str("from dreb_rpc._transport import SubprocessOptions, SubprocessTransport\n\n");
     out.push_str(
         "#: A request id: the client sends strings; the agent echoes whatever it received.\n",
     );
@@ -771,7 +771,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
     );
     let _ = writeln!(
         out,
-        "        default_timeout: float | None = 30.0,\n        **transport_options: Any,\n    ) -> {class}:"
+        "        default_timeout: float | None = 30.0,\n        **transport_options: Unpack[SubprocessOptions],\n    ) -> {class}:"
     );
     let _ = writeln!(
         out,

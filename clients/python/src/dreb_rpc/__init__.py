@@ -4,7 +4,7 @@ from ._async import AsyncEventSubscription, AsyncRpcConnection, AsyncRpcTranspor
 from ._connection import DEFAULT_TIMEOUT, UNSET, EventSubscription, RpcConnection, Unset
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
 from ._jsonl import JsonlDecoder, encode_frame
-from ._transport import CloseInfo, RpcTransport, StreamTransport, SubprocessTransport
+from ._transport import CloseInfo, RpcTransport, StreamTransport, SubprocessOptions, SubprocessTransport
 from ._generated import *  # noqa: F403 - the protocol types and DrebClient, listed in _generated.__all__
 from ._generated import __all__ as _generated_all
 
@@ -26,6 +26,7 @@ __all__ = [
     "RpcTimeoutError",
     "SpawnError",
     "StreamTransport",
+    "SubprocessOptions",
     "SubprocessTransport",
     "RpcTransport",
     "encode_frame",

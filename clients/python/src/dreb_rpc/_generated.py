@@ -27,11 +27,11 @@ Closing stdin shuts the agent down (exit code 0).
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, Unpack, cast
 
 from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport
 from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset
-from dreb_rpc._transport import SubprocessTransport
+from dreb_rpc._transport import SubprocessOptions, SubprocessTransport
 
 #: A request id: the client sends strings; the agent echoes whatever it received.
 RequestId: TypeAlias = "str | int"
@@ -3362,7 +3362,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         command: str = "dreb",
         *,
         default_timeout: float | None = 30.0,
-        **transport_options: Any,
+        **transport_options: Unpack[SubprocessOptions],
     ) -> DrebClient:
         """Spawns the agent (``dreb --mode rpc``; options as for ``SubprocessTransport``) and starts a client."""
         client = cls(SubprocessTransport(command, **transport_options), default_timeout=default_timeout)
@@ -4574,7 +4574,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         command: str = "dreb",
         *,
         default_timeout: float | None = 30.0,
-        **transport_options: Any,
+        **transport_options: Unpack[SubprocessOptions],
     ) -> AsyncDrebClient:
         """Spawns the agent (``dreb --mode rpc``; options as for ``AsyncSubprocessTransport``) and starts a client."""
         client = cls(AsyncSubprocessTransport(command, **transport_options), default_timeout=default_timeout)

@@ -8,7 +8,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Protocol
+from typing import IO, Protocol, TypedDict
 
 from ._errors import RpcClosedError, SpawnError
 from ._jsonl import JsonlDecoder
@@ -113,6 +113,22 @@ class StreamTransport:
                 self._writer.close()
             except OSError:
                 pass
+
+
+class SubprocessOptions(TypedDict, total=False):
+    """Keyword options of :class:`SubprocessTransport` (and of ``DrebClient.spawn``)."""
+
+    command_args: Sequence[str]
+    provider: str | None
+    model: str | None
+    args: Sequence[str]
+    cwd: str | os.PathLike[str] | None
+    env: Mapping[str, str | None] | None
+    user: int | str | None
+    group: int | str | None
+    stderr_limit: int
+    stop_grace: float
+    process_group: bool
 
 
 class SubprocessTransport:

@@ -7,11 +7,11 @@ A small protocol that exercises every feature of the spec format.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, Unpack, cast
 
 from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport
 from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset
-from dreb_rpc._transport import SubprocessTransport
+from dreb_rpc._transport import SubprocessOptions, SubprocessTransport
 
 #: A request id: the client sends strings; the agent echoes whatever it received.
 RequestId: TypeAlias = "str | int"
@@ -188,6 +188,8 @@ class ResolveParams(TypedDict):
     # A field whose Rust name needs care.
     type_: NotRequired[str]
     match: NotRequired[Keywords]
+    # Validated by the handler with its own error texts.
+    patch: Bag
 
 
 class ResolveCommand(TypedDict):
@@ -201,6 +203,8 @@ class ResolveCommand(TypedDict):
     # A field whose Rust name needs care.
     type_: NotRequired[str]
     match: NotRequired[Keywords]
+    # Validated by the handler with its own error texts.
+    patch: Bag
 
 
 class ResolveResponse(TypedDict):
@@ -325,7 +329,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         command: str = "dreb",
         *,
         default_timeout: float | None = 30.0,
-        **transport_options: Any,
+        **transport_options: Unpack[SubprocessOptions],
     ) -> DrebClient:
         """Spawns the agent (``dreb --mode rpc``; options as for ``SubprocessTransport``) and starts a client."""
         client = cls(SubprocessTransport(command, **transport_options), default_timeout=default_timeout)
@@ -374,6 +378,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         *,
         type_: str | Unset = UNSET,
         match: Keywords | Unset = UNSET,
+        patch: Bag,
         timeout: float | None = DEFAULT_TIMEOUT,
     ) -> Presence | None:
         """
@@ -388,6 +393,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
             params["type_"] = type_
         if not isinstance(match, Unset):
             params["match"] = match
+        params["patch"] = patch
         return cast("Presence | None", self.call("resolve", params, timeout))
 
     def type(
@@ -425,7 +431,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         command: str = "dreb",
         *,
         default_timeout: float | None = 30.0,
-        **transport_options: Any,
+        **transport_options: Unpack[SubprocessOptions],
     ) -> AsyncDrebClient:
         """Spawns the agent (``dreb --mode rpc``; options as for ``AsyncSubprocessTransport``) and starts a client."""
         client = cls(AsyncSubprocessTransport(command, **transport_options), default_timeout=default_timeout)
@@ -474,6 +480,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         *,
         type_: str | Unset = UNSET,
         match: Keywords | Unset = UNSET,
+        patch: Bag,
         timeout: float | None = DEFAULT_TIMEOUT,
     ) -> Presence | None:
         """
@@ -488,6 +495,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
             params["type_"] = type_
         if not isinstance(match, Unset):
             params["match"] = match
+        params["patch"] = patch
         return cast("Presence | None", await self.call("resolve", params, timeout))
 
     async def type(
