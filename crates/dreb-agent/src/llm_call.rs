@@ -11,7 +11,7 @@ use crate::message::AgentMessage;
 use crate::run::{Fatal, RunCtx, error_assistant_message};
 
 /// Provider default output budget when no explicit `maxTokens` is set: `min(model.maxTokens, 32000)`.
-pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 32_000;
+pub use dreb_ai::thinking::DEFAULT_MAX_OUTPUT_TOKENS;
 
 /// Error text a provider (or this loop) uses when a stream ends without its terminal event.
 pub const STREAM_ENDED_WITHOUT_TERMINAL: &str =
@@ -20,9 +20,7 @@ const STREAM_DROPPED_REPEATEDLY: &str = "Stream dropped repeatedly — connectio
 
 /// Whether an error text means the connection dropped mid-stream (the only errors retried at loop level).
 pub fn is_stream_drop_error(message: &str) -> bool {
-    message.contains("Stream ended without")
-        || message.contains("connection likely dropped")
-        || message.contains("WebSocket stream closed before")
+    dreb_ai::is_stream_drop(message)
 }
 
 fn length_exhausted_text(attempts: u32) -> String {

@@ -315,7 +315,7 @@ impl Player {
         self.finished = true;
         let mut error = self.partial.clone();
         error.stop_reason = StopReason::Aborted;
-        error.error_message = Some("Request was aborted".into());
+        error.error_message = Some(dreb_ai::ABORTED_MESSAGE.into());
         AssistantMessageEvent::Error {
             reason: ErrorReason::Aborted,
             error,
