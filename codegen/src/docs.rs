@@ -127,10 +127,8 @@ fn nest_headings(text: &str, level: usize) -> String {
     for line in text.lines() {
         if line.trim_start().starts_with("```") {
             in_fence = !in_fence;
-        } else if !in_fence {
-            if let Some(l) = heading_level(line) {
-                min = min.min(l);
-            }
+        } else if !in_fence && let Some(l) = heading_level(line) {
+            min = min.min(l);
         }
     }
     if min == usize::MAX || min >= level {

@@ -385,7 +385,9 @@ fn module(ir: &Ir) -> String {
     }
     docstring(&mut out, "", &header);
     out.push_str("\nfrom __future__ import annotations\n\n");
-    out.push_str("from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, Unpack, cast\n\n");
+    out.push_str(
+        "from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, Unpack, cast\n\n",
+    );
     out.push_str("from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport\n");
     out.push_str("from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset\n");
     out.push_str("from dreb_rpc._transport import SubprocessOptions, SubprocessTransport\n\n");
