@@ -196,6 +196,10 @@ pub struct Field {
     pub nullable: bool,
     /// The field always has this literal value (tags of union variants).
     pub constant: Option<Value>,
+    /// Command params only: the server receives the field's raw JSON (absent → none) and validates it itself, so
+    /// a handler can answer a bad value with the command's own error text. Clients and docs use [`Field::ty`];
+    /// examples are validated against it.
+    pub raw: bool,
     /// Markdown doc.
     pub doc: Option<String>,
     /// Free text: the version that introduced the field.

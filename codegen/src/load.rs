@@ -180,6 +180,7 @@ fn convert_fields(
                 name,
                 optional: f.optional,
                 nullable: f.nullable,
+                raw: f.raw,
                 constant: f.constant,
                 doc: f.doc,
                 since: f.since,

@@ -91,6 +91,8 @@ pub struct RawField {
     pub optional: bool,
     #[serde(default)]
     pub nullable: bool,
+    #[serde(default)]
+    pub raw: bool,
     #[serde(rename = "const")]
     pub constant: Option<Value>,
     pub doc: Option<String>,

@@ -412,6 +412,12 @@ impl<'a> Gen<'a> {
         let idents = dedupe(idents, &[]);
         for (f, ident) in fields.iter().zip(&idents) {
             self.doc_with_notes(1, f.doc.as_deref(), f.since.as_deref(), f.note.as_deref());
+            if f.raw {
+                if f.doc.is_some() || f.since.is_some() || f.note.is_some() {
+                    self.w(1, "///");
+                }
+                self.w(1, &format!("/// Raw JSON (`raw: true`): the handler validates it as `{}`.", f.ty));
+            }
             let plain_ident = ident.trim_start_matches("r#");
             let mut attrs: Vec<String> = Vec::new();
             if plain_ident != f.name {
@@ -419,7 +425,12 @@ impl<'a> Gen<'a> {
             }
             let boxed = is_shared && self.needs_box(name, &f.ty);
             let inner = self.rust_type(&f.ty, boxed);
-            let ty = if let Some(Value::String(lit)) = &f.constant {
+            let ty = if f.raw {
+                // Validated by the handler, not by decoding: any JSON, absent → None.
+                attrs.push("default".into());
+                attrs.push("skip_serializing_if = \"::std::option::Option::is_none\"".into());
+                "::std::option::Option<::serde_json::Value>".to_string()
+            } else if let Some(Value::String(lit)) = &f.constant {
                 let marker = format!("{name}{}", variant_ident(&f.name));
                 self.consts.push((marker.clone(), lit.clone()));
                 format!("consts::{marker}")

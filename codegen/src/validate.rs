@@ -134,6 +134,9 @@ fn check_ref(ir: &Ir, ty: &TypeRef, ctx: &str, problems: &mut Vec<String>) {
 fn check_fields(ir: &Ir, fields: &[Field], ctx: &str, problems: &mut Vec<String>) {
     for f in fields {
         let fctx = format!("{ctx}.{}", f.name);
+        if f.raw && !ctx.starts_with("commands.") {
+            problems.push(format!("{fctx}: `raw` is only allowed on command params"));
+        }
         check_ref(ir, &f.ty, &fctx, problems);
         if let Some(c) = &f.constant {
             let mut errs = Vec::new();

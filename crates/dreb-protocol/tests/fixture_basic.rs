@@ -173,6 +173,12 @@ impl RpcHandler for FixtureAgent {
     }
 
     async fn resolve(&self, ctx: &support::RequestContext, params: ResolveParams) -> Result<Option<Presence>, String> {
+        // A `raw: true` param: the handler checks it and answers with its own text.
+        match &params.patch {
+            Some(Value::Object(_)) => {}
+            Some(other) => return Err(format!("Invalid patch: {other}")),
+            None => return Err("resolve requires a patch object".into()),
+        }
         Ok(params.type_.map(|t| Presence {
             required: t,
             maybe: ctx.id.as_ref().map(|i| i.to_string()),
@@ -205,8 +211,12 @@ async fn rpc_handler_serves_through_command_service() {
     assert_eq!(r, Err("Agent is busy: streaming".to_string()));
     let r = CommandService::call(&agent, &ctx, call(json!({"type": "get_state"}))).await.unwrap();
     assert_eq!(r, ResponseData::GetState(State { level: Level::Off, session_name: Some("hi".into()), leaf_id: None }));
-    let r = CommandService::call(&agent, &ctx, call(json!({"type": "resolve"}))).await;
+    let r = CommandService::call(&agent, &ctx, call(json!({"type": "resolve", "patch": {}}))).await;
     assert_eq!(r, Ok(ResponseData::Resolve(None)));
+    let r = CommandService::call(&agent, &ctx, call(json!({"type": "resolve"}))).await;
+    assert_eq!(r, Err("resolve requires a patch object".to_string()));
+    let r = CommandService::call(&agent, &ctx, call(json!({"type": "resolve", "patch": 5}))).await;
+    assert_eq!(r, Err("Invalid patch: 5".to_string()));
     let r = CommandService::call(&agent, &ctx, call(json!({"type": "type"}))).await.unwrap();
     let ResponseData::Type(map) = r else { panic!("wrong variant") };
     assert_eq!(map["x"], Api::AnthropicMessages);

@@ -46,7 +46,7 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    *
    * Not documented in spec/rpc.md (served by the reference).
    */
-  resolve(params: T.ResolveParams = {}, options?: RequestOptions): Promise<T.Presence | null> {
+  resolve(params: T.ResolveParams, options?: RequestOptions): Promise<T.Presence | null> {
     return this.call<T.Presence | null>("resolve", params, options);
   }
 

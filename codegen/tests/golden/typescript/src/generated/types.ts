@@ -180,6 +180,8 @@ export interface ResolveParams {
   /** A field whose Rust name needs care. */
   type_?: string;
   match?: Keywords;
+  /** Validated by the handler with its own error texts. */
+  patch: Bag;
 }
 
 /**
@@ -193,6 +195,8 @@ export interface ResolveCommand {
   /** A field whose Rust name needs care. */
   type_?: string;
   match?: Keywords;
+  /** Validated by the handler with its own error texts. */
+  patch: Bag;
 }
 
 /** Success response to `resolve`. */
