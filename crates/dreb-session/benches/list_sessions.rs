@@ -42,13 +42,27 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// Process CPU time (user + system) from /proc, in ms (clock ticks of 10 ms).
+fn cpu_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) * 10.0
+}
+
+/// Median wall time of `runs` warm runs; also prints the mean CPU time per run, which the other processes on a
+/// shared machine distort far less than wall time.
 fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
     f(); // warm the page cache
-    median((0..runs).map(|_| {
+    let cpu0 = cpu_ms();
+    let d = median((0..runs).map(|_| {
         let t = Instant::now();
         std::hint::black_box(f());
         t.elapsed()
-    }).collect())
+    }).collect());
+    print!("[cpu {:.0} ms/run] ", (cpu_ms() - cpu0) / runs as f64);
+    d
 }
 
 fn main() {
@@ -59,6 +73,19 @@ fn main() {
     println!("{SESSIONS} session files, {:.1} MB total", size as f64 / 1048576.0);
 
     let runs = 7;
+    // The I/O floor: just reading every file (same thread split as the listing).
+    let files: Vec<_> = std::fs::read_dir(&one).unwrap().map(|e| e.unwrap().path()).collect();
+    let d = time(runs, || {
+        std::thread::scope(|s| {
+            let hs: Vec<_> = files
+                .chunks(files.len().div_ceil(2))
+                .map(|part| s.spawn(move || part.iter().map(|f| std::fs::read(f).unwrap().len()).sum::<usize>()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).sum::<usize>()
+        })
+    });
+    println!("baseline: read all 10,000 files (2 threads), median of {runs}: {:.0} ms", d.as_secs_f64() * 1e3);
+
     let d = time(runs, || {
         let l = list_sessions(&one, ListOptions::default());
         assert_eq!(l.len(), SESSIONS);

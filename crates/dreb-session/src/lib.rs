@@ -19,6 +19,7 @@ pub mod entry;
 pub mod error;
 pub mod export_html;
 pub mod jsjson;
+pub mod json_scan;
 pub mod jsonl;
 pub mod listing;
 pub mod manager;

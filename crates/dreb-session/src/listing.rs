@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::json_scan::{self, raw_string};
 use crate::message::{content_text, js_trim};
 use crate::time::{iso_from_ms, parse_iso_ms};
 
@@ -166,24 +167,86 @@ struct HeaderProbe<'a> {
     parent_session: Option<Value>,
 }
 
+/// What a listing needs from one entry line (raw JSON slices).
+struct LineFacts<'a> {
+    kind: Option<Cow<'a, str>>,
+    timestamp: Option<&'a [u8]>,
+    name: Option<&'a [u8]>,
+    message: Option<MessageFacts<'a>>,
+}
+
+struct MessageFacts<'a> {
+    role: Option<&'a [u8]>,
+    timestamp: Option<&'a [u8]>,
+    /// `Some` when the key is present (even if `null`).
+    content: Option<&'a [u8]>,
+}
+
+/// Extracts the facts with the structural scanner, falling back to serde for lines it cannot read.
+fn line_facts(line: &[u8]) -> Option<LineFacts<'_>> {
+    match json_scan::object_fields_nested(line, b"message") {
+        Some((fields, nested)) => {
+            let mut facts = LineFacts { kind: None, timestamp: None, name: None, message: None };
+            // Later duplicates win, as with JSON.parse.
+            for (k, v) in fields {
+                match k {
+                    b"type" => facts.kind = raw_string(v),
+                    b"timestamp" => facts.timestamp = Some(v),
+                    b"name" => facts.name = Some(v),
+                    b"message" => {
+                        facts.message = nested.clone().map(|mf| {
+                            let mut m = MessageFacts { role: None, timestamp: None, content: None };
+                            for (k, v) in mf {
+                                match k {
+                                    b"role" => m.role = Some(v),
+                                    b"timestamp" => m.timestamp = Some(v),
+                                    b"content" => m.content = Some(v),
+                                    _ => {}
+                                }
+                            }
+                            m
+                        })
+                    }
+                    _ => {}
+                }
+            }
+            Some(facts)
+        }
+        None => {
+            let probe = serde_json::from_slice::<LineProbe>(line).ok()?;
+            Some(LineFacts {
+                kind: probe.kind,
+                timestamp: probe.timestamp.map(|r| r.get().as_bytes()),
+                name: probe.name.map(|r| r.get().as_bytes()),
+                message: probe.message.map(|m| MessageFacts {
+                    role: m.role.map(|r| r.get().as_bytes()),
+                    timestamp: m.timestamp.map(|r| r.get().as_bytes()),
+                    content: m.content.0.map(|r| r.get().as_bytes()),
+                }),
+            })
+        }
+    }
+}
+
+/// Serde fallback for lines the scanner rejects (most of which are malformed and fail here too).
 #[derive(Deserialize)]
 struct LineProbe<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Cow<'a, str>>,
-    #[serde(default)]
-    timestamp: Option<Value>,
     #[serde(borrow, default)]
-    message: Option<&'a RawValue>,
-    #[serde(default)]
-    name: Option<Value>,
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    message: Option<MessageProbe<'a>>,
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
 struct MessageProbe<'a> {
     #[serde(borrow, default)]
-    role: Option<Cow<'a, str>>,
-    #[serde(default)]
-    timestamp: Option<Value>,
+    role: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    timestamp: Option<&'a RawValue>,
     #[serde(borrow, default)]
     content: Present<'a>,
 }
@@ -215,7 +278,11 @@ pub fn build_session_info(path: &Path, options: ListOptions) -> Option<SessionIn
     }
     let mut data = Vec::with_capacity(meta.len() as usize + 1);
     file.read_to_end(&mut data).ok()?;
-    let data = data.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&data);
+    info_from_bytes(path, &data, mtime_ms(&meta), options)
+}
+
+fn info_from_bytes(path: &Path, data: &[u8], mtime: i64, options: ListOptions) -> Option<SessionInfo> {
+    let data = data.strip_prefix("\u{feff}".as_bytes()).unwrap_or(data);
 
     let mut lines = data.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace));
     // The first parsable line must be the header.
@@ -224,7 +291,6 @@ pub fn build_session_info(path: &Path, options: ListOptions) -> Option<SessionIn
         return None;
     }
     let id = header.id.as_ref().and_then(Value::as_str)?.to_string();
-    let mtime = mtime_ms(&meta);
     let header_ms = header.timestamp.as_ref().and_then(Value::as_str).and_then(parse_iso_ms);
 
     let mut name: Option<String> = None;
@@ -237,31 +303,33 @@ pub fn build_session_info(path: &Path, options: ListOptions) -> Option<SessionIn
         if SKIPPABLE_PREFIXES.iter().any(|p| line.starts_with(p)) {
             continue;
         }
-        let Ok(probe) = serde_json::from_slice::<LineProbe>(line) else { continue };
-        match probe.kind.as_deref() {
+        let Some(facts) = line_facts(line) else { continue };
+        match facts.kind.as_deref() {
             Some("session_info") => {
-                name = probe.name.as_ref().and_then(Value::as_str).map(js_trim).filter(|n| !n.is_empty()).map(str::to_string);
+                name = facts.name.and_then(raw_string).map(|n| js_trim(&n).to_string()).filter(|n| !n.is_empty());
             }
             Some("message") => {
                 message_count += 1;
-                let Some(raw) = probe.message else { continue };
-                let Ok(msg) = serde_json::from_str::<MessageProbe>(raw.get()) else { continue };
-                let Some(content) = msg.content.0 else { continue };
-                let role = msg.role.as_deref();
+                let Some(msg) = facts.message else { continue };
+                let Some(content) = msg.content else { continue };
+                let role = msg.role.and_then(raw_string);
+                let role = role.as_deref();
                 if role != Some("user") && role != Some("assistant") {
                     continue;
                 }
                 // Latest activity: the message's ms timestamp, else the entry's ISO timestamp.
-                let t = match msg.timestamp.as_ref() {
-                    Some(Value::Number(n)) => n.as_f64().map(|f| f as i64),
-                    _ => probe.timestamp.as_ref().and_then(Value::as_str).and_then(parse_iso_ms),
+                let t = match msg.timestamp {
+                    Some(n) if n.first().is_some_and(|c| *c == b'-' || c.is_ascii_digit()) => {
+                        std::str::from_utf8(n).ok().and_then(|n| n.parse::<f64>().ok()).map(|f| f as i64)
+                    }
+                    _ => facts.timestamp.and_then(raw_string).and_then(|ts| parse_iso_ms(&ts)),
                 };
                 if let Some(t) = t {
                     last_activity = Some(last_activity.map_or(t.max(0), |l| l.max(t)));
                 }
                 let want_first = first_message.is_empty() && role == Some("user");
                 if want_first || options.all_messages_text {
-                    let content: Value = serde_json::from_str(content.get()).unwrap_or(Value::Null);
+                    let content: Value = serde_json::from_slice(content).unwrap_or(Value::Null);
                     let text = content_text(Some(&content), " ");
                     if text.is_empty() {
                         continue;
