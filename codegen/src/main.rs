@@ -42,6 +42,9 @@ fn main() -> ExitCode {
     };
     match cli.cmd {
         Cmd::Check => {
+            for warning in dreb_codegen::validate::lint(&ir) {
+                eprintln!("warning: {warning}");
+            }
             eprintln!(
                 "{}: ok ({} types, {} commands, {} events, {} inputs)",
                 spec.display(),

@@ -651,3 +651,100 @@ pub fn check_struct_fields(
         }
     }
 }
+
+/// `true` when `text` matches `template`, where each `{placeholder}` stands for any text (possibly empty).
+pub fn matches_template(template: &str, text: &str) -> bool {
+    // Split into literal pieces around placeholders.
+    let mut pieces = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        match rest[open..].find('}') {
+            Some(close)
+                if rest[open + 1..open + close]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+            {
+                pieces.push(&rest[..open]);
+                rest = &rest[open + close + 1..];
+            }
+            _ => break,
+        }
+    }
+    pieces.push(rest);
+    if pieces.len() == 1 {
+        return template == text;
+    }
+    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+    if !text.starts_with(first)
+        || !text[first.len()..].ends_with(last)
+        || text.len() < first.len() + last.len()
+    {
+        return false;
+    }
+    let mut middle = &text[first.len()..text.len() - last.len()];
+    for piece in &pieces[1..pieces.len() - 1] {
+        match middle.find(piece) {
+            Some(i) => middle = &middle[i + piece.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Non-fatal findings for the spec author: error texts in examples that match neither the command's `errors`
+/// nor an envelope template.
+pub fn lint(ir: &Ir) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &ir.commands {
+        for ex in &c.examples {
+            let Some(text) = ex
+                .response
+                .as_ref()
+                .and_then(|r| r.get("error"))
+                .and_then(Value::as_str)
+            else {
+                continue;
+            };
+            let known = c.errors.iter().any(|e| matches_template(&e.text, text))
+                || ir
+                    .envelope
+                    .errors
+                    .iter()
+                    .any(|e| matches_template(&e.text, text));
+            if !known {
+                out.push(format!(
+                    "commands.{}.examples[{}]: error text {text:?} is not listed under the command's `errors`",
+                    c.name, ex.name
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::matches_template;
+
+    #[test]
+    fn templates() {
+        assert!(matches_template(
+            "Unknown command: {type}",
+            "Unknown command: x"
+        ));
+        assert!(matches_template(
+            "Model not found: {provider}/{id}",
+            "Model not found: a/b/c"
+        ));
+        assert!(matches_template("{a}", ""));
+        assert!(!matches_template(
+            "Model not found: {provider}/{id}",
+            "Model not found: ab"
+        ));
+        assert!(matches_template(
+            "literal {not a placeholder}",
+            "literal {not a placeholder}"
+        ));
+        assert!(!matches_template("a{x}b", "ab-"));
+    }
+}
