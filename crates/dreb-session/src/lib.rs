@@ -11,6 +11,18 @@
 //!
 //! Entry payloads (agent messages, extension data) are kept as ordered JSON so nothing is lost on a load/save
 //! round trip. [`SessionManager`] owns one session; [`listing`] and [`delete`] work on files.
+//!
+//! Deliberate differences from the reference (files stay interchangeable):
+//! - The file on disk is always an exact prefix of the in-memory lines. The reference can write a second header
+//!   and duplicate entries when a re-opened or recovered file gets its first assistant message; we never do.
+//! - A torn last line (writer killed mid-append) is skipped on load like any malformed line, and the next append
+//!   starts on a fresh line instead of gluing onto the torn bytes (which would corrupt the new entry too).
+//! - Whole-file rewrites (migration, header changes, fork) go through a temp file and a rename.
+//! - A file without a valid header is replaced by a fresh session as in the reference, but its old bytes are kept
+//!   beside it as `<name>.corrupt`.
+//! - `--continue` reads a header line of any length (the reference only looks at the first 512 bytes).
+//! - Deleting uses the freedesktop.org home trash directly instead of spawning a `trash` CLI.
+//! - The HTML export is our own template rendered server-side (no vendored JS libraries, no data blob).
 
 pub mod branching;
 pub mod context;
@@ -35,6 +47,8 @@ pub use delete::{DeleteMethod, Trash, delete_session};
 pub use entry::{CURRENT_SESSION_VERSION, CompactionData, EntryKind, SessionEntry};
 pub use error::{Result, SessionError};
 pub use export_html::{HtmlExportOptions, ToolInfo};
-pub use listing::{ListOptions, RpcSessionInfo, SessionInfo, list_all_sessions, list_sessions};
+pub use listing::{
+    ListOptions, ResolvedSession, RpcSessionInfo, SessionInfo, list_all_sessions, list_sessions, resolve_session_arg,
+};
 pub use manager::{NewSessionOptions, SessionManager};
 pub use tree::{RpcTree, RpcTreeNode};

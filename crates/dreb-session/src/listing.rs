@@ -396,3 +396,29 @@ pub fn find_most_recent_session(dir: &Path) -> Option<PathBuf> {
         .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)))
         .map(|(_, p)| p)
 }
+
+/// Where a `--session <arg>` / `--fork <arg>` argument points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResolvedSession {
+    /// The argument looks like a path (contains `/` or `\`, or ends in `.jsonl`): used as is.
+    Path(PathBuf),
+    /// The most recent session of this cwd whose id starts with the argument.
+    Local(PathBuf),
+    /// The most recent session of another cwd whose id starts with the argument.
+    Global { path: PathBuf, cwd: String },
+    NotFound,
+}
+
+/// Resolves a session argument: a path, else an id prefix searched in `session_dir`, then under `sessions_root`.
+pub fn resolve_session_arg(arg: &str, session_dir: &Path, sessions_root: &Path) -> io::Result<ResolvedSession> {
+    if arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl") {
+        return Ok(ResolvedSession::Path(PathBuf::from(arg)));
+    }
+    if let Some(s) = list_sessions(session_dir, ListOptions::default()).into_iter().find(|s| s.id.starts_with(arg)) {
+        return Ok(ResolvedSession::Local(s.path));
+    }
+    Ok(list_all_sessions(sessions_root, ListOptions::default())?
+        .into_iter()
+        .find(|s| s.id.starts_with(arg))
+        .map_or(ResolvedSession::NotFound, |s| ResolvedSession::Global { path: s.path, cwd: s.cwd }))
+}

@@ -208,3 +208,22 @@ fn session_stats_inputs_match_recorded_stats() {
         Some("Tool finished; done.")
     );
 }
+
+#[test]
+fn session_argument_resolution() {
+    use dreb_session::{ResolvedSession, resolve_session_arg};
+    let agent = agent_dir_with_all_fixtures();
+    let root = paths::sessions_root(agent.path());
+    let here = paths::default_session_dir("/home/user/project", agent.path());
+    let other = paths::default_session_dir("/elsewhere", agent.path());
+    std::fs::create_dir_all(&other).unwrap();
+    assert_eq!(resolve_session_arg("x/y", &other, &root).unwrap(), ResolvedSession::Path("x/y".into()));
+    assert_eq!(resolve_session_arg("abc.jsonl", &other, &root).unwrap(), ResolvedSession::Path("abc.jsonl".into()));
+    let d = here.join(original_file_name("d-branched-compacted"));
+    assert_eq!(resolve_session_arg("7169", &here, &root).unwrap(), ResolvedSession::Local(d.clone()));
+    assert_eq!(
+        resolve_session_arg("7169ba87", &other, &root).unwrap(),
+        ResolvedSession::Global { path: d, cwd: "/home/user/project".into() }
+    );
+    assert_eq!(resolve_session_arg("ffff", &here, &root).unwrap(), ResolvedSession::NotFound);
+}
