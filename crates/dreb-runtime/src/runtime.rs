@@ -85,6 +85,20 @@ pub(crate) struct Inner {
     pub is_compacting: AtomicBool,
     pub is_retrying: AtomicBool,
     pub retry_attempt: AtomicU32,
+    /// Cancels the running manual or automatic compaction (`abort_compaction`).
+    pub compaction_cancel: Mutex<Option<CancellationToken>>,
+    /// Set while a manual `compact` runs: the aborted run's `agent_end` starts no retry or auto-compaction.
+    pub manual_compaction: AtomicBool,
+    /// One compact-and-retry per user message after a context overflow.
+    pub overflow_recovery_attempted: AtomicBool,
+    /// The last assistant message of the current run (from `message_end`), checked at `agent_end`.
+    pub last_assistant: Mutex<Option<dreb_ai::AssistantMessage>>,
+    /// Cancels the auto-retry backoff (`abort_retry`, `abort`).
+    pub retry_cancel: Mutex<Option<CancellationToken>>,
+    /// Cancels the running `bash` command (`abort_bash`); only the latest one is tracked.
+    pub bash_cancel: Mutex<Option<(u64, CancellationToken)>>,
+    /// The same sink as `sink`, with the gate that makes a dashboard snapshot atomic with the event stream.
+    pub gated_sink: Arc<crate::commands::snapshot::GatedSink>,
     pub model_fallback_message: Option<String>,
     pub stop: CancellationToken,
     pub tool_names: Vec<String>,
@@ -277,10 +291,12 @@ impl Runtime {
         agent_opts.config = AgentConfig { session_id: Some(session.session_id().to_string()), ..Default::default() };
         let agent = Agent::new(agent_opts);
 
+        let gated_sink = Arc::new(crate::commands::snapshot::GatedSink::new(sink));
         let inner = Arc::new(Inner {
             cwd,
             agent_dir,
-            sink,
+            sink: gated_sink.clone(),
+            gated_sink,
             auto_compaction: AtomicBool::new(settings.compaction_enabled()),
             auto_retry: AtomicBool::new(settings.retry_enabled()),
             settings,
@@ -295,6 +311,12 @@ impl Runtime {
             is_compacting: AtomicBool::new(false),
             is_retrying: AtomicBool::new(false),
             retry_attempt: AtomicU32::new(0),
+            compaction_cancel: Mutex::new(None),
+            manual_compaction: AtomicBool::new(false),
+            overflow_recovery_attempted: AtomicBool::new(false),
+            last_assistant: Mutex::new(None),
+            retry_cancel: Mutex::new(None),
+            bash_cancel: Mutex::new(None),
             model_fallback_message,
             stop: options.stop.clone(),
             tool_names,
@@ -396,6 +418,7 @@ impl AgentEventSink for EventBridge {
         emit(&*inner.sink, event);
         match event {
             AgentEvent::MessageStart { message: AgentMessage::User(user) } => {
+                inner.overflow_recovery_attempted.store(false, std::sync::atomic::Ordering::Release);
                 // A queued message reached the conversation: it is no longer pending.
                 let text = user.content.text();
                 let mut queued = lock(&inner.queued);
@@ -408,7 +431,12 @@ impl AgentEventSink for EventBridge {
                 if let Err(e) = persist::append_agent_message(&mut session, message) {
                     tracing::error!("could not persist a message: {e}");
                 }
+                drop(session);
+                if let AgentMessage::Assistant(assistant) = message {
+                    Runtime { inner }.on_assistant_end(assistant);
+                }
             }
+            AgentEvent::AgentEnd { .. } => Runtime { inner }.after_agent_end(),
             _ => {}
         }
     }

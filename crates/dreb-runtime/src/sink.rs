@@ -25,10 +25,19 @@ pub struct VecSink {
 }
 
 impl VecSink {
-    /// The frames so far, parsed.
+    /// The frames so far, parsed (one per line: a single write may carry adjacent frames).
     pub fn frames(&self) -> Vec<serde_json::Value> {
         let frames = self.frames.lock().unwrap_or_else(|e| e.into_inner());
-        frames.iter().map(|f| serde_json::from_slice(f).expect("frames are JSON")).collect()
+        frames
+            .iter()
+            .flat_map(|f| f.split(|b| *b == b'\n').filter(|l| !l.is_empty()))
+            .map(|l| serde_json::from_slice(l).expect("frames are JSON"))
+            .collect()
+    }
+
+    /// The writes so far, as sent (each one or more `\n`-terminated frames).
+    pub fn writes(&self) -> Vec<Vec<u8>> {
+        self.frames.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Forget the frames so far.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dreb_protocol::framing::{DEFAULT_MAX_RECORD_BYTES, JsonlReader, RecordError};
-use dreb_protocol::{CommandService, Decoded, Input, Response, decode, envelope::fill, error_text, handle_request};
+use dreb_protocol::{Command, CommandService, Decoded, Input, Response, decode, envelope::fill, error_text, handle_request};
 use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -37,6 +37,10 @@ pub struct ServeOptions {
     pub shutdown_grace: Duration,
     /// How long to wait for stdout to drain before returning.
     pub flush_timeout: Duration,
+    /// The service writes a successful `get_dashboard_snapshot` response itself, right after its
+    /// `dashboard_snapshot_barrier` and in the same write (so the snapshot is atomic with its event stream); the
+    /// server then does not write that response. Errors are always written by the server.
+    pub service_writes_snapshot_response: bool,
 }
 
 impl Default for ServeOptions {
@@ -45,6 +49,7 @@ impl Default for ServeOptions {
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             shutdown_grace: Duration::from_secs(3),
             flush_timeout: Duration::from_secs(5),
+            service_writes_snapshot_response: true,
         }
     }
 }
@@ -113,6 +118,7 @@ where
     let mut records = spawn_reader(input, options.max_record_bytes);
     let overflowed = output.overflowed();
     let mut tasks: JoinSet<()> = JoinSet::new();
+    let service_writes_snapshot = options.service_writes_snapshot_response;
     tokio::pin!(shutdown);
 
     let outcome = loop {
@@ -136,9 +142,13 @@ where
                     Decoded::Request(request) => {
                         let service = service.clone();
                         let output = output.clone();
+                        let snapshot = matches!(request.command, Command::GetDashboardSnapshot(_));
                         tasks.spawn(async move {
                             let response = handle_request(&*service, request).await;
-                            let _ = output.send(&response);
+                            // Already written by the service, adjacent to its barrier.
+                            if !(snapshot && service_writes_snapshot && response.is_success()) {
+                                let _ = output.send(&response);
+                            }
                         });
                     }
                     Decoded::Input(input) => router.route(input),
@@ -175,5 +185,86 @@ pub async fn termination_signal() {
     tokio::select! {
         _ = term.recv() => {}
         _ = int.recv() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dreb_protocol::support::RequestContext;
+    use dreb_protocol::{ResponseData, RpcDashboardSnapshot};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Answers `get_dashboard_snapshot` like the runtime: barrier and response written by the service in one go.
+    struct SnapshotService {
+        output: Output,
+        fail: bool,
+    }
+
+    impl CommandService for SnapshotService {
+        async fn call(&self, ctx: &RequestContext, command: Command) -> Result<ResponseData, String> {
+            let Command::GetDashboardSnapshot(_) = command else { return Err("unexpected".into()) };
+            if self.fail {
+                return Err("snapshot failed".into());
+            }
+            let data: RpcDashboardSnapshot = serde_json::from_value(serde_json::json!({
+                "snapshotId": "s1", "messages": [], "backgroundAgents": [], "pendingExtensionUiRequests": [],
+                "state": {"scopedModels": [], "tasks": [], "usingSubscription": false, "thinkingLevel": "off",
+                    "availableThinkingLevels": ["off"], "isStreaming": false, "isRetrying": false, "retryAttempt": 0,
+                    "isCompacting": false, "steeringMode": "all", "followUpMode": "all", "sessionId": "x",
+                    "autoCompactionEnabled": true, "messageCount": 0, "pendingMessageCount": 0}
+            }))
+            .unwrap();
+            let barrier = serde_json::json!({"type": "dashboard_snapshot_barrier", "snapshotId": "s1"});
+            let response = Response::ok(ctx.id.clone(), "get_dashboard_snapshot", ResponseData::GetDashboardSnapshot(data.clone()));
+            let mut bytes = dreb_protocol::framing::encode_frame(&barrier).unwrap();
+            bytes.extend(dreb_protocol::framing::encode_frame(&response).unwrap());
+            self.output.send_encoded(bytes).unwrap();
+            Ok(ResponseData::GetDashboardSnapshot(data))
+        }
+    }
+
+    async fn serve_one(fail: bool) -> Vec<serde_json::Value> {
+        let (mut stdin, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, mut stdout) = tokio::io::duplex(1 << 20);
+        let (output, writer) = Output::start(server_out, 1 << 20);
+        let service = Arc::new(SnapshotService { output: output.clone(), fail });
+        let router: Arc<dyn InputRouter> = Arc::new(|_i: dreb_protocol::Input| {});
+        let server = tokio::spawn(serve(
+            service,
+            router,
+            server_in,
+            output,
+            ServeOptions::default(),
+            std::future::pending::<()>(),
+            CancellationToken::new(),
+        ));
+        stdin.write_all(b"{\"id\":\"s1\",\"type\":\"get_dashboard_snapshot\"}\n").await.unwrap();
+        stdin.shutdown().await.unwrap();
+        server.await.unwrap();
+        drop(stdin);
+        // The service still holds an `Output` clone: read what was written so far instead of waiting for EOF.
+        let _ = writer;
+        let mut buf = vec![0u8; 1 << 16];
+        let n = stdout.read(&mut buf).await.unwrap();
+        String::from_utf8_lossy(&buf[..n]).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_snapshot_response_written_by_the_service_is_not_written_twice() {
+        let frames = serve_one(false).await;
+        assert_eq!(frames.len(), 2, "{frames:#?}");
+        assert_eq!(frames[0]["type"], "dashboard_snapshot_barrier");
+        assert_eq!(frames[1]["type"], "response");
+        assert_eq!(frames[1]["id"], "s1");
+        assert_eq!(frames[1]["success"], true);
+    }
+
+    #[tokio::test]
+    async fn a_failed_snapshot_is_answered_by_the_server() {
+        let frames = serve_one(true).await;
+        assert_eq!(frames.len(), 1, "{frames:#?}");
+        assert_eq!(frames[0]["success"], false);
+        assert_eq!(frames[0]["error"], "snapshot failed");
     }
 }

@@ -15,10 +15,6 @@ impl Runtime {
         Err(not_implemented("reload"))
     }
 
-    pub(crate) async fn cmd_get_dashboard_snapshot(&self, _ctx: &RequestContext, _p: GetDashboardSnapshotParams) -> Result<RpcDashboardSnapshot, String> {
-        Err(not_implemented("get_dashboard_snapshot"))
-    }
-
     pub(crate) async fn cmd_get_resources(&self, _ctx: &RequestContext, _p: GetResourcesParams) -> Result<RpcResources, String> {
         Err(not_implemented("get_resources"))
     }
@@ -41,26 +37,6 @@ impl Runtime {
 
     pub(crate) async fn cmd_buddy_reroll(&self, _ctx: &RequestContext, _p: BuddyRerollParams) -> Result<BuddyResult, String> {
         Err(not_implemented("buddy_reroll"))
-    }
-
-    pub(crate) async fn cmd_compact(&self, _ctx: &RequestContext, _p: CompactParams) -> Result<CompactionResult, String> {
-        Err(not_implemented("compact"))
-    }
-
-    pub(crate) async fn cmd_abort_compaction(&self, _ctx: &RequestContext, _p: AbortCompactionParams) -> Result<(), String> {
-        Err(not_implemented("abort_compaction"))
-    }
-
-    pub(crate) async fn cmd_abort_retry(&self, _ctx: &RequestContext, _p: AbortRetryParams) -> Result<(), String> {
-        Err(not_implemented("abort_retry"))
-    }
-
-    pub(crate) async fn cmd_bash(&self, _ctx: &RequestContext, _p: BashParams) -> Result<BashResult, String> {
-        Err(not_implemented("bash"))
-    }
-
-    pub(crate) async fn cmd_abort_bash(&self, _ctx: &RequestContext, _p: AbortBashParams) -> Result<(), String> {
-        Err(not_implemented("abort_bash"))
     }
 
     pub(crate) async fn cmd_get_performance_stats(&self, _ctx: &RequestContext, _p: GetPerformanceStatsParams) -> Result<RpcPerformanceStats, String> {

@@ -93,6 +93,7 @@ impl Runtime {
     }
 
     pub(crate) async fn cmd_abort(&self, _ctx: &RequestContext, _p: AbortParams) -> Result<(), String> {
+        self.abort_retry();
         self.inner.agent.abort();
         self.inner.agent.wait_for_idle().await;
         Ok(())

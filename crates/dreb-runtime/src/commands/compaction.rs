@@ -1,0 +1,279 @@
+//! `compact`, `abort_compaction`, and auto-compaction after `agent_end` (threshold, and overflow recovery with one
+//! compact-and-retry per user message).
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use dreb_agent::AgentMessage;
+use dreb_ai::{AssistantMessage, StopReason};
+use dreb_compaction::{CompactionSettings, SummaryError, SummaryLlm, estimate::usage_context_tokens};
+use dreb_protocol::envelope::fill;
+use dreb_protocol::support::RequestContext;
+use dreb_protocol::*;
+use dreb_session::CompactionData;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::convert::wire;
+use crate::runtime::{Runtime, lock};
+use crate::sink::emit;
+
+const OVERFLOW_RETRY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing \
+                                     context or switching to a larger-context model.";
+
+/// Why a compaction did not happen. `Display` gives the reference's texts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CompactError {
+    NoModel,
+    NoApiKey(String),
+    AlreadyCompacted,
+    NothingToCompact,
+    Cancelled,
+    Failed(String),
+}
+
+impl std::fmt::Display for CompactError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompactError::NoModel => f.write_str("No model selected"),
+            CompactError::NoApiKey(p) => write!(f, "No API key for {p}"),
+            CompactError::AlreadyCompacted => f.write_str("Already compacted"),
+            CompactError::NothingToCompact => f.write_str("Nothing to compact (session too small)"),
+            CompactError::Cancelled => f.write_str("Compaction cancelled"),
+            CompactError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reason {
+    Threshold,
+    Overflow,
+}
+
+impl Reason {
+    fn as_str(self) -> &'static str {
+        match self {
+            Reason::Threshold => "threshold",
+            Reason::Overflow => "overflow",
+        }
+    }
+}
+
+/// Milliseconds since the epoch of an ISO entry timestamp.
+fn iso_ms(s: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(s).ok().map(|d| d.timestamp_millis())
+}
+
+fn auto_end(result: Option<Value>, aborted: bool, will_retry: bool, error: Option<String>) -> Value {
+    let mut frame = serde_json::Map::new();
+    frame.insert("type".into(), "auto_compaction_end".into());
+    if let Some(r) = result {
+        frame.insert("result".into(), r);
+    }
+    frame.insert("aborted".into(), aborted.into());
+    frame.insert("willRetry".into(), will_retry.into());
+    if let Some(e) = error {
+        frame.insert("errorMessage".into(), e.into());
+    }
+    Value::Object(frame)
+}
+
+impl Runtime {
+    fn compaction_settings(&self) -> CompactionSettings {
+        let s = self.inner.settings.compaction_settings();
+        CompactionSettings {
+            enabled: self.inner.auto_compaction.load(Ordering::Acquire),
+            reserve_tokens: s.reserve_tokens,
+            keep_recent_tokens: s.keep_recent_tokens,
+        }
+    }
+
+    /// Mark a compaction as running and return its cancel token.
+    fn begin_compaction(&self) -> CancellationToken {
+        let cancel = CancellationToken::new();
+        *lock(&self.inner.compaction_cancel) = Some(cancel.clone());
+        self.inner.is_compacting.store(true, Ordering::Release);
+        cancel
+    }
+
+    fn end_compaction(&self) {
+        lock(&self.inner.compaction_cancel).take();
+        self.inner.is_compacting.store(false, Ordering::Release);
+    }
+
+    /// Summarise the current branch with the session model, write the `compaction` entry and rebuild the agent's
+    /// messages from the session context.
+    async fn run_compaction(
+        &self,
+        custom_instructions: Option<&str>,
+        cancel: CancellationToken,
+    ) -> Result<dreb_compaction::CompactionResult, CompactError> {
+        let model = self.inner.agent.model().ok_or(CompactError::NoModel)?;
+        let api_key = {
+            let registry = self.inner.registry.read().unwrap_or_else(|e| e.into_inner());
+            registry.api_key_for(&model).map_err(|_| CompactError::NoApiKey(model.provider.clone()))?
+        };
+        let branch: Vec<Value> = lock(&self.inner.session).branch(None).iter().map(|e| e.to_value()).collect();
+        let settings = self.compaction_settings();
+        let Some(prep) = dreb_compaction::prepare_compaction(&branch, &settings) else {
+            let last_is_compaction = branch.last().and_then(|e| e.get("type")).and_then(Value::as_str) == Some("compaction");
+            return Err(if last_is_compaction { CompactError::AlreadyCompacted } else { CompactError::NothingToCompact });
+        };
+        let llm = SummaryLlm { client: &self.inner.providers, model: &model, api_key, cancel: cancel.clone() };
+        let result = dreb_compaction::compact(&prep, &llm, custom_instructions, &settings).await.map_err(|e| match e {
+            SummaryError::Aborted => CompactError::Cancelled,
+            SummaryError::Failed(m) => CompactError::Failed(m),
+        })?;
+        if cancel.is_cancelled() {
+            return Err(CompactError::Cancelled);
+        }
+        {
+            let mut session = lock(&self.inner.session);
+            session
+                .append_compaction(CompactionData {
+                    summary: result.summary.clone(),
+                    first_kept_entry_id: result.first_kept_entry_id.clone(),
+                    tokens_before: result.tokens_before,
+                    details: Some(result.details.clone()),
+                    from_hook: Some(false),
+                })
+                .map_err(|e| CompactError::Failed(e.to_string()))?;
+        }
+        let context = lock(&self.inner.session).build_session_context();
+        let messages: Vec<AgentMessage> =
+            context.messages.into_iter().filter_map(|m| serde_json::from_value(m).ok()).collect();
+        self.inner.agent.replace_messages(messages);
+        Ok(result)
+    }
+
+    pub(crate) async fn cmd_compact(&self, _ctx: &RequestContext, p: CompactParams) -> Result<CompactionResult, String> {
+        // The run aborted below must not start a retry or an auto-compaction of its own.
+        self.inner.manual_compaction.store(true, Ordering::Release);
+        let cancel = self.begin_compaction();
+        self.abort_retry();
+        self.inner.agent.abort();
+        self.inner.agent.wait_for_idle().await;
+        let outcome = self.run_compaction(p.custom_instructions.as_deref(), cancel).await;
+        self.end_compaction();
+        self.inner.manual_compaction.store(false, Ordering::Release);
+        match outcome {
+            Ok(result) => wire(&result.to_json()),
+            Err(e) => Err(fill(error_text::COMMAND_FAILED, &[("message", &e.to_string())])),
+        }
+    }
+
+    pub(crate) async fn cmd_abort_compaction(&self, _ctx: &RequestContext, _p: AbortCompactionParams) -> Result<(), String> {
+        if let Some(token) = lock(&self.inner.compaction_cancel).as_ref() {
+            token.cancel();
+        }
+        Ok(())
+    }
+
+    /// The compaction entry closest to the leaf, as its timestamp in ms.
+    fn latest_compaction_ms(&self) -> Option<i64> {
+        let session = lock(&self.inner.session);
+        let branch = session.branch(None);
+        let entry = branch.iter().rev().find(|e| e.entry_type() == "compaction")?;
+        entry.str_field("timestamp").and_then(iso_ms)
+    }
+
+    /// After `agent_end` (no retry): compact on context overflow (then retry once) or above the threshold.
+    pub(crate) fn check_compaction(&self, message: &AssistantMessage) {
+        if message.stop_reason == StopReason::Aborted {
+            return;
+        }
+        let Some(model) = self.inner.agent.model() else { return };
+        let window = model.context_window;
+        let compaction_ms = self.latest_compaction_ms();
+        // A reply from before the latest compaction says nothing about the compacted context.
+        if compaction_ms.is_some_and(|ts| message.timestamp <= ts) {
+            return;
+        }
+        let settings = self.compaction_settings();
+        let same_model = message.provider == model.provider && message.model == model.id;
+        if same_model && dreb_ai::is_context_overflow(message, Some(window)) {
+            if !settings.enabled {
+                return;
+            }
+            if self.inner.overflow_recovery_attempted.swap(true, Ordering::AcqRel) {
+                emit(&*self.inner.sink, &auto_end(None, false, false, Some(OVERFLOW_RETRY_FAILED.into())));
+                return;
+            }
+            self.remove_last_assistant();
+            self.start_auto_compaction(Reason::Overflow, true);
+            return;
+        }
+        let tokens = if message.stop_reason == StopReason::Error {
+            // No usage on an error: the last valid usage plus estimates of what follows.
+            let values = self.message_values();
+            let estimate = dreb_compaction::estimate_context_tokens(&values);
+            let Some(i) = estimate.last_usage_index else { return };
+            let usage_ts = values[i].get("timestamp").and_then(Value::as_i64).unwrap_or(i64::MAX);
+            if compaction_ms.is_some_and(|ts| usage_ts <= ts) {
+                return;
+            }
+            estimate.tokens
+        } else {
+            usage_context_tokens(&serde_json::to_value(&message.usage).unwrap_or(Value::Null))
+        };
+        if dreb_compaction::should_compact(tokens, window, &settings) {
+            self.start_auto_compaction(Reason::Threshold, false);
+        }
+    }
+
+    /// Emit `auto_compaction_start` now (in event order), then compact once the run has fully ended.
+    fn start_auto_compaction(&self, reason: Reason, will_retry: bool) {
+        emit(&*self.inner.sink, &json!({"type": "auto_compaction_start", "reason": reason.as_str()}));
+        let cancel = self.begin_compaction();
+        let rt = self.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = rt.inner.agent.wait_for_idle() => {}
+                _ = cancel.cancelled() => {}
+            }
+            let outcome = if cancel.is_cancelled() {
+                Err(CompactError::Cancelled)
+            } else {
+                rt.run_compaction(None, cancel).await
+            };
+            rt.end_compaction();
+            let result = match outcome {
+                Ok(result) => result,
+                Err(CompactError::Cancelled) => {
+                    emit(&*rt.inner.sink, &auto_end(None, true, false, None));
+                    return;
+                }
+                Err(CompactError::Failed(m)) => {
+                    let text = match reason {
+                        Reason::Overflow => format!("Context overflow recovery failed: {m}"),
+                        Reason::Threshold => format!("Auto-compaction failed: {m}"),
+                    };
+                    emit(&*rt.inner.sink, &auto_end(None, false, false, Some(text)));
+                    return;
+                }
+                // No model, no key, nothing to compact: ends quietly.
+                Err(_) => {
+                    emit(&*rt.inner.sink, &auto_end(None, false, false, None));
+                    return;
+                }
+            };
+            emit(&*rt.inner.sink, &auto_end(Some(result.to_json()), false, will_retry, None));
+            if will_retry || rt.inner.agent.has_queued_messages() {
+                if will_retry {
+                    let ends_in_error = matches!(
+                        rt.inner.agent.messages().last(),
+                        Some(AgentMessage::Assistant(a)) if a.stop_reason == StopReason::Error
+                    );
+                    if ends_in_error {
+                        rt.remove_last_assistant();
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                if let Err(e) = rt.inner.agent.start_continue() {
+                    tracing::warn!("Agent failed to continue after compaction: {e}");
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,166 @@
+//! Session-level auto-retry of transient provider errors, checked at `agent_end` (3 attempts, 2 s / 4 s / 8 s by
+//! default), and `abort_retry`. Retryable runs never reach the auto-compaction check.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use dreb_agent::AgentMessage;
+use dreb_ai::{AssistantMessage, StopReason};
+use dreb_protocol::support::RequestContext;
+use dreb_protocol::*;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::runtime::{Runtime, lock};
+use crate::sink::emit;
+
+/// Overrides `retry.baseDelayMs` (tests use a few milliseconds instead of seconds).
+pub const RETRY_BASE_DELAY_ENV: &str = "DREB_RETRY_BASE_DELAY_MS";
+
+/// The reference's rule: an error reply (with a message) that is not a context overflow and names a transient failure.
+fn is_retryable(message: &AssistantMessage, context_window: u64) -> bool {
+    let Some(err) = message.error_message.as_deref().filter(|e| !e.is_empty()) else { return false };
+    message.stop_reason == StopReason::Error
+        && !dreb_ai::is_context_overflow(message, Some(context_window))
+        && dreb_ai::is_retryable_error(err)
+}
+
+/// `base · 2^(attempt−1)`, saturating.
+fn backoff_ms(base: u64, attempt: u32) -> u64 {
+    base.saturating_mul(2u64.saturating_pow(attempt.saturating_sub(1)))
+}
+
+impl Runtime {
+    /// `message_end` of an assistant message: remember it for the `agent_end` checks. A non-error reply ends a
+    /// retry chain successfully and re-arms overflow recovery.
+    pub(crate) fn on_assistant_end(&self, message: &AssistantMessage) {
+        *lock(&self.inner.last_assistant) = Some(message.clone());
+        if message.stop_reason != StopReason::Error {
+            self.inner.overflow_recovery_attempted.store(false, Ordering::Release);
+            let attempt = self.inner.retry_attempt.swap(0, Ordering::AcqRel);
+            if attempt > 0 {
+                emit(&*self.inner.sink, &json!({"type": "auto_retry_end", "success": true, "attempt": attempt}));
+            }
+        }
+    }
+
+    /// `agent_end`: retry a transient error, otherwise end any retry chain and check auto-compaction. Runs inside
+    /// the agent's event delivery, so it only decides and emits; waiting happens on spawned tasks.
+    pub(crate) fn after_agent_end(&self) {
+        let Some(message) = lock(&self.inner.last_assistant).take() else { return };
+        if self.inner.manual_compaction.load(Ordering::Acquire) {
+            // `compact` aborted this run on purpose.
+            return;
+        }
+        let window = self.inner.agent.model().map(|m| m.context_window).unwrap_or(0);
+        if is_retryable(&message, window) && self.start_retry(&message) {
+            return;
+        }
+        self.inner.is_retrying.store(false, Ordering::Release);
+        self.check_compaction(&message);
+    }
+
+    fn retry_base_delay_ms(&self, settings_base: u64) -> u64 {
+        std::env::var(RETRY_BASE_DELAY_ENV).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(settings_base)
+    }
+
+    /// Schedule the next attempt; `false` when retrying is off or the attempts are used up.
+    fn start_retry(&self, message: &AssistantMessage) -> bool {
+        if !self.inner.auto_retry.load(Ordering::Acquire) {
+            return false;
+        }
+        let settings = self.inner.settings.retry_settings();
+        let attempt = self.inner.retry_attempt.fetch_add(1, Ordering::AcqRel) + 1;
+        if u64::from(attempt) > settings.max_retries {
+            self.inner.retry_attempt.store(0, Ordering::Release);
+            self.inner.is_retrying.store(false, Ordering::Release);
+            let mut end = json!({"type": "auto_retry_end", "success": false, "attempt": attempt - 1});
+            if let (Some(err), Some(obj)) = (&message.error_message, end.as_object_mut()) {
+                obj.insert("finalError".into(), Value::String(err.clone()));
+            }
+            emit(&*self.inner.sink, &end);
+            return false;
+        }
+        let delay_ms = backoff_ms(self.retry_base_delay_ms(settings.base_delay_ms), attempt);
+        self.inner.is_retrying.store(true, Ordering::Release);
+        emit(
+            &*self.inner.sink,
+            &json!({
+                "type": "auto_retry_start",
+                "attempt": attempt,
+                "maxAttempts": settings.max_retries,
+                "delayMs": delay_ms,
+                "errorMessage": message.error_message.clone().filter(|e| !e.is_empty()).unwrap_or_else(|| "Unknown error".into()),
+            }),
+        );
+        // The failed reply stays in the session file but leaves the context the retry sends.
+        self.remove_last_assistant();
+
+        let cancel = CancellationToken::new();
+        *lock(&self.inner.retry_cancel) = Some(cancel.clone());
+        let rt = self.clone();
+        tokio::spawn(async move {
+            let slept = tokio::select! {
+                _ = cancel.cancelled() => false,
+                _ = rt.inner.stop.cancelled() => false,
+                _ = async {
+                    rt.inner.agent.wait_for_idle().await;
+                    tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+                } => true,
+            };
+            // No other retry can start before this one continues, so the slot still holds ours (or was taken).
+            lock(&rt.inner.retry_cancel).take();
+            if !slept {
+                let attempt = rt.inner.retry_attempt.swap(0, Ordering::AcqRel);
+                rt.inner.is_retrying.store(false, Ordering::Release);
+                emit(
+                    &*rt.inner.sink,
+                    &json!({"type": "auto_retry_end", "success": false, "attempt": attempt, "finalError": "Retry cancelled"}),
+                );
+                return;
+            }
+            if let Err(e) = rt.inner.agent.start_continue() {
+                tracing::warn!("Agent retry failed: {e}");
+                rt.inner.retry_attempt.store(0, Ordering::Release);
+                rt.inner.is_retrying.store(false, Ordering::Release);
+            }
+        });
+        true
+    }
+
+    /// Cancel the retry backoff (the sleeping task then emits `auto_retry_end` with `Retry cancelled`) and stop
+    /// reporting a retry in progress. Also part of `abort`.
+    pub(crate) fn abort_retry(&self) {
+        if let Some(token) = lock(&self.inner.retry_cancel).take() {
+            token.cancel();
+        }
+        self.inner.is_retrying.store(false, Ordering::Release);
+    }
+
+    /// Drop the last message from the agent's context when it is an assistant reply (it stays in the file).
+    pub(crate) fn remove_last_assistant(&self) {
+        let mut messages = self.inner.agent.messages();
+        if matches!(messages.last(), Some(AgentMessage::Assistant(_))) {
+            messages.pop();
+            self.inner.agent.replace_messages(messages);
+        }
+    }
+
+    pub(crate) async fn cmd_abort_retry(&self, _ctx: &RequestContext, _p: AbortRetryParams) -> Result<(), String> {
+        self.abort_retry();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_per_attempt() {
+        assert_eq!(backoff_ms(2000, 1), 2000);
+        assert_eq!(backoff_ms(2000, 2), 4000);
+        assert_eq!(backoff_ms(2000, 3), 8000);
+        assert_eq!(backoff_ms(u64::MAX, 70), u64::MAX);
+    }
+}
