@@ -60,18 +60,15 @@ pub fn is_context_overflow_message(message: &str) -> bool {
 /// The reference's overflow rule for a finished message: an error whose text matches a known overflow pattern, or a
 /// "silent" overflow where a successful reply reports more input tokens than the context window holds.
 pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u64>) -> bool {
-    if message.stop_reason == StopReason::Error {
-        if let Some(err) = &message.error_message {
-            if is_context_overflow_message(err) {
+    if message.stop_reason == StopReason::Error
+        && let Some(err) = &message.error_message
+            && is_context_overflow_message(err) {
                 return true;
             }
-        }
-    }
-    if let Some(window) = context_window.filter(|w| *w > 0) {
-        if message.stop_reason == StopReason::Stop && message.usage.input + message.usage.cache_read > window {
+    if let Some(window) = context_window.filter(|w| *w > 0)
+        && message.stop_reason == StopReason::Stop && message.usage.input + message.usage.cache_read > window {
             return true;
         }
-    }
     false
 }
 

@@ -224,11 +224,10 @@ impl Output {
     pub(crate) fn toolcall_end(&mut self, i: usize) {
         self.args.retain(|(c, _)| *c != i);
         if let Some(AssistantBlock::ToolCall(t)) = self.msg.content.get_mut(i) {
-            if let Some(raw) = t.partial_args.take() {
-                if !raw.is_empty() {
+            if let Some(raw) = t.partial_args.take()
+                && !raw.is_empty() {
                     t.arguments = parse_streaming_json(&raw);
                 }
-            }
             let call = t.clone();
             self.send(Ev::ToolcallEnd { content_index: i, tool_call: call, partial: self.partial() });
         }

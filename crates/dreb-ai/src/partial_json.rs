@@ -34,14 +34,12 @@ impl StreamingArgs {
         if delta.is_empty() {
             return;
         }
-        if let Some(path) = &self.open_string {
-            if !delta.contains(['"', '\\']) {
-                if let Some(Value::String(s)) = lookup(args, path) {
+        if let Some(path) = &self.open_string
+            && !delta.contains(['"', '\\'])
+                && let Some(Value::String(s)) = lookup(args, path) {
                     s.push_str(delta);
                     return;
                 }
-            }
-        }
         let (parsed, open) = parse_with_cursor(full);
         *args = parsed;
         self.open_string = open;
@@ -67,14 +65,13 @@ fn parse_with_cursor(text: &str) -> (Map<String, Value>, Option<Vec<PathSeg>>) {
         return (Map::new(), None);
     }
     // Only text ending in `}` can be a complete object; don't pay a failing full parse on every streamed prefix.
-    if text.trim_end().ends_with('}') {
-        if let Ok(v) = serde_json::from_str::<Value>(text) {
+    if text.trim_end().ends_with('}')
+        && let Ok(v) = serde_json::from_str::<Value>(text) {
             return match v {
                 Value::Object(m) => (m, None),
                 _ => (Map::new(), None),
             };
         }
-    }
     let mut p = Parser { s: text.as_bytes(), i: 0, path: Vec::new(), open_string: None, cut_escape: false };
     p.ws();
     match p.value() {
@@ -159,11 +156,10 @@ impl Parser<'_> {
             if let Ok(n) = text.parse::<i64>() {
                 return Ok(Some(Value::Number(n.into())));
             }
-            if let Ok(f) = text.parse::<f64>() {
-                if let Some(n) = Number::from_f64(f) {
+            if let Ok(f) = text.parse::<f64>()
+                && let Some(n) = Number::from_f64(f) {
                     return Ok(Some(Value::Number(n)));
                 }
-            }
             text = &text[..text.len() - 1];
         }
         if self.eof() { Ok(None) } else { Err(()) }

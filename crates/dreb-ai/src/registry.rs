@@ -515,11 +515,10 @@ impl ModelRegistry {
     pub fn default_model(&self) -> Option<Model> {
         let available = self.available();
         for p in DEFAULT_PROVIDER_ORDER {
-            if let Some(d) = default_model_id(p) {
-                if let Some(m) = available.iter().find(|m| m.provider == p && m.id == d) {
+            if let Some(d) = default_model_id(p)
+                && let Some(m) = available.iter().find(|m| m.provider == p && m.id == d) {
                     return Some(m.clone());
                 }
-            }
         }
         available.into_iter().next()
     }

@@ -218,8 +218,9 @@ pub struct ScenarioPlayer {
     used: Vec<bool>,
 }
 
-/// What to answer.
+/// What to answer. (One per request: the size of the `Turn` variant does not matter.)
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Reply {
     Turn(Turn),
     /// The scenario has nothing for this request.
@@ -267,11 +268,10 @@ pub fn reference_turn(req: &RequestSummary) -> Turn {
             ..Default::default()
         };
     }
-    if text.contains("[[deltas=1]]") {
-        if let Some(t) = between(text, "[[text=", "]]") {
+    if text.contains("[[deltas=1]]")
+        && let Some(t) = between(text, "[[text=", "]]") {
             return deltas(&[t]);
         }
-    }
     if let Some(pos) = text.find("Reply with just: ") {
         let x = text[pos + "Reply with just: ".len()..].trim();
         let chars: Vec<char> = x.chars().collect();

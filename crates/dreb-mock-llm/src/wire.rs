@@ -223,11 +223,10 @@ fn google(turn: &Turn, n: u64) -> Vec<Frame> {
     let mut f: Vec<Frame> = Vec::new();
     for (i, d) in turn.thinking.iter().enumerate() {
         let mut part = json!({"text": d, "thought": true});
-        if i + 1 == turn.thinking.len() {
-            if let Some(s) = &turn.thinking_signature {
+        if i + 1 == turn.thinking.len()
+            && let Some(s) = &turn.thinking_signature {
                 part["thoughtSignature"] = json!(s);
             }
-        }
         f.push((true, chunk(json!([part]))));
     }
     for d in &turn.text {

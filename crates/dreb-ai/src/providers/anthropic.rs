@@ -261,15 +261,14 @@ fn convert_messages(messages: &[Message], model: &Model, oauth: bool, cache_cont
         i += 1;
     }
     // Cache the conversation so far: mark the last block of the last user message.
-    if let Some(last) = params.last_mut() {
-        if last["role"] == "user" {
+    if let Some(last) = params.last_mut()
+        && last["role"] == "user" {
             match last.get_mut("content") {
                 Some(Value::Array(blocks)) => {
-                    if let Some(Value::Object(b)) = blocks.last_mut() {
-                        if matches!(b.get("type").and_then(Value::as_str), Some("text" | "image" | "tool_result")) {
+                    if let Some(Value::Object(b)) = blocks.last_mut()
+                        && matches!(b.get("type").and_then(Value::as_str), Some("text" | "image" | "tool_result")) {
                             b.insert("cache_control".into(), cache_control.clone());
                         }
-                    }
                 }
                 Some(Value::String(s)) => {
                     let text = std::mem::take(s);
@@ -278,7 +277,6 @@ fn convert_messages(messages: &[Message], model: &Model, oauth: bool, cache_cont
                 _ => {}
             }
         }
-    }
     params
 }
 

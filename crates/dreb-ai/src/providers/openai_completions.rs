@@ -193,13 +193,12 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
             }
         }
     }
-    if model.base_url.contains("openrouter.ai") {
-        if let Some(r) = &compat.open_router_routing {
+    if model.base_url.contains("openrouter.ai")
+        && let Some(r) = &compat.open_router_routing {
             body.insert("provider".into(), r.clone());
         }
-    }
-    if model.base_url.contains("ai-gateway.vercel.sh") {
-        if let Some(r) = compat.vercel_gateway_routing.as_ref().and_then(Value::as_object) {
+    if model.base_url.contains("ai-gateway.vercel.sh")
+        && let Some(r) = compat.vercel_gateway_routing.as_ref().and_then(Value::as_object) {
             let mut g = Map::new();
             for k in ["only", "order"] {
                 if let Some(v) = r.get(k) {
@@ -210,7 +209,6 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
                 body.insert("providerOptions".into(), json!({"gateway": g}));
             }
         }
-    }
     Request { url: http::join_url(&model.base_url, "chat/completions"), headers, body: Value::Object(body) }
 }
 
@@ -561,11 +559,10 @@ pub(crate) async fn process_stream(
                 if d["type"] == "reasoning.encrypted" && d["id"].is_string() && !d["data"].is_null() {
                     let id = d["id"].as_str().unwrap_or("");
                     for b in out.msg.content.iter_mut() {
-                        if let AssistantBlock::ToolCall(t) = b {
-                            if t.id == id {
+                        if let AssistantBlock::ToolCall(t) = b
+                            && t.id == id {
                                 t.thought_signature = Some(d.to_string());
                             }
-                        }
                     }
                 }
             }

@@ -43,16 +43,13 @@ fn parse_text_signature(sig: Option<&str>) -> Option<(String, Option<String>)> {
     if sig.is_empty() {
         return None;
     }
-    if sig.starts_with('{') {
-        if let Ok(v) = serde_json::from_str::<Value>(sig) {
-            if v["v"] == 1 {
-                if let Some(id) = v["id"].as_str() {
+    if sig.starts_with('{')
+        && let Ok(v) = serde_json::from_str::<Value>(sig)
+            && v["v"] == 1
+                && let Some(id) = v["id"].as_str() {
                     let phase = v["phase"].as_str().filter(|p| *p == "commentary" || *p == "final_answer").map(str::to_string);
                     return Some((id.to_string(), phase));
                 }
-            }
-        }
-    }
     Some((sig.to_string(), None))
 }
 
@@ -275,22 +272,20 @@ pub(crate) async fn process_stream(
                     "function_call" => {
                         let id = format!("{}|{}", item["call_id"].as_str().unwrap_or(""), item["id"].as_str().unwrap_or(""));
                         let block = out.toolcall_start(id, item["name"].as_str().unwrap_or("").to_string(), Map::new());
-                        if let Some(a) = item["arguments"].as_str().filter(|a| !a.is_empty()) {
-                            if let Some(t) = out.toolcall_mut(block) {
+                        if let Some(a) = item["arguments"].as_str().filter(|a| !a.is_empty())
+                            && let Some(t) = out.toolcall_mut(block) {
                                 t.partial_args = Some(a.to_string());
                             }
-                        }
                         cur = Item::Call { block };
                     }
                     _ => {}
                 }
             }
             "response.reasoning_summary_part.added" => {
-                if let Item::Reasoning { item, .. } = &mut cur {
-                    if let Some(s) = item["summary"].as_array_mut() {
+                if let Item::Reasoning { item, .. } = &mut cur
+                    && let Some(s) = item["summary"].as_array_mut() {
                         s.push(e["part"].clone());
                     }
-                }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_summary_part.done" => {
                 if let Item::Reasoning { block, item } = &mut cur {
@@ -328,13 +323,12 @@ pub(crate) async fn process_stream(
                 }
             }
             "response.function_call_arguments.done" => {
-                if let Item::Call { block } = cur {
-                    if let Some(t) = out.toolcall_mut(block) {
+                if let Item::Call { block } = cur
+                    && let Some(t) = out.toolcall_mut(block) {
                         let a = e["arguments"].as_str().unwrap_or("").to_string();
                         t.arguments = crate::partial_json::parse_streaming_json(&a);
                         t.partial_args = Some(a);
                     }
-                }
             }
             "response.output_item.done" => {
                 let item = &e["item"];
