@@ -323,6 +323,52 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            "[a-z \"\\\\\n\u{e9}\u{1F600}]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map("[a-z\"]{1,4}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Fed in arbitrary pieces, the incremental parser always agrees with a full lenient parse, and the complete
+        /// text parses to the original object.
+        #[test]
+        fn streamed_arguments_agree_with_full_parses(
+            args in proptest::collection::btree_map("[a-z]{1,6}", json_value(), 0..4),
+            cuts in proptest::collection::vec(1usize..9, 1..40),
+        ) {
+            let object = Value::Object(args.into_iter().collect());
+            let text = object.to_string();
+            let chars: Vec<char> = text.chars().collect();
+            let mut full = String::new();
+            let mut parsed = Map::new();
+            let mut st = StreamingArgs::default();
+            let mut pos = 0;
+            let mut k = 0;
+            while pos < chars.len() {
+                let n = cuts[k % cuts.len()].min(chars.len() - pos);
+                let d: String = chars[pos..pos + n].iter().collect();
+                pos += n;
+                k += 1;
+                full.push_str(&d);
+                st.update(&mut parsed, &full, &d);
+                proptest::prop_assert_eq!(&parsed, &parse_streaming_json(&full));
+            }
+            proptest::prop_assert_eq!(Value::Object(parsed), object);
+        }
+    }
+
     #[test]
     fn incremental_updates_match_full_parses() {
         let text = r#"{"path": "a.txt", "content": "line one\nline \"two\" and more", "list": [1, "x y z", {"k": "vvv"}], "n": 12}"#;
