@@ -26,6 +26,10 @@ fn ctx() -> RequestContext {
 
 /// A runtime on `faux` playing `scenario`, with `settings` as the global settings.json.
 fn start(scenario: Value, settings: Value) -> Harness {
+    start_with(scenario, settings, false)
+}
+
+fn start_with(scenario: Value, settings: Value, no_session: bool) -> Harness {
     let agent_dir = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
     std::fs::write(agent_dir.path().join("settings.json"), settings.to_string()).unwrap();
@@ -37,6 +41,7 @@ fn start(scenario: Value, settings: Value) -> Harness {
         provider: Some("faux".into()),
         session_dir: Some(agent_dir.path().join("sessions")),
         providers: Some(Providers::new().with_faux_scenario(scenario)),
+        no_session,
         ..Default::default()
     };
     let rt = Runtime::start(options, sink.clone()).unwrap();
@@ -507,4 +512,31 @@ async fn snapshot_while_streaming_has_the_live_messages() {
     assert!(snap.state.is_streaming);
     assert_eq!(roles(serde_json::to_value(&snap.messages).unwrap().as_array().unwrap()), ["user"]);
     h.rt.wait_for_idle().await;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// export_html
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_html_writes_the_page_to_the_given_path() {
+    let h = start(json!({"turns": [{"text": ["exported reply"]}], "fallback": "error"}), json!({}));
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("session.html");
+    let params = || ExportHtmlParams { output_path: Some(target.to_string_lossy().into_owned()) };
+    let err = h.rt.export_html(&ctx(), params()).await.unwrap_err();
+    assert_eq!(err, "Command failed: Nothing to export yet - start a conversation first");
+    h.prompt("please export").await;
+    h.rt.wait_for_idle().await;
+    let result = h.rt.export_html(&ctx(), params()).await.unwrap();
+    assert_eq!(result.path, target.to_string_lossy());
+    let html = std::fs::read_to_string(&target).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("exported reply") && html.contains("please export"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_html_refuses_an_in_memory_session() {
+    let h = start_with(json!({"turns": [], "fallback": "error"}), json!({}), true);
+    let err = h.rt.export_html(&ctx(), ExportHtmlParams { output_path: None }).await.unwrap_err();
+    assert_eq!(err, "Command failed: Cannot export in-memory session to HTML");
 }

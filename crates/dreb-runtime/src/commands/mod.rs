@@ -2,6 +2,7 @@
 
 mod bash;
 mod compaction;
+mod export;
 mod models;
 mod not_yet;
 mod prompting;

@@ -43,10 +43,6 @@ impl Runtime {
         Err(not_implemented("get_performance_stats"))
     }
 
-    pub(crate) async fn cmd_export_html(&self, _ctx: &RequestContext, _p: ExportHtmlParams) -> Result<ExportHtmlResult, String> {
-        Err(not_implemented("export_html"))
-    }
-
     pub(crate) async fn cmd_get_commands(&self, _ctx: &RequestContext, _p: GetCommandsParams) -> Result<CommandsResult, String> {
         Err(not_implemented("get_commands"))
     }
