@@ -7,14 +7,14 @@ use dreb_ai::{
     AssistantMessage, AssistantMessageEvent, DoneReason, ErrorReason, ThinkingLevel, ToolCall,
     ToolResultMessage,
 };
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::message::AgentMessage;
 use crate::tool::ToolOutput;
 
 /// `agent_start.model`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelRef {
     pub provider: String,
     pub id: String,
@@ -497,6 +497,157 @@ impl Serialize for AgentEvent {
             },
         };
         wire.serialize(s)
+    }
+}
+
+// Reading events back (test kits, recorded transcripts). `role`/`type` tags nested in assistant messages and tool
+// calls are ignored by the dreb-ai structs; `message_update.message` is the event's partial and is not kept.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum EventIn {
+    #[serde(rename_all = "camelCase")]
+    AgentStart {
+        model: ModelRef,
+        thinking_level: ThinkingLevel,
+    },
+    AgentEnd {
+        messages: Vec<AgentMessage>,
+    },
+    TurnStart,
+    #[serde(rename_all = "camelCase")]
+    TurnEnd {
+        message: AssistantMessage,
+        tool_results: Vec<ToolResultMessage>,
+    },
+    MessageStart {
+        message: AgentMessage,
+    },
+    #[serde(rename_all = "camelCase")]
+    MessageUpdate {
+        assistant_message_event: AssistantMessageEvent,
+    },
+    MessageEnd {
+        message: AgentMessage,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolExecutionStart {
+        tool_call_id: String,
+        tool_name: String,
+        args: Map<String, Value>,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolExecutionUpdate {
+        tool_call_id: String,
+        tool_name: String,
+        args: Map<String, Value>,
+        partial_result: ToolOutput,
+    },
+    #[serde(rename_all = "camelCase")]
+    ToolExecutionEnd {
+        tool_call_id: String,
+        tool_name: String,
+        result: ToolOutput,
+        is_error: bool,
+    },
+    #[serde(rename_all = "camelCase")]
+    StreamRetry {
+        attempt: u32,
+        max_attempts: u32,
+        error: String,
+        discarded_partial: Option<AssistantMessage>,
+    },
+    #[serde(rename_all = "camelCase")]
+    LengthRetry {
+        attempt: u32,
+        max_attempts: u32,
+        previous_max_tokens: u64,
+        next_max_tokens: u64,
+        discarded_partial: Option<AssistantMessage>,
+    },
+}
+
+impl<'de> Deserialize<'de> for AgentEvent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match EventIn::deserialize(d)? {
+            EventIn::AgentStart {
+                model,
+                thinking_level,
+            } => AgentEvent::AgentStart {
+                model,
+                thinking_level,
+            },
+            EventIn::AgentEnd { messages } => AgentEvent::AgentEnd { messages },
+            EventIn::TurnStart => AgentEvent::TurnStart,
+            EventIn::TurnEnd {
+                message,
+                tool_results,
+            } => AgentEvent::TurnEnd {
+                message,
+                tool_results,
+            },
+            EventIn::MessageStart { message } => AgentEvent::MessageStart { message },
+            EventIn::MessageUpdate {
+                assistant_message_event,
+            } => AgentEvent::MessageUpdate {
+                assistant_message_event,
+            },
+            EventIn::MessageEnd { message } => AgentEvent::MessageEnd { message },
+            EventIn::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            },
+            EventIn::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                args,
+                partial_result,
+            } => AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                args,
+                partial_result,
+            },
+            EventIn::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            },
+            EventIn::StreamRetry {
+                attempt,
+                max_attempts,
+                error,
+                discarded_partial,
+            } => AgentEvent::StreamRetry {
+                attempt,
+                max_attempts,
+                error,
+                discarded_partial,
+            },
+            EventIn::LengthRetry {
+                attempt,
+                max_attempts,
+                previous_max_tokens,
+                next_max_tokens,
+                discarded_partial,
+            } => AgentEvent::LengthRetry {
+                attempt,
+                max_attempts,
+                previous_max_tokens,
+                next_max_tokens,
+                discarded_partial,
+            },
+        })
     }
 }
 

@@ -144,6 +144,19 @@ impl Script {
         self
     }
 
+    /// A tool call whose JSON arguments arrive in the given fragments (`args` is the parsed result).
+    pub fn tool_call_deltas(mut self, id: &str, name: &str, args: Value, deltas: &[&str]) -> Self {
+        self.steps.push(Step::ToolStart {
+            id: id.into(),
+            name: name.into(),
+        });
+        self.steps
+            .extend(deltas.iter().map(|d| Step::ToolDelta((*d).to_owned())));
+        self.steps
+            .push(Step::ToolEnd(args.as_object().cloned().unwrap_or_default()));
+        self
+    }
+
     /// Sets the usage reported from here on.
     pub fn usage(mut self, input: u64, output: u64) -> Self {
         self.steps.push(Step::Usage(Usage {
