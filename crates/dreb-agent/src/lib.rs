@@ -3,6 +3,25 @@
 //! Entry point: [`Agent`] (state, queues, `prompt` / `continue_run` / `abort`), observed through
 //! [`AgentEvent`]s delivered in order to subscribers ([`Agent::subscribe`]). The runtime customises the loop with
 //! [`AgentHooks`] and provides tools through the [`Tool`] trait and the model through a `dreb_ai::LlmClient`.
+//! Runs are spawned on the current tokio runtime.
+//!
+//! ```
+//! use dreb_agent::testing::{Script, ScriptedLlm, test_model};
+//! use dreb_agent::{Agent, AgentEvent, AgentMessage, AgentOptions};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let llm = ScriptedLlm::with_scripts([Script::reply("Hello.")]);
+//! let mut opts = AgentOptions::new(llm);
+//! opts.model = Some(test_model());
+//! let agent = Agent::new(opts);
+//! // Every event, in order, exactly as the RPC layer writes it.
+//! agent.subscribe_fn(|e: &AgentEvent| {
+//!     let _frame = serde_json::to_string(e).unwrap();
+//! });
+//! agent.prompt(vec![AgentMessage::user_text("Hi", 0)]).await.unwrap();
+//! assert_eq!(agent.messages().len(), 2);
+//! # });
+//! ```
 
 pub mod agent;
 pub mod event;
