@@ -117,10 +117,49 @@ pub fn default_thinking_budget(level: ThinkingLevel) -> u64 {
     }
 }
 
+/// Token budgets per level overriding the defaults (settings `thinkingBudgets {minimal, low, medium, high}`); used by
+/// budget-based thinking (older Claude models, Gemini 2.x).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThinkingBudgets {
+    pub minimal: Option<u64>,
+    pub low: Option<u64>,
+    pub medium: Option<u64>,
+    pub high: Option<u64>,
+}
+
+impl ThinkingBudgets {
+    /// Reads the settings object; non-numeric entries are ignored.
+    pub fn from_settings(map: &serde_json::Map<String, serde_json::Value>) -> Self {
+        let get = |k: &str| map.get(k).and_then(serde_json::Value::as_f64).filter(|v| *v >= 0.0).map(|v| v as u64);
+        ThinkingBudgets { minimal: get("minimal"), low: get("low"), medium: get("medium"), high: get("high") }
+    }
+
+    /// The override for a level (xhigh/max use `high`).
+    pub fn get(&self, level: ThinkingLevel) -> Option<u64> {
+        match clamp_to_high(level) {
+            ThinkingLevel::Minimal => self.minimal,
+            ThinkingLevel::Low => self.low,
+            ThinkingLevel::Medium => self.medium,
+            ThinkingLevel::High => self.high,
+            _ => None,
+        }
+    }
+}
+
 /// Budget-based thinking: the request's max tokens grow by the budget (up to the model ceiling); if that leaves no
 /// room, the budget shrinks so at least 1024 tokens remain for output.
 pub fn adjust_max_tokens_for_thinking(base_max_tokens: u64, model_max_tokens: u64, level: ThinkingLevel) -> (u64, u64) {
-    let mut budget = default_thinking_budget(level);
+    adjust_max_tokens_with_budgets(base_max_tokens, model_max_tokens, level, &ThinkingBudgets::default())
+}
+
+/// [`adjust_max_tokens_for_thinking`] with budget overrides.
+pub fn adjust_max_tokens_with_budgets(
+    base_max_tokens: u64,
+    model_max_tokens: u64,
+    level: ThinkingLevel,
+    budgets: &ThinkingBudgets,
+) -> (u64, u64) {
+    let mut budget = budgets.get(level).unwrap_or_else(|| default_thinking_budget(level));
     let max_tokens = (base_max_tokens + budget).min(model_max_tokens);
     if max_tokens <= budget {
         budget = max_tokens.saturating_sub(1024);

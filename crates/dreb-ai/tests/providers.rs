@@ -568,3 +568,23 @@ async fn history_from_another_model_is_normalised() {
     assert_eq!(msgs[2]["content"][0]["content"], "No result provided");
     assert_eq!(msgs[2]["content"][0]["is_error"], true);
 }
+
+#[tokio::test]
+async fn thinking_budget_overrides_from_settings() {
+    let settings = json!({"minimal": 512, "high": 4096, "low": "not a number"});
+    let budgets = dreb_ai::thinking::ThinkingBudgets::from_settings(settings.as_object().unwrap());
+    for (wire, id, pointer, expected) in [
+        (Wire::Anthropic, "claude-sonnet-4-5", "/thinking", json!({"type": "enabled", "budget_tokens": 4096})),
+        (Wire::Google, "gemini-2.5-pro", "/generationConfig/thinkingConfig", json!({"includeThoughts": true, "thinkingBudget": 4096})),
+    ] {
+        let mock = MockLlm::start(Default::default()).unwrap();
+        let m = model(wire, &mock, id, true);
+        let client = providers().with_thinking_budgets(budgets);
+        done(&collect(client.stream(&m, &context("hi"), options(ThinkingLevel::Xhigh))).await);
+        let body = &mock.requests()[0].body;
+        assert_eq!(body.pointer(pointer), Some(&expected), "{wire:?}");
+        if wire == Wire::Anthropic {
+            assert_eq!(body["max_tokens"], 32000 + 4096);
+        }
+    }
+}

@@ -5,8 +5,9 @@ use serde_json::{Map, Value, json};
 
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
+use crate::providers::Tuning;
 use crate::provider::StreamOptions;
-use crate::thinking::{adjust_max_tokens_for_thinking, base_max_tokens, supports_adaptive_thinking, supports_xhigh};
+use crate::thinking::{ThinkingBudgets, adjust_max_tokens_with_budgets, base_max_tokens, supports_adaptive_thinking, supports_xhigh};
 use crate::transform::{sanitize_id, transform_messages};
 use crate::types::{
     AssistantBlock, Context, InputKind, Message, Model, StopReason, ThinkingContent, ThinkingLevel, UserBlock, UserContent,
@@ -44,7 +45,7 @@ pub(crate) struct Request {
     pub oauth: bool,
 }
 
-pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, api_key: &str) -> Request {
+pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, api_key: &str, budgets: &ThinkingBudgets) -> Request {
     let first_party = is_first_party(&model.base_url);
     let bearer = model.auth_mode.as_deref() == Some("bearer");
     let oauth = first_party && model.auth_mode.is_none() && api_key.contains("sk-ant-oat");
@@ -84,7 +85,7 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
     let mut max_tokens = base_max_tokens(model, opts.max_tokens);
     let mut budget = None;
     if level != ThinkingLevel::Off && !adaptive {
-        let (m, b) = adjust_max_tokens_for_thinking(max_tokens, model.max_tokens, level);
+        let (m, b) = adjust_max_tokens_with_budgets(max_tokens, model.max_tokens, level, budgets);
         max_tokens = m;
         budget = Some(b);
     }
@@ -294,8 +295,9 @@ fn u(v: &Value, key: &str) -> Option<u64> {
     v.get(key).and_then(Value::as_u64)
 }
 
-pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, retries: u32) -> ProviderResult {
-    let req = build_request(&out.model, ctx, opts, api_key);
+pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, tuning: &Tuning) -> ProviderResult {
+    let req = build_request(&out.model, ctx, opts, api_key, &tuning.budgets);
+    let retries = tuning.http_retries;
     // The Anthropic SDK's stream object exists before the request is answered: `start` comes first.
     out.start();
     let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::Anthropic).await?;

@@ -9,7 +9,8 @@ use crate::cost::{calculate_cost, now_ms, sanitize};
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
 use crate::provider::StreamOptions;
-use crate::thinking::{base_max_tokens, clamp_to_high};
+use crate::thinking::{ThinkingBudgets, base_max_tokens, clamp_to_high};
+use crate::providers::Tuning;
 use crate::transform::{sanitize_id, transform_messages};
 use crate::types::{
     AssistantBlock, Context, InputKind, Message, Model, StopReason, ThinkingContent, ThinkingLevel, Usage, UserBlock,
@@ -176,7 +177,7 @@ fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
     contents
 }
 
-fn thinking_config(model: &Model, level: ThinkingLevel) -> Option<Value> {
+fn thinking_config(model: &Model, level: ThinkingLevel, budgets: &ThinkingBudgets) -> Option<Value> {
     if !model.reasoning {
         return None;
     }
@@ -203,7 +204,9 @@ fn thinking_config(model: &Model, level: ThinkingLevel) -> Option<Value> {
         };
         return Some(json!({"includeThoughts": true, "thinkingLevel": l}));
     }
-    let budget: i64 = if model.id.contains("2.5-pro") {
+    let budget: i64 = if let Some(b) = budgets.get(effort) {
+        b as i64
+    } else if model.id.contains("2.5-pro") {
         match effort {
             ThinkingLevel::Minimal => 128,
             ThinkingLevel::Low => 2048,
@@ -229,7 +232,7 @@ pub(crate) struct Request {
     pub body: Value,
 }
 
-pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, api_key: &str) -> Request {
+pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, api_key: &str, budgets: &ThinkingBudgets) -> Request {
     let mut headers = vec![("x-goog-api-key".to_string(), api_key.to_string())];
     for (k, v) in model.headers.iter().flatten().chain(opts.headers.iter()) {
         http::set_header(&mut headers, k, v.clone());
@@ -249,7 +252,7 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
     }
     let mut config = Map::new();
     config.insert("maxOutputTokens".into(), json!(base_max_tokens(model, opts.max_tokens)));
-    if let Some(tc) = thinking_config(model, opts.thinking) {
+    if let Some(tc) = thinking_config(model, opts.thinking, budgets) {
         config.insert("thinkingConfig".into(), tc);
     }
     body.insert("generationConfig".into(), Value::Object(config));
@@ -265,8 +268,9 @@ fn map_finish_reason(r: &str) -> StopReason {
     }
 }
 
-pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, retries: u32) -> ProviderResult {
-    let req = build_request(&out.model, ctx, opts, api_key);
+pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, tuning: &Tuning) -> ProviderResult {
+    let req = build_request(&out.model, ctx, opts, api_key, &tuning.budgets);
+    let retries = tuning.http_retries;
     let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::Google).await?;
     out.start();
     let mut events = http::sse_events(resp);

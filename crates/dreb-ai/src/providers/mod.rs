@@ -10,16 +10,24 @@ use crate::auth::env_api_key;
 use crate::output::{ProviderError, event_stream};
 use crate::provider::{AssistantEventStream, LlmClient, StreamOptions};
 use crate::scenario::Scenario;
+use crate::thinking::ThinkingBudgets;
 use crate::types::{Context, Model, api};
 
 /// The APIs this crate implements.
 pub const SUPPORTED_APIS: [&str; 5] =
     [api::ANTHROPIC_MESSAGES, api::OPENAI_COMPLETIONS, api::OPENAI_RESPONSES, api::GOOGLE_GENERATIVE_AI, api::FAUX];
 
+/// Request tuning shared by the HTTP providers.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tuning {
+    pub http_retries: u32,
+    pub budgets: ThinkingBudgets,
+}
+
 /// Streams from real providers over HTTP (and from the offline `faux` provider). Cheap to clone.
 #[derive(Clone)]
 pub struct Providers {
-    http_retries: u32,
+    tuning: Tuning,
     faux: faux::FauxState,
 }
 
@@ -33,12 +41,18 @@ impl Providers {
     /// HTTP retries default to 2, like the vendor SDKs the reference uses; `faux` plays `DREB_FAUX_SCENARIO` or its
     /// built-in scenario.
     pub fn new() -> Self {
-        Providers { http_retries: 2, faux: faux::FauxState::from_env() }
+        Providers { tuning: Tuning { http_retries: 2, budgets: ThinkingBudgets::default() }, faux: faux::FauxState::from_env() }
     }
 
     /// Transport-level retries per request (connection errors, 408/409/429/5xx); 0 disables them.
     pub fn with_http_retries(mut self, retries: u32) -> Self {
-        self.http_retries = retries;
+        self.tuning.http_retries = retries;
+        self
+    }
+
+    /// Thinking budget overrides (settings `thinkingBudgets`) for budget-based thinking.
+    pub fn with_thinking_budgets(mut self, budgets: ThinkingBudgets) -> Self {
+        self.tuning.budgets = budgets;
         self
     }
 
@@ -57,7 +71,7 @@ pub fn requires_api_key(model: &Model) -> bool {
 impl LlmClient for Providers {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantEventStream {
         let ctx = context.clone();
-        let retries = self.http_retries;
+        let tuning = self.tuning.clone();
         let faux = self.faux.clone();
         let api_name = model.api.clone();
         let key = options.api_key.clone().filter(|k| !k.is_empty()).or_else(|| env_api_key(&model.provider));
@@ -74,10 +88,10 @@ impl LlmClient for Providers {
                 return out.finish(Err(ProviderError::Message(format!("No API key for provider: {provider}")))).await;
             };
             let r = match api_name.as_str() {
-                api::ANTHROPIC_MESSAGES => anthropic::run(&mut out, &ctx, &options, &key, retries).await,
-                api::OPENAI_COMPLETIONS => openai_completions::run(&mut out, &ctx, &options, &key, retries).await,
-                api::OPENAI_RESPONSES => openai_responses::run(&mut out, &ctx, &options, &key, retries).await,
-                _ => google::run(&mut out, &ctx, &options, &key, retries).await,
+                api::ANTHROPIC_MESSAGES => anthropic::run(&mut out, &ctx, &options, &key, &tuning).await,
+                api::OPENAI_COMPLETIONS => openai_completions::run(&mut out, &ctx, &options, &key, &tuning).await,
+                api::OPENAI_RESPONSES => openai_responses::run(&mut out, &ctx, &options, &key, &tuning).await,
+                _ => google::run(&mut out, &ctx, &options, &key, &tuning).await,
             };
             out.finish(r).await
         })

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use crate::cost::{calculate_cost, sanitize};
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
+use crate::providers::Tuning;
 use crate::provider::StreamOptions;
 use crate::thinking::{base_max_tokens, resolve_reasoning_effort};
 use crate::transform::{sanitize_id, transform_messages};
@@ -427,7 +428,8 @@ fn map_finish_reason(reason: &str) -> (StopReason, Option<String>) {
     }
 }
 
-pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, retries: u32) -> ProviderResult {
+pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, tuning: &Tuning) -> ProviderResult {
+    let retries = tuning.http_retries;
     let req = build_request(&out.model, ctx, opts, api_key);
     let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::OpenAi).await?;
     // The OpenAI SDK resolves the stream once the response headers arrived: `start` comes after them.

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use crate::cost::{calculate_cost, sanitize};
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
+use crate::providers::Tuning;
 use crate::provider::StreamOptions;
 use crate::thinking::{base_max_tokens, resolve_reasoning_effort};
 use crate::transform::transform_messages;
@@ -219,7 +220,8 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
     Request { url: http::join_url(&model.base_url, "responses"), headers, body: Value::Object(body) }
 }
 
-pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, retries: u32) -> ProviderResult {
+pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, tuning: &Tuning) -> ProviderResult {
+    let retries = tuning.http_retries;
     let req = build_request(&out.model, ctx, opts, api_key);
     let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::OpenAi).await?;
     out.start();
