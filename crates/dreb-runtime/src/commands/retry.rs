@@ -25,6 +25,11 @@ fn is_retryable(message: &AssistantMessage, context_window: u64) -> bool {
         && dreb_ai::is_retryable_error(err)
 }
 
+/// A valid `DREB_RETRY_BASE_DELAY_MS` value (whole milliseconds); anything else is ignored.
+fn base_delay_override(value: Option<&str>) -> Option<u64> {
+    value.and_then(|v| v.trim().parse().ok())
+}
+
 /// `base · 2^(attempt−1)`, saturating.
 fn backoff_ms(base: u64, attempt: u32) -> u64 {
     base.saturating_mul(2u64.saturating_pow(attempt.saturating_sub(1)))
@@ -47,7 +52,11 @@ impl Runtime {
     /// `agent_end`: retry a transient error, otherwise end any retry chain and check auto-compaction. Runs inside
     /// the agent's event delivery, so it only decides and emits; waiting happens on spawned tasks.
     pub(crate) fn after_agent_end(&self) {
-        let Some(message) = lock(&self.inner.last_assistant).take() else { return };
+        let Some(message) = lock(&self.inner.last_assistant).take() else {
+            // A fatal run error (no assistant `message_end`) ends a retry chain: say so, or hosts wait forever.
+            self.end_retry_chain_without_reply();
+            return;
+        };
         if self.inner.manual_compaction.load(Ordering::Acquire) {
             // `compact` aborted this run on purpose.
             return;
@@ -60,8 +69,20 @@ impl Runtime {
         self.check_compaction(&message);
     }
 
+    fn end_retry_chain_without_reply(&self) {
+        self.inner.is_retrying.store(false, Ordering::Release);
+        let attempt = self.inner.retry_attempt.swap(0, Ordering::AcqRel);
+        if attempt > 0 {
+            let mut end = json!({"type": "auto_retry_end", "success": false, "attempt": attempt});
+            if let (Some(err), Some(obj)) = (self.inner.agent.error(), end.as_object_mut()) {
+                obj.insert("finalError".into(), Value::String(err));
+            }
+            emit(&*self.inner.sink, &end);
+        }
+    }
+
     fn retry_base_delay_ms(&self, settings_base: u64) -> u64 {
-        std::env::var(RETRY_BASE_DELAY_ENV).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(settings_base)
+        base_delay_override(std::env::var(RETRY_BASE_DELAY_ENV).ok().as_deref()).unwrap_or(settings_base)
     }
 
     /// Schedule the next attempt; `false` when retrying is off or the attempts are used up.
@@ -162,5 +183,15 @@ mod tests {
         assert_eq!(backoff_ms(2000, 2), 4000);
         assert_eq!(backoff_ms(2000, 3), 8000);
         assert_eq!(backoff_ms(u64::MAX, 70), u64::MAX);
+    }
+
+    #[test]
+    fn base_delay_override_takes_whole_milliseconds_only() {
+        assert_eq!(base_delay_override(Some("5")), Some(5));
+        assert_eq!(base_delay_override(Some(" 250 ")), Some(250));
+        assert_eq!(base_delay_override(Some("-1")), None);
+        assert_eq!(base_delay_override(Some("1.5")), None);
+        assert_eq!(base_delay_override(Some("")), None);
+        assert_eq!(base_delay_override(None), None);
     }
 }

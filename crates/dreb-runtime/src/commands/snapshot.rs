@@ -15,6 +15,9 @@ use crate::runtime::{Runtime, lock};
 use crate::sink::FrameSink;
 
 /// Forwards frames to the host's sink under a gate; the snapshot holds the gate from capture to write.
+///
+/// Lock order: the gate comes before every runtime lock (the snapshot reads the state while holding it), so never
+/// emit an event while holding a runtime lock (`session`, `tasks`, `queued`, ...).
 pub(crate) struct GatedSink {
     inner: Arc<dyn FrameSink>,
     gate: Mutex<()>,
