@@ -795,7 +795,7 @@ impl<'a> Gen<'a> {
 
     fn command_enum(&mut self) {
         let idents = self.command_idents();
-        self.w(0, "/// A command: the request's `type` with its parameters. The request `id` is kept in [`Request`].");
+        self.w(0, "/// A command: the request's `type` with its parameters. The request `id` is kept in `Request`.");
         self.w(0, "#[derive(Debug, Clone, PartialEq)]");
         self.w(0, "pub enum Command {");
         for (c, ident) in self.ir.commands.clone().iter().zip(&idents) {
@@ -1246,7 +1246,7 @@ impl<'a> Gen<'a> {
 
     fn handler_trait(&mut self) {
         let commands = self.ir.commands.clone();
-        self.w(0, "/// One async method per command. Implement it and pass it to [`dispatch`]: every method returns the");
+        self.w(0, "/// One async method per command. Implement it and pass it to `dispatch`: every method returns the");
         self.w(0, "/// command's result or an error text, written as `success: false` with exactly that text.");
         self.w(0, "///");
         self.w(0, "/// Methods are `fn ... -> impl Future + Send` (native async in traits, generic dispatch); implement them");
@@ -1284,7 +1284,7 @@ impl<'a> Gen<'a> {
         self.w(0, "}");
         self.w(0, "");
         let idents = self.command_idents();
-        self.w(0, "/// The lower-level service [`dispatch`] drives: one call per decoded command. Every [`RpcHandler`] is one;");
+        self.w(0, "/// The lower-level service `dispatch` drives: one call per decoded command. Every [`RpcHandler`] is one;");
         self.w(0, "/// implement it directly to serve commands generically (proxies, recorders, replaying test doubles).");
         self.w(
             0,

@@ -158,7 +158,7 @@ pub fn expect_const<'de, D: Deserializer<'de>>(
     }
 }
 
-/// Converts a JSON value into `T`; the error names the field path (`field `images[0].mimeType`: ...`).
+/// Converts a JSON value into `T`; the error names the field path, e.g. ``field `images[0].mimeType`: ...``.
 pub fn from_value<T: DeserializeOwned>(v: Value) -> Result<T, String> {
     serde_path_to_error::deserialize::<_, T>(v).map_err(|e| {
         let path = e.path().to_string();
