@@ -188,8 +188,6 @@ class ResolveParams(TypedDict):
     # A field whose Rust name needs care.
     type_: NotRequired[str]
     match: NotRequired[Keywords]
-    # Validated by the handler with its own error texts.
-    patch: Bag
 
 
 class ResolveCommand(TypedDict):
@@ -203,8 +201,6 @@ class ResolveCommand(TypedDict):
     # A field whose Rust name needs care.
     type_: NotRequired[str]
     match: NotRequired[Keywords]
-    # Validated by the handler with its own error texts.
-    patch: Bag
 
 
 class ResolveResponse(TypedDict):
@@ -378,7 +374,6 @@ class DrebClient(RpcConnection["RpcEvent"]):
         *,
         type_: str | Unset = UNSET,
         match: Keywords | Unset = UNSET,
-        patch: Bag,
         timeout: float | None = DEFAULT_TIMEOUT,
     ) -> Presence | None:
         """
@@ -393,7 +388,6 @@ class DrebClient(RpcConnection["RpcEvent"]):
             params["type_"] = type_
         if not isinstance(match, Unset):
             params["match"] = match
-        params["patch"] = patch
         return cast("Presence | None", self.call("resolve", params, timeout))
 
     def type(
@@ -480,7 +474,6 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         *,
         type_: str | Unset = UNSET,
         match: Keywords | Unset = UNSET,
-        patch: Bag,
         timeout: float | None = DEFAULT_TIMEOUT,
     ) -> Presence | None:
         """
@@ -495,7 +488,6 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
             params["type_"] = type_
         if not isinstance(match, Unset):
             params["match"] = match
-        params["patch"] = patch
         return cast("Presence | None", await self.call("resolve", params, timeout))
 
     async def type(
