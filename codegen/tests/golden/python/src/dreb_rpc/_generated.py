@@ -188,6 +188,8 @@ class ResolveParams(TypedDict):
     # A field whose Rust name needs care.
     type_: NotRequired[str]
     match: NotRequired[Keywords]
+    # Validated by the handler with its own error texts.
+    patch: Bag
 
 
 class ResolveCommand(TypedDict):
@@ -201,6 +203,8 @@ class ResolveCommand(TypedDict):
     # A field whose Rust name needs care.
     type_: NotRequired[str]
     match: NotRequired[Keywords]
+    # Validated by the handler with its own error texts.
+    patch: Bag
 
 
 class ResolveResponse(TypedDict):
@@ -374,6 +378,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         *,
         type_: str | Unset = UNSET,
         match: Keywords | Unset = UNSET,
+        patch: Bag,
         timeout: float | None = DEFAULT_TIMEOUT,
     ) -> Presence | None:
         """
@@ -388,6 +393,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
             params["type_"] = type_
         if not isinstance(match, Unset):
             params["match"] = match
+        params["patch"] = patch
         return cast("Presence | None", self.call("resolve", params, timeout))
 
     def type(
@@ -474,6 +480,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         *,
         type_: str | Unset = UNSET,
         match: Keywords | Unset = UNSET,
+        patch: Bag,
         timeout: float | None = DEFAULT_TIMEOUT,
     ) -> Presence | None:
         """
@@ -488,6 +495,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
             params["type_"] = type_
         if not isinstance(match, Unset):
             params["match"] = match
+        params["patch"] = patch
         return cast("Presence | None", await self.call("resolve", params, timeout))
 
     async def type(
