@@ -128,15 +128,17 @@ impl SessionManager {
     /// the file's header (else the process cwd); `session_dir` defaults to the file's directory.
     pub fn open(path: impl AsRef<Path>, session_dir: Option<PathBuf>) -> Result<Self> {
         let path = paths::resolve(path.as_ref());
-        let header_cwd = jsonl::read_file(&path)
-            .map_err(|e| SessionError::io(&path, e))?
+        // Parse once: the header gives the cwd, the lines become the session.
+        let parsed = jsonl::read_file(&path).map_err(|e| SessionError::io(&path, e))?;
+        let header_cwd = parsed
+            .as_ref()
             .filter(|p| jsonl::has_valid_header(&p.lines))
             .and_then(|p| p.lines[0].cwd().map(str::to_string));
         let cwd = header_cwd.unwrap_or_else(process_cwd);
         let dir = session_dir.unwrap_or_else(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
         Self::ensure_dir(&dir)?;
         let mut sm = Self::empty(cwd, dir, true);
-        sm.set_session_file(&path)?;
+        sm.load_parsed(path, parsed)?;
         Ok(sm)
     }
 
@@ -191,6 +193,10 @@ impl SessionManager {
     pub fn set_session_file(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let path = paths::resolve(path.as_ref());
         let parsed = jsonl::read_file(&path).map_err(|e| SessionError::io(&path, e))?;
+        self.load_parsed(path, parsed)
+    }
+
+    fn load_parsed(&mut self, path: PathBuf, parsed: Option<jsonl::ParsedLines>) -> Result<()> {
         match parsed {
             None => {
                 self.new_session(NewSessionOptions::default());

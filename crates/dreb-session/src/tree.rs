@@ -236,31 +236,31 @@ pub fn write_nodes(nodes: &[RpcTreeNode], out: &mut String) {
 /// Collapses whitespace runs to one space, trims, and keeps the first 200 UTF-16 code units (a surrogate pair
 /// split by the cut is dropped whole, since Rust strings cannot hold half of it).
 pub fn normalize_preview(text: &str) -> String {
-    let mut collapsed = String::with_capacity(text.len().min(1024));
+    // Collapse, trim and cut in one pass, stopping as soon as 200 units are taken.
+    let mut out = String::with_capacity(text.len().min(800));
+    let mut units = 0;
     let mut in_space = false;
     for c in text.chars() {
         if is_js_space(c) {
             in_space = true;
-        } else {
-            if in_space && !collapsed.is_empty() {
-                collapsed.push(' ');
-            }
-            in_space = false;
-            collapsed.push(c);
+            continue;
         }
-    }
-    let mut units = 0;
-    let mut end = collapsed.len();
-    for (i, c) in collapsed.char_indices() {
+        if in_space && !out.is_empty() {
+            if units + 1 > 200 {
+                break;
+            }
+            out.push(' ');
+            units += 1;
+        }
+        in_space = false;
         let w = c.len_utf16();
         if units + w > 200 {
-            end = i;
             break;
         }
+        out.push(c);
         units += w;
     }
-    collapsed.truncate(end);
-    collapsed
+    out
 }
 
 /// `[tag: text]`-style previews use JavaScript string conversion for odd values (`undefined`, numbers).
@@ -272,7 +272,8 @@ fn field_str(e: &SessionEntry, key: &str) -> String {
 pub fn entry_preview(e: &SessionEntry) -> String {
     let text = match e.kind() {
         EntryKind::Message => {
-            let msg = e.get("message").cloned().unwrap_or(Value::Null);
+            static NULL: Value = Value::Null;
+            let msg = e.get("message").unwrap_or(&NULL);
             let role = js_string(msg.get("role"));
             match role.as_str() {
                 "user" => message::content_text(msg.get("content"), ""),
@@ -281,7 +282,7 @@ pub fn entry_preview(e: &SessionEntry) -> String {
                     if !t.is_empty() {
                         return t;
                     }
-                    if message::stop_reason(&msg) == Some("aborted") {
+                    if message::stop_reason(msg) == Some("aborted") {
                         return "(aborted)".to_string();
                     }
                     if js_truthy(msg.get("errorMessage")) {
@@ -381,5 +382,9 @@ mod tests {
         assert_eq!(normalize_preview(&long).chars().count(), 200);
         let emoji = format!("{}{}", "a".repeat(199), "😀");
         assert_eq!(normalize_preview(&emoji), "a".repeat(199));
+        // A collapsed space at the cut stays, as with JavaScript's slice.
+        let spaced = format!("{} \n b", "a".repeat(199));
+        assert_eq!(normalize_preview(&spaced), format!("{} ", "a".repeat(199)));
+        assert_eq!(normalize_preview("  \t "), "");
     }
 }
