@@ -40,6 +40,8 @@ pub struct RuntimeOptions {
     pub append_system_prompt: Option<String>,
     /// Enabled tools (None = all built-in tools).
     pub tools: Option<Vec<String>>,
+    /// `--models`: comma-separated model scope patterns (overrides settings `enabledModels`).
+    pub models: Option<String>,
     /// Providers to stream from (tests inject one with a scripted `faux` scenario).
     pub providers: Option<Providers>,
     /// Cancelled when the process shuts down: running work stops.
@@ -102,6 +104,8 @@ pub(crate) struct Inner {
     pub model_fallback_message: Option<String>,
     pub stop: CancellationToken,
     pub tool_names: Vec<String>,
+    /// Model scope, resource metadata and caches of the peripheral commands.
+    pub extras: crate::commands::extras::Extras,
 }
 
 /// The live session. Cheap to clone.
@@ -293,6 +297,7 @@ impl Runtime {
 
         let gated_sink = Arc::new(crate::commands::snapshot::GatedSink::new(sink));
         let inner = Arc::new(Inner {
+            extras: crate::commands::extras::Extras::new(&options, &settings, &registry),
             cwd,
             agent_dir,
             sink: gated_sink.clone(),
@@ -427,6 +432,7 @@ impl AgentEventSink for EventBridge {
                 }
             }
             AgentEvent::MessageEnd { message } => {
+                crate::commands::performance::on_message_end(&inner, message);
                 let mut session = lock(&inner.session);
                 if let Err(e) = persist::append_agent_message(&mut session, message) {
                     tracing::error!("could not persist a message: {e}");

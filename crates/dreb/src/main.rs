@@ -75,6 +75,7 @@ async fn run(args: Args) -> i32 {
         system_prompt: args.system_prompt.clone(),
         append_system_prompt: args.append_system_prompt.clone(),
         tools: args.tool_list(),
+        models: args.models.clone(),
         providers: None,
         stop: stop.clone(),
     };

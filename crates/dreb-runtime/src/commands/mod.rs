@@ -1,10 +1,16 @@
 //! Command implementations, one module per group of the spec.
 
 mod bash;
+mod buddy;
 mod compaction;
+mod daily_cost;
+mod discovery;
 mod export;
+pub(crate) mod extras;
+mod model_select;
 mod models;
 mod not_yet;
+pub(crate) mod performance;
 mod prompting;
 mod retry;
 mod sessions;

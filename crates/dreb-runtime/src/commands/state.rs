@@ -42,7 +42,7 @@ impl Runtime {
         };
         Ok(RpcSessionState {
             model: model.as_ref().map(wire).transpose()?,
-            scoped_models: Vec::new(),
+            scoped_models: self.scoped_models_for_state()?,
             tasks: serde_json::from_value(lock(&self.inner.tasks).clone()).map_err(|e| e.to_string())?,
             using_subscription: false,
             thinking_level: wire(&agent.thinking_level())?,

@@ -1,0 +1,564 @@
+//! Resource discovery: skills and prompt templates (`get_commands`, `get_resources`), subagent definitions
+//! (`list_agent_types`), and `reload`, which re-reads settings, models and resources and rebuilds the system prompt.
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+use dreb_protocol::support::RequestContext;
+use dreb_protocol::*;
+use serde_json::{Value, json};
+
+use crate::convert::wire;
+use crate::runtime::{Runtime, lock};
+use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file};
+
+/// The 20 interactive built-ins, with the `dashboard` flag (false: terminal-only), in the reference's order.
+pub(crate) const BUILTIN_COMMANDS: [(&str, &str, bool); 20] = [
+    ("settings", "Open settings menu", true),
+    ("model", "Select model (opens selector UI)", true),
+    (
+        "scoped-models",
+        "Enable/disable models for Ctrl+P cycling",
+        true,
+    ),
+    (
+        "export",
+        "Export session (HTML default, or specify path: .html/.jsonl)",
+        true,
+    ),
+    (
+        "import",
+        "Import and resume a session from a JSONL file",
+        true,
+    ),
+    ("copy", "Copy last agent message to clipboard", false),
+    ("name", "Set session display name", true),
+    ("session", "Show session info and stats", true),
+    ("hotkeys", "Show all keyboard shortcuts", false),
+    ("fork", "Create a new fork from a previous message", true),
+    ("tree", "Navigate session tree (switch branches)", true),
+    ("login", "Login with OAuth provider", true),
+    ("logout", "Logout from OAuth provider", true),
+    ("new", "Start a new session", true),
+    ("compact", "Manually compact the session context", true),
+    (
+        "dream",
+        "Consolidate and prune memories (backup, merge, scan sessions)",
+        true,
+    ),
+    ("resume", "Resume a different session", true),
+    (
+        "reload",
+        "Reload keybindings, extensions, skills, prompts, and themes",
+        true,
+    ),
+    (
+        "buddy",
+        "Hatch or manage your terminal companion (pet, reroll, off)",
+        false,
+    ),
+    ("quit", "Quit dreb", true),
+];
+
+/// Agent definitions shipped with dreb (lowest precedence).
+const BUNDLED_AGENTS: [&str; 2] = [
+    include_str!("../../data/agents/explore.md"),
+    include_str!("../../data/agents/code-reviewer.md"),
+];
+
+/// The UI type RPC sessions filter skills by (a skill's `ui` frontmatter restricts it to one UI).
+const UI_TYPE: &str = "rpc";
+
+/// Where a resource came from, as `sourceInfo` reports it.
+#[derive(Debug, Clone)]
+pub(crate) struct Source {
+    pub path: PathBuf,
+    pub scope: &'static str,
+    pub base_dir: PathBuf,
+}
+
+impl Source {
+    fn to_json(&self) -> Value {
+        json!({
+            "path": self.path.to_string_lossy(),
+            "source": "auto",
+            "scope": self.scope,
+            "origin": "top-level",
+            "baseDir": self.base_dir.to_string_lossy(),
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Skill {
+    pub name: String,
+    pub description: String,
+    pub ui: Option<String>,
+    pub source: Source,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct PromptTemplate {
+    pub name: String,
+    pub description: String,
+    pub source: Source,
+}
+
+/// Resource metadata loaded at startup and on `reload`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Resources {
+    pub context_files: Vec<PathBuf>,
+    pub skills: Vec<Skill>,
+    pub prompts: Vec<PromptTemplate>,
+}
+
+/// Split `---`-delimited frontmatter into simple `key: value` pairs (quotes stripped) and the body. Files without
+/// frontmatter have no keys.
+pub(crate) fn parse_frontmatter(text: &str) -> (Vec<(String, String)>, String) {
+    let text = text.replace("\r\n", "\n");
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return (Vec::new(), text);
+    };
+    let (front, body) = match rest.find("\n---") {
+        Some(i) => {
+            let after = &rest[i + 4..];
+            let body = after.split_once('\n').map(|(_, b)| b).unwrap_or("");
+            (&rest[..i], body.to_string())
+        }
+        None => return (Vec::new(), text.clone()),
+    };
+    let pairs = front
+        .lines()
+        .filter(|l| !l.starts_with([' ', '\t', '#']))
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| {
+            let v = v.trim();
+            let unquoted = v
+                .strip_prefix('"')
+                .and_then(|s| s.strip_suffix('"'))
+                .or_else(|| v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
+                .unwrap_or(v);
+            (k.trim().to_string(), unquoted.to_string())
+        })
+        .collect();
+    (pairs, body)
+}
+
+fn get<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty())
+}
+
+/// Directory entries sorted by name (directory order is not stable across file systems), hidden ones and
+/// `node_modules` skipped. Symlinks are followed.
+fn entries(dir: &Path) -> Vec<(PathBuf, bool)> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(PathBuf, bool)> = read
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.') && name != "node_modules"
+        })
+        .filter_map(|e| {
+            let meta = std::fs::metadata(e.path()).ok()?;
+            (meta.is_dir() || meta.is_file()).then(|| (e.path(), meta.is_dir()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Skill files of a skills directory: root-level `*.md`, and `SKILL.md` files in subdirectories (recursively).
+fn skill_files(dir: &Path, root: bool, out: &mut Vec<PathBuf>) {
+    for (path, is_dir) in entries(dir) {
+        if is_dir {
+            skill_files(&path, false, out);
+        } else {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if (root && name.ends_with(".md")) || (!root && name == "SKILL.md") {
+                out.push(path);
+            }
+        }
+    }
+}
+
+fn load_skill(path: &Path, scope: &'static str, base_dir: &Path) -> Option<Skill> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let (front, _) = parse_frontmatter(&text);
+    let parent = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // A skill without a description is not loaded.
+    let description = get(&front, "description")
+        .map(str::trim)
+        .filter(|d| !d.is_empty())?
+        .to_string();
+    Some(Skill {
+        name: get(&front, "name").map(str::to_string).unwrap_or(parent),
+        description,
+        ui: get(&front, "ui").map(str::to_string),
+        source: Source {
+            path: path.to_path_buf(),
+            scope,
+            base_dir: base_dir.to_path_buf(),
+        },
+    })
+}
+
+fn load_prompt(path: &Path, scope: &'static str, base_dir: &Path) -> Option<PromptTemplate> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let (front, body) = parse_frontmatter(&text);
+    let name = path
+        .file_name()?
+        .to_string_lossy()
+        .trim_end_matches(".md")
+        .to_string();
+    // The description is the frontmatter's, else the first non-empty body line (60 characters).
+    let description = match get(&front, "description") {
+        Some(d) => d.to_string(),
+        None => body
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| {
+                let short: String = l.chars().take(60).collect();
+                if l.chars().count() > 60 {
+                    format!("{short}...")
+                } else {
+                    short
+                }
+            })
+            .unwrap_or_default(),
+    };
+    Some(PromptTemplate {
+        name,
+        description,
+        source: Source {
+            path: path.to_path_buf(),
+            scope,
+            base_dir: base_dir.to_path_buf(),
+        },
+    })
+}
+
+/// `.agents/skills` in `cwd` and its ancestors, up to the git root (or the file-system root outside a repository).
+fn ancestor_agents_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
+    let git_root = cwd
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf);
+    let mut dirs = Vec::new();
+    for dir in cwd.ancestors() {
+        dirs.push(dir.join(".agents").join("skills"));
+        if git_root.as_deref() == Some(dir) {
+            break;
+        }
+    }
+    dirs
+}
+
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Discover skills and prompt templates as the reference's auto-discovery does: project sources first
+/// (`<cwd>/.dreb/skills`, `.agents/skills` up to the git root, `<cwd>/.dreb/prompts`), then user sources
+/// (`<agentDir>/skills`, `~/.agents/skills`, `<agentDir>/prompts`). The first of a name wins.
+pub(crate) fn load_resources(cwd: &Path, agent_dir: &Path) -> Resources {
+    let project_base = cwd.join(".dreb");
+    let user_agents_skills = home_dir().map(|h| h.join(".agents").join("skills"));
+    let mut skill_sources: Vec<(PathBuf, &'static str, &Path)> =
+        vec![(project_base.join("skills"), "project", &project_base)];
+    for dir in ancestor_agents_skill_dirs(cwd) {
+        if Some(&dir) != user_agents_skills.as_ref() {
+            skill_sources.push((dir, "project", &project_base));
+        }
+    }
+    skill_sources.push((agent_dir.join("skills"), "user", agent_dir));
+    if let Some(dir) = &user_agents_skills {
+        skill_sources.push((dir.clone(), "user", agent_dir));
+    }
+    let mut skills: Vec<Skill> = Vec::new();
+    for (dir, scope, base) in &skill_sources {
+        let mut files = Vec::new();
+        skill_files(dir, true, &mut files);
+        for file in files {
+            match load_skill(&file, scope, base) {
+                Some(skill) if skills.iter().any(|s| s.name == skill.name) => {
+                    tracing::warn!(
+                        "skill \"{}\" from {} ignored: the name is already taken",
+                        skill.name,
+                        file.display()
+                    );
+                }
+                Some(skill) => skills.push(skill),
+                None => tracing::warn!("skill {} not loaded: missing description", file.display()),
+            }
+        }
+    }
+    let mut prompts: Vec<PromptTemplate> = Vec::new();
+    for (dir, scope, base) in [
+        (
+            project_base.join("prompts"),
+            "project",
+            project_base.as_path(),
+        ),
+        (agent_dir.join("prompts"), "user", agent_dir),
+    ] {
+        for (path, is_dir) in entries(&dir) {
+            if is_dir || path.extension().is_none_or(|e| e != "md") {
+                continue;
+            }
+            if let Some(p) = load_prompt(&path, scope, base)
+                && !prompts.iter().any(|q| q.name == p.name)
+            {
+                prompts.push(p);
+            }
+        }
+    }
+    let (context, _) = dreb_settings::context_files::load_project_context_files(cwd, agent_dir);
+    Resources {
+        context_files: context.into_iter().map(|c| c.path).collect(),
+        skills,
+        prompts,
+    }
+}
+
+impl Resources {
+    fn visible_skills(&self) -> impl Iterator<Item = &Skill> {
+        self.skills
+            .iter()
+            .filter(|s| s.ui.as_deref().is_none_or(|ui| ui == UI_TYPE))
+    }
+
+    /// `get_commands`: prompt templates, then `skill:<name>`, then the built-ins, which replace a colliding entry in
+    /// place (map semantics).
+    pub(crate) fn commands(&self) -> Vec<Value> {
+        let mut commands: Vec<(String, Value)> = Vec::new();
+        for p in &self.prompts {
+            if !commands.iter().any(|(n, _)| *n == p.name) {
+                let v = json!({"name": p.name, "description": p.description, "source": "prompt", "sourceInfo": p.source.to_json()});
+                commands.push((p.name.clone(), v));
+            }
+        }
+        for s in self.visible_skills() {
+            let name = format!("skill:{}", s.name);
+            if !commands.iter().any(|(n, _)| *n == name) {
+                let v = json!({"name": name, "description": s.description, "source": "skill", "sourceInfo": s.source.to_json()});
+                commands.push((name, v));
+            }
+        }
+        for (name, description, dashboard) in BUILTIN_COMMANDS {
+            let v = json!({"name": name, "description": description, "source": "builtin", "dashboard": dashboard});
+            match commands.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = v,
+                None => commands.push((name.to_string(), v)),
+            }
+        }
+        commands.into_iter().map(|(_, v)| v).collect()
+    }
+}
+
+/// A subagent definition's name and description (frontmatter `name` is required).
+fn parse_agent(text: &str) -> Option<(String, String)> {
+    let text = text.replace("\r\n", "\n");
+    let rest = text.strip_prefix("---\n")?;
+    let end = rest.find("\n---")?;
+    let front = &rest[..end];
+    let get = |key: &str| {
+        front
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix(key)?
+                    .strip_prefix(':')
+                    .map(|v| v.trim().to_string())
+            })
+            .filter(|v| !v.is_empty())
+    };
+    Some((get("name")?, get("description").unwrap_or_default()))
+}
+
+fn load_agents(
+    texts: impl IntoIterator<Item = (String, String)>,
+    agents: &mut Vec<(String, String)>,
+) {
+    for (origin, text) in texts {
+        match parse_agent(&text) {
+            Some((name, description)) => match agents.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => slot.1 = description,
+                None => agents.push((name, description)),
+            },
+            None => tracing::warn!(
+                "[subagent] Skipping agent file {origin}: missing frontmatter or name"
+            ),
+        }
+    }
+}
+
+fn agent_files(dir: &Path) -> Vec<(String, String)> {
+    entries(dir)
+        .into_iter()
+        .filter(|(p, is_dir)| !is_dir && p.extension().is_some_and(|e| e == "md"))
+        .filter_map(|(p, _)| Some((p.display().to_string(), std::fs::read_to_string(&p).ok()?)))
+        .collect()
+}
+
+/// Approximates JavaScript `localeCompare`: case-insensitive first, lower case before upper case on a tie.
+fn locale_compare(a: &str, b: &str) -> Ordering {
+    a.to_lowercase()
+        .cmp(&b.to_lowercase())
+        .then_with(|| b.cmp(a))
+}
+
+/// Subagent types: bundled, then `~/.dreb/agents/*.md` (HOME-based), then `<cwd>/.dreb/agents/*.md`, later sources
+/// replacing earlier ones by name; sorted by name.
+pub fn discover_agent_types(home: Option<&Path>, cwd: &Path) -> Vec<(String, String)> {
+    let mut agents = Vec::new();
+    load_agents(
+        BUNDLED_AGENTS
+            .iter()
+            .map(|t| ("<bundled>".to_string(), t.to_string())),
+        &mut agents,
+    );
+    if let Some(home) = home {
+        load_agents(agent_files(&home.join(".dreb").join("agents")), &mut agents);
+    }
+    load_agents(agent_files(&cwd.join(".dreb").join("agents")), &mut agents);
+    agents.sort_by(|a, b| locale_compare(&a.0, &b.0));
+    agents
+}
+
+impl Runtime {
+    pub(crate) async fn cmd_get_commands(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetCommandsParams,
+    ) -> Result<CommandsResult, String> {
+        let commands = lock(&self.inner.extras.resources).commands();
+        Ok(CommandsResult {
+            commands: wire(&commands)?,
+        })
+    }
+
+    pub(crate) async fn cmd_get_resources(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetResourcesParams,
+    ) -> Result<RpcResources, String> {
+        let extras = &self.inner.extras;
+        let value = {
+            let r = lock(&extras.resources);
+            json!({
+                "contextFiles": r.context_files.iter().map(|p| json!({"path": p.to_string_lossy()})).collect::<Vec<_>>(),
+                "skills": r.visible_skills().map(|s| json!({"name": s.name, "description": s.description})).collect::<Vec<_>>(),
+                // dreb-rs has no extension runtime: nothing is ever loaded.
+                "extensions": [],
+                "promptTemplates": r.prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
+                "systemPromptPresent": extras.system_prompt.is_some()
+                    || extras.append_system_prompt.as_deref().is_some_and(|a| !a.is_empty()),
+            })
+        };
+        wire(&value)
+    }
+
+    pub(crate) async fn cmd_list_agent_types(
+        &self,
+        _ctx: &RequestContext,
+        _p: ListAgentTypesParams,
+    ) -> Result<AgentTypesResult, String> {
+        let cwd = self.inner.cwd.clone();
+        let agents =
+            tokio::task::spawn_blocking(move || discover_agent_types(home_dir().as_deref(), &cwd))
+                .await
+                .map_err(|e| e.to_string())?;
+        let list: Vec<Value> = agents
+            .into_iter()
+            .map(|(name, description)| json!({"name": name, "description": description}))
+            .collect();
+        Ok(AgentTypesResult {
+            agent_types: wire(&list)?,
+        })
+    }
+
+    /// Re-read settings and models.json, check the model's prompt settings, reload resources and context files, and
+    /// rebuild the system prompt. Failures use the `Command failed: ` wrapper.
+    pub(crate) async fn cmd_reload(
+        &self,
+        _ctx: &RequestContext,
+        _p: ReloadParams,
+    ) -> Result<(), String> {
+        let rt = self.clone();
+        tokio::task::spawn_blocking(move || rt.reload_blocking())
+            .await
+            .map_err(|e| format!("Command failed: {e}"))?
+    }
+
+    fn reload_blocking(&self) -> Result<(), String> {
+        let inner = &self.inner;
+        for e in inner.settings.reload() {
+            tracing::warn!("{e}");
+        }
+        {
+            let mut registry = inner.registry.write().unwrap_or_else(|e| e.into_inner());
+            registry.refresh();
+            if let Some(err) = registry.error() {
+                return Err(format!("Command failed: {err}"));
+            }
+            if let Some(model) = inner.agent.model() {
+                let from_models_json = registry
+                    .prompt_settings(&model.provider, &model.id)
+                    .is_some();
+                let from_settings = inner
+                    .settings
+                    .model_prompt_settings(&model.provider, &model.id)
+                    .map_err(|e| format!("Command failed: {e}"))?;
+                if from_models_json && from_settings.is_some() {
+                    return Err(format!(
+                        "Command failed: System prompt behavior for {}/{} is configured in both models.json and settings.json; remove one source",
+                        model.provider, model.id
+                    ));
+                }
+            }
+        }
+        let resources = load_resources(&inner.cwd, &inner.agent_dir);
+        *lock(&inner.extras.resources) = resources;
+        let (context_files, diagnostics) =
+            dreb_settings::context_files::load_project_context_files(&inner.cwd, &inner.agent_dir);
+        for d in diagnostics {
+            tracing::warn!("{}", d.message);
+        }
+        let custom = inner
+            .extras
+            .system_prompt
+            .as_deref()
+            .map(|s| text_or_file(s, &inner.cwd));
+        let append = inner
+            .extras
+            .append_system_prompt
+            .as_deref()
+            .map(|s| text_or_file(s, &inner.cwd));
+        let date = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let prompt = build_system_prompt(&PromptParts {
+            custom: custom.as_deref(),
+            append: append.as_deref(),
+            tools: &inner.tool_names,
+            context_files: &context_files,
+            cwd: &inner.cwd,
+            date: &date,
+        });
+        inner.agent.set_system_prompt(prompt);
+        Ok(())
+    }
+}

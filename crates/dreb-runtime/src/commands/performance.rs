@@ -1,0 +1,229 @@
+//! The tokens-per-second log (`<agentDir>/performance.jsonl`): one record per successful assistant message, and the
+//! per-model rolling statistics `get_performance_stats` reports.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use dreb_agent::AgentMessage;
+use dreb_ai::StopReason;
+use dreb_protocol::support::{JsNumber, RequestContext};
+use dreb_protocol::*;
+use serde_json::{Value, json};
+
+use crate::convert::wire;
+use crate::runtime::{Inner, Runtime, lock};
+
+/// Shorter messages make meaningless rates (the reference's threshold).
+const MIN_DURATION_MS: f64 = 10.0;
+const LOCK_TIMEOUT: Duration = Duration::from_secs(1);
+/// A lock file older than this was left by a crashed writer.
+const STALE_LOCK: Duration = Duration::from_secs(5 * 60);
+const ROLLING_COUNT: usize = 100;
+const RECENT_COUNT: usize = 10;
+const BASELINE_COUNT: usize = 10_000;
+const STABLE_PERCENT: f64 = 1.0;
+
+pub(crate) fn log_path(agent_dir: &Path) -> PathBuf {
+    agent_dir.join("performance.jsonl")
+}
+
+/// Event-bridge hook: record a successful assistant message (not error/aborted, some output, a real duration).
+pub(crate) fn on_message_end(inner: &Inner, message: &AgentMessage) {
+    let AgentMessage::Assistant(a) = message else {
+        return;
+    };
+    let duration = a.duration_ms.unwrap_or(0.0);
+    if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
+        || a.usage.output == 0
+        || duration < MIN_DURATION_MS
+    {
+        return;
+    }
+    let session_id = lock(&inner.session).session_id().to_string();
+    let entry = json!({
+        "timestamp": chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        "sessionId": session_id,
+        "provider": a.provider,
+        "modelId": a.model,
+        "outputTokens": a.usage.output,
+        "durationMs": JsNumber(duration),
+        "tps": JsNumber(a.usage.output as f64 * 1000.0 / duration),
+    });
+    if let Err(e) = append_entry(&log_path(&inner.agent_dir), &entry) {
+        tracing::warn!("Failed to write performance entry: {e}");
+    }
+}
+
+/// Append one line under the cross-process lock file `<log>.lock` (shared with the reference's writers).
+pub(crate) fn append_entry(path: &Path, entry: &Value) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    }
+    let lock_path = PathBuf::from(format!("{}.lock", path.display()));
+    let started = Instant::now();
+    let _guard = loop {
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock_path)
+        {
+            Ok(f) => {
+                break LockGuard {
+                    _file: f,
+                    path: lock_path,
+                };
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let stale = std::fs::metadata(&lock_path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| SystemTime::now().duration_since(t).ok())
+                    .is_some_and(|age| age > STALE_LOCK);
+                if stale {
+                    let _ = std::fs::remove_file(&lock_path);
+                }
+                if started.elapsed() > LOCK_TIMEOUT {
+                    return Err("could not acquire log lock".into());
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    };
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    file.write_all(format!("{entry}\n").as_bytes())
+        .map_err(|e| e.to_string())
+}
+
+struct LockGuard {
+    _file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    provider: String,
+    model_id: String,
+    time_ms: i64,
+    tps: f64,
+}
+
+/// Valid entries of the log, in file order (malformed or incomplete lines are skipped, as the reference does).
+fn read_entries(path: &Path) -> Vec<Entry> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| {
+            let finite = |k: &str| v.get(k).and_then(Value::as_f64).filter(|n| n.is_finite());
+            finite("outputTokens")?;
+            finite("durationMs")?;
+            let time = chrono::DateTime::parse_from_rfc3339(v.get("timestamp")?.as_str()?).ok()?;
+            Some(Entry {
+                provider: v.get("provider")?.as_str()?.to_string(),
+                model_id: v.get("modelId")?.as_str()?.to_string(),
+                time_ms: time.timestamp_millis(),
+                tps: finite("tps")?,
+            })
+        })
+        .collect()
+}
+
+fn median(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
+}
+
+fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        0.0
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+}
+
+/// Per-model summaries in order of first appearance in the log: rolling median/mean over the latest 100, and the
+/// median of the latest 10 against the latest 10 000 ("stable" within 1%, needing at least 3 samples each).
+pub(crate) fn summaries(path: &Path) -> Vec<Value> {
+    let entries = read_entries(path);
+    let mut models: Vec<(String, String)> = Vec::new();
+    for e in &entries {
+        if !models
+            .iter()
+            .any(|(p, m)| *p == e.provider && *m == e.model_id)
+        {
+            models.push((e.provider.clone(), e.model_id.clone()));
+        }
+    }
+    models
+        .into_iter()
+        .map(|(provider, model_id)| {
+            let mut own: Vec<&Entry> = entries.iter().filter(|e| e.provider == provider && e.model_id == model_id).collect();
+            // Newest first; a stable sort keeps file order among equal timestamps.
+            own.sort_by_key(|e| std::cmp::Reverse(e.time_ms));
+            let tps: Vec<f64> = own.iter().map(|e| e.tps).collect();
+            let rolling = &tps[..tps.len().min(ROLLING_COUNT)];
+            let baseline = &tps[..tps.len().min(BASELINE_COUNT)];
+            let recent = &tps[..tps.len().min(RECENT_COUNT)];
+            let (baseline_median, recent_median) = (median(baseline), median(recent));
+            let (percent, direction) = if baseline.len() < 3 || recent.len() < 3 || baseline_median <= 0.0 {
+                (0.0, "stable")
+            } else {
+                let p = (recent_median - baseline_median) / baseline_median * 100.0;
+                (p, if p.abs() < STABLE_PERCENT { "stable" } else if p > 0.0 { "above" } else { "below" })
+            };
+            json!({
+                "provider": provider,
+                "modelId": model_id,
+                "rolling": {"median": JsNumber(median(rolling)), "mean": JsNumber(mean(rolling)), "count": rolling.len()},
+                "delta": {
+                    "baselineMedian": JsNumber(baseline_median),
+                    "recentMedian": JsNumber(recent_median),
+                    "percentDelta": JsNumber(percent),
+                    "direction": direction,
+                    "baselineCount": baseline.len(),
+                    "recentCount": recent.len(),
+                },
+            })
+        })
+        .collect()
+}
+
+impl Runtime {
+    pub(crate) async fn cmd_get_performance_stats(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetPerformanceStatsParams,
+    ) -> Result<RpcPerformanceStats, String> {
+        let path = log_path(&self.inner.agent_dir);
+        let models = tokio::task::spawn_blocking(move || summaries(&path))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(RpcPerformanceStats {
+            models: wire(&models)?,
+        })
+    }
+}
