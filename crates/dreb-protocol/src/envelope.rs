@@ -149,6 +149,16 @@ impl<'de> Deserialize<'de> for Response {
     }
 }
 
+/// The response to an input record the framing layer could not deliver (invalid UTF-8, over the size limit): a
+/// parse error like any other undecodable line, so every input line still gets exactly one response.
+pub fn record_error_response(err: &crate::framing::RecordError) -> Response {
+    Response::error(
+        None,
+        Some("parse".into()),
+        fill(error_text::PARSE, &[("message", &err.to_string())]),
+    )
+}
+
 /// What one input line is.
 #[allow(clippy::large_enum_variant)] // short-lived, moved once into the handler; boxing buys nothing
 #[derive(Debug, Clone, PartialEq)]

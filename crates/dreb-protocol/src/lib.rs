@@ -19,6 +19,8 @@ mod generated {
 /// Absolute path of the spec file this crate was generated from (for spec-driven tests).
 pub const SPEC_FILE: &str = env!("DREB_PROTOCOL_SPEC_FILE");
 
-pub use envelope::{Decoded, Dispatched, Request, Response, decode, decode_value, dispatch, handle_request};
+pub use envelope::{
+    Decoded, Dispatched, Request, Response, decode, decode_value, dispatch, handle_request, record_error_response,
+};
 pub use generated::*;
 pub use support::{JsNumber, RequestContext, Tristate};

@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 
 use dreb_protocol::framing::{JsonlReader, JsonlWriter};
-use dreb_protocol::{Dispatched, RequestContext, dispatch, wire};
+use dreb_protocol::{Dispatched, RequestContext, dispatch, record_error_response, wire};
 use serde_json::{Value, json};
 
 /// A minimal real handler: answers `get_version`, records `abort`, fails `get_commands`, panics in `get_messages`;
@@ -119,13 +119,25 @@ async fn extension_ui_response_is_routed_not_answered() {
 #[tokio::test]
 async fn framed_session_answers_every_line_once() {
     // Lines as a host would write them: CRLF, an empty line, a U+2028 inside a string, an input, no final LF.
-    let input = "{\"id\":1,\"type\":\"get_version\"}\r\n\n{\"id\":2,\"type\":\"nope\u{2028}\"}\n{\"type\":\"extension_ui_response\",\"id\":\"u\",\"cancelled\":true}\n{\"id\":3,\"type\":\"abort\"}";
+    let mut input = "{\"id\":1,\"type\":\"get_version\"}\r\n\n{\"id\":2,\"type\":\"nope\u{2028}\"}\n{\"type\":\"extension_ui_response\",\"id\":\"u\",\"cancelled\":true}\n".as_bytes().to_vec();
+    input.extend(b"{\"type\":\"\xff\"}\n"); // invalid UTF-8
+    input.extend(b"{\"id\":3,\"type\":\"abort\"}");
     let h = handler();
-    let mut reader = JsonlReader::new(input.as_bytes());
+    let mut reader = JsonlReader::new(&input[..]);
     let mut writer = JsonlWriter::new(Vec::new());
     let mut inputs = 0;
     while let Some(record) = reader.next_record().await.unwrap() {
-        match dispatch(&h, &record.unwrap()).await {
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                writer
+                    .write_frame(&record_error_response(&e))
+                    .await
+                    .unwrap();
+                continue;
+            }
+        };
+        match dispatch(&h, &record).await {
             Dispatched::Response(r) => writer.write_frame(&r).await.unwrap(),
             Dispatched::Input(_) => inputs += 1,
         }
@@ -136,7 +148,7 @@ async fn framed_session_answers_every_line_once() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(inputs, 1);
-    assert_eq!(frames.len(), 4, "{out}");
+    assert_eq!(frames.len(), 5, "{out}");
     assert_eq!(frames[0]["id"], 1);
     assert_eq!(frames[1]["command"], "parse");
     assert_eq!(frames[2]["error"], "Unknown command: nope\u{2028}");
@@ -145,7 +157,11 @@ async fn framed_session_answers_every_line_once() {
         "U+2028 must be escaped on the wire: {out}"
     );
     assert_eq!(
-        frames[3],
+        frames[3]["error"],
+        "Failed to parse JSON: input line is not valid UTF-8 (invalid byte at offset 9)"
+    );
+    assert_eq!(
+        frames[4],
         json!({"id": 3, "type": "response", "command": "abort", "success": true})
     );
 }
