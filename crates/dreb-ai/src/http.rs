@@ -218,6 +218,15 @@ mod tests {
     }
 
     #[test]
+    fn tls_clients_build_with_the_ring_provider() {
+        // Building only: no request leaves the machine.
+        let remote = client_for("https://api.anthropic.com/v1/messages");
+        let local = client_for("http://127.0.0.1:8080/v1");
+        assert!(!std::ptr::eq(remote, local), "loopback gets its own proxy-free client");
+        assert!(is_loopback("http://localhost:1234") && is_loopback("http://[::1]:80/") && !is_loopback("https://example.com"));
+    }
+
+    #[test]
     fn sdk_error_texts() {
         let overloaded = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
         assert_eq!(format_http_error(&f(529, overloaded), ErrorStyle::Anthropic), format!("529 {overloaded}"));

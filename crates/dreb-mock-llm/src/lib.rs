@@ -113,6 +113,16 @@ impl MockLlm {
         format!("http://{}", self.addr)
     }
 
+    /// Base URL for `openai-completions` / `openai-responses` models (`<base>/v1`).
+    pub fn openai_base_url(&self) -> String {
+        format!("{}/v1", self.base_url())
+    }
+
+    /// Base URL for `google-generative-ai` models (`<base>/v1beta`).
+    pub fn google_base_url(&self) -> String {
+        format!("{}/v1beta", self.base_url())
+    }
+
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
