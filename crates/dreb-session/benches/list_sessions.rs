@@ -56,11 +56,15 @@ fn cpu_ms() -> f64 {
 fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
     f(); // warm the page cache
     let cpu0 = cpu_ms();
-    let d = median((0..runs).map(|_| {
-        let t = Instant::now();
-        std::hint::black_box(f());
-        t.elapsed()
-    }).collect());
+    let d = median(
+        (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(f());
+                t.elapsed()
+            })
+            .collect(),
+    );
     print!("[cpu {:.0} ms/run] ", (cpu_ms() - cpu0) / runs as f64);
     d
 }
@@ -69,41 +73,84 @@ fn main() {
     let agent = tempfile::tempdir().unwrap();
     let one = paths::default_session_dir("/bench/one", agent.path());
     populate(&one, 0..SESSIONS, "/bench/one");
-    let size: u64 = std::fs::read_dir(&one).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
-    println!("{SESSIONS} session files, {:.1} MB total", size as f64 / 1048576.0);
+    let size: u64 = std::fs::read_dir(&one)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    println!(
+        "{SESSIONS} session files, {:.1} MB total",
+        size as f64 / 1048576.0
+    );
 
     let runs = 7;
     // The I/O floor: just reading every file (same thread split as the listing).
-    let files: Vec<_> = std::fs::read_dir(&one).unwrap().map(|e| e.unwrap().path()).collect();
+    let files: Vec<_> = std::fs::read_dir(&one)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     let d = time(runs, || {
         std::thread::scope(|s| {
             let hs: Vec<_> = files
                 .chunks(files.len().div_ceil(2))
-                .map(|part| s.spawn(move || part.iter().map(|f| std::fs::read(f).unwrap().len()).sum::<usize>()))
+                .map(|part| {
+                    s.spawn(move || {
+                        part.iter()
+                            .map(|f| std::fs::read(f).unwrap().len())
+                            .sum::<usize>()
+                    })
+                })
                 .collect();
             hs.into_iter().map(|h| h.join().unwrap()).sum::<usize>()
         })
     });
-    println!("baseline: read all 10,000 files (2 threads), median of {runs}: {:.0} ms", d.as_secs_f64() * 1e3);
+    println!(
+        "baseline: read all 10,000 files (2 threads), median of {runs}: {:.0} ms",
+        d.as_secs_f64() * 1e3
+    );
 
     let d = time(runs, || {
         let l = list_sessions(&one, ListOptions::default());
         assert_eq!(l.len(), SESSIONS);
         l
     });
-    println!("list_sessions (one cwd, 10,000 files), median of {runs}: {:.0} ms  (target < 200 ms)", d.as_secs_f64() * 1e3);
+    println!(
+        "list_sessions (one cwd, 10,000 files), median of {runs}: {:.0} ms  (target < 200 ms)",
+        d.as_secs_f64() * 1e3
+    );
 
-    let d = time(runs, || list_sessions(&one, ListOptions::default()).iter().map(|s| s.to_rpc()).collect::<Vec<_>>());
-    println!("list_sessions + RpcSessionInfo DTOs, median: {:.0} ms", d.as_secs_f64() * 1e3);
+    let d = time(runs, || {
+        list_sessions(&one, ListOptions::default())
+            .iter()
+            .map(|s| s.to_rpc())
+            .collect::<Vec<_>>()
+    });
+    println!(
+        "list_sessions + RpcSessionInfo DTOs, median: {:.0} ms",
+        d.as_secs_f64() * 1e3
+    );
 
-    let d = time(3, || list_sessions(&one, ListOptions { all_messages_text: true }));
-    println!("list_sessions with allMessagesText, median of 3: {:.0} ms", d.as_secs_f64() * 1e3);
+    let d = time(3, || {
+        list_sessions(
+            &one,
+            ListOptions {
+                all_messages_text: true,
+            },
+        )
+    });
+    println!(
+        "list_sessions with allMessagesText, median of 3: {:.0} ms",
+        d.as_secs_f64() * 1e3
+    );
 
     // The same count spread over 100 cwd dirs.
     std::fs::remove_dir_all(&one).unwrap();
     for d in 0..100 {
         let cwd = format!("/bench/p{d}");
-        populate(&paths::default_session_dir(&cwd, agent.path()), d * 100..(d + 1) * 100, &cwd);
+        populate(
+            &paths::default_session_dir(&cwd, agent.path()),
+            d * 100..(d + 1) * 100,
+            &cwd,
+        );
     }
     let root = paths::sessions_root(agent.path());
     let d = time(runs, || {
@@ -111,5 +158,8 @@ fn main() {
         assert_eq!(l.len(), SESSIONS);
         l
     });
-    println!("list_all_sessions (100 dirs x 100 files), median of {runs}: {:.0} ms  (target < 200 ms)", d.as_secs_f64() * 1e3);
+    println!(
+        "list_all_sessions (100 dirs x 100 files), median of {runs}: {:.0} ms  (target < 200 ms)",
+        d.as_secs_f64() * 1e3
+    );
 }

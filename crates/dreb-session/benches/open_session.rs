@@ -13,9 +13,12 @@ const TARGET_BYTES: u64 = 100 * 1024 * 1024;
 /// large output, then a final assistant answer.
 fn write_session(path: &std::path::Path) -> (u64, usize) {
     let mut sm = SessionManager::create("/bench/project", path).unwrap();
-    sm.append_model_change("anthropic", "claude-opus-4-6").unwrap();
+    sm.append_model_change("anthropic", "claude-opus-4-6")
+        .unwrap();
     sm.append_thinking_level_change("high").unwrap();
-    let output: String = (0..400).map(|i| format!("line {i}: fn example_{i}() {{ let x = {i}; }}\n")).collect();
+    let output: String = (0..400)
+        .map(|i| format!("line {i}: fn example_{i}() {{ let x = {i}; }}\n"))
+        .collect();
     let mut turn = 0u64;
     loop {
         let ts = 1_796_106_531_171u64 + turn * 1000;
@@ -32,7 +35,7 @@ fn write_session(path: &std::path::Path) -> (u64, usize) {
             "usage":{"input":13000,"output":200,"cacheRead":12000,"cacheWrite":0,"totalTokens":25200,"cost":{"input":0.065,"output":0.015,"cacheRead":0.006,"cacheWrite":0,"total":0.086}},
             "stopReason":"stop","timestamp":ts + 30,"responseId":format!("msg_{turn}b"),"durationMs":987.25})).unwrap();
         turn += 1;
-        if turn % 50 == 0 {
+        if turn.is_multiple_of(50) {
             let len = std::fs::metadata(sm.session_file().unwrap()).unwrap().len();
             if len >= TARGET_BYTES {
                 return (len, sm.entries().count());
@@ -58,8 +61,16 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn main() {
     let dir = tempfile::tempdir().unwrap();
     let (bytes, entries) = write_session(dir.path());
-    let file = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
-    println!("session file: {:.1} MB, {entries} entries", bytes as f64 / 1048576.0);
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    println!(
+        "session file: {:.1} MB, {entries} entries",
+        bytes as f64 / 1048576.0
+    );
 
     let runs = 5;
     let mut open = Vec::new();
@@ -92,6 +103,12 @@ fn main() {
         open.as_secs_f64() * 1e3,
         open_cpu / runs as f64
     );
-    println!("build_session_context, median: {:.0} ms", median(context).as_secs_f64() * 1e3);
-    println!("get_tree DTO + JSON, median: {:.0} ms", median(tree).as_secs_f64() * 1e3);
+    println!(
+        "build_session_context, median: {:.0} ms",
+        median(context).as_secs_f64() * 1e3
+    );
+    println!(
+        "get_tree DTO + JSON, median: {:.0} ms",
+        median(tree).as_secs_f64() * 1e3
+    );
 }

@@ -77,11 +77,21 @@ impl SessionManager {
         if path.is_empty() {
             return Err(SessionError::EntryNotFound(leaf_id.to_string()));
         }
-        let kept: Vec<SessionEntry> = path.into_iter().filter(|e| e.kind() != EntryKind::Label).collect();
-        let latest_info = self.entries().rev().find(|e| e.kind() == EntryKind::SessionInfo).cloned();
+        let kept: Vec<SessionEntry> = path
+            .into_iter()
+            .filter(|e| e.kind() != EntryKind::Label)
+            .collect();
+        let latest_info = self
+            .entries()
+            .rev()
+            .find(|e| e.kind() == EntryKind::SessionInfo)
+            .cloned();
         let carry_info = latest_info.filter(|info| !kept.iter().any(|e| e.id() == info.id()));
 
-        let mut ids: HashSet<String> = kept.iter().filter_map(|e| e.id().map(str::to_string)).collect();
+        let mut ids: HashSet<String> = kept
+            .iter()
+            .filter_map(|e| e.id().map(str::to_string))
+            .collect();
         let labels: Vec<(String, String)> = self
             .labels
             .ordered()
@@ -92,7 +102,13 @@ impl SessionManager {
 
         let new_id = uuid::Uuid::new_v4().to_string();
         let ts = now_iso();
-        let parent_session = if self.persist { previous_file.as_ref().map(|p| p.to_string_lossy().into_owned()) } else { None };
+        let parent_session = if self.persist {
+            previous_file
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned())
+        } else {
+            None
+        };
         let header = entry::new_header(&new_id, &ts, &self.cwd, parent_session.as_deref());
 
         let mut parent = kept.last().and_then(|e| e.id().map(str::to_string));
@@ -100,13 +116,24 @@ impl SessionManager {
         for (target, label) in labels {
             let id = entry::generate_id(|c| ids.contains(c));
             ids.insert(id.clone());
-            extra.push(entry::new_label(&id, parent.as_deref(), &now_iso(), &target, Some(&label)));
+            extra.push(entry::new_label(
+                &id,
+                parent.as_deref(),
+                &now_iso(),
+                &target,
+                Some(&label),
+            ));
             parent = Some(id);
         }
         if let Some(info) = carry_info {
             let id = entry::generate_id(|c| ids.contains(c));
             let name = info.str_field("name").unwrap_or_default();
-            extra.push(entry::new_session_info(&id, parent.as_deref(), &now_iso(), name));
+            extra.push(entry::new_session_info(
+                &id,
+                parent.as_deref(),
+                &now_iso(),
+                name,
+            ));
         }
 
         let mut lines = Vec::with_capacity(kept.len() + extra.len() + 1);
@@ -121,7 +148,9 @@ impl SessionManager {
         if !self.persist {
             return Ok(None);
         }
-        let file = self.session_dir.join(paths::session_file_name(&ts, &new_id));
+        let file = self
+            .session_dir
+            .join(paths::session_file_name(&ts, &new_id));
         self.session_file = Some(file.clone());
         if self.has_assistant {
             self.rewrite_file()?;
@@ -141,19 +170,31 @@ impl SessionManager {
                     return Err(SessionError::UnforkableAssistant);
                 }
                 let file = self.create_branched_session(entry_id)?;
-                Ok(ForkResult { text: String::new(), session_file: file })
+                Ok(ForkResult {
+                    text: String::new(),
+                    session_file: file,
+                })
             }
             Some("user") => {
                 let text = message::message_text(msg);
                 let parent = entry.parent_id().map(str::to_string);
                 let file = match parent {
                     None => {
-                        let previous = self.session_file.as_ref().map(|p| p.to_string_lossy().into_owned());
-                        self.new_session(NewSessionOptions { id: None, parent_session: previous })
+                        let previous = self
+                            .session_file
+                            .as_ref()
+                            .map(|p| p.to_string_lossy().into_owned());
+                        self.new_session(NewSessionOptions {
+                            id: None,
+                            parent_session: previous,
+                        })
                     }
                     Some(p) => self.create_branched_session(&p)?,
                 };
-                Ok(ForkResult { text, session_file: file })
+                Ok(ForkResult {
+                    text,
+                    session_file: file,
+                })
             }
             _ => Err(SessionError::InvalidForkEntry),
         }
@@ -163,12 +204,18 @@ impl SessionManager {
     pub fn fork_messages(&self) -> Vec<ForkMessage> {
         let mut out = Vec::new();
         for e in self.entries() {
-            let (Some(msg), Some(id)) = (e.message(), e.id()) else { continue };
+            let (Some(msg), Some(id)) = (e.message(), e.id()) else {
+                continue;
+            };
             match message::role(msg) {
                 Some("user") => {
                     let text = message::message_text(msg);
                     if !text.is_empty() {
-                        out.push(ForkMessage { entry_id: id.to_string(), text, role: "user".into() });
+                        out.push(ForkMessage {
+                            entry_id: id.to_string(),
+                            text,
+                            role: "user".into(),
+                        });
                     }
                 }
                 Some("assistant") if message::is_forkable_assistant(msg) => {
@@ -176,7 +223,11 @@ impl SessionManager {
                     if text.is_empty() {
                         text = "(assistant response)".into();
                     }
-                    out.push(ForkMessage { entry_id: id.to_string(), text, role: "assistant".into() });
+                    out.push(ForkMessage {
+                        entry_id: id.to_string(),
+                        text,
+                        role: "assistant".into(),
+                    });
                 }
                 _ => {}
             }
@@ -185,11 +236,22 @@ impl SessionManager {
     }
 
     /// The entries a summary of the branch being left would cover when moving from `old_leaf` to `target_id`.
-    pub fn entries_for_branch_summary(&self, old_leaf: Option<&str>, target_id: &str) -> BranchSummarySource<'_> {
+    pub fn entries_for_branch_summary(
+        &self,
+        old_leaf: Option<&str>,
+        target_id: &str,
+    ) -> BranchSummarySource<'_> {
         let Some(old_leaf) = old_leaf else {
-            return BranchSummarySource { entries: Vec::new(), common_ancestor_id: None };
+            return BranchSummarySource {
+                entries: Vec::new(),
+                common_ancestor_id: None,
+            };
         };
-        let old_path: HashSet<&str> = self.branch(Some(old_leaf)).iter().filter_map(|e| e.id()).collect();
+        let old_path: HashSet<&str> = self
+            .branch(Some(old_leaf))
+            .iter()
+            .filter_map(|e| e.id())
+            .collect();
         let common = self
             .branch(Some(target_id))
             .iter()
@@ -207,25 +269,40 @@ impl SessionManager {
             current = e.parent_id().map(str::to_string);
         }
         entries.reverse();
-        BranchSummarySource { entries, common_ancestor_id: common }
+        BranchSummarySource {
+            entries,
+            common_ancestor_id: common,
+        }
     }
 
     /// `navigate_tree` (after the runtime's checks and summariser): a user or custom-message target moves the leaf to
     /// its parent and returns its text; any other target becomes the leaf. With a summary, a `branch_summary` entry is
     /// appended at the new position and the label goes on it; without, the label goes on the target.
-    pub fn navigate(&mut self, target_id: &str, options: NavigateOptions) -> Result<NavigateResult> {
+    pub fn navigate(
+        &mut self,
+        target_id: &str,
+        options: NavigateOptions,
+    ) -> Result<NavigateResult> {
         if self.leaf_id.as_deref() == Some(target_id) {
-            return Ok(NavigateResult { no_op: true, ..Default::default() });
+            return Ok(NavigateResult {
+                no_op: true,
+                ..Default::default()
+            });
         }
-        let target = self.entry(target_id).ok_or_else(|| SessionError::EntryNotFound(target_id.to_string()))?;
+        let target = self
+            .entry(target_id)
+            .ok_or_else(|| SessionError::EntryNotFound(target_id.to_string()))?;
         let (new_leaf, editor_text) = match target.kind() {
             EntryKind::Message if target.message_role() == Some("user") => (
                 target.parent_id().map(str::to_string),
-                Some(message::message_text(target.message().expect("message entry"))),
+                Some(message::message_text(
+                    target.message().expect("message entry"),
+                )),
             ),
-            EntryKind::CustomMessage => {
-                (target.parent_id().map(str::to_string), Some(message::content_text(target.get("content"), "")))
-            }
+            EntryKind::CustomMessage => (
+                target.parent_id().map(str::to_string),
+                Some(message::content_text(target.get("content"), "")),
+            ),
             _ => (Some(target_id.to_string()), None),
         };
         let label = options.label.filter(|l| !l.is_empty());
@@ -233,7 +310,12 @@ impl SessionManager {
         let mut summary_entry_id = None;
         match summary {
             Some(s) => {
-                let id = self.branch_with_summary(new_leaf.as_deref(), &s.summary, s.details, s.from_hook)?;
+                let id = self.branch_with_summary(
+                    new_leaf.as_deref(),
+                    &s.summary,
+                    s.details,
+                    s.from_hook,
+                )?;
                 if let Some(l) = &label {
                     self.append_label_change(&id, Some(l))?;
                 }
@@ -249,7 +331,11 @@ impl SessionManager {
                 }
             }
         }
-        Ok(NavigateResult { editor_text, summary_entry_id, no_op: false })
+        Ok(NavigateResult {
+            editor_text,
+            summary_entry_id,
+            no_op: false,
+        })
     }
 
     /// Writes the current branch as a standalone JSONL file: a fresh header, then the path with `parentId`s
@@ -268,7 +354,8 @@ impl SessionManager {
             prev = e.id().map(str::to_string);
             lines.push(SessionEntry::from_map(m));
         }
-        std::fs::write(&output, jsonl::to_file_content(&lines)).map_err(|e| SessionError::io(&output, e))?;
+        std::fs::write(&output, jsonl::to_file_content(&lines))
+            .map_err(|e| SessionError::io(&output, e))?;
         Ok(output)
     }
 
@@ -277,10 +364,16 @@ impl SessionManager {
     pub fn import_jsonl(&self, input: &Path) -> Result<PathBuf> {
         let resolved = paths::resolve(input);
         if !resolved.exists() {
-            return Err(SessionError::FileNotFound(resolved.to_string_lossy().into_owned()));
+            return Err(SessionError::FileNotFound(
+                resolved.to_string_lossy().into_owned(),
+            ));
         }
-        std::fs::create_dir_all(&self.session_dir).map_err(|e| SessionError::io(&self.session_dir, e))?;
-        let name = resolved.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+        std::fs::create_dir_all(&self.session_dir)
+            .map_err(|e| SessionError::io(&self.session_dir, e))?;
+        let name = resolved
+            .file_name()
+            .map(|n| n.to_os_string())
+            .unwrap_or_default();
         let dest = paths::resolve(&self.session_dir.join(name));
         if dest != resolved {
             std::fs::copy(&resolved, &dest).map_err(|e| SessionError::io(&dest, e))?;

@@ -25,7 +25,11 @@ pub struct SessionContext {
 
 impl SessionContext {
     fn empty() -> Self {
-        Self { messages: Vec::new(), thinking_level: "off".to_string(), model: None }
+        Self {
+            messages: Vec::new(),
+            thinking_level: "off".to_string(),
+            model: None,
+        }
     }
 }
 
@@ -40,11 +44,13 @@ pub fn entry_message(entry: &SessionEntry) -> Option<Value> {
             entry.get("details").cloned(),
             entry.timestamp(),
         )),
-        EntryKind::BranchSummary if js_truthy(entry.get("summary")) => Some(message::branch_summary_message(
-            entry.str_field("summary").unwrap_or_default(),
-            entry.str_field("fromId").unwrap_or_default(),
-            entry.timestamp(),
-        )),
+        EntryKind::BranchSummary if js_truthy(entry.get("summary")) => {
+            Some(message::branch_summary_message(
+                entry.str_field("summary").unwrap_or_default(),
+                entry.str_field("fromId").unwrap_or_default(),
+                entry.timestamp(),
+            ))
+        }
         _ => None,
     }
 }
@@ -69,8 +75,12 @@ pub fn build_context_from_path(path: &[&SessionEntry]) -> SessionContext {
             EntryKind::Message if e.message_role() == Some("assistant") => {
                 let m = e.message().expect("message entry");
                 ctx.model = Some(ModelRef {
-                    provider: message::str_field(m, "provider").unwrap_or_default().to_string(),
-                    model_id: message::str_field(m, "model").unwrap_or_default().to_string(),
+                    provider: message::str_field(m, "provider")
+                        .unwrap_or_default()
+                        .to_string(),
+                    model_id: message::str_field(m, "model")
+                        .unwrap_or_default()
+                        .to_string(),
                 });
             }
             EntryKind::Compaction => compaction = Some(i),
@@ -112,7 +122,9 @@ pub fn build_context_from_path(path: &[&SessionEntry]) -> SessionContext {
 impl SessionManager {
     /// The context of the current branch (empty when the leaf is before the first entry).
     pub fn build_session_context(&self) -> SessionContext {
-        let Some(leaf) = self.leaf_id.as_deref() else { return SessionContext::empty() };
+        let Some(leaf) = self.leaf_id.as_deref() else {
+            return SessionContext::empty();
+        };
         // An unknown leaf id falls back to the last entry, like the reference.
         let leaf = if self.by_id.contains_key(leaf) {
             Some(leaf)

@@ -32,7 +32,9 @@ impl Trash {
         let data_home = std::env::var_os("XDG_DATA_HOME")
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("share")));
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("share"))
+            });
         match data_home {
             Some(d) => Self::Dir(d.join("Trash")),
             None => Self::None,
@@ -101,7 +103,11 @@ pub fn move_to_trash(file: &Path, trash_dir: &Path) -> io::Result<()> {
         use std::os::unix::fs::PermissionsExt;
         let _ = fs::set_permissions(trash_dir, fs::Permissions::from_mode(0o700));
     }
-    let base = file.file_name().ok_or_else(|| io::Error::other("no file name"))?.to_string_lossy().into_owned();
+    let base = file
+        .file_name()
+        .ok_or_else(|| io::Error::other("no file name"))?
+        .to_string_lossy()
+        .into_owned();
     let record = format!(
         "[Trash Info]\nPath={}\nDeletionDate={}\n",
         percent_encode_path(&file.to_string_lossy()),
@@ -109,9 +115,17 @@ pub fn move_to_trash(file: &Path, trash_dir: &Path) -> io::Result<()> {
     );
     // Reserve a unique name by creating its info file exclusively (the spec's atomic step).
     for n in 1..10_000u32 {
-        let name = if n == 1 { base.clone() } else { format!("{base}.{n}") };
+        let name = if n == 1 {
+            base.clone()
+        } else {
+            format!("{base}.{n}")
+        };
         let info_path = info.join(format!("{name}.trashinfo"));
-        let mut f = match OpenOptions::new().write(true).create_new(true).open(&info_path) {
+        let mut f = match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&info_path)
+        {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -121,7 +135,9 @@ pub fn move_to_trash(file: &Path, trash_dir: &Path) -> io::Result<()> {
             let _ = fs::remove_file(&info_path);
             continue;
         }
-        let result = f.write_all(record.as_bytes()).and_then(|()| fs::rename(file, files.join(&name)));
+        let result = f
+            .write_all(record.as_bytes())
+            .and_then(|()| fs::rename(file, files.join(&name)));
         if result.is_err() {
             let _ = fs::remove_file(&info_path);
         }

@@ -135,12 +135,18 @@ impl SessionEntry {
 
     /// `message` of a `message` entry.
     pub fn message(&self) -> Option<&Value> {
-        if self.kind() == EntryKind::Message { self.fields.get("message") } else { None }
+        if self.kind() == EntryKind::Message {
+            self.fields.get("message")
+        } else {
+            None
+        }
     }
 
     /// `message.role` of a `message` entry.
     pub fn message_role(&self) -> Option<&str> {
-        self.message().and_then(|m| m.get("role")).and_then(Value::as_str)
+        self.message()
+            .and_then(|m| m.get("role"))
+            .and_then(Value::as_str)
     }
 
     // ---- header accessors ----
@@ -169,13 +175,21 @@ fn base(kind: &str, id: &str, parent_id: Option<&str>, timestamp: &str) -> JsonM
     let mut m = JsonMap::new();
     m.insert("type".into(), kind.into());
     m.insert("id".into(), id.into());
-    m.insert("parentId".into(), parent_id.map_or(Value::Null, Value::from));
+    m.insert(
+        "parentId".into(),
+        parent_id.map_or(Value::Null, Value::from),
+    );
     m.insert("timestamp".into(), timestamp.into());
     m
 }
 
 /// The v3 header: `{type, version, id, timestamp, cwd, parentSession?}`.
-pub fn new_header(id: &str, timestamp: &str, cwd: &str, parent_session: Option<&str>) -> SessionEntry {
+pub fn new_header(
+    id: &str,
+    timestamp: &str,
+    cwd: &str,
+    parent_session: Option<&str>,
+) -> SessionEntry {
     let mut m = JsonMap::new();
     m.insert("type".into(), "session".into());
     m.insert("version".into(), CURRENT_SESSION_VERSION.into());
@@ -188,13 +202,23 @@ pub fn new_header(id: &str, timestamp: &str, cwd: &str, parent_session: Option<&
     SessionEntry::from_map(m)
 }
 
-pub fn new_message(id: &str, parent_id: Option<&str>, timestamp: &str, message: Value) -> SessionEntry {
+pub fn new_message(
+    id: &str,
+    parent_id: Option<&str>,
+    timestamp: &str,
+    message: Value,
+) -> SessionEntry {
     let mut m = base("message", id, parent_id, timestamp);
     m.insert("message".into(), message);
     SessionEntry::from_map(m)
 }
 
-pub fn new_thinking_level_change(id: &str, parent_id: Option<&str>, timestamp: &str, level: &str) -> SessionEntry {
+pub fn new_thinking_level_change(
+    id: &str,
+    parent_id: Option<&str>,
+    timestamp: &str,
+    level: &str,
+) -> SessionEntry {
     let mut m = base("thinking_level_change", id, parent_id, timestamp);
     m.insert("thinkingLevel".into(), level.into());
     SessionEntry::from_map(m)
@@ -225,7 +249,12 @@ pub struct CompactionData {
     pub from_hook: Option<bool>,
 }
 
-pub fn new_compaction(id: &str, parent_id: Option<&str>, timestamp: &str, data: CompactionData) -> SessionEntry {
+pub fn new_compaction(
+    id: &str,
+    parent_id: Option<&str>,
+    timestamp: &str,
+    data: CompactionData,
+) -> SessionEntry {
     let mut m = base("compaction", id, parent_id, timestamp);
     m.insert("summary".into(), data.summary.into());
     m.insert("firstKeptEntryId".into(), data.first_kept_entry_id.into());
@@ -275,7 +304,10 @@ pub fn new_custom(
         m.insert("data".into(), d);
     }
     m.insert("id".into(), id.into());
-    m.insert("parentId".into(), parent_id.map_or(Value::Null, Value::from));
+    m.insert(
+        "parentId".into(),
+        parent_id.map_or(Value::Null, Value::from),
+    );
     m.insert("timestamp".into(), timestamp.into());
     SessionEntry::from_map(m)
 }
@@ -300,7 +332,10 @@ pub fn new_custom_message(
         m.insert("details".into(), d);
     }
     m.insert("id".into(), id.into());
-    m.insert("parentId".into(), parent_id.map_or(Value::Null, Value::from));
+    m.insert(
+        "parentId".into(),
+        parent_id.map_or(Value::Null, Value::from),
+    );
     m.insert("timestamp".into(), timestamp.into());
     SessionEntry::from_map(m)
 }
@@ -321,7 +356,12 @@ pub fn new_label(
     SessionEntry::from_map(m)
 }
 
-pub fn new_session_info(id: &str, parent_id: Option<&str>, timestamp: &str, name: &str) -> SessionEntry {
+pub fn new_session_info(
+    id: &str,
+    parent_id: Option<&str>,
+    timestamp: &str,
+    name: &str,
+) -> SessionEntry {
     let mut m = base("session_info", id, parent_id, timestamp);
     m.insert("name".into(), name.into());
     SessionEntry::from_map(m)

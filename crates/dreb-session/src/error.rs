@@ -14,7 +14,9 @@ pub enum SessionError {
     EntryNotFound(String),
     #[error("Invalid entry ID for forking")]
     InvalidForkEntry,
-    #[error("Cannot fork at this assistant turn: it was interrupted or is still waiting on tool results")]
+    #[error(
+        "Cannot fork at this assistant turn: it was interrupted or is still waiting on tool results"
+    )]
     UnforkableAssistant,
     /// `import_jsonl` of a path that does not exist (the resolved path).
     #[error("File not found: {0}")]
@@ -40,7 +42,10 @@ pub enum SessionError {
 
 impl SessionError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Self::Io { path: path.into(), source }
+        Self::Io {
+            path: path.into(),
+            source,
+        }
     }
 }
 

@@ -225,7 +225,10 @@ mod tests {
         for (v, want) in cases {
             assert_eq!(format_f64(*v), *want, "{v}");
         }
-        assert_eq!(to_string(&json!(12345678901234567890u64)), "12345678901234567000");
+        assert_eq!(
+            to_string(&json!(12345678901234567890u64)),
+            "12345678901234567000"
+        );
         assert_eq!(to_string(&json!(1796106531171u64)), "1796106531171");
         assert_eq!(to_string(&json!(-5)), "-5");
     }
@@ -233,13 +236,20 @@ mod tests {
     #[test]
     fn strings_escape_like_json_stringify() {
         let v = json!({"a": "q\"b\\n\n\r\t\u{8}\u{c}\u{1b}\u{7f}é\u{2028}"});
-        assert_eq!(to_string(&v), "{\"a\":\"q\\\"b\\\\n\\n\\r\\t\\b\\f\\u001b\u{7f}é\u{2028}\"}");
+        assert_eq!(
+            to_string(&v),
+            "{\"a\":\"q\\\"b\\\\n\\n\\r\\t\\b\\f\\u001b\u{7f}é\u{2028}\"}"
+        );
     }
 
     #[test]
     fn nested_structures_and_key_order() {
-        let v: Value = serde_json::from_str(r#"{"z":1,"a":[1,{"y":null,"b":true}],"m":{}}"#).unwrap();
-        assert_eq!(to_string(&v), r#"{"z":1,"a":[1,{"y":null,"b":true}],"m":{}}"#);
+        let v: Value =
+            serde_json::from_str(r#"{"z":1,"a":[1,{"y":null,"b":true}],"m":{}}"#).unwrap();
+        assert_eq!(
+            to_string(&v),
+            r#"{"z":1,"a":[1,{"y":null,"b":true}],"m":{}}"#
+        );
         assert_eq!(to_string(&json!([])), "[]");
     }
 

@@ -13,7 +13,10 @@ pub fn object_fields(line: &[u8]) -> Option<Fields<'_>> {
 
 /// Like [`object_fields`], and also the fields of the object under `nested_key` (scanned in the same pass, so a
 /// large nested value is read once).
-pub fn object_fields_nested<'a>(line: &'a [u8], nested_key: &[u8]) -> Option<(Fields<'a>, Option<Fields<'a>>)> {
+pub fn object_fields_nested<'a>(
+    line: &'a [u8],
+    nested_key: &[u8],
+) -> Option<(Fields<'a>, Option<Fields<'a>>)> {
     let mut nested = None;
     let i = skip_ws(line, 0);
     let (fields, end) = fields_at(line, i, nested_key, &mut nested)?;
@@ -117,7 +120,8 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
         }
         _ => {
             let mut j = i;
-            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            {
                 j += 1;
             }
             (j > i).then_some(j)
@@ -132,9 +136,13 @@ pub fn raw_string(raw: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     }
     let inner = &raw[1..raw.len() - 1];
     if !inner.contains(&b'\\') {
-        return std::str::from_utf8(inner).ok().map(std::borrow::Cow::Borrowed);
+        return std::str::from_utf8(inner)
+            .ok()
+            .map(std::borrow::Cow::Borrowed);
     }
-    serde_json::from_slice::<String>(raw).ok().map(std::borrow::Cow::Owned)
+    serde_json::from_slice::<String>(raw)
+        .ok()
+        .map(std::borrow::Cow::Owned)
 }
 
 #[cfg(test)]

@@ -33,7 +33,11 @@ pub fn parse_lines(data: &[u8]) -> ParsedLines {
     } else {
         parse_chunk(data)
     };
-    ParsedLines { lines, skipped, ends_with_newline }
+    ParsedLines {
+        lines,
+        skipped,
+        ends_with_newline,
+    }
 }
 
 fn parse_line(line: &[u8]) -> Option<SessionEntry> {
@@ -43,7 +47,9 @@ fn parse_line(line: &[u8]) -> Option<SessionEntry> {
             // Invalid UTF-8 inside an otherwise fine line: retry with replacement characters.
             if std::str::from_utf8(line).is_err() {
                 let lossy = String::from_utf8_lossy(line);
-                serde_json::from_str::<JsonMap>(&lossy).ok().map(SessionEntry::from_map)
+                serde_json::from_str::<JsonMap>(&lossy)
+                    .ok()
+                    .map(SessionEntry::from_map)
             } else {
                 None
             }
@@ -67,7 +73,9 @@ fn parse_chunk(data: &[u8]) -> (Vec<SessionEntry>, usize) {
 }
 
 fn parse_parallel(data: &[u8]) -> (Vec<SessionEntry>, usize) {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8);
     // Cut at newlines near equal offsets.
     let mut cuts = vec![0usize];
     for i in 1..threads {
@@ -80,8 +88,14 @@ fn parse_parallel(data: &[u8]) -> (Vec<SessionEntry>, usize) {
     }
     cuts.push(data.len());
     let results: Vec<(Vec<SessionEntry>, usize)> = std::thread::scope(|s| {
-        let handles: Vec<_> = cuts.windows(2).map(|w| s.spawn(move || parse_chunk(&data[w[0]..w[1]]))).collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+        let handles: Vec<_> = cuts
+            .windows(2)
+            .map(|w| s.spawn(move || parse_chunk(&data[w[0]..w[1]])))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
     });
     let total = results.iter().map(|r| r.0.len()).sum();
     let mut lines = Vec::with_capacity(total);
@@ -107,7 +121,9 @@ pub fn read_file(path: &Path) -> io::Result<Option<ParsedLines>> {
 
 /// True when the first parsed line is a session header with a string id (the reference's validity rule).
 pub fn has_valid_header(lines: &[SessionEntry]) -> bool {
-    lines.first().is_some_and(|h| h.is_header() && h.id().is_some())
+    lines
+        .first()
+        .is_some_and(|h| h.is_header() && h.id().is_some())
 }
 
 /// Serialises lines as file content: one `JSON.stringify` line each, every line ending in `\n`.
@@ -136,8 +152,14 @@ pub fn append(path: &Path, text: &str, fresh_line: bool) -> io::Result<()> {
 
 /// Replaces `path` with `content` atomically (temp file in the same directory, then rename).
 pub fn rewrite(path: &Path, content: &str) -> io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp: PathBuf = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
     let result = (|| {
         let mut f = fs::File::create(&tmp)?;
@@ -169,7 +191,10 @@ mod tests {
     #[test]
     fn parallel_parse_keeps_order() {
         let mut data = String::new();
-        let line = format!("{{\"type\":\"custom\",\"id\":\"{{}}\",\"pad\":\"{}\"}}\n", "x".repeat(1000));
+        let line = format!(
+            "{{\"type\":\"custom\",\"id\":\"{{}}\",\"pad\":\"{}\"}}\n",
+            "x".repeat(1000)
+        );
         let n = PARALLEL_THRESHOLD / 1000 + 100;
         for i in 0..n {
             data.push_str(&line.replace("{}", &i.to_string()));

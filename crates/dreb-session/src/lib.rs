@@ -41,14 +41,18 @@ pub mod paths;
 pub mod time;
 pub mod tree;
 
-pub use branching::{BranchSummaryInput, BranchSummarySource, ForkMessage, ForkResult, NavigateOptions, NavigateResult};
+pub use branching::{
+    BranchSummaryInput, BranchSummarySource, ForkMessage, ForkResult, NavigateOptions,
+    NavigateResult,
+};
 pub use context::{ModelRef, SessionContext};
 pub use delete::{DeleteMethod, Trash, delete_session};
 pub use entry::{CURRENT_SESSION_VERSION, CompactionData, EntryKind, SessionEntry};
 pub use error::{Result, SessionError};
 pub use export_html::{HtmlExportOptions, ToolInfo};
 pub use listing::{
-    ListOptions, ResolvedSession, RpcSessionInfo, SessionInfo, list_all_sessions, list_sessions, resolve_session_arg,
+    ListOptions, ResolvedSession, RpcSessionInfo, SessionInfo, list_all_sessions, list_sessions,
+    resolve_session_arg,
 };
 pub use manager::{NewSessionOptions, SessionManager};
 pub use tree::{RpcTree, RpcTreeNode};

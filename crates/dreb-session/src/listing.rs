@@ -95,7 +95,10 @@ pub fn list_sessions(dir: &Path, options: ListOptions) -> Vec<SessionInfo> {
 
 /// `list_all_sessions`: every session file one level below `sessions_root` (`<agentDir>/sessions`). A missing root
 /// gives an empty list; other I/O errors are returned.
-pub fn list_all_sessions(sessions_root: &Path, options: ListOptions) -> io::Result<Vec<SessionInfo>> {
+pub fn list_all_sessions(
+    sessions_root: &Path,
+    options: ListOptions,
+) -> io::Result<Vec<SessionInfo>> {
     let read = match fs::read_dir(sessions_root) {
         Ok(r) => r,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -125,21 +128,39 @@ fn jsonl_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
 }
 
 fn sort_sessions(sessions: &mut [SessionInfo]) {
-    sessions.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms).then_with(|| a.path.cmp(&b.path)));
+    sessions.sort_by(|a, b| {
+        b.modified_ms
+            .cmp(&a.modified_ms)
+            .then_with(|| a.path.cmp(&b.path))
+    });
 }
 
 fn build_infos(files: Vec<PathBuf>, options: ListOptions) -> Vec<SessionInfo> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8);
     if files.len() < 64 || threads == 1 {
-        return files.iter().filter_map(|f| build_session_info(f, options)).collect();
+        return files
+            .iter()
+            .filter_map(|f| build_session_info(f, options))
+            .collect();
     }
     let chunk = files.len().div_ceil(threads);
     std::thread::scope(|s| {
         let handles: Vec<_> = files
             .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().filter_map(|f| build_session_info(f, options)).collect::<Vec<_>>()))
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .filter_map(|f| build_session_info(f, options))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
     })
 }
 
@@ -186,7 +207,12 @@ struct MessageFacts<'a> {
 fn line_facts(line: &[u8]) -> Option<LineFacts<'_>> {
     match json_scan::object_fields_nested(line, b"message") {
         Some((fields, nested)) => {
-            let mut facts = LineFacts { kind: None, timestamp: None, name: None, message: None };
+            let mut facts = LineFacts {
+                kind: None,
+                timestamp: None,
+                name: None,
+                message: None,
+            };
             // Later duplicates win, as with JSON.parse.
             for (k, v) in fields {
                 match k {
@@ -195,7 +221,11 @@ fn line_facts(line: &[u8]) -> Option<LineFacts<'_>> {
                     b"name" => facts.name = Some(v),
                     b"message" => {
                         facts.message = nested.clone().map(|mf| {
-                            let mut m = MessageFacts { role: None, timestamp: None, content: None };
+                            let mut m = MessageFacts {
+                                role: None,
+                                timestamp: None,
+                                content: None,
+                            };
                             for (k, v) in mf {
                                 match k {
                                     b"role" => m.role = Some(v),
@@ -281,17 +311,30 @@ pub fn build_session_info(path: &Path, options: ListOptions) -> Option<SessionIn
     info_from_bytes(path, &data, mtime_ms(&meta), options)
 }
 
-fn info_from_bytes(path: &Path, data: &[u8], mtime: i64, options: ListOptions) -> Option<SessionInfo> {
+fn info_from_bytes(
+    path: &Path,
+    data: &[u8],
+    mtime: i64,
+    options: ListOptions,
+) -> Option<SessionInfo> {
     let data = data.strip_prefix("\u{feff}".as_bytes()).unwrap_or(data);
 
-    let mut lines = data.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace));
+    let mut lines = data
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace));
     // The first parsable line must be the header.
-    let header = lines.by_ref().find_map(|l| serde_json::from_slice::<HeaderProbe>(l).ok())?;
+    let header = lines
+        .by_ref()
+        .find_map(|l| serde_json::from_slice::<HeaderProbe>(l).ok())?;
     if header.kind.as_deref() != Some("session") {
         return None;
     }
     let id = header.id.as_ref().and_then(Value::as_str)?.to_string();
-    let header_ms = header.timestamp.as_ref().and_then(Value::as_str).and_then(parse_iso_ms);
+    let header_ms = header
+        .timestamp
+        .as_ref()
+        .and_then(Value::as_str)
+        .and_then(parse_iso_ms);
 
     let mut name: Option<String> = None;
     let mut message_count = 0u64;
@@ -303,10 +346,16 @@ fn info_from_bytes(path: &Path, data: &[u8], mtime: i64, options: ListOptions) -
         if SKIPPABLE_PREFIXES.iter().any(|p| line.starts_with(p)) {
             continue;
         }
-        let Some(facts) = line_facts(line) else { continue };
+        let Some(facts) = line_facts(line) else {
+            continue;
+        };
         match facts.kind.as_deref() {
             Some("session_info") => {
-                name = facts.name.and_then(raw_string).map(|n| js_trim(&n).to_string()).filter(|n| !n.is_empty());
+                name = facts
+                    .name
+                    .and_then(raw_string)
+                    .map(|n| js_trim(&n).to_string())
+                    .filter(|n| !n.is_empty());
             }
             Some("message") => {
                 message_count += 1;
@@ -320,9 +369,15 @@ fn info_from_bytes(path: &Path, data: &[u8], mtime: i64, options: ListOptions) -
                 // Latest activity: the message's ms timestamp, else the entry's ISO timestamp.
                 let t = match msg.timestamp {
                     Some(n) if n.first().is_some_and(|c| *c == b'-' || c.is_ascii_digit()) => {
-                        std::str::from_utf8(n).ok().and_then(|n| n.parse::<f64>().ok()).map(|f| f as i64)
+                        std::str::from_utf8(n)
+                            .ok()
+                            .and_then(|n| n.parse::<f64>().ok())
+                            .map(|f| f as i64)
                     }
-                    _ => facts.timestamp.and_then(raw_string).and_then(|ts| parse_iso_ms(&ts)),
+                    _ => facts
+                        .timestamp
+                        .and_then(raw_string)
+                        .and_then(|ts| parse_iso_ms(&ts)),
                 };
                 if let Some(t) = t {
                     last_activity = Some(last_activity.map_or(t.max(0), |l| l.max(t)));
@@ -353,20 +408,35 @@ fn info_from_bytes(path: &Path, data: &[u8], mtime: i64, options: ListOptions) -
     Some(SessionInfo {
         path: path.to_path_buf(),
         id,
-        cwd: header.cwd.as_ref().and_then(Value::as_str).unwrap_or_default().to_string(),
+        cwd: header
+            .cwd
+            .as_ref()
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         name,
-        parent_session_path: header.parent_session.as_ref().and_then(Value::as_str).map(str::to_string),
+        parent_session_path: header
+            .parent_session
+            .as_ref()
+            .and_then(Value::as_str)
+            .map(str::to_string),
         created_ms: header_ms.unwrap_or(mtime),
         modified_ms,
         message_count,
-        first_message: if first_message.is_empty() { "(no messages)".to_string() } else { first_message },
+        first_message: if first_message.is_empty() {
+            "(no messages)".to_string()
+        } else {
+            first_message
+        },
         all_messages_text: options.all_messages_text.then(|| all_text.join(" ")),
     })
 }
 
 /// True when the first line of `path` is a session header with a string id.
 pub fn is_valid_session_file(path: &Path) -> bool {
-    let Ok(mut f) = fs::File::open(path) else { return false };
+    let Ok(mut f) = fs::File::open(path) else {
+        return false;
+    };
     // Read up to the first newline (headers are short; cap the read).
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -382,8 +452,9 @@ pub fn is_valid_session_file(path: &Path) -> bool {
         }
     }
     let first = buf.split(|b| *b == b'\n').next().unwrap_or_default();
-    serde_json::from_slice::<HeaderProbe>(first)
-        .is_ok_and(|h| h.kind.as_deref() == Some("session") && h.id.as_ref().is_some_and(Value::is_string))
+    serde_json::from_slice::<HeaderProbe>(first).is_ok_and(|h| {
+        h.kind.as_deref() == Some("session") && h.id.as_ref().is_some_and(Value::is_string)
+    })
 }
 
 /// `--continue`: the valid session file in `dir` with the newest mtime.
@@ -405,20 +476,33 @@ pub enum ResolvedSession {
     /// The most recent session of this cwd whose id starts with the argument.
     Local(PathBuf),
     /// The most recent session of another cwd whose id starts with the argument.
-    Global { path: PathBuf, cwd: String },
+    Global {
+        path: PathBuf,
+        cwd: String,
+    },
     NotFound,
 }
 
 /// Resolves a session argument: a path, else an id prefix searched in `session_dir`, then under `sessions_root`.
-pub fn resolve_session_arg(arg: &str, session_dir: &Path, sessions_root: &Path) -> io::Result<ResolvedSession> {
+pub fn resolve_session_arg(
+    arg: &str,
+    session_dir: &Path,
+    sessions_root: &Path,
+) -> io::Result<ResolvedSession> {
     if arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl") {
         return Ok(ResolvedSession::Path(PathBuf::from(arg)));
     }
-    if let Some(s) = list_sessions(session_dir, ListOptions::default()).into_iter().find(|s| s.id.starts_with(arg)) {
+    if let Some(s) = list_sessions(session_dir, ListOptions::default())
+        .into_iter()
+        .find(|s| s.id.starts_with(arg))
+    {
         return Ok(ResolvedSession::Local(s.path));
     }
     Ok(list_all_sessions(sessions_root, ListOptions::default())?
         .into_iter()
         .find(|s| s.id.starts_with(arg))
-        .map_or(ResolvedSession::NotFound, |s| ResolvedSession::Global { path: s.path, cwd: s.cwd }))
+        .map_or(ResolvedSession::NotFound, |s| ResolvedSession::Global {
+            path: s.path,
+            cwd: s.cwd,
+        }))
 }

@@ -46,7 +46,8 @@ impl Labels {
                 if let Some(slot) = self.by_target.get_mut(target) {
                     slot.1 = l.to_string();
                 } else {
-                    self.by_target.insert(target.to_string(), (self.next_seq, l.to_string()));
+                    self.by_target
+                        .insert(target.to_string(), (self.next_seq, l.to_string()));
                     self.next_seq += 1;
                 }
             }
@@ -58,7 +59,11 @@ impl Labels {
 
     /// `(target, label)` in insertion order.
     pub(crate) fn ordered(&self) -> Vec<(&str, &str)> {
-        let mut v: Vec<_> = self.by_target.iter().map(|(t, (seq, l))| (*seq, t.as_str(), l.as_str())).collect();
+        let mut v: Vec<_> = self
+            .by_target
+            .iter()
+            .map(|(t, (seq, l))| (*seq, t.as_str(), l.as_str()))
+            .collect();
         v.sort_by_key(|(seq, _, _)| *seq);
         v.into_iter().map(|(_, t, l)| (t, l)).collect()
     }
@@ -135,7 +140,8 @@ impl SessionManager {
             .filter(|p| jsonl::has_valid_header(&p.lines))
             .and_then(|p| p.lines[0].cwd().map(str::to_string));
         let cwd = header_cwd.unwrap_or_else(process_cwd);
-        let dir = session_dir.unwrap_or_else(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
+        let dir =
+            session_dir.unwrap_or_else(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
         Self::ensure_dir(&dir)?;
         let mut sm = Self::empty(cwd, dir, true);
         sm.load_parsed(path, parsed)?;
@@ -143,7 +149,10 @@ impl SessionManager {
     }
 
     /// Continues the most recently modified valid session in `session_dir`, or starts a new one.
-    pub fn continue_recent(cwd: impl Into<String>, session_dir: impl Into<PathBuf>) -> Result<Self> {
+    pub fn continue_recent(
+        cwd: impl Into<String>,
+        session_dir: impl Into<PathBuf>,
+    ) -> Result<Self> {
         let session_dir = session_dir.into();
         Self::ensure_dir(&session_dir)?;
         let recent = crate::listing::find_most_recent_session(&session_dir);
@@ -166,7 +175,11 @@ impl SessionManager {
 
     /// `--fork <path>`: copies every entry of `source` into a new file in `session_dir` whose header names `source`
     /// as `parentSession` and `target_cwd` as cwd, then opens it.
-    pub fn fork_from(source: impl AsRef<Path>, target_cwd: impl Into<String>, session_dir: PathBuf) -> Result<Self> {
+    pub fn fork_from(
+        source: impl AsRef<Path>,
+        target_cwd: impl Into<String>,
+        session_dir: PathBuf,
+    ) -> Result<Self> {
         let source = source.as_ref();
         let source_text = source.to_string_lossy().into_owned();
         let parsed = jsonl::read_file(source)
@@ -179,8 +192,9 @@ impl SessionManager {
         let ts = now_iso();
         let file = session_dir.join(paths::session_file_name(&ts, &id));
         let header = entry::new_header(&id, &ts, &target_cwd, Some(&source_text));
-        let content =
-            jsonl::to_file_content(std::iter::once(&header).chain(parsed.lines.iter().filter(|l| !l.is_header())));
+        let content = jsonl::to_file_content(
+            std::iter::once(&header).chain(parsed.lines.iter().filter(|l| !l.is_header())),
+        );
         jsonl::rewrite(&file, &content).map_err(|e| SessionError::io(&file, e))?;
         let mut sm = Self::empty(target_cwd, session_dir, true);
         sm.set_session_file(&file)?;
@@ -239,9 +253,16 @@ impl SessionManager {
 
     /// Starts a new, empty session (new id and, when persisting, a new file name). Returns the new file path.
     pub fn new_session(&mut self, options: NewSessionOptions) -> Option<PathBuf> {
-        self.session_id = options.id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        self.session_id = options
+            .id
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let ts = now_iso();
-        let header = entry::new_header(&self.session_id, &ts, &self.cwd, options.parent_session.as_deref());
+        let header = entry::new_header(
+            &self.session_id,
+            &ts,
+            &self.cwd,
+            options.parent_session.as_deref(),
+        );
         self.lines = vec![header];
         self.by_id.clear();
         self.labels.clear();
@@ -250,15 +271,24 @@ impl SessionManager {
         self.written = 0;
         self.fresh_line_needed = false;
         if self.persist {
-            self.session_file = Some(self.session_dir.join(paths::session_file_name(&ts, &self.session_id)));
+            self.session_file = Some(
+                self.session_dir
+                    .join(paths::session_file_name(&ts, &self.session_id)),
+            );
         }
         self.session_file.clone()
     }
 
     /// Records the agent type in the header (subagent children); rewrites the file if it exists already.
     pub fn set_agent_type(&mut self, agent_type: &str) -> Result<()> {
-        self.lines[0].map_mut().insert("agentType".into(), agent_type.into());
-        if self.written > 0 { self.rewrite_file() } else { Ok(()) }
+        self.lines[0]
+            .map_mut()
+            .insert("agentType".into(), agent_type.into());
+        if self.written > 0 {
+            self.rewrite_file()
+        } else {
+            Ok(())
+        }
     }
 
     /// Records the parent session path in the header; rewrites the file if it exists already. Empty is ignored.
@@ -266,8 +296,14 @@ impl SessionManager {
         if parent.is_empty() {
             return Ok(());
         }
-        self.lines[0].map_mut().insert("parentSession".into(), parent.into());
-        if self.written > 0 { self.rewrite_file() } else { Ok(()) }
+        self.lines[0]
+            .map_mut()
+            .insert("parentSession".into(), parent.into());
+        if self.written > 0 {
+            self.rewrite_file()
+        } else {
+            Ok(())
+        }
     }
 
     pub(crate) fn rebuild_index(&mut self) {
@@ -288,7 +324,9 @@ impl SessionManager {
                         self.labels.apply(target, line.str_field("label"));
                     }
                 }
-                EntryKind::Message if line.message_role() == Some("assistant") => self.has_assistant = true,
+                EntryKind::Message if line.message_role() == Some("assistant") => {
+                    self.has_assistant = true
+                }
                 _ => {}
             }
         }
@@ -296,7 +334,9 @@ impl SessionManager {
 
     /// Writes every line to the session file, replacing it atomically.
     pub(crate) fn rewrite_file(&mut self) -> Result<()> {
-        let Some(file) = self.session_file.clone().filter(|_| self.persist) else { return Ok(()) };
+        let Some(file) = self.session_file.clone().filter(|_| self.persist) else {
+            return Ok(());
+        };
         let content = jsonl::to_file_content(&self.lines);
         jsonl::rewrite(&file, &content).map_err(|e| SessionError::io(&file, e))?;
         self.written = self.lines.len();
@@ -309,7 +349,9 @@ impl SessionManager {
         if !self.persist || !self.has_assistant || self.written >= self.lines.len() {
             return Ok(());
         }
-        let Some(file) = self.session_file.clone() else { return Ok(()) };
+        let Some(file) = self.session_file.clone() else {
+            return Ok(());
+        };
         let content = jsonl::to_file_content(&self.lines[self.written..]);
         match jsonl::append(&file, &content, self.fresh_line_needed) {
             Ok(()) => {
@@ -358,7 +400,8 @@ impl SessionManager {
 
     pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String> {
         let id = self.new_id();
-        let e = entry::new_model_change(&id, self.leaf_id.as_deref(), &now_iso(), provider, model_id);
+        let e =
+            entry::new_model_change(&id, self.leaf_id.as_deref(), &now_iso(), provider, model_id);
         self.append_entry(e)
     }
 
@@ -369,7 +412,11 @@ impl SessionManager {
     }
 
     /// Extension state (`custom`); never part of the LLM context.
-    pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<Value>) -> Result<String> {
+    pub fn append_custom_entry(
+        &mut self,
+        custom_type: &str,
+        data: Option<Value>,
+    ) -> Result<String> {
         let id = self.new_id();
         let e = entry::new_custom(&id, self.leaf_id.as_deref(), &now_iso(), custom_type, data);
         self.append_entry(e)
@@ -384,15 +431,27 @@ impl SessionManager {
         details: Option<Value>,
     ) -> Result<String> {
         let id = self.new_id();
-        let e =
-            entry::new_custom_message(&id, self.leaf_id.as_deref(), &now_iso(), custom_type, content, display, details);
+        let e = entry::new_custom_message(
+            &id,
+            self.leaf_id.as_deref(),
+            &now_iso(),
+            custom_type,
+            content,
+            display,
+            details,
+        );
         self.append_entry(e)
     }
 
     /// A `session_info` entry with the trimmed name (empty clears the name).
     pub fn append_session_info(&mut self, name: &str) -> Result<String> {
         let id = self.new_id();
-        let e = entry::new_session_info(&id, self.leaf_id.as_deref(), &now_iso(), crate::message::js_trim(name));
+        let e = entry::new_session_info(
+            &id,
+            self.leaf_id.as_deref(),
+            &now_iso(),
+            crate::message::js_trim(name),
+        );
         self.append_entry(e)
     }
 
@@ -491,7 +550,10 @@ impl SessionManager {
 
     /// Latest `session_info` name in the whole file (not branch-aware); an empty name clears it.
     pub fn session_name(&self) -> Option<String> {
-        let info = self.entries().rev().find(|e| e.kind() == EntryKind::SessionInfo)?;
+        let info = self
+            .entries()
+            .rev()
+            .find(|e| e.kind() == EntryKind::SessionInfo)?;
         let name = crate::message::js_trim(info.str_field("name").unwrap_or(""));
         (!name.is_empty()).then(|| name.to_string())
     }
@@ -551,5 +613,7 @@ impl SessionManager {
 }
 
 pub(crate) fn process_cwd() -> String {
-    std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".to_string())
+    std::env::current_dir()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "/".to_string())
 }

@@ -70,7 +70,11 @@ pub fn is_forkable_assistant(message: &Value) -> bool {
     let has_tool_call = message
         .get("content")
         .and_then(Value::as_array)
-        .is_some_and(|blocks| blocks.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("toolCall")));
+        .is_some_and(|blocks| {
+            blocks
+                .iter()
+                .any(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+        });
     !has_tool_call
 }
 
@@ -90,7 +94,11 @@ pub fn branch_summary_message(summary: &str, from_id: &str, entry_timestamp: &st
 }
 
 /// `{role: "compactionSummary", summary, tokensBefore, timestamp}` for an entry timestamp.
-pub fn compaction_summary_message(summary: &str, tokens_before: Value, entry_timestamp: &str) -> Value {
+pub fn compaction_summary_message(
+    summary: &str,
+    tokens_before: Value,
+    entry_timestamp: &str,
+) -> Value {
     let mut m = Map::new();
     m.insert("role".into(), "compactionSummary".into());
     m.insert("summary".into(), summary.into());
@@ -110,7 +118,12 @@ pub fn custom_message(
 ) -> Value {
     let mut m = Map::new();
     m.insert("role".into(), "custom".into());
-    for (k, v) in [("customType", custom_type), ("content", content), ("display", display), ("details", details)] {
+    for (k, v) in [
+        ("customType", custom_type),
+        ("content", content),
+        ("display", display),
+        ("details", details),
+    ] {
         if let Some(v) = v {
             m.insert(k.into(), v);
         }
@@ -126,7 +139,10 @@ pub fn last_assistant_text(messages: &[Value]) -> Option<String> {
         if role(m) != Some("assistant") {
             return false;
         }
-        let empty = m.get("content").and_then(Value::as_array).is_some_and(Vec::is_empty);
+        let empty = m
+            .get("content")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty);
         !(stop_reason(m) == Some("aborted") && empty)
     })?;
     let text = message_text(last);
@@ -165,12 +181,19 @@ pub struct MessageStats {
 }
 
 fn js_number<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-    if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 { s.serialize_i64(*v as i64) } else { s.serialize_f64(*v) }
+    if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
+        s.serialize_i64(*v as i64)
+    } else {
+        s.serialize_f64(*v)
+    }
 }
 
 /// Counts and usage sums over the live agent messages, as `get_session_stats` reports them.
 pub fn message_stats(messages: &[Value]) -> MessageStats {
-    let mut stats = MessageStats { total_messages: messages.len() as u64, ..Default::default() };
+    let mut stats = MessageStats {
+        total_messages: messages.len() as u64,
+        ..Default::default()
+    };
     let num = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0);
     for m in messages {
         match role(m) {
@@ -179,9 +202,10 @@ pub fn message_stats(messages: &[Value]) -> MessageStats {
             Some("assistant") => {
                 stats.assistant_messages += 1;
                 if let Some(blocks) = m.get("content").and_then(Value::as_array) {
-                    stats.tool_calls +=
-                        blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall")).count()
-                            as u64;
+                    stats.tool_calls += blocks
+                        .iter()
+                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+                        .count() as u64;
                 }
                 let usage = m.get("usage");
                 let field = |k: &str| num(usage.and_then(|u| u.get(k)));
@@ -189,7 +213,9 @@ pub fn message_stats(messages: &[Value]) -> MessageStats {
                 stats.tokens.output += field("output");
                 stats.tokens.cache_read += field("cacheRead");
                 stats.tokens.cache_write += field("cacheWrite");
-                stats.cost += num(usage.and_then(|u| u.get("cost")).and_then(|c| c.get("total")));
+                stats.cost += num(usage
+                    .and_then(|u| u.get("cost"))
+                    .and_then(|c| c.get("total")));
             }
             _ => {}
         }
@@ -212,7 +238,9 @@ mod tests {
         assert!(is_forkable_assistant(&m));
         let tool = json!({"role":"assistant","content":[{"type":"toolCall","id":"1","name":"bash","arguments":{}}],"stopReason":"toolUse"});
         assert!(!is_forkable_assistant(&tool));
-        assert!(!is_forkable_assistant(&json!({"role":"assistant","content":[],"stopReason":"aborted"})));
+        assert!(!is_forkable_assistant(
+            &json!({"role":"assistant","content":[],"stopReason":"aborted"})
+        ));
     }
 
     #[test]
@@ -222,7 +250,10 @@ mod tests {
             json!({"role":"assistant","content":[],"stopReason":"aborted"}),
         ];
         assert_eq!(last_assistant_text(&msgs).as_deref(), Some("first"));
-        assert_eq!(last_assistant_text(&[json!({"role":"assistant","content":[],"stopReason":"stop"})]), None);
+        assert_eq!(
+            last_assistant_text(&[json!({"role":"assistant","content":[],"stopReason":"stop"})]),
+            None
+        );
         assert_eq!(last_assistant_text(&[]), None);
     }
 
@@ -233,7 +264,10 @@ mod tests {
             serde_json::to_string(&m).unwrap(),
             r#"{"role":"compactionSummary","summary":"s","tokensBefore":102,"timestamp":1796106544331}"#
         );
-        assert_eq!(branch_summary_message("s", "root", "bad")["timestamp"], Value::Null);
+        assert_eq!(
+            branch_summary_message("s", "root", "bad")["timestamp"],
+            Value::Null
+        );
     }
 
     #[test]

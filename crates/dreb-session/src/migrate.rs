@@ -48,7 +48,10 @@ fn migrate_v1_to_v2(lines: &mut [SessionEntry]) {
         {
             let m = lines[i].map_mut();
             m.insert("id".into(), id.clone().into());
-            m.insert("parentId".into(), prev.take().map_or(Value::Null, Value::from));
+            m.insert(
+                "parentId".into(),
+                prev.take().map_or(Value::Null, Value::from),
+            );
         }
         prev = Some(id);
 
@@ -90,7 +93,10 @@ mod tests {
     use super::*;
 
     fn parse(lines: &[&str]) -> Vec<SessionEntry> {
-        lines.iter().map(|l| SessionEntry::from_map(serde_json::from_str(l).unwrap())).collect()
+        lines
+            .iter()
+            .map(|l| SessionEntry::from_map(serde_json::from_str(l).unwrap()))
+            .collect()
     }
 
     #[test]
@@ -102,7 +108,10 @@ mod tests {
             r#"{"type":"compaction","timestamp":"2025-01-01T00:00:03.000Z","summary":"s","firstKeptEntryIndex":2,"tokensBefore":5}"#,
         ]);
         assert!(migrate_to_current(&mut lines));
-        assert_eq!(lines[0].to_json_line(), r#"{"type":"session","id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p","version":3}"#);
+        assert_eq!(
+            lines[0].to_json_line(),
+            r#"{"type":"session","id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p","version":3}"#
+        );
         let (a, b, c) = (&lines[1], &lines[2], &lines[3]);
         assert_eq!(a.parent_id(), None);
         assert_eq!(a.get("parentId"), Some(&Value::Null));
@@ -112,12 +121,24 @@ mod tests {
         assert_eq!(c.str_field("firstKeptEntryId"), b.id());
         assert!(c.get("firstKeptEntryIndex").is_none());
         let keys: Vec<_> = c.as_map().keys().map(String::as_str).collect();
-        assert_eq!(keys, ["type", "timestamp", "summary", "tokensBefore", "id", "parentId", "firstKeptEntryId"]);
+        assert_eq!(
+            keys,
+            [
+                "type",
+                "timestamp",
+                "summary",
+                "tokensBefore",
+                "id",
+                "parentId",
+                "firstKeptEntryId"
+            ]
+        );
     }
 
     #[test]
     fn v3_is_left_alone() {
-        let mut lines = parse(&[r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/p"}"#]);
+        let mut lines =
+            parse(&[r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/p"}"#]);
         assert!(!migrate_to_current(&mut lines));
     }
 }

@@ -7,7 +7,9 @@ pub const AGENT_DIR_ENV: &str = "DREB_CODING_AGENT_DIR";
 
 /// The agent dir: `$DREB_CODING_AGENT_DIR` (with `~` expanded) or `~/.dreb/agent`.
 pub fn agent_dir() -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"));
     match std::env::var(AGENT_DIR_ENV) {
         Ok(v) if !v.is_empty() => expand_tilde(&v, &home),
         _ => home.join(".dreb").join("agent"),
@@ -33,7 +35,16 @@ pub fn sessions_root(agent_dir: &Path) -> PathBuf {
 /// in `--…--` (`/home/u/proj` → `--home-u-proj--`).
 pub fn encode_cwd(cwd: &str) -> String {
     let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
-    let body: String = trimmed.chars().map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c }).collect();
+    let body: String = trimmed
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
     format!("--{body}--")
 }
 
@@ -44,7 +55,10 @@ pub fn default_session_dir(cwd: &str, agent_dir: &Path) -> PathBuf {
 
 /// `<ISO timestamp with : and . replaced by ->_<session id>.jsonl`.
 pub fn session_file_name(iso_timestamp: &str, session_id: &str) -> String {
-    format!("{}_{session_id}.jsonl", crate::time::file_timestamp(iso_timestamp))
+    format!(
+        "{}_{session_id}.jsonl",
+        crate::time::file_timestamp(iso_timestamp)
+    )
 }
 
 /// Node's `path.resolve(p)`: absolute against the process cwd, `.` and `..` collapsed lexically (no symlinks).
@@ -52,7 +66,9 @@ pub fn resolve(p: &Path) -> PathBuf {
     let joined = if p.is_absolute() {
         p.to_path_buf()
     } else {
-        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(p)
+        std::env::current_dir()
+            .unwrap_or_else(|_| PathBuf::from("/"))
+            .join(p)
     };
     let mut out = PathBuf::new();
     for comp in joined.components() {
@@ -78,7 +94,10 @@ mod tests {
         assert_eq!(encode_cwd("C:\\Users\\me"), "--C--Users-me--");
         assert_eq!(encode_cwd("//srv/x"), "---srv-x--");
         assert_eq!(
-            session_file_name("2026-12-01T06:28:51.158Z", "5e930a75-fb5d-4fa5-862a-452f28eea405"),
+            session_file_name(
+                "2026-12-01T06:28:51.158Z",
+                "5e930a75-fb5d-4fa5-862a-452f28eea405"
+            ),
             "2026-12-01T06-28-51-158Z_5e930a75-fb5d-4fa5-862a-452f28eea405.jsonl"
         );
         assert_eq!(
@@ -89,7 +108,10 @@ mod tests {
 
     #[test]
     fn resolve_is_lexical() {
-        assert_eq!(resolve(Path::new("/a/b/../c/./d.jsonl")), PathBuf::from("/a/c/d.jsonl"));
+        assert_eq!(
+            resolve(Path::new("/a/b/../c/./d.jsonl")),
+            PathBuf::from("/a/c/d.jsonl")
+        );
         assert_eq!(resolve(Path::new("/../x")), PathBuf::from("/x"));
         assert!(resolve(Path::new("rel.jsonl")).is_absolute());
         assert_eq!(expand_tilde("~/x", Path::new("/h")), PathBuf::from("/h/x"));

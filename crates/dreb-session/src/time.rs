@@ -52,11 +52,23 @@ mod tests {
 
     #[test]
     fn iso_round_trip() {
-        assert_eq!(parse_iso_ms("2026-12-01T06:28:51.222Z"), Some(1796106531222));
-        assert_eq!(iso_from_ms(1796106531222).unwrap(), "2026-12-01T06:28:51.222Z");
-        assert_eq!(iso_from_ms(1796106531000).unwrap(), "2026-12-01T06:28:51.000Z");
+        assert_eq!(
+            parse_iso_ms("2026-12-01T06:28:51.222Z"),
+            Some(1796106531222)
+        );
+        assert_eq!(
+            iso_from_ms(1796106531222).unwrap(),
+            "2026-12-01T06:28:51.222Z"
+        );
+        assert_eq!(
+            iso_from_ms(1796106531000).unwrap(),
+            "2026-12-01T06:28:51.000Z"
+        );
         assert_eq!(parse_iso_ms("not a date"), None);
-        assert_eq!(file_timestamp("2026-04-09T18:49:11.406Z"), "2026-04-09T18-49-11-406Z");
+        assert_eq!(
+            file_timestamp("2026-04-09T18:49:11.406Z"),
+            "2026-04-09T18-49-11-406Z"
+        );
         let now = now_iso();
         assert_eq!(now.len(), 24, "{now}");
         assert!(now.ends_with('Z'));

@@ -39,11 +39,17 @@ impl SessionManager {
                 entries.push(line);
             }
         }
-        let labels = entries.iter().map(|e| e.id().and_then(|id| self.labels.get(id))).collect();
+        let labels = entries
+            .iter()
+            .map(|e| e.id().and_then(|id| self.labels.get(id)))
+            .collect();
         let mut roots = Vec::new();
         let mut children = vec![Vec::new(); entries.len()];
         for (n, e) in entries.iter().enumerate() {
-            let parent = e.parent_id().filter(|p| Some(*p) != e.id()).and_then(|p| self.by_id.get(p));
+            let parent = e
+                .parent_id()
+                .filter(|p| Some(*p) != e.id())
+                .and_then(|p| self.by_id.get(p));
             match parent {
                 Some(&line_ix) => children[node_of_line[line_ix]].push(n),
                 None => roots.push(n),
@@ -65,13 +71,21 @@ impl SessionManager {
             keyed.sort_by_key(|(t, _)| *t);
             *list = keyed.into_iter().map(|(_, n)| n).collect();
         }
-        SessionTree { entries, labels, roots, children }
+        SessionTree {
+            entries,
+            labels,
+            roots,
+            children,
+        }
     }
 
     /// `get_tree`: `{roots, leafId}`.
     pub fn tree_dto(&self) -> RpcTree {
         let tree = self.tree();
-        RpcTree { roots: tree.to_rpc_nodes(), leaf_id: self.leaf_id.clone() }
+        RpcTree {
+            roots: tree.to_rpc_nodes(),
+            leaf_id: self.leaf_id.clone(),
+        }
     }
 }
 
@@ -167,7 +181,10 @@ impl SessionTree<'_> {
         let mut built: Vec<Option<RpcTreeNode>> = (0..self.entries.len()).map(|_| None).collect();
         for &n in order.iter().rev() {
             let mut dto = self.node_dto(n);
-            dto.children = self.children[n].iter().filter_map(|&c| built[c].take()).collect();
+            dto.children = self.children[n]
+                .iter()
+                .filter_map(|&c| built[c].take())
+                .collect();
             built[n] = Some(dto);
         }
         self.roots.iter().filter_map(|&r| built[r].take()).collect()
@@ -309,13 +326,24 @@ pub fn entry_preview(e: &SessionEntry) -> String {
             }
         }
         EntryKind::CustomMessage => {
-            format!("[{}]: {}", field_str(e, "customType"), message::content_text(e.get("content"), ""))
+            format!(
+                "[{}]: {}",
+                field_str(e, "customType"),
+                message::content_text(e.get("content"), "")
+            )
         }
         EntryKind::Compaction => {
-            let tokens = e.get("tokensBefore").and_then(Value::as_f64).map_or(f64::NAN, |t| t / 1000.0);
+            let tokens = e
+                .get("tokensBefore")
+                .and_then(Value::as_f64)
+                .map_or(f64::NAN, |t| t / 1000.0);
             // Math.round rounds halves up.
             let k = (tokens + 0.5).floor();
-            let k = if k.is_nan() { "NaN".to_string() } else { jsjson::format_f64(k) };
+            let k = if k.is_nan() {
+                "NaN".to_string()
+            } else {
+                jsjson::format_f64(k)
+            };
             format!("[compaction: {k}k tokens]")
         }
         EntryKind::BranchSummary => format!("[branch summary]: {}", field_str(e, "summary")),
@@ -330,7 +358,11 @@ pub fn entry_preview(e: &SessionEntry) -> String {
             format!("[label: {label}]")
         }
         EntryKind::SessionInfo => {
-            let name = if js_truthy(e.get("name")) { field_str(e, "name") } else { "empty".to_string() };
+            let name = if js_truthy(e.get("name")) {
+                field_str(e, "name")
+            } else {
+                "empty".to_string()
+            };
             format!("[title: {name}]")
         }
         EntryKind::Session | EntryKind::Unknown => format!("[{}]", js_string(e.get("type"))),
@@ -350,20 +382,59 @@ mod tests {
     #[test]
     fn preview_rules() {
         let cases = vec![
-            (json!({"type":"message","message":{"role":"user","content":"  a\n\n b\t"}}), "a b"),
-            (json!({"type":"message","message":{"role":"assistant","content":[],"stopReason":"aborted"}}), "(aborted)"),
-            (json!({"type":"message","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"boom  x"}}), "boom x"),
-            (json!({"type":"message","message":{"role":"assistant","content":[],"stopReason":"stop"}}), "(no content)"),
-            (json!({"type":"message","message":{"role":"toolResult","toolName":"read"}}), "[read]"),
-            (json!({"type":"message","message":{"role":"toolResult"}}), "[tool]"),
-            (json!({"type":"message","message":{"role":"bashExecution","command":"ls -la"}}), "[bash]: ls -la"),
-            (json!({"type":"message","message":{"role":"custom"}}), "[custom]"),
-            (json!({"type":"custom_message","customType":"note","content":[{"type":"text","text":"hi"}]}), "[note]: hi"),
-            (json!({"type":"compaction","tokensBefore":102}), "[compaction: 0k tokens]"),
-            (json!({"type":"compaction","tokensBefore":1500}), "[compaction: 2k tokens]"),
-            (json!({"type":"branch_summary","summary":"s\nx"}), "[branch summary]: s x"),
+            (
+                json!({"type":"message","message":{"role":"user","content":"  a\n\n b\t"}}),
+                "a b",
+            ),
+            (
+                json!({"type":"message","message":{"role":"assistant","content":[],"stopReason":"aborted"}}),
+                "(aborted)",
+            ),
+            (
+                json!({"type":"message","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"boom  x"}}),
+                "boom x",
+            ),
+            (
+                json!({"type":"message","message":{"role":"assistant","content":[],"stopReason":"stop"}}),
+                "(no content)",
+            ),
+            (
+                json!({"type":"message","message":{"role":"toolResult","toolName":"read"}}),
+                "[read]",
+            ),
+            (
+                json!({"type":"message","message":{"role":"toolResult"}}),
+                "[tool]",
+            ),
+            (
+                json!({"type":"message","message":{"role":"bashExecution","command":"ls -la"}}),
+                "[bash]: ls -la",
+            ),
+            (
+                json!({"type":"message","message":{"role":"custom"}}),
+                "[custom]",
+            ),
+            (
+                json!({"type":"custom_message","customType":"note","content":[{"type":"text","text":"hi"}]}),
+                "[note]: hi",
+            ),
+            (
+                json!({"type":"compaction","tokensBefore":102}),
+                "[compaction: 0k tokens]",
+            ),
+            (
+                json!({"type":"compaction","tokensBefore":1500}),
+                "[compaction: 2k tokens]",
+            ),
+            (
+                json!({"type":"branch_summary","summary":"s\nx"}),
+                "[branch summary]: s x",
+            ),
             (json!({"type":"model_change","modelId":"m"}), "[model: m]"),
-            (json!({"type":"thinking_level_change","thinkingLevel":"off"}), "[thinking: off]"),
+            (
+                json!({"type":"thinking_level_change","thinkingLevel":"off"}),
+                "[thinking: off]",
+            ),
             (json!({"type":"custom","customType":"k"}), "[custom: k]"),
             (json!({"type":"label","label":"x"}), "[label: x]"),
             (json!({"type":"label"}), "[label: (cleared)]"),

@@ -23,7 +23,9 @@ fn assistant(i: u64) -> Value {
 /// The child: appends ever-growing messages until killed. Does nothing in a normal test run.
 #[test]
 fn crash_writer_child() {
-    let Some(dir) = std::env::var_os(CHILD_ENV) else { return };
+    let Some(dir) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
     let mut sm = SessionManager::create("/crash", PathBuf::from(dir)).unwrap();
     sm.append_message(user(0, "")).unwrap();
     sm.append_message(assistant(0)).unwrap();
@@ -37,9 +39,11 @@ fn crash_writer_child() {
 }
 
 fn session_file(dir: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(dir).ok()?.filter_map(Result::ok).map(|e| e.path()).find(|p| {
-        p.extension().is_some_and(|e| e == "jsonl")
-    })
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
 }
 
 /// Checks a killed writer's file: every complete line parses, the messages are 0, 0, 1, 2, ... without gaps, and
@@ -49,7 +53,11 @@ fn check_file(path: &Path) -> usize {
     let complete = bytes.iter().filter(|b| **b == b'\n').count();
     let sm = SessionManager::open(path, None).unwrap();
     let entries: Vec<_> = sm.entries().collect();
-    assert_eq!(entries.len() + 1, complete, "every complete line is kept, only a torn tail is dropped");
+    assert_eq!(
+        entries.len() + 1,
+        complete,
+        "every complete line is kept, only a torn tail is dropped"
+    );
     for (n, e) in entries.iter().enumerate() {
         let expected = if n < 2 { 0 } else { n as u64 - 1 };
         assert_eq!(e.message().unwrap()["timestamp"], expected);
@@ -65,7 +73,12 @@ fn killed_writer_loses_nothing_before_the_torn_line() {
     for round in 0..3 {
         let dir = tempfile::tempdir().unwrap();
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "crash_writer_child", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "crash_writer_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD_ENV, dir.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -121,7 +134,10 @@ fn torn_last_line_is_skipped_and_next_append_starts_fresh() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.ends_with('\n'));
     let again = SessionManager::open(&path, None).unwrap();
-    let stamps: Vec<_> = again.entries().map(|e| e.message().unwrap()["timestamp"].clone()).collect();
+    let stamps: Vec<_> = again
+        .entries()
+        .map(|e| e.message().unwrap()["timestamp"].clone())
+        .collect();
     assert_eq!(stamps, [json!(0), json!(0), json!(2)]);
     // The torn bytes are still there, on their own line (nothing is silently erased).
     assert_eq!(text.lines().count(), 5);

@@ -14,7 +14,11 @@ use dreb_session::{SessionManager, paths};
 use serde_json::json;
 
 fn chromium() -> PathBuf {
-    for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"] {
+    for candidate in [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ] {
         if Path::new(candidate).exists() {
             return PathBuf::from(candidate);
         }
@@ -41,7 +45,8 @@ fn browser_dom(html: &Path, screenshot: Option<&Path>) -> String {
     .arg(format!("--user-data-dir={}", profile.path().display()));
     match screenshot {
         Some(shot) => {
-            cmd.arg(format!("--screenshot={}", shot.display())).arg("--window-size=1000,1400");
+            cmd.arg(format!("--screenshot={}", shot.display()))
+                .arg("--window-size=1000,1400");
         }
         None => {
             cmd.arg("--dump-dom");
@@ -52,7 +57,11 @@ fn browser_dom(html: &Path, screenshot: Option<&Path>) -> String {
         .stdin(Stdio::null())
         .output()
         .expect("run chromium");
-    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -60,7 +69,8 @@ fn browser_dom(html: &Path, screenshot: Option<&Path>) -> String {
 /// compaction and a branch summary, plus hostile text.
 fn rich_session(dir: &Path) -> SessionManager {
     let mut sm = SessionManager::create("/home/user/project", dir).unwrap();
-    sm.append_model_change("anthropic", "claude-opus-4-6").unwrap();
+    sm.append_model_change("anthropic", "claude-opus-4-6")
+        .unwrap();
     sm.append_thinking_level_change("high").unwrap();
     sm.append_message(json!({"role":"user","content":[{"type":"text","text":"Fix the build <script>window.PWNED=1</script> please"}],"timestamp":1796106531171u64})).unwrap();
     sm.append_message(json!({"role":"assistant","content":[
@@ -76,7 +86,11 @@ fn rich_session(dir: &Path) -> SessionManager {
         "provider":"anthropic","model":"claude-opus-4-6","stopReason":"toolUse","timestamp":1796106534000u64})).unwrap();
     sm.append_message(json!({"role":"toolResult","toolCallId":"call_2","toolName":"edit","content":[{"type":"text","text":"Edited build.rs"}],"isError":false,"timestamp":1796106535000u64})).unwrap();
     sm.append_message(json!({"role":"bashExecution","command":"ls -la","output":"total 0\ndrwxr-xr-x build.rs\n","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1796106536000u64})).unwrap();
-    let kept = sm.append_message(json!({"role":"user","content":"Now run the tests","timestamp":1796106537000u64})).unwrap();
+    let kept = sm
+        .append_message(
+            json!({"role":"user","content":"Now run the tests","timestamp":1796106537000u64}),
+        )
+        .unwrap();
     sm.append_message(json!({"role":"assistant","content":[{"type":"text","text":"All 42 tests pass."}],"provider":"anthropic","model":"claude-opus-4-6","stopReason":"stop","timestamp":1796106538000u64})).unwrap();
     sm.append_compaction(dreb_session::CompactionData {
         summary: "## Goal\nFix the build.\n## Progress\n- Switched to libcrypto".into(),
@@ -87,8 +101,20 @@ fn rich_session(dir: &Path) -> SessionManager {
     })
     .unwrap();
     let leaf = sm.leaf_id().unwrap().to_string();
-    sm.branch_with_summary(Some(&leaf), "The user explored a different branch: tried static linking.", None, Some(false)).unwrap();
-    sm.append_custom_message_entry("system_warning", json!("[System Warning] Disk almost full."), true, None).unwrap();
+    sm.branch_with_summary(
+        Some(&leaf),
+        "The user explored a different branch: tried static linking.",
+        None,
+        Some(false),
+    )
+    .unwrap();
+    sm.append_custom_message_entry(
+        "system_warning",
+        json!("[System Warning] Disk almost full."),
+        true,
+        None,
+    )
+    .unwrap();
     sm.append_message(json!({"role":"assistant","content":[{"type":"text","text":"Final answer: done."}],"provider":"anthropic","model":"claude-opus-4-6","stopReason":"stop","timestamp":1796106539000u64})).unwrap();
     sm.set_session_name("Build fix <b>session</b>").unwrap();
     sm
@@ -102,7 +128,10 @@ fn export_renders_in_chromium_with_collapsed_tool_output() {
     let options = HtmlExportOptions {
         output_path: Some(out.clone()),
         system_prompt: Some("You are a coding agent.".into()),
-        tools: vec![ToolInfo { name: "bash".into(), description: "Run a shell command".into() }],
+        tools: vec![ToolInfo {
+            name: "bash".into(),
+            description: "Run a shell command".into(),
+        }],
     };
     assert_eq!(sm.export_html(&options).unwrap(), out);
     let html = std::fs::read_to_string(&out).unwrap();
@@ -136,17 +165,24 @@ fn export_renders_in_chromium_with_collapsed_tool_output() {
     assert!(dom.contains("<span class=\"hl-kw\">fn</span>"));
     assert!(dom.contains("<span class=\"hl-del\">-ssl</span>"));
     // Tool output is present but collapsed.
-    let marker = dom.find("HIDDEN-TOOL-OUTPUT-MARKER").expect("tool output in the DOM");
+    let marker = dom
+        .find("HIDDEN-TOOL-OUTPUT-MARKER")
+        .expect("tool output in the DOM");
     let details_start = dom[..marker].rfind("<details").unwrap();
     let details_tag = &dom[details_start..details_start + dom[details_start..].find('>').unwrap()];
-    assert!(details_tag.contains("tool-output") && !details_tag.contains("open"), "{details_tag}");
+    assert!(
+        details_tag.contains("tool-output") && !details_tag.contains("open"),
+        "{details_tag}"
+    );
     // Hostile text stayed text: no injected elements.
     assert!(!dom.contains("<img src=\"x\""));
     assert!(!dom.contains("<script>window.PWNED"));
     assert!(dom.contains("&lt;img src=x onerror=alert(1)&gt;"));
 
     // A screenshot, for a human look (kept when DREB_EXPORT_SCREENSHOT names a path).
-    let shot = std::env::var_os("DREB_EXPORT_SCREENSHOT").map(PathBuf::from).unwrap_or_else(|| dir.path().join("shot.png"));
+    let shot = std::env::var_os("DREB_EXPORT_SCREENSHOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dir.path().join("shot.png"));
     browser_dom(&out, Some(&shot));
     let png = std::fs::read(&shot).unwrap();
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000);
@@ -161,11 +197,18 @@ fn every_fixture_exports_and_renders() {
         ("b-tool-openai", "hello-from-bash"),
         ("c-name-bash-label", "bash-rpc-output"),
         ("d-branched-compacted", "answer short one-word questions"),
-        ("f-branch-summary", "The abandoned branch asked for two and got two."),
+        (
+            "f-branch-summary",
+            "The abandoned branch asked for two and got two.",
+        ),
     ] {
         let sm = SessionManager::open(install(&dir, name), None).unwrap();
         let out = agent.path().join(format!("{name}.html"));
-        sm.export_html(&HtmlExportOptions { output_path: Some(out.clone()), ..Default::default() }).unwrap();
+        sm.export_html(&HtmlExportOptions {
+            output_path: Some(out.clone()),
+            ..Default::default()
+        })
+        .unwrap();
         let dom = browser_dom(&out, None);
         assert!(dom.contains(expect), "{name}: missing {expect:?}");
         assert!(dom.contains("class=\"entry user\""), "{name}");
@@ -176,13 +219,17 @@ fn every_fixture_exports_and_renders() {
 fn export_errors_match_the_reference() {
     let sm = SessionManager::in_memory("/x");
     assert_eq!(
-        sm.export_html(&HtmlExportOptions::default()).unwrap_err().to_string(),
+        sm.export_html(&HtmlExportOptions::default())
+            .unwrap_err()
+            .to_string(),
         "Cannot export in-memory session to HTML"
     );
     let dir = tempfile::tempdir().unwrap();
     let sm = SessionManager::create("/x", dir.path()).unwrap();
     assert_eq!(
-        sm.export_html(&HtmlExportOptions::default()).unwrap_err().to_string(),
+        sm.export_html(&HtmlExportOptions::default())
+            .unwrap_err()
+            .to_string(),
         "Nothing to export yet - start a conversation first"
     );
     // The page itself never depends on the file.

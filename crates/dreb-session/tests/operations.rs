@@ -7,7 +7,8 @@ use std::path::Path;
 use common::*;
 use dreb_session::entry::CompactionData;
 use dreb_session::{
-    BranchSummaryInput, DeleteMethod, NavigateOptions, SessionError, SessionManager, Trash, delete_session, paths,
+    BranchSummaryInput, DeleteMethod, NavigateOptions, SessionError, SessionManager, Trash,
+    delete_session, paths,
 };
 use serde_json::{Value, json};
 
@@ -22,7 +23,11 @@ fn assistant(text: &str) -> Value {
 }
 
 fn file_lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]
@@ -31,8 +36,14 @@ fn nothing_is_written_before_the_first_assistant_message() {
     let mut sm = SessionManager::create("/work/proj", dir.path()).unwrap();
     let file = sm.session_file().unwrap().to_path_buf();
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
-    assert!(name.ends_with(&format!("_{}.jsonl", sm.session_id())), "{name}");
-    assert_eq!(name.len(), "2026-12-01T06-28-51-158Z_".len() + 36 + ".jsonl".len());
+    assert!(
+        name.ends_with(&format!("_{}.jsonl", sm.session_id())),
+        "{name}"
+    );
+    assert_eq!(
+        name.len(),
+        "2026-12-01T06-28-51-158Z_".len() + 36 + ".jsonl".len()
+    );
     sm.append_model_change("p", "m").unwrap();
     sm.append_thinking_level_change("off").unwrap();
     sm.append_message(user("hi")).unwrap();
@@ -83,7 +94,10 @@ fn in_memory_sessions_never_touch_disk() {
 #[test]
 fn set_session_name_validates() {
     let mut sm = SessionManager::in_memory("/x");
-    assert_eq!(sm.set_session_name("   ").unwrap_err().to_string(), "Session name cannot be empty");
+    assert_eq!(
+        sm.set_session_name("   ").unwrap_err().to_string(),
+        "Session name cannot be empty"
+    );
     assert_eq!(sm.set_session_name(" n ").unwrap(), "n");
     sm.append_session_info("").unwrap();
     assert_eq!(sm.session_name(), None, "an empty name clears it");
@@ -99,10 +113,17 @@ fn fork_at_user_entry_reproduces_reference_session_e() {
     assert_eq!(result.text, recorded_response("fork", "fk1")["text"]);
     let new_file = result.session_file.unwrap();
     assert_eq!(new_file.parent(), d_path.parent());
-    assert_eq!(std::fs::read(&d_path).unwrap(), d_before, "the source is untouched");
+    assert_eq!(
+        std::fs::read(&d_path).unwrap(),
+        d_before,
+        "the source is untouched"
+    );
 
     let ours = file_lines(&new_file);
-    let reference: Vec<Value> = fixture_text("e-forked").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let reference: Vec<Value> = fixture_text("e-forked")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     // Header: new id/timestamp, parentSession = the source file.
     assert_eq!(ours[0]["parentSession"], d_path.to_string_lossy().as_ref());
     assert_eq!(ours[0]["id"], sm.session_id());
@@ -113,7 +134,10 @@ fn fork_at_user_entry_reproduces_reference_session_e() {
     // The kept path is copied verbatim, then the label is re-created after it.
     assert_eq!(ours.len(), 6);
     assert_eq!(&ours[1..5], &reference[1..5]);
-    assert_eq!(without_id_and_time(ours[5].clone()), without_id_and_time(reference[5].clone()));
+    assert_eq!(
+        without_id_and_time(ours[5].clone()),
+        without_id_and_time(reference[5].clone())
+    );
     // The next prompt continues from the label entry, as in the reference.
     assert_eq!(sm.leaf_id(), ours[5]["id"].as_str());
     assert_eq!(sm.build_session_context().messages.len(), 2);
@@ -125,8 +149,16 @@ fn fork_rules() {
     let mut sm = SessionManager::open(install(dir.path(), "b-tool-openai"), None).unwrap();
     let e = |r: Result<_, SessionError>| r.unwrap_err().to_string();
     assert_eq!(e(sm.fork("nope")), "Invalid entry ID for forking");
-    assert_eq!(e(sm.fork("fd2d9b03")), "Invalid entry ID for forking", "thinking_level_change");
-    assert_eq!(e(sm.fork("f4b02680")), "Invalid entry ID for forking", "toolResult");
+    assert_eq!(
+        e(sm.fork("fd2d9b03")),
+        "Invalid entry ID for forking",
+        "thinking_level_change"
+    );
+    assert_eq!(
+        e(sm.fork("f4b02680")),
+        "Invalid entry ID for forking",
+        "toolResult"
+    );
     assert_eq!(
         e(sm.fork("81ab574a")),
         "Cannot fork at this assistant turn: it was interrupted or is still waiting on tool results"
@@ -151,8 +183,14 @@ fn fork_at_root_user_entry_starts_a_new_session_with_parent() {
     let r = sm.fork(&root).unwrap();
     assert_eq!(r.text, "first");
     assert_eq!(sm.entries().count(), 0);
-    assert_eq!(sm.header().parent_session(), Some(old.to_string_lossy().as_ref()));
-    assert!(!r.session_file.unwrap().exists(), "written with the first reply");
+    assert_eq!(
+        sm.header().parent_session(),
+        Some(old.to_string_lossy().as_ref())
+    );
+    assert!(
+        !r.session_file.unwrap().exists(),
+        "written with the first reply"
+    );
 }
 
 #[test]
@@ -194,12 +232,25 @@ fn navigate_to_user_entry_replays_session_d() {
     let path = write_prefix(dir.path(), "d-branched-compacted", 7);
     let mut sm = SessionManager::open(&path, None).unwrap();
     let r = sm
-        .navigate("3dcc33a8", NavigateOptions { summary: None, label: Some("first-question".into()) })
+        .navigate(
+            "3dcc33a8",
+            NavigateOptions {
+                summary: None,
+                label: Some("first-question".into()),
+            },
+        )
         .unwrap();
-    assert_eq!(r.editor_text.as_deref(), recorded_response("session_d", "nav1")["editorText"].as_str());
+    assert_eq!(
+        r.editor_text.as_deref(),
+        recorded_response("session_d", "nav1")["editorText"].as_str()
+    );
     let lines = file_lines(&path);
-    let reference: Value = serde_json::from_str(fixture_text("d-branched-compacted").lines().nth(7).unwrap()).unwrap();
-    assert_eq!(without_id_and_time(lines[7].clone()), without_id_and_time(reference));
+    let reference: Value =
+        serde_json::from_str(fixture_text("d-branched-compacted").lines().nth(7).unwrap()).unwrap();
+    assert_eq!(
+        without_id_and_time(lines[7].clone()),
+        without_id_and_time(reference)
+    );
     assert_eq!(sm.leaf_id(), lines[7]["id"].as_str());
     assert_eq!(sm.label("3dcc33a8"), Some("first-question"));
     // Only the alpha target's ancestors remain in context (no messages: leaf is under thinking_level_change).
@@ -211,12 +262,27 @@ fn navigate_to_non_user_entry_replays_session_c() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_prefix(dir.path(), "c-name-bash-label", 7);
     let mut sm = SessionManager::open(&path, None).unwrap();
-    let r = sm.navigate("b143bdda", NavigateOptions { summary: None, label: Some("after-bash".into()) }).unwrap();
+    let r = sm
+        .navigate(
+            "b143bdda",
+            NavigateOptions {
+                summary: None,
+                label: Some("after-bash".into()),
+            },
+        )
+        .unwrap();
     assert_eq!(r.editor_text, None);
-    assert_eq!(recorded_response("session_c", "nav1"), json!({"cancelled": false}));
+    assert_eq!(
+        recorded_response("session_c", "nav1"),
+        json!({"cancelled": false})
+    );
     let lines = file_lines(&path);
-    let reference: Value = serde_json::from_str(fixture_text("c-name-bash-label").lines().nth(7).unwrap()).unwrap();
-    assert_eq!(without_id_and_time(lines[7].clone()), without_id_and_time(reference));
+    let reference: Value =
+        serde_json::from_str(fixture_text("c-name-bash-label").lines().nth(7).unwrap()).unwrap();
+    assert_eq!(
+        without_id_and_time(lines[7].clone()),
+        without_id_and_time(reference)
+    );
 }
 
 #[test]
@@ -226,10 +292,19 @@ fn navigate_with_summary_replays_session_f() {
     let mut sm = SessionManager::open(&path, None).unwrap();
     let source = sm.entries_for_branch_summary(sm.leaf_id(), "be8243d0");
     assert_eq!(source.common_ancestor_id.as_deref(), Some("be8243d0"));
-    assert_eq!(source.entries.iter().map(|e| e.id().unwrap()).collect::<Vec<_>>(), ["b2fd8c7f"]);
+    assert_eq!(
+        source
+            .entries
+            .iter()
+            .map(|e| e.id().unwrap())
+            .collect::<Vec<_>>(),
+        ["b2fd8c7f"]
+    );
 
-    let reference: Vec<Value> =
-        fixture_text("f-branch-summary").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let reference: Vec<Value> = fixture_text("f-branch-summary")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let summary = reference[7]["summary"].as_str().unwrap().to_string();
     let r = sm
         .navigate(
@@ -247,14 +322,20 @@ fn navigate_with_summary_replays_session_f() {
     assert_eq!(r.editor_text.as_deref(), Some("Reply with just: two"));
     let lines = file_lines(&path);
     assert_eq!(lines.len(), 9);
-    assert_eq!(without_id_and_time(lines[7].clone()), without_id_and_time(reference[7].clone()));
+    assert_eq!(
+        without_id_and_time(lines[7].clone()),
+        without_id_and_time(reference[7].clone())
+    );
     // The label targets the new summary entry.
     let mut label = lines[8].clone();
     assert_eq!(label["targetId"], lines[7]["id"]);
     assert_eq!(label["parentId"], lines[7]["id"]);
     label["targetId"] = reference[8]["targetId"].clone();
     label["parentId"] = reference[8]["parentId"].clone();
-    assert_eq!(without_id_and_time(label), without_id_and_time(reference[8].clone()));
+    assert_eq!(
+        without_id_and_time(label),
+        without_id_and_time(reference[8].clone())
+    );
     assert_eq!(r.summary_entry_id.as_deref(), lines[7]["id"].as_str());
 }
 
@@ -266,7 +347,9 @@ fn navigate_edge_cases() {
     // Current leaf: no-op.
     assert!(sm.navigate(&a, NavigateOptions::default()).unwrap().no_op);
     assert_eq!(
-        sm.navigate("zzzz", NavigateOptions::default()).unwrap_err().to_string(),
+        sm.navigate("zzzz", NavigateOptions::default())
+            .unwrap_err()
+            .to_string(),
         "Entry zzzz not found"
     );
     // Root user entry: leaf becomes null, context empty.
@@ -279,7 +362,14 @@ fn navigate_edge_cases() {
     sm.append_message(user("other")).unwrap();
     assert_eq!(sm.tree_dto().roots.len(), 2);
     // custom_message target: editor text is its text; leaf goes to its parent.
-    let cm = sm.append_custom_message_entry("note", json!([{"type":"text","text":"x"},{"type":"text","text":"y"}]), true, None).unwrap();
+    let cm = sm
+        .append_custom_message_entry(
+            "note",
+            json!([{"type":"text","text":"x"},{"type":"text","text":"y"}]),
+            true,
+            None,
+        )
+        .unwrap();
     let parent = sm.entry(&cm).unwrap().parent_id().map(str::to_string);
     sm.append_message(assistant("after")).unwrap();
     let r = sm.navigate(&cm, NavigateOptions::default()).unwrap();
@@ -290,7 +380,11 @@ fn navigate_edge_cases() {
         .navigate(
             &root,
             NavigateOptions {
-                summary: Some(BranchSummaryInput { summary: "S".into(), details: None, from_hook: Some(true) }),
+                summary: Some(BranchSummaryInput {
+                    summary: "S".into(),
+                    details: None,
+                    from_hook: Some(true),
+                }),
                 label: None,
             },
         )
@@ -305,13 +399,21 @@ fn navigate_edge_cases() {
 fn labels_set_and_clear() {
     let mut sm = SessionManager::in_memory("/x");
     let a = sm.append_message(user("a")).unwrap();
-    assert_eq!(sm.append_label_change("missing", Some("x")).unwrap_err().to_string(), "Entry missing not found");
+    assert_eq!(
+        sm.append_label_change("missing", Some("x"))
+            .unwrap_err()
+            .to_string(),
+        "Entry missing not found"
+    );
     sm.append_label_change(&a, Some("one")).unwrap();
     assert_eq!(sm.label(&a), Some("one"));
     let clear = sm.append_label_change(&a, None).unwrap();
     assert_eq!(sm.label(&a), None);
     assert!(sm.entry(&clear).unwrap().get("label").is_none());
-    assert_eq!(dreb_session::tree::entry_preview(sm.entry(&clear).unwrap()), "[label: (cleared)]");
+    assert_eq!(
+        dreb_session::tree::entry_preview(sm.entry(&clear).unwrap()),
+        "[label: (cleared)]"
+    );
 }
 
 #[test]
@@ -320,7 +422,8 @@ fn compaction_and_custom_entries_build_context() {
     sm.append_message(user("old")).unwrap();
     sm.append_message(assistant("old answer")).unwrap();
     let kept = sm.append_message(user("kept")).unwrap();
-    sm.append_custom_entry("ext-state", Some(json!({"k": 1}))).unwrap();
+    sm.append_custom_entry("ext-state", Some(json!({"k": 1})))
+        .unwrap();
     sm.append_message(assistant("kept answer")).unwrap();
     sm.append_compaction(CompactionData {
         summary: "sum".into(),
@@ -330,23 +433,48 @@ fn compaction_and_custom_entries_build_context() {
         from_hook: None,
     })
     .unwrap();
-    sm.append_custom_message_entry("note", json!("injected"), false, Some(json!({"d": true}))).unwrap();
+    sm.append_custom_message_entry("note", json!("injected"), false, Some(json!({"d": true})))
+        .unwrap();
     sm.append_thinking_level_change("high").unwrap();
     let ctx = sm.build_session_context();
-    let roles: Vec<_> = ctx.messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    let roles: Vec<_> = ctx
+        .messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
     assert_eq!(roles, ["compactionSummary", "user", "assistant", "custom"]);
     assert_eq!(ctx.messages[3]["content"], "injected");
     assert_eq!(ctx.messages[3]["details"], json!({"d": true}));
     assert_eq!(ctx.thinking_level, "high");
-    let keys: Vec<_> = ctx.messages[3].as_object().unwrap().keys().cloned().collect();
-    assert_eq!(keys, ["role", "customType", "content", "display", "details", "timestamp"]);
+    let keys: Vec<_> = ctx.messages[3]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "role",
+            "customType",
+            "content",
+            "display",
+            "details",
+            "timestamp"
+        ]
+    );
 }
 
 #[test]
 fn five_thousand_deep_chain_builds_serialises_and_drops() {
     let mut sm = SessionManager::in_memory("/x");
     for i in 0..5000 {
-        sm.append_message(if i % 2 == 0 { user("q") } else { assistant("a") }).unwrap();
+        sm.append_message(if i % 2 == 0 {
+            user("q")
+        } else {
+            assistant("a")
+        })
+        .unwrap();
     }
     let tree = sm.tree_dto();
     let json = tree.to_json_string();
@@ -378,8 +506,15 @@ fn orphans_are_roots_and_unknown_types_survive() {
     sm.append_message(user("more")).unwrap();
     let after = std::fs::read_to_string(&path).unwrap();
     let expected_unknown = "{\"type\":\"future_entry\",\"id\":\"bbbbbbbb\",\"parentId\":\"aaaaaaaa\",\"timestamp\":\"2026-01-01T00:00:02.000Z\",\"payload\":{\"z\":1,\"a\":[1.5,0,1e+300]}}";
-    assert!(after.starts_with(&text[..text.len() - 1]), "appending never rewrites");
-    assert_eq!(sm.entry("bbbbbbbb").unwrap().to_json_line(), expected_unknown, "JSON.stringify form");
+    assert!(
+        after.starts_with(&text[..text.len() - 1]),
+        "appending never rewrites"
+    );
+    assert_eq!(
+        sm.entry("bbbbbbbb").unwrap().to_json_line(),
+        expected_unknown,
+        "JSON.stringify form"
+    );
 }
 
 #[test]
@@ -402,8 +537,12 @@ fn v1_and_v2_files_are_migrated_and_rewritten() {
     assert_eq!(lines[1]["parentId"], Value::Null);
     assert_eq!(lines[2]["parentId"], lines[1]["id"]);
     assert_eq!(lines[3]["firstKeptEntryId"], lines[2]["id"]);
-    let roles: Vec<_> =
-        sm.build_session_context().messages.iter().map(|m| m["role"].as_str().unwrap().to_string()).collect();
+    let roles: Vec<_> = sm
+        .build_session_context()
+        .messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(roles, ["compactionSummary", "assistant"]);
 
     let v2 = dir.path().join("v2.jsonl");
@@ -458,14 +597,28 @@ fn switch_to_missing_path_starts_a_session_there_and_corrupt_files_are_replaced(
 fn new_session_options_and_header_setters() {
     let dir = tempfile::tempdir().unwrap();
     let mut sm = SessionManager::create("/p", dir.path()).unwrap();
-    let f = sm.new_session(dreb_session::NewSessionOptions { id: Some("fixed-id".into()), parent_session: Some("/parent.jsonl".into()) });
+    let f = sm.new_session(dreb_session::NewSessionOptions {
+        id: Some("fixed-id".into()),
+        parent_session: Some("/parent.jsonl".into()),
+    });
     assert!(f.unwrap().to_string_lossy().ends_with("_fixed-id.jsonl"));
     sm.append_message(user("q")).unwrap();
     sm.append_message(assistant("a")).unwrap();
     sm.set_agent_type("explore").unwrap();
     let lines = file_lines(sm.session_file().unwrap());
     let keys: Vec<_> = lines[0].as_object().unwrap().keys().cloned().collect();
-    assert_eq!(keys, ["type", "version", "id", "timestamp", "cwd", "parentSession", "agentType"]);
+    assert_eq!(
+        keys,
+        [
+            "type",
+            "version",
+            "id",
+            "timestamp",
+            "cwd",
+            "parentSession",
+            "agentType"
+        ]
+    );
     assert_eq!(lines.len(), 3);
 }
 
@@ -481,19 +634,33 @@ fn import_copies_into_session_dir() {
     // Importing the copy itself is a no-op copy.
     assert_eq!(sm.import_jsonl(&dest).unwrap(), dest);
     let missing = src_dir.path().join("missing.jsonl");
-    assert_eq!(sm.import_jsonl(&missing).unwrap_err().to_string(), format!("File not found: {}", missing.display()));
+    assert_eq!(
+        sm.import_jsonl(&missing).unwrap_err().to_string(),
+        format!("File not found: {}", missing.display())
+    );
 }
 
 #[test]
 fn export_branch_jsonl_rechains_parents() {
     let dir = tempfile::tempdir().unwrap();
     let sm = SessionManager::open(install(dir.path(), "d-branched-compacted"), None).unwrap();
-    let out = sm.export_branch_jsonl(&dir.path().join("out/export.jsonl")).unwrap();
+    let out = sm
+        .export_branch_jsonl(&dir.path().join("out/export.jsonl"))
+        .unwrap();
     let lines = file_lines(&out);
     assert_eq!(lines[0]["id"], sm.session_id());
     assert!(lines[0].get("parentSession").is_none());
-    let ids: Vec<_> = lines[1..].iter().map(|l| l["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["37322a6a", "867bbc40", "ab613018", "391842cf", "26c7a2e5", "c9367ade", "2a423e29", "c11fc5fa", "ce751cbe", "e5e15a27"]);
+    let ids: Vec<_> = lines[1..]
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "37322a6a", "867bbc40", "ab613018", "391842cf", "26c7a2e5", "c9367ade", "2a423e29",
+            "c11fc5fa", "ce751cbe", "e5e15a27"
+        ]
+    );
     for w in lines[1..].windows(2) {
         assert_eq!(w[1]["parentId"], w[0]["id"]);
     }
@@ -509,33 +676,63 @@ fn delete_session_rules_and_errors() {
     let txt = dir.path().join("notes.txt");
     std::fs::write(&txt, "x").unwrap();
 
-    let err = |p: &str| delete_session(p, Some(&active), &trash).unwrap_err().to_string();
-    assert_eq!(err(txt.to_str().unwrap()), format!("Not a session file (expected .jsonl): {}", txt.display()));
+    let err = |p: &str| {
+        delete_session(p, Some(&active), &trash)
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        err(txt.to_str().unwrap()),
+        format!("Not a session file (expected .jsonl): {}", txt.display())
+    );
     assert!(txt.exists());
-    let dotted = format!("{}/./{}", dir.path().display(), active.file_name().unwrap().to_string_lossy());
+    let dotted = format!(
+        "{}/./{}",
+        dir.path().display(),
+        active.file_name().unwrap().to_string_lossy()
+    );
     assert_eq!(err(&dotted), "Cannot delete the currently active session");
     assert!(active.exists());
     let missing = dir.path().join("gone.jsonl");
-    assert_eq!(err(missing.to_str().unwrap()), format!("Session file does not exist: {}", missing.display()));
+    assert_eq!(
+        err(missing.to_str().unwrap()),
+        format!("Session file does not exist: {}", missing.display())
+    );
 
-    assert_eq!(delete_session(victim.to_str().unwrap(), Some(&active), &trash).unwrap(), DeleteMethod::Trash);
+    assert_eq!(
+        delete_session(victim.to_str().unwrap(), Some(&active), &trash).unwrap(),
+        DeleteMethod::Trash
+    );
     assert!(!victim.exists());
     let name = victim.file_name().unwrap().to_string_lossy().into_owned();
     assert!(trash_dir.join("files").join(&name).exists());
-    let info = std::fs::read_to_string(trash_dir.join("info").join(format!("{name}.trashinfo"))).unwrap();
-    assert!(info.starts_with(&format!("[Trash Info]\nPath={}", victim.display())), "{info}");
+    let info =
+        std::fs::read_to_string(trash_dir.join("info").join(format!("{name}.trashinfo"))).unwrap();
+    assert!(
+        info.starts_with(&format!("[Trash Info]\nPath={}", victim.display())),
+        "{info}"
+    );
     assert!(info.contains("\nDeletionDate="));
 
     // Same name again gets a new trash name.
     let again = install(dir.path(), "b-tool-openai");
-    assert_eq!(delete_session(again.to_str().unwrap(), None, &trash).unwrap(), DeleteMethod::Trash);
+    assert_eq!(
+        delete_session(again.to_str().unwrap(), None, &trash).unwrap(),
+        DeleteMethod::Trash
+    );
     assert!(trash_dir.join("files").join(format!("{name}.2")).exists());
 
     // Without a trash: unlink.
     let third = install(dir.path(), "stats-tool");
-    assert_eq!(delete_session(third.to_str().unwrap(), None, &Trash::None).unwrap(), DeleteMethod::Unlink);
+    assert_eq!(
+        delete_session(third.to_str().unwrap(), None, &Trash::None).unwrap(),
+        DeleteMethod::Unlink
+    );
     assert!(!third.exists());
-    assert_eq!(serde_json::to_string(&DeleteMethod::Unlink).unwrap(), "\"unlink\"");
+    assert_eq!(
+        serde_json::to_string(&DeleteMethod::Unlink).unwrap(),
+        "\"unlink\""
+    );
 }
 
 #[test]
@@ -545,7 +742,8 @@ fn continue_recent_picks_newest_valid_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let set_mtime = |p: &Path, secs: u64| {
         let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
-        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).unwrap();
+        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+            .unwrap();
     };
     let older = install(&dir, "b-tool-openai");
     let newer = install(&dir, "a-simple");
@@ -570,12 +768,20 @@ fn fork_from_copies_into_target_cwd() {
     let lines = file_lines(sm.session_file().unwrap());
     assert_eq!(lines[0]["cwd"], "/new/cwd");
     assert_eq!(lines[0]["parentSession"], source.to_string_lossy().as_ref());
-    assert_eq!(lines.len(), fixture_text("c-name-bash-label").lines().count());
+    assert_eq!(
+        lines.len(),
+        fixture_text("c-name-bash-label").lines().count()
+    );
     assert_eq!(sm.session_name().as_deref(), Some("Fixture session C"));
     let bad = src.path().join("bad.jsonl");
     std::fs::write(&bad, "x\n").unwrap();
     assert_eq!(
-        SessionManager::fork_from(&bad, "/c", dst.path().to_path_buf()).unwrap_err().to_string(),
-        format!("Cannot fork: source session file is empty or invalid: {}", bad.display())
+        SessionManager::fork_from(&bad, "/c", dst.path().to_path_buf())
+            .unwrap_err()
+            .to_string(),
+        format!(
+            "Cannot fork: source session file is empty or invalid: {}",
+            bad.display()
+        )
     );
 }

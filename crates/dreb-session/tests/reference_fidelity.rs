@@ -33,7 +33,13 @@ fn leaf_is_last_entry_and_header_fields_load() {
     assert_eq!(sm.leaf_id(), Some("d2870ac9"));
     assert_eq!(
         sm.header().parent_session(),
-        Some(format!("{REFERENCE_SESSION_DIR}/{}", original_file_name("d-branched-compacted")).as_str())
+        Some(
+            format!(
+                "{REFERENCE_SESSION_DIR}/{}",
+                original_file_name("d-branched-compacted")
+            )
+            .as_str()
+        )
     );
     assert_eq!(sm.label("3dcc33a8"), Some("first-question"));
     assert!(sm.is_flushed());
@@ -51,7 +57,10 @@ fn tree_equals_recorded_get_tree() {
     );
     assert_eq!(ours, recorded);
     // Serialize produces the same JSON.
-    assert_eq!(serde_json::to_value(&tree).unwrap(), recorded_response("get_tree", "t1"));
+    assert_eq!(
+        serde_json::to_value(&tree).unwrap(),
+        recorded_response("get_tree", "t1")
+    );
 }
 
 /// The trees the reference returned mid-scenario, rebuilt from a prefix of the final file.
@@ -101,7 +110,10 @@ fn rpc_list(infos: &[dreb_session::SessionInfo], agent: &std::path::Path) -> Val
         .iter()
         .map(|i| {
             let mut v = serde_json::to_value(i.to_rpc()).unwrap();
-            let p = v["path"].as_str().unwrap().replacen(&prefix, REFERENCE_AGENT_DIR, 1);
+            let p = v["path"]
+                .as_str()
+                .unwrap()
+                .replacen(&prefix, REFERENCE_AGENT_DIR, 1);
             v["path"] = p.into();
             v
         })
@@ -129,9 +141,17 @@ fn list_all_sessions_equals_recorded_output() {
     let other = paths::default_session_dir("/elsewhere", agent.path());
     std::fs::create_dir_all(&other).unwrap();
     std::fs::write(agent.path().join("sessions/stray.jsonl"), "{}\n").unwrap();
-    let infos = list_all_sessions(&paths::sessions_root(agent.path()), ListOptions::default()).unwrap();
-    assert_eq!(rpc_list(&infos, agent.path()), recorded_response("list_all_sessions", "la1"));
-    assert!(list_all_sessions(&agent.path().join("missing"), ListOptions::default()).unwrap().is_empty());
+    let infos =
+        list_all_sessions(&paths::sessions_root(agent.path()), ListOptions::default()).unwrap();
+    assert_eq!(
+        rpc_list(&infos, agent.path()),
+        recorded_response("list_all_sessions", "la1")
+    );
+    assert!(
+        list_all_sessions(&agent.path().join("missing"), ListOptions::default())
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[test]
@@ -140,21 +160,33 @@ fn listing_details() {
     let dir = paths::default_session_dir("/home/user/project", agent.path());
     // Invalid files are skipped; a file with only a header lists as "(no messages)".
     std::fs::write(dir.join("garbage.jsonl"), "not json\n").unwrap();
-    std::fs::write(dir.join("entry-first.jsonl"), "{\"type\":\"message\",\"id\":\"x\"}\n").unwrap();
+    std::fs::write(
+        dir.join("entry-first.jsonl"),
+        "{\"type\":\"message\",\"id\":\"x\"}\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.join("header-only.jsonl"),
         "{\"type\":\"session\",\"version\":3,\"id\":\"h\",\"timestamp\":\"2020-01-01T00:00:00.000Z\",\"cwd\":\"/x\"}\n",
     )
     .unwrap();
     std::fs::write(dir.join("notes.txt"), "ignored").unwrap();
-    let infos = list_sessions(&dir, ListOptions { all_messages_text: true });
+    let infos = list_sessions(
+        &dir,
+        ListOptions {
+            all_messages_text: true,
+        },
+    );
     assert_eq!(infos.len(), FIXTURES.len() + 1);
     let header_only = infos.last().unwrap();
     assert_eq!(header_only.id, "h");
     assert_eq!(header_only.first_message, "(no messages)");
     assert_eq!(header_only.to_rpc().modified, "2020-01-01T00:00:00.000Z");
     let c = infos.iter().find(|i| i.name.is_some()).unwrap();
-    assert_eq!(c.all_messages_text.as_deref(), Some("Reply with just: hi-there hi-there Reply with just: noted noted"));
+    assert_eq!(
+        c.all_messages_text.as_deref(),
+        Some("Reply with just: hi-there hi-there Reply with just: noted noted")
+    );
     assert!(list_sessions(&agent.path().join("nope"), ListOptions::default()).is_empty());
 }
 
@@ -163,16 +195,35 @@ fn context_of_compacted_branch_is_summary_then_kept_then_new() {
     let dir = tempfile::tempdir().unwrap();
     let sm = SessionManager::open(install(dir.path(), "d-branched-compacted"), None).unwrap();
     let ctx = sm.build_session_context();
-    let roles: Vec<_> = ctx.messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["compactionSummary", "user", "assistant", "user", "assistant"]);
+    let roles: Vec<_> = ctx
+        .messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "compactionSummary",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
     assert_eq!(
         serde_json::to_string(&ctx.messages[0]).unwrap(),
         "{\"role\":\"compactionSummary\",\"summary\":\"## Goal: answer short one-word questions. ## Progress: on the current branch the user asked for gamma and got it. ## Next Steps: answer the follow-up questions.\",\"tokensBefore\":102,\"timestamp\":1796106544331}"
     );
-    assert_eq!(ctx.messages[1]["content"][0]["text"], "Reply with just: delta");
+    assert_eq!(
+        ctx.messages[1]["content"][0]["text"],
+        "Reply with just: delta"
+    );
     assert_eq!(ctx.thinking_level, "off");
     let model = ctx.model.unwrap();
-    assert_eq!((model.provider.as_str(), model.model_id.as_str()), ("mock", "mock-model"));
+    assert_eq!(
+        (model.provider.as_str(), model.model_id.as_str()),
+        ("mock", "mock-model")
+    );
 }
 
 #[test]
@@ -181,14 +232,24 @@ fn context_with_branch_summary_bash_and_labels() {
     let f = SessionManager::open(install(dir.path(), "f-branch-summary"), None).unwrap();
     let msgs = f.build_session_context().messages;
     let roles: Vec<_> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["user", "assistant", "branchSummary", "user", "assistant"]);
+    assert_eq!(
+        roles,
+        ["user", "assistant", "branchSummary", "user", "assistant"]
+    );
     assert_eq!(msgs[2]["fromId"], "ff445428");
     assert_eq!(msgs[2]["timestamp"], 1796106548258u64);
 
     let c = SessionManager::open(install(dir.path(), "c-name-bash-label"), None).unwrap();
-    let roles: Vec<_> =
-        c.build_session_context().messages.iter().map(|m| m["role"].as_str().unwrap().to_string()).collect();
-    assert_eq!(roles, ["user", "assistant", "bashExecution", "user", "assistant"]);
+    let roles: Vec<_> = c
+        .build_session_context()
+        .messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "bashExecution", "user", "assistant"]
+    );
     // The name applies although session_info is on a sibling branch.
     assert_eq!(c.session_name().as_deref(), Some("Fixture session C"));
 }
@@ -217,13 +278,28 @@ fn session_argument_resolution() {
     let here = paths::default_session_dir("/home/user/project", agent.path());
     let other = paths::default_session_dir("/elsewhere", agent.path());
     std::fs::create_dir_all(&other).unwrap();
-    assert_eq!(resolve_session_arg("x/y", &other, &root).unwrap(), ResolvedSession::Path("x/y".into()));
-    assert_eq!(resolve_session_arg("abc.jsonl", &other, &root).unwrap(), ResolvedSession::Path("abc.jsonl".into()));
+    assert_eq!(
+        resolve_session_arg("x/y", &other, &root).unwrap(),
+        ResolvedSession::Path("x/y".into())
+    );
+    assert_eq!(
+        resolve_session_arg("abc.jsonl", &other, &root).unwrap(),
+        ResolvedSession::Path("abc.jsonl".into())
+    );
     let d = here.join(original_file_name("d-branched-compacted"));
-    assert_eq!(resolve_session_arg("7169", &here, &root).unwrap(), ResolvedSession::Local(d.clone()));
+    assert_eq!(
+        resolve_session_arg("7169", &here, &root).unwrap(),
+        ResolvedSession::Local(d.clone())
+    );
     assert_eq!(
         resolve_session_arg("7169ba87", &other, &root).unwrap(),
-        ResolvedSession::Global { path: d, cwd: "/home/user/project".into() }
+        ResolvedSession::Global {
+            path: d,
+            cwd: "/home/user/project".into()
+        }
     );
-    assert_eq!(resolve_session_arg("ffff", &here, &root).unwrap(), ResolvedSession::NotFound);
+    assert_eq!(
+        resolve_session_arg("ffff", &here, &root).unwrap(),
+        ResolvedSession::NotFound
+    );
 }

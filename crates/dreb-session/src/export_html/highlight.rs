@@ -17,9 +17,10 @@ const RUST: Lang = Lang {
     block_comment: Some(("/*", "*/")),
     quotes: &['"'],
     keywords: &[
-        "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "fn", "for",
-        "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self",
-        "static", "struct", "super", "trait", "type", "unsafe", "use", "where", "while",
+        "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum",
+        "extern", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
+        "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "type",
+        "unsafe", "use", "where", "while",
     ],
     literals: &["true", "false", "None", "Some", "Ok", "Err"],
 };
@@ -29,9 +30,42 @@ const JS: Lang = Lang {
     block_comment: Some(("/*", "*/")),
     quotes: &['"', '\'', '`'],
     keywords: &[
-        "async", "await", "break", "case", "catch", "class", "const", "continue", "default", "delete", "do", "else",
-        "export", "extends", "finally", "for", "from", "function", "if", "import", "in", "instanceof", "interface",
-        "let", "new", "of", "return", "static", "switch", "throw", "try", "type", "typeof", "var", "void", "while",
+        "async",
+        "await",
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "default",
+        "delete",
+        "do",
+        "else",
+        "export",
+        "extends",
+        "finally",
+        "for",
+        "from",
+        "function",
+        "if",
+        "import",
+        "in",
+        "instanceof",
+        "interface",
+        "let",
+        "new",
+        "of",
+        "return",
+        "static",
+        "switch",
+        "throw",
+        "try",
+        "type",
+        "typeof",
+        "var",
+        "void",
+        "while",
         "yield",
     ],
     literals: &["true", "false", "null", "undefined", "this"],
@@ -42,9 +76,10 @@ const PYTHON: Lang = Lang {
     block_comment: None,
     quotes: &['"', '\''],
     keywords: &[
-        "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else", "except",
-        "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass",
-        "raise", "return", "try", "while", "with", "yield",
+        "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+        "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
+        "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with",
+        "yield",
     ],
     literals: &["True", "False", "None", "self"],
 };
@@ -54,8 +89,8 @@ const SHELL: Lang = Lang {
     block_comment: None,
     quotes: &['"', '\''],
     keywords: &[
-        "if", "then", "else", "elif", "fi", "for", "while", "do", "done", "case", "esac", "in", "function", "return",
-        "export", "local", "echo", "cd", "sudo", "set", "unset",
+        "if", "then", "else", "elif", "fi", "for", "while", "do", "done", "case", "esac", "in",
+        "function", "return", "export", "local", "echo", "cd", "sudo", "set", "unset",
     ],
     literals: &["true", "false"],
 };
@@ -73,9 +108,31 @@ const GO: Lang = Lang {
     block_comment: Some(("/*", "*/")),
     quotes: &['"', '`', '\''],
     keywords: &[
-        "break", "case", "chan", "const", "continue", "default", "defer", "else", "fallthrough", "for", "func", "go",
-        "goto", "if", "import", "interface", "map", "package", "range", "return", "select", "struct", "switch",
-        "type", "var",
+        "break",
+        "case",
+        "chan",
+        "const",
+        "continue",
+        "default",
+        "defer",
+        "else",
+        "fallthrough",
+        "for",
+        "func",
+        "go",
+        "goto",
+        "if",
+        "import",
+        "interface",
+        "map",
+        "package",
+        "range",
+        "return",
+        "select",
+        "struct",
+        "switch",
+        "type",
+        "var",
     ],
     literals: &["true", "false", "nil", "iota"],
 };
@@ -85,11 +142,54 @@ const C_LIKE: Lang = Lang {
     block_comment: Some(("/*", "*/")),
     quotes: &['"', '\''],
     keywords: &[
-        "auto", "break", "case", "catch", "class", "const", "continue", "default", "do", "else", "enum", "extends",
-        "extern", "final", "for", "if", "implements", "import", "include", "namespace", "new", "package", "private",
-        "protected", "public", "return", "sizeof", "static", "struct", "switch", "template", "this", "throw", "try",
-        "typedef", "union", "using", "virtual", "void", "volatile", "while", "int", "char", "long", "double",
-        "float", "bool", "unsigned",
+        "auto",
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "else",
+        "enum",
+        "extends",
+        "extern",
+        "final",
+        "for",
+        "if",
+        "implements",
+        "import",
+        "include",
+        "namespace",
+        "new",
+        "package",
+        "private",
+        "protected",
+        "public",
+        "return",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "template",
+        "this",
+        "throw",
+        "try",
+        "typedef",
+        "union",
+        "using",
+        "virtual",
+        "void",
+        "volatile",
+        "while",
+        "int",
+        "char",
+        "long",
+        "double",
+        "float",
+        "bool",
+        "unsigned",
     ],
     literals: &["true", "false", "null", "NULL", "nullptr"],
 };
@@ -110,9 +210,8 @@ fn lang_for(name: &str) -> Option<&'static Lang> {
         "sh" | "bash" | "shell" | "zsh" | "console" | "shellsession" => &SHELL,
         "json" | "jsonl" | "jsonc" => &JSON,
         "go" | "golang" => &GO,
-        "c" | "h" | "cpp" | "c++" | "cc" | "hpp" | "cxx" | "java" | "kt" | "kotlin" | "cs" | "csharp" | "swift" => {
-            &C_LIKE
-        }
+        "c" | "h" | "cpp" | "c++" | "cc" | "hpp" | "cxx" | "java" | "kt" | "kotlin" | "cs"
+        | "csharp" | "swift" => &C_LIKE,
         "toml" | "yaml" | "yml" | "ini" | "cfg" | "conf" | "dockerfile" | "makefile" => &CONFIG,
         _ => return None,
     })
@@ -126,8 +225,9 @@ pub fn lang_from_path(path: &str) -> Option<&'static str> {
     }
     let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
     let known = [
-        "rs", "js", "jsx", "mjs", "cjs", "ts", "tsx", "py", "sh", "bash", "zsh", "json", "jsonl", "go", "c", "h",
-        "cpp", "cc", "hpp", "java", "kt", "cs", "swift", "toml", "yaml", "yml", "ini", "cfg", "conf", "diff", "patch",
+        "rs", "js", "jsx", "mjs", "cjs", "ts", "tsx", "py", "sh", "bash", "zsh", "json", "jsonl",
+        "go", "c", "h", "cpp", "cc", "hpp", "java", "kt", "cs", "swift", "toml", "yaml", "yml",
+        "ini", "cfg", "conf", "diff", "patch",
     ];
     known.iter().find(|k| **k == ext).copied()
 }
@@ -159,7 +259,8 @@ fn highlight_diff(code: &str, out: &mut String) {
         if i > 0 {
             out.push('\n');
         }
-        let class = if line.starts_with("+++") || line.starts_with("---") || line.starts_with("@@") {
+        let class = if line.starts_with("+++") || line.starts_with("---") || line.starts_with("@@")
+        {
             Some("hl-meta")
         } else if line.starts_with('+') {
             Some("hl-add")
@@ -185,7 +286,8 @@ fn highlight_with(code: &str, lang: &Lang, out: &mut String) {
         // Comments.
         if let Some(marker) = lang.line_comments.iter().find(|m| rest.starts_with(**m)) {
             // `#` only starts a shell/config comment at a word boundary (not in `a#b` or `$#`).
-            let boundary = *marker != "#" || pos == 0 || code[..pos].ends_with(|ch: char| ch.is_whitespace());
+            let boundary =
+                *marker != "#" || pos == 0 || code[..pos].ends_with(|ch: char| ch.is_whitespace());
             if boundary {
                 let end = rest.find('\n').unwrap_or(rest.len());
                 flush(out, plain_start, pos);
@@ -198,7 +300,9 @@ fn highlight_with(code: &str, lang: &Lang, out: &mut String) {
         if let Some((open, close)) = lang.block_comment
             && rest.starts_with(open)
         {
-            let end = rest[open.len()..].find(close).map_or(rest.len(), |e| open.len() + e + close.len());
+            let end = rest[open.len()..]
+                .find(close)
+                .map_or(rest.len(), |e| open.len() + e + close.len());
             flush(out, plain_start, pos);
             push_span(out, "hl-com", &rest[..end]);
             rest = &rest[end..];
@@ -229,7 +333,10 @@ fn highlight_with(code: &str, lang: &Lang, out: &mut String) {
             continue;
         }
         // Numbers (not inside identifiers).
-        let prev_ident = code[..pos].chars().next_back().is_some_and(|p| p.is_alphanumeric() || p == '_');
+        let prev_ident = code[..pos]
+            .chars()
+            .next_back()
+            .is_some_and(|p| p.is_alphanumeric() || p == '_');
         if c.is_ascii_digit() && !prev_ident {
             let end = rest
                 .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '.' || ch == '_'))
@@ -242,7 +349,9 @@ fn highlight_with(code: &str, lang: &Lang, out: &mut String) {
         }
         // Words: keywords and literals.
         if (c.is_alphabetic() || c == '_') && !prev_ident {
-            let end = rest.find(|ch: char| !(ch.is_alphanumeric() || ch == '_')).unwrap_or(rest.len());
+            let end = rest
+                .find(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                .unwrap_or(rest.len());
             let word = &rest[..end];
             let class = if lang.keywords.contains(&word) {
                 Some("hl-kw")
@@ -277,10 +386,22 @@ mod tests {
              <span class=\"hl-str\">&quot;&lt;a&gt;&quot;</span>; <span class=\"hl-com\">// hi &amp; bye</span>\n}"
         );
         assert_eq!(highlight("<b>", None), "&lt;b&gt;");
-        assert_eq!(highlight("x1 = 42", Some("python")), "x1 = <span class=\"hl-num\">42</span>");
-        assert_eq!(highlight("echo $# # note", Some("sh")), "<span class=\"hl-kw\">echo</span> $# <span class=\"hl-com\"># note</span>");
-        assert_eq!(highlight("-a\n+b", Some("diff")), "<span class=\"hl-del\">-a</span>\n<span class=\"hl-add\">+b</span>");
-        assert_eq!(highlight("{\"k\": true}", Some("json")), "{<span class=\"hl-str\">&quot;k&quot;</span>: <span class=\"hl-lit\">true</span>}");
+        assert_eq!(
+            highlight("x1 = 42", Some("python")),
+            "x1 = <span class=\"hl-num\">42</span>"
+        );
+        assert_eq!(
+            highlight("echo $# # note", Some("sh")),
+            "<span class=\"hl-kw\">echo</span> $# <span class=\"hl-com\"># note</span>"
+        );
+        assert_eq!(
+            highlight("-a\n+b", Some("diff")),
+            "<span class=\"hl-del\">-a</span>\n<span class=\"hl-add\">+b</span>"
+        );
+        assert_eq!(
+            highlight("{\"k\": true}", Some("json")),
+            "{<span class=\"hl-str\">&quot;k&quot;</span>: <span class=\"hl-lit\">true</span>}"
+        );
         assert_eq!(lang_from_path("src/main.rs"), Some("rs"));
         assert_eq!(lang_from_path("README"), None);
     }

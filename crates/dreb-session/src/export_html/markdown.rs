@@ -44,7 +44,10 @@ pub fn render(text: &str) -> String {
                 out.push_str("</span>");
             }
             out.push_str("<code>");
-            out.push_str(&highlight(&code.join("\n"), (!lang.is_empty()).then_some(lang)));
+            out.push_str(&highlight(
+                &code.join("\n"),
+                (!lang.is_empty()).then_some(lang),
+            ));
             out.push_str("</code></pre>");
             continue;
         }
@@ -95,12 +98,17 @@ fn list_kind(line: &str) -> Option<&'static str> {
         return Some("ul");
     }
     let digits = line.chars().take_while(char::is_ascii_digit).count();
-    (digits > 0 && (line[digits..].starts_with(". ") || line[digits..].starts_with(") "))).then_some("ol")
+    (digits > 0 && (line[digits..].starts_with(". ") || line[digits..].starts_with(") ")))
+        .then_some("ol")
 }
 
 fn strip_marker(line: &str) -> &str {
     let digits = line.chars().take_while(char::is_ascii_digit).count();
-    if digits > 0 { &line[digits + 2..] } else { &line[2..] }
+    if digits > 0 {
+        &line[digits + 2..]
+    } else {
+        &line[2..]
+    }
 }
 
 /// Inline code spans and `**bold**`; everything else escaped.
@@ -148,14 +156,19 @@ mod tests {
 
     #[test]
     fn renders_blocks_and_escapes() {
-        let html = render("# Title\nHello **bold** and `x<y`\n\n- a\n- b\n\n```rust\nlet a = 1;\n```\n<script>alert(1)</script>");
+        let html = render(
+            "# Title\nHello **bold** and `x<y`\n\n- a\n- b\n\n```rust\nlet a = 1;\n```\n<script>alert(1)</script>",
+        );
         assert_eq!(
             html,
             "<h3>Title</h3><p>Hello <strong>bold</strong> and <code>x&lt;y</code></p><ul><li>a</li><li>b</li></ul>\
              <pre class=\"code\"><span class=\"code-lang\">rust</span><code><span class=\"hl-kw\">let</span> a = \
              <span class=\"hl-num\">1</span>;</code></pre><p>&lt;script&gt;alert(1)&lt;/script&gt;</p>"
         );
-        assert_eq!(render("1. one\n2. two"), "<ol><li>one</li><li>two</li></ol>");
+        assert_eq!(
+            render("1. one\n2. two"),
+            "<ol><li>one</li><li>two</li></ol>"
+        );
         assert_eq!(render("a `unclosed"), "<p>a `unclosed</p>");
     }
 }

@@ -45,14 +45,20 @@ impl SessionManager {
     /// Writes the HTML export and returns its path. Errors like the reference for in-memory sessions and before the
     /// session file exists.
     pub fn export_html(&self, options: &HtmlExportOptions) -> Result<PathBuf> {
-        let file = self.session_file().filter(|_| self.is_persisted()).ok_or(SessionError::ExportInMemory)?;
+        let file = self
+            .session_file()
+            .filter(|_| self.is_persisted())
+            .ok_or(SessionError::ExportInMemory)?;
         if !file.exists() {
             return Err(SessionError::NothingToExport);
         }
         let out = match &options.output_path {
             Some(p) => p.clone(),
             None => {
-                let stem = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let stem = file
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 let stem = stem.strip_suffix(".jsonl").unwrap_or(&stem).to_string();
                 PathBuf::from(format!("dreb-session-{stem}.html"))
             }
@@ -67,7 +73,9 @@ impl SessionManager {
 pub fn render_html(sm: &SessionManager, options: &HtmlExportOptions) -> String {
     let path = sm.branch(None);
     let mut out = String::with_capacity(64 * 1024);
-    let title = sm.session_name().unwrap_or_else(|| "dreb session".to_string());
+    let title = sm
+        .session_name()
+        .unwrap_or_else(|| "dreb session".to_string());
 
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
@@ -130,7 +138,9 @@ fn render_header(sm: &SessionManager, options: &HtmlExportOptions, title: &str, 
         out.push_str("</ul></details>");
     }
     out.push_str("<div class=\"toolbar\"><button type=\"button\" onclick=\"setAll(true)\">Expand all</button>");
-    out.push_str("<button type=\"button\" onclick=\"setAll(false)\">Collapse all</button></div></header>\n");
+    out.push_str(
+        "<button type=\"button\" onclick=\"setAll(false)\">Collapse all</button></div></header>\n",
+    );
 }
 
 fn open_card(out: &mut String, class: &str, role: &str, when: Option<String>, label: Option<&str>) {
@@ -162,7 +172,9 @@ fn meta_line(out: &mut String, text: &str) {
 }
 
 fn message_time(msg: &Value) -> Option<String> {
-    msg.get("timestamp").and_then(Value::as_i64).and_then(iso_from_ms)
+    msg.get("timestamp")
+        .and_then(Value::as_i64)
+        .and_then(iso_from_ms)
 }
 
 fn render_entry(
@@ -181,37 +193,76 @@ fn render_entry(
             if e.get("display") == Some(&Value::Bool(false)) {
                 return;
             }
-            open_card(out, "custom", &format!("Note · {}", js_string(e.get("customType"))), Some(e.timestamp().to_string()), label);
+            open_card(
+                out,
+                "custom",
+                &format!("Note · {}", js_string(e.get("customType"))),
+                Some(e.timestamp().to_string()),
+                label,
+            );
             render_content(e.get("content"), out);
             close_card(out);
         }
         EntryKind::Compaction => {
-            let tokens = e.get("tokensBefore").map(|t| js_string(Some(t))).unwrap_or_default();
-            open_card(out, "summary", "Compaction summary", Some(e.timestamp().to_string()), label);
+            let tokens = e
+                .get("tokensBefore")
+                .map(|t| js_string(Some(t)))
+                .unwrap_or_default();
+            open_card(
+                out,
+                "summary",
+                "Compaction summary",
+                Some(e.timestamp().to_string()),
+                label,
+            );
             out.push_str("<div class=\"meta\">Earlier conversation (");
             escape_into(&tokens, out);
             out.push_str(" tokens) was compacted into this summary.</div>");
-            out.push_str(&markdown::render(e.str_field("summary").unwrap_or_default()));
+            out.push_str(&markdown::render(
+                e.str_field("summary").unwrap_or_default(),
+            ));
             close_card(out);
         }
         EntryKind::BranchSummary => {
-            open_card(out, "summary", "Branch summary", Some(e.timestamp().to_string()), label);
-            out.push_str(&markdown::render(e.str_field("summary").unwrap_or_default()));
+            open_card(
+                out,
+                "summary",
+                "Branch summary",
+                Some(e.timestamp().to_string()),
+                label,
+            );
+            out.push_str(&markdown::render(
+                e.str_field("summary").unwrap_or_default(),
+            ));
             close_card(out);
         }
         EntryKind::ModelChange => meta_line(
             out,
-            &format!("Model: {}/{}", js_string(e.get("provider")), js_string(e.get("modelId"))),
+            &format!(
+                "Model: {}/{}",
+                js_string(e.get("provider")),
+                js_string(e.get("modelId"))
+            ),
         ),
-        EntryKind::ThinkingLevelChange => meta_line(out, &format!("Thinking level: {}", js_string(e.get("thinkingLevel")))),
-        EntryKind::SessionInfo => meta_line(out, &format!("Session named: {}", js_string(e.get("name")))),
+        EntryKind::ThinkingLevelChange => meta_line(
+            out,
+            &format!("Thinking level: {}", js_string(e.get("thinkingLevel"))),
+        ),
+        EntryKind::SessionInfo => {
+            meta_line(out, &format!("Session named: {}", js_string(e.get("name"))))
+        }
         // Labels are shown on their targets; extension state is not conversation.
         EntryKind::Label | EntryKind::Custom | EntryKind::Session => {}
         EntryKind::Unknown => meta_line(out, &format!("[{}]", e.entry_type())),
     }
 }
 
-fn render_message(msg: &Value, label: Option<&str>, calls: &mut HashMap<String, (String, Value)>, out: &mut String) {
+fn render_message(
+    msg: &Value,
+    label: Option<&str>,
+    calls: &mut HashMap<String, (String, Value)>,
+    out: &mut String,
+) {
     let when = message_time(msg);
     match message::role(msg).unwrap_or("") {
         "user" => {
@@ -221,14 +272,33 @@ fn render_message(msg: &Value, label: Option<&str>, calls: &mut HashMap<String, 
         }
         "assistant" => {
             let error = matches!(message::stop_reason(msg), Some("error") | Some("aborted"));
-            open_card(out, if error { "assistant error" } else { "assistant" }, "Assistant", when, label);
-            for block in msg.get("content").and_then(Value::as_array).into_iter().flatten() {
+            open_card(
+                out,
+                if error {
+                    "assistant error"
+                } else {
+                    "assistant"
+                },
+                "Assistant",
+                when,
+                label,
+            );
+            for block in msg
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 match block.get("type").and_then(Value::as_str) {
-                    Some("text") => out.push_str(&markdown::render(block.get("text").and_then(Value::as_str).unwrap_or(""))),
+                    Some("text") => out.push_str(&markdown::render(
+                        block.get("text").and_then(Value::as_str).unwrap_or(""),
+                    )),
                     Some("thinking") => {
                         let t = block.get("thinking").and_then(Value::as_str).unwrap_or("");
                         if !t.is_empty() {
-                            out.push_str("<details class=\"thinking\"><summary>Thinking</summary><div>");
+                            out.push_str(
+                                "<details class=\"thinking\"><summary>Thinking</summary><div>",
+                            );
                             out.push_str(&markdown::render(t));
                             out.push_str("</div></details>");
                         }
@@ -255,7 +325,17 @@ fn render_message(msg: &Value, label: Option<&str>, calls: &mut HashMap<String, 
                 .filter(|(n, _)| n == "read")
                 .and_then(|(_, args)| args.get("path").and_then(Value::as_str))
                 .and_then(lang_from_path);
-            open_card(out, if is_error { "tool-result error" } else { "tool-result" }, &format!("Result · {name}"), when, label);
+            open_card(
+                out,
+                if is_error {
+                    "tool-result error"
+                } else {
+                    "tool-result"
+                },
+                &format!("Result · {name}"),
+                when,
+                label,
+            );
             let text = content_text(msg.get("content"), "\n");
             collapsible_output(&text, lang, is_error, out);
             render_images(msg.get("content"), out);
@@ -264,9 +344,17 @@ fn render_message(msg: &Value, label: Option<&str>, calls: &mut HashMap<String, 
         "bashExecution" => {
             open_card(out, "bash", "Bash", when, label);
             out.push_str("<pre class=\"code\"><code>$ ");
-            out.push_str(&highlight(message::str_field(msg, "command").unwrap_or(""), Some("sh")));
+            out.push_str(&highlight(
+                message::str_field(msg, "command").unwrap_or(""),
+                Some("sh"),
+            ));
             out.push_str("</code></pre>");
-            collapsible_output(message::str_field(msg, "output").unwrap_or(""), None, false, out);
+            collapsible_output(
+                message::str_field(msg, "output").unwrap_or(""),
+                None,
+                false,
+                out,
+            );
             let cancelled = msg.get("cancelled") == Some(&Value::Bool(true));
             let code = msg.get("exitCode").and_then(Value::as_i64);
             let (class, text) = match (cancelled, code) {
@@ -286,14 +374,26 @@ fn render_message(msg: &Value, label: Option<&str>, calls: &mut HashMap<String, 
             if msg.get("display") == Some(&Value::Bool(false)) {
                 return;
             }
-            open_card(out, "custom", &format!("Note · {}", js_string(msg.get("customType"))), when, label);
+            open_card(
+                out,
+                "custom",
+                &format!("Note · {}", js_string(msg.get("customType"))),
+                when,
+                label,
+            );
             render_content(msg.get("content"), out);
             close_card(out);
         }
         "compactionSummary" | "branchSummary" => {
-            let title = if message::role(msg) == Some("compactionSummary") { "Compaction summary" } else { "Branch summary" };
+            let title = if message::role(msg) == Some("compactionSummary") {
+                "Compaction summary"
+            } else {
+                "Branch summary"
+            };
             open_card(out, "summary", title, when, label);
-            out.push_str(&markdown::render(message::str_field(msg, "summary").unwrap_or("")));
+            out.push_str(&markdown::render(
+                message::str_field(msg, "summary").unwrap_or(""),
+            ));
             close_card(out);
         }
         other => {
@@ -311,7 +411,9 @@ fn render_content(content: Option<&Value>, out: &mut String) {
         Some(Value::Array(blocks)) => {
             for b in blocks {
                 if b.get("type").and_then(Value::as_str) == Some("text") {
-                    out.push_str(&markdown::render(b.get("text").and_then(Value::as_str).unwrap_or("")));
+                    out.push_str(&markdown::render(
+                        b.get("text").and_then(Value::as_str).unwrap_or(""),
+                    ));
                 }
             }
             render_images(content, out);
@@ -328,10 +430,17 @@ fn render_images(content: Option<&Value>, out: &mut String) {
         let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("");
         let data = b.get("data").and_then(Value::as_str).unwrap_or("");
         // Only inline image data (data: URIs) with a sane MIME type and base64 alphabet.
-        let mime_ok = mime.starts_with("image/") && mime[6..].chars().all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
-        let data_ok = data.chars().all(|c| c.is_ascii_alphanumeric() || "+/=".contains(c));
+        let mime_ok = mime.starts_with("image/")
+            && mime[6..]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
+        let data_ok = data
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+/=".contains(c));
         if mime_ok && data_ok && !data.is_empty() {
-            out.push_str(&format!("<img class=\"attached\" alt=\"attached image\" src=\"data:{mime};base64,{data}\">"));
+            out.push_str(&format!(
+                "<img class=\"attached\" alt=\"attached image\" src=\"data:{mime};base64,{data}\">"
+            ));
         } else {
             out.push_str("<div class=\"meta\">[image]</div>");
         }
@@ -339,10 +448,17 @@ fn render_images(content: Option<&Value>, out: &mut String) {
 }
 
 fn collapsible_output(text: &str, lang: Option<&str>, is_error: bool, out: &mut String) {
-    let lines = if text.is_empty() { 0 } else { text.trim_end_matches('\n').split('\n').count() };
+    let lines = if text.is_empty() {
+        0
+    } else {
+        text.trim_end_matches('\n').split('\n').count()
+    };
     out.push_str("<details class=\"tool-output\"><summary>");
     out.push_str(if is_error { "Error output" } else { "Output" });
-    out.push_str(&format!(" · {lines} line{}", if lines == 1 { "" } else { "s" }));
+    out.push_str(&format!(
+        " · {lines} line{}",
+        if lines == 1 { "" } else { "s" }
+    ));
     out.push_str("</summary><pre class=\"code\"><code>");
     if text.is_empty() {
         out.push_str("(no output)");
@@ -383,9 +499,16 @@ fn render_tool_call(block: &Value, calls: &mut HashMap<String, (String, Value)>,
                 .map(|l| format!("-{l}\n"))
                 .chain(new.split('\n').map(|l| format!("+{l}\n")))
                 .collect();
-            code_block(&highlight(diff.trim_end_matches('\n'), Some("diff")), Some("diff"), out);
+            code_block(
+                &highlight(diff.trim_end_matches('\n'), Some("diff")),
+                Some("diff"),
+                out,
+            );
         }
-        ("read", ..) if args.as_object().is_some_and(|m| m.keys().all(|k| k == "path")) => {}
+        ("read", ..)
+            if args
+                .as_object()
+                .is_some_and(|m| m.keys().all(|k| k == "path")) => {}
         _ => {
             let pretty = serde_json::to_string_pretty(&args).unwrap_or_default();
             code_block(&highlight(&pretty, Some("json")), Some("json"), out);
@@ -417,7 +540,10 @@ fn render_usage(msg: &Value, out: &mut String) {
     if let (Some(i), Some(o)) = (num("input"), num("output")) {
         parts.push(format!("{} in / {} out tokens", i as i64, o as i64));
     }
-    if let Some(c) = usage.and_then(|u| u.get("cost")).and_then(|c| c.get("total")).and_then(Value::as_f64)
+    if let Some(c) = usage
+        .and_then(|u| u.get("cost"))
+        .and_then(|c| c.get("total"))
+        .and_then(Value::as_f64)
         && c > 0.0
     {
         parts.push(format!("${c:.4}"));
@@ -447,8 +573,13 @@ pub fn is_self_contained(html: &str) -> bool {
 /// Writes an export of a session file without a live session (CLI `--export <file> [out]`).
 pub fn export_file(input: &Path, output: Option<PathBuf>) -> Result<PathBuf> {
     if !input.exists() {
-        return Err(SessionError::FileNotFound(input.to_string_lossy().into_owned()));
+        return Err(SessionError::FileNotFound(
+            input.to_string_lossy().into_owned(),
+        ));
     }
     let sm = SessionManager::open(input, None)?;
-    sm.export_html(&HtmlExportOptions { output_path: output, ..Default::default() })
+    sm.export_html(&HtmlExportOptions {
+        output_path: output,
+        ..Default::default()
+    })
 }

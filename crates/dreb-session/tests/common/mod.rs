@@ -27,7 +27,9 @@ pub fn fixtures_dir() -> PathBuf {
 }
 
 pub fn fixture_path(name: &str) -> PathBuf {
-    fixtures_dir().join("sessions").join(format!("{name}.jsonl"))
+    fixtures_dir()
+        .join("sessions")
+        .join(format!("{name}.jsonl"))
 }
 
 pub fn fixture_text(name: &str) -> String {
@@ -36,14 +38,21 @@ pub fn fixture_text(name: &str) -> String {
 
 /// The file name the reference gave a fixture (from `sessions/index.json`).
 pub fn original_file_name(name: &str) -> String {
-    let index: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixtures_dir().join("sessions/index.json")).unwrap()).unwrap();
+    let index: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures_dir().join("sessions/index.json")).unwrap(),
+    )
+    .unwrap();
     index["files"][name].as_str().unwrap().to_string()
 }
 
 /// The `data` of the recorded response with request id `id` in `rpc/<transcript>.out.jsonl`.
 pub fn recorded_response(transcript: &str, id: &str) -> Value {
-    let text = std::fs::read_to_string(fixtures_dir().join("rpc").join(format!("{transcript}.out.jsonl"))).unwrap();
+    let text = std::fs::read_to_string(
+        fixtures_dir()
+            .join("rpc")
+            .join(format!("{transcript}.out.jsonl")),
+    )
+    .unwrap();
     for line in text.lines() {
         let v: Value = serde_json::from_str(line).unwrap();
         if v["type"] == "response" && v["id"] == id {
@@ -55,9 +64,16 @@ pub fn recorded_response(transcript: &str, id: &str) -> Value {
 
 /// The recorded response line (raw text) for request `id`.
 pub fn recorded_response_line(transcript: &str, id: &str) -> String {
-    let text = std::fs::read_to_string(fixtures_dir().join("rpc").join(format!("{transcript}.out.jsonl"))).unwrap();
+    let text = std::fs::read_to_string(
+        fixtures_dir()
+            .join("rpc")
+            .join(format!("{transcript}.out.jsonl")),
+    )
+    .unwrap();
     text.lines()
-        .find(|l| l.contains("\"type\":\"response\"") && l.starts_with(&format!("{{\"id\":\"{id}\"")))
+        .find(|l| {
+            l.contains("\"type\":\"response\"") && l.starts_with(&format!("{{\"id\":\"{id}\""))
+        })
         .unwrap_or_else(|| panic!("no response {id} in {transcript}"))
         .to_string()
 }
