@@ -153,6 +153,15 @@ impl AuthStorage {
         AuthStorage { path: Some(path), data, runtime: HashMap::new(), error }
     }
 
+    /// Re-reads the file (runtime overrides are kept).
+    pub fn reload(&mut self) {
+        if let Some(path) = self.path.clone() {
+            let fresh = Self::load(path);
+            self.data = fresh.data;
+            self.error = fresh.error;
+        }
+    }
+
     /// Credentials without a file (tests, embedding).
     pub fn in_memory() -> Self {
         Self::default()

@@ -395,8 +395,9 @@ impl ModelRegistry {
         r
     }
 
-    /// Re-reads `models.json` (the `reload` path). Runtime API keys survive.
+    /// Re-reads `models.json` and `auth.json` (the `reload` path). Runtime API keys survive.
     pub fn refresh(&mut self) {
+        self.auth.reload();
         let custom = match &self.models_json {
             Some(p) => load_custom(p),
             None => Ok(Custom::default()),

@@ -131,7 +131,9 @@ fn reload_picks_up_changes_and_keeps_runtime_keys() {
     )
     .unwrap();
     assert!(r.find("late", "z").is_none());
+    std::fs::write(dir.path().join("auth.json"), r#"{"other": {"type": "api_key", "key": "from-auth"}}"#).unwrap();
     r.refresh();
+    assert_eq!(r.api_key("other").as_deref(), Some("from-auth"), "auth.json is re-read too");
     assert!(r.find("late", "z").is_some());
     assert_eq!(r.api_key("late").as_deref(), Some("runtime"), "--api-key beats models.json");
 }
