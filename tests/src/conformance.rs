@@ -103,6 +103,59 @@ pub async fn replay<S: CommandService>(service: &S, line: &str) -> Value {
     }
 }
 
+/// The result of replaying every request example against a service.
+#[derive(Debug, Default)]
+pub struct ReplayReport {
+    /// How many examples were replayed (those with both a request and a response).
+    pub replayed: usize,
+    /// How many of those requests were valid commands (and so reached the service).
+    pub valid_requests: usize,
+    /// One line per example whose response differs from every documented response to the same request.
+    pub failures: Vec<String>,
+}
+
+/// Replays every request example of `ir` through [`dispatch`] on `service` and compares each response with the
+/// documented one(s) (examples with the very same request but different outcomes, idle vs busy, are all
+/// accepted). The id must be echoed and `command` must name the command. Plug the real runtime in here to check it
+/// against the spec; state-dependent examples then need the state they document.
+pub async fn replay_examples<S: CommandService>(service: &S, ir: &Ir) -> ReplayReport {
+    let cases = command_cases(ir);
+    let mut report = ReplayReport::default();
+    for case in &cases {
+        let (Some(req), Some(_)) = (&case.request, &case.response) else {
+            continue;
+        };
+        let text = serde_json::to_string(req).expect("JSON");
+        if matches!(
+            dreb_protocol::decode(&text),
+            dreb_protocol::Decoded::Request(_)
+        ) {
+            report.valid_requests += 1;
+        }
+        let got = replay(service, &text).await;
+        report.replayed += 1;
+        let documented: Vec<&Value> = cases
+            .iter()
+            .filter(|c| c.request.as_ref() == Some(req))
+            .filter_map(|c| c.response.as_ref())
+            .collect();
+        if !documented.iter().any(|d| same_json(d, &got)) {
+            report.failures.push(format!(
+                "{}: got {got}, spec documents {documented:?}",
+                case.id()
+            ));
+        } else if got.get("id") != req.get("id")
+            || got.get("command") != Some(&Value::String(case.command.clone()))
+        {
+            report.failures.push(format!(
+                "{}: id not echoed or wrong command: {got}",
+                case.id()
+            ));
+        }
+    }
+    report
+}
+
 /// A [`CommandService`] that answers each request with the response the spec documents for it: it looks the
 /// request up among the examples (compared as JSON including `id`) and returns the first matching example's
 /// `data` or `error`. A request the spec has no example for is answered with an error naming it. Records every
