@@ -507,6 +507,53 @@ async fn get_commands_orders_prompts_then_skills_then_builtins_with_source_info(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_commands_takes_paths_listed_in_settings_first() {
+    let h = start(
+        |agent, cwd| {
+            write(
+                agent.join("extra/skills/deploy/SKILL.md"),
+                &skill("deploy", "Deploy the app"),
+            );
+            write(
+                home().join("shared-prompts/standup.md"),
+                "---\ndescription: Write the standup\n---\nx\n",
+            );
+            write(cwd.join("team/triage.md"), "Triage new issues\n");
+            write(
+                agent.join("prompts/standup.md"),
+                "---\ndescription: shadowed by the settings path\n---\nx\n",
+            );
+            let global = json!({"skills": ["extra/skills", "-deploy"], "prompts": ["~/shared-prompts/standup.md", "missing.md"]});
+            std::fs::write(agent.join("settings.json"), global.to_string()).unwrap();
+            write(
+                cwd.join(".dreb/settings.json"),
+                &json!({"prompts": ["../team"]}).to_string(),
+            );
+        },
+        faux(json!({})),
+    );
+    let commands = h.data(json!({"type": "get_commands"})).await["commands"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let names: Vec<&str> = commands
+        .iter()
+        .take(3)
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["triage", "standup", "skill:deploy"]);
+    let cwd = h.cwd().to_string_lossy().to_string();
+    assert_eq!(
+        commands[0]["sourceInfo"],
+        json!({"path": format!("{cwd}/team/triage.md"), "source": "local", "scope": "project", "origin": "top-level"})
+    );
+    assert_eq!(commands[1]["description"], "Write the standup");
+    assert_eq!(commands[1]["sourceInfo"]["scope"], "user");
+    assert_eq!(commands[2]["sourceInfo"]["source"], "local");
+    assert_eq!(commands.len(), 23);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_resources_lists_context_files_and_the_appended_prompt() {
     let h = start(
         |_, cwd| write(cwd.join("AGENTS.md"), "# Rules\nBe nice.\n"),

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
+use dreb_settings::SettingsManager;
 use serde_json::{Value, json};
 
 use crate::convert::wire;
@@ -73,19 +74,24 @@ const UI_TYPE: &str = "rpc";
 #[derive(Debug, Clone)]
 pub(crate) struct Source {
     pub path: PathBuf,
+    /// `auto` for the discovered directories, `local` for paths listed in settings.
+    pub source: &'static str,
     pub scope: &'static str,
-    pub base_dir: PathBuf,
+    pub base_dir: Option<PathBuf>,
 }
 
 impl Source {
     fn to_json(&self) -> Value {
-        json!({
+        let mut v = json!({
             "path": self.path.to_string_lossy(),
-            "source": "auto",
+            "source": self.source,
             "scope": self.scope,
             "origin": "top-level",
-            "baseDir": self.base_dir.to_string_lossy(),
-        })
+        });
+        if let Some(base) = &self.base_dir {
+            v["baseDir"] = json!(base.to_string_lossy());
+        }
+        v
     }
 }
 
@@ -191,7 +197,8 @@ fn skill_files(dir: &Path, root: bool, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn load_skill(path: &Path, scope: &'static str, base_dir: &Path) -> Option<Skill> {
+fn load_skill(source: Source) -> Option<Skill> {
+    let path = source.path.as_path();
     let text = std::fs::read_to_string(path).ok()?;
     let (front, _) = parse_frontmatter(&text);
     let parent = path
@@ -208,15 +215,12 @@ fn load_skill(path: &Path, scope: &'static str, base_dir: &Path) -> Option<Skill
         name: get(&front, "name").map(str::to_string).unwrap_or(parent),
         description,
         ui: get(&front, "ui").map(str::to_string),
-        source: Source {
-            path: path.to_path_buf(),
-            scope,
-            base_dir: base_dir.to_path_buf(),
-        },
+        source,
     })
 }
 
-fn load_prompt(path: &Path, scope: &'static str, base_dir: &Path) -> Option<PromptTemplate> {
+fn load_prompt(source: Source) -> Option<PromptTemplate> {
+    let path = source.path.as_path();
     let text = std::fs::read_to_string(path).ok()?;
     let (front, body) = parse_frontmatter(&text);
     let name = path
@@ -243,11 +247,7 @@ fn load_prompt(path: &Path, scope: &'static str, base_dir: &Path) -> Option<Prom
     Some(PromptTemplate {
         name,
         description,
-        source: Source {
-            path: path.to_path_buf(),
-            scope,
-            base_dir: base_dir.to_path_buf(),
-        },
+        source,
     })
 }
 
@@ -273,59 +273,180 @@ fn home_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// Discover skills and prompt templates as the reference's auto-discovery does: project sources first
-/// (`<cwd>/.dreb/skills`, `.agents/skills` up to the git root, `<cwd>/.dreb/prompts`), then user sources
-/// (`<agentDir>/skills`, `~/.agents/skills`, `<agentDir>/prompts`). The first of a name wins.
-pub(crate) fn load_resources(cwd: &Path, agent_dir: &Path) -> Resources {
-    let project_base = cwd.join(".dreb");
-    let user_agents_skills = home_dir().map(|h| h.join(".agents").join("skills"));
-    let mut skill_sources: Vec<(PathBuf, &'static str, &Path)> =
-        vec![(project_base.join("skills"), "project", &project_base)];
-    for dir in ancestor_agents_skill_dirs(cwd) {
-        if Some(&dir) != user_agents_skills.as_ref() {
-            skill_sources.push((dir, "project", &project_base));
+/// `~`-expanded `entry`, relative to `base`, with `.` and `..` resolved lexically (as Node's `path.resolve`).
+fn resolve_entry(entry: &str, base: &Path) -> PathBuf {
+    let t = entry.trim();
+    let joined = match (t.strip_prefix('~'), home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest.trim_start_matches('/')),
+        _ => base.join(t),
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
         }
     }
-    skill_sources.push((agent_dir.join("skills"), "user", agent_dir));
-    if let Some(dir) = &user_agents_skills {
-        skill_sources.push((dir.clone(), "user", agent_dir));
+    out
+}
+
+/// Plain path entries of a settings `skills` / `prompts` list (patterns — `!`, `+`, `-`, `*`, `?` — only filter
+/// in the reference and are not supported here).
+fn settings_paths(
+    settings: &serde_json::Map<String, Value>,
+    key: &str,
+    base: &Path,
+) -> Vec<PathBuf> {
+    let Some(list) = settings.get(key).and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(Value::as_str)
+        .filter(|e| !(e.starts_with(['!', '+', '-']) || e.contains(['*', '?'])))
+        .map(|e| resolve_entry(e, base))
+        .collect()
+}
+
+/// `*.md` files under `dir`, recursively (settings-listed prompt directories).
+fn md_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for (path, is_dir) in entries(dir) {
+        if is_dir {
+            md_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
     }
-    let mut skills: Vec<Skill> = Vec::new();
-    for (dir, scope, base) in &skill_sources {
-        let mut files = Vec::new();
-        skill_files(dir, true, &mut files);
-        for file in files {
-            match load_skill(&file, scope, base) {
-                Some(skill) if skills.iter().any(|s| s.name == skill.name) => {
-                    tracing::warn!(
-                        "skill \"{}\" from {} ignored: the name is already taken",
-                        skill.name,
-                        file.display()
-                    );
+}
+
+/// Files of a settings entry: the file itself, or the resource files of a directory.
+fn entry_files(path: &Path, skills: bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => out.push(path.to_path_buf()),
+        Ok(m) if m.is_dir() && skills => skill_files(path, true, &mut out),
+        Ok(m) if m.is_dir() => md_files(path, &mut out),
+        _ => {}
+    }
+    out
+}
+
+/// Where to look, in the reference's order: paths listed in project then global settings (`local`), then the
+/// auto-discovered project directories, then the user ones (`auto`). A file is taken from its first source.
+fn candidate_files(
+    cwd: &Path,
+    agent_dir: &Path,
+    project_settings: &serde_json::Map<String, Value>,
+    global_settings: &serde_json::Map<String, Value>,
+    skills: bool,
+) -> Vec<Source> {
+    let project_base = cwd.join(".dreb");
+    let key = if skills { "skills" } else { "prompts" };
+    let mut sources: Vec<Source> = Vec::new();
+    let mut add =
+        |files: Vec<PathBuf>, source: &'static str, scope: &'static str, base: Option<&Path>| {
+            for path in files {
+                if !sources.iter().any(|s| s.path == path) {
+                    sources.push(Source {
+                        path,
+                        source,
+                        scope,
+                        base_dir: base.map(Path::to_path_buf),
+                    });
                 }
-                Some(skill) => skills.push(skill),
-                None => tracing::warn!("skill {} not loaded: missing description", file.display()),
             }
+        };
+    for (settings, scope, base) in [
+        (project_settings, "project", project_base.as_path()),
+        (global_settings, "user", agent_dir),
+    ] {
+        for path in settings_paths(settings, key, base) {
+            add(entry_files(&path, skills), "local", scope, None);
+        }
+    }
+    let auto_files = |dir: &Path| {
+        let mut out = Vec::new();
+        if skills {
+            skill_files(dir, true, &mut out);
+        } else {
+            out = entries(dir)
+                .into_iter()
+                .filter(|(p, is_dir)| !is_dir && p.extension().is_some_and(|e| e == "md"))
+                .map(|(p, _)| p)
+                .collect();
+        }
+        out
+    };
+    if skills {
+        let user_agents_skills = home_dir().map(|h| h.join(".agents").join("skills"));
+        add(
+            auto_files(&project_base.join("skills")),
+            "auto",
+            "project",
+            Some(&project_base),
+        );
+        for dir in ancestor_agents_skill_dirs(cwd) {
+            if Some(&dir) != user_agents_skills.as_ref() {
+                add(auto_files(&dir), "auto", "project", Some(&project_base));
+            }
+        }
+        add(
+            auto_files(&agent_dir.join("skills")),
+            "auto",
+            "user",
+            Some(agent_dir),
+        );
+        if let Some(dir) = &user_agents_skills {
+            add(auto_files(dir), "auto", "user", Some(agent_dir));
+        }
+    } else {
+        add(
+            auto_files(&project_base.join("prompts")),
+            "auto",
+            "project",
+            Some(&project_base),
+        );
+        add(
+            auto_files(&agent_dir.join("prompts")),
+            "auto",
+            "user",
+            Some(agent_dir),
+        );
+    }
+    sources
+}
+
+/// Discover skills and prompt templates as the reference's resource loader does (see [`candidate_files`]); the
+/// first of a name wins.
+pub(crate) fn load_resources(
+    cwd: &Path,
+    agent_dir: &Path,
+    settings: &SettingsManager,
+) -> Resources {
+    let (project, global) = (settings.project_settings(), settings.global_settings());
+    let mut skills: Vec<Skill> = Vec::new();
+    for source in candidate_files(cwd, agent_dir, &project, &global, true) {
+        let file = source.path.clone();
+        match load_skill(source) {
+            Some(skill) if skills.iter().any(|s| s.name == skill.name) => {
+                tracing::warn!(
+                    "skill \"{}\" from {} ignored: the name is already taken",
+                    skill.name,
+                    file.display()
+                );
+            }
+            Some(skill) => skills.push(skill),
+            None => tracing::warn!("skill {} not loaded: missing description", file.display()),
         }
     }
     let mut prompts: Vec<PromptTemplate> = Vec::new();
-    for (dir, scope, base) in [
-        (
-            project_base.join("prompts"),
-            "project",
-            project_base.as_path(),
-        ),
-        (agent_dir.join("prompts"), "user", agent_dir),
-    ] {
-        for (path, is_dir) in entries(&dir) {
-            if is_dir || path.extension().is_none_or(|e| e != "md") {
-                continue;
-            }
-            if let Some(p) = load_prompt(&path, scope, base)
-                && !prompts.iter().any(|q| q.name == p.name)
-            {
-                prompts.push(p);
-            }
+    for source in candidate_files(cwd, agent_dir, &project, &global, false) {
+        if let Some(p) = load_prompt(source)
+            && !prompts.iter().any(|q| q.name == p.name)
+        {
+            prompts.push(p);
         }
     }
     let (context, _) = dreb_settings::context_files::load_project_context_files(cwd, agent_dir);
@@ -532,7 +653,7 @@ impl Runtime {
                 }
             }
         }
-        let resources = load_resources(&inner.cwd, &inner.agent_dir);
+        let resources = load_resources(&inner.cwd, &inner.agent_dir, &inner.settings);
         *lock(&inner.extras.resources) = resources;
         let (context_files, diagnostics) =
             dreb_settings::context_files::load_project_context_files(&inner.cwd, &inner.agent_dir);

@@ -49,7 +49,7 @@ impl Extras {
             scoped_models,
             system_prompt: options.system_prompt.clone(),
             append_system_prompt: options.append_system_prompt.clone(),
-            resources: Mutex::new(load_resources(&options.cwd, &options.agent_dir)),
+            resources: Mutex::new(load_resources(&options.cwd, &options.agent_dir, settings)),
             daily_cost: Mutex::new(None),
             buddy: tokio::sync::Mutex::new(()),
         }
