@@ -254,6 +254,54 @@ async fn overflow_compacts_once_and_retries() {
     assert!(entries.iter().any(|e| e["message"]["stopReason"] == "error"));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_overflow_after_the_retry_gives_up() {
+    let overflow = json!({"fault": {"status": 400, "body": "prompt is too long: 200000 tokens > 128000 maximum"}});
+    let h = start(
+        json!({"turns": [
+            summary_turn("## Goal\noverflow"),
+            {"text": ["earlier answer"]},
+            overflow.clone(),
+            overflow,
+        ], "fallback": "error"}),
+        json!({"compaction": {"keepRecentTokens": 1}, "retry": {"enabled": false}}),
+    );
+    h.prompt("first").await;
+    h.rt.wait_for_idle().await;
+    h.prompt("second").await;
+    h.wait_for("two auto_compaction_end", |f| of_type(f, "auto_compaction_end").len() == 2).await;
+    let ends = of_type(&h.frames(), "auto_compaction_end");
+    assert_eq!(ends[0]["willRetry"], true);
+    assert_eq!(
+        ends[1],
+        json!({"type": "auto_compaction_end", "aborted": false, "willRetry": false,
+               "errorMessage": "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."})
+    );
+    assert_eq!(of_type(&h.frames(), "auto_compaction_start").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_compaction_cancels_an_auto_compaction() {
+    let h = start(
+        json!({"turns": [
+            {"when": {"lastUserContains": "<conversation>"}, "firstByteDelayMs": 600000, "text": ["never"]},
+            {"text": ["big"], "usage": {"input": 120000, "output": 5}}
+        ], "fallback": "error"}),
+        json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    h.prompt("fill the context").await;
+    h.wait_for("auto_compaction_start", |f| !of_type(f, "auto_compaction_start").is_empty()).await;
+    assert!(h.state().await.is_compacting);
+    h.rt.abort_compaction(&ctx(), AbortCompactionParams {}).await.unwrap();
+    h.wait_for("auto_compaction_end", |f| !of_type(f, "auto_compaction_end").is_empty()).await;
+    assert_eq!(
+        of_type(&h.frames(), "auto_compaction_end")[0],
+        json!({"type": "auto_compaction_end", "aborted": true, "willRetry": false})
+    );
+    assert!(!h.state().await.is_compacting);
+    assert!(!file_entries(&h.rt.session_file().unwrap()).iter().any(|e| e["type"] == "compaction"));
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // auto-retry
 
@@ -414,18 +462,20 @@ async fn bash_when_idle_records_the_execution_at_once_without_events() {
 async fn bash_while_streaming_is_deferred_to_the_next_prompt() {
     let h = start(
         json!({"turns": [
-            {"text": ["slow ", "reply"], "deltaDelayMs": 400},
+            {"firstByteDelayMs": 600000, "text": ["never"]},
             {"repeat": true, "text": ["next"]}
         ], "fallback": "error"}),
         json!({}),
     );
     h.prompt("go").await;
-    until("streaming", || h.rt.agent().is_streaming()).await;
+    // The reply is held back, so the run streams until it is aborted.
+    h.wait_for("the prompt in the conversation", |f| f.iter().any(|x| x["type"] == "message_end")).await;
     let result = h.rt.bash(&ctx(), BashParams { command: "echo during".into() }).await.unwrap();
     assert_eq!(result.output, "during\n");
-    assert!(h.rt.agent().is_streaming(), "the run outlived the command (the test relies on it)");
-    h.rt.wait_for_idle().await;
+    assert!(h.rt.agent().is_streaming());
     assert!(!roles(&h.messages()).contains(&"bashExecution".to_string()));
+    h.rt.abort(&ctx(), AbortParams {}).await.unwrap();
+    assert!(!roles(&h.messages()).contains(&"bashExecution".to_string()), "not flushed by the run's end");
     let in_file = |h: &Harness| {
         file_entries(&h.rt.session_file().unwrap()).iter().any(|e| e["message"]["role"] == "bashExecution")
     };
@@ -505,13 +555,14 @@ async fn snapshot_barrier_and_response_go_out_in_one_write() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_while_streaming_has_the_live_messages() {
-    let h = start(json!({"turns": [{"text": ["a", "b", "c"], "deltaDelayMs": 300}], "fallback": "error"}), json!({}));
+    let h = start(json!({"turns": [{"firstByteDelayMs": 600000, "text": ["never"]}], "fallback": "error"}), json!({}));
     h.prompt("hello").await;
-    h.wait_for("the reply streaming", |f| f.iter().any(|x| x["type"] == "message_update")).await;
+    h.wait_for("the prompt in the conversation", |f| f.iter().any(|x| x["type"] == "message_end")).await;
     let snap = h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {}).await.unwrap();
     assert!(snap.state.is_streaming);
+    // Live: the prompt is there although nothing was persisted yet (the file starts with the first reply).
     assert_eq!(roles(serde_json::to_value(&snap.messages).unwrap().as_array().unwrap()), ["user"]);
-    h.rt.wait_for_idle().await;
+    h.rt.abort(&ctx(), AbortParams {}).await.unwrap();
 }
 
 // ---------------------------------------------------------------------------------------------------------------
