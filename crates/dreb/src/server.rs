@@ -227,7 +227,8 @@ mod tests {
     async fn serve_one(fail: bool) -> Vec<serde_json::Value> {
         let (mut stdin, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, mut stdout) = tokio::io::duplex(1 << 20);
-        let (output, writer) = Output::start(server_out, 1 << 20);
+        // The writer task lives on while the service holds an `Output` clone; read what was written instead of EOF.
+        let (output, _writer) = Output::start(server_out, 1 << 20);
         let service = Arc::new(SnapshotService { output: output.clone(), fail });
         let router: Arc<dyn InputRouter> = Arc::new(|_i: dreb_protocol::Input| {});
         let server = tokio::spawn(serve(
@@ -243,8 +244,6 @@ mod tests {
         stdin.shutdown().await.unwrap();
         server.await.unwrap();
         drop(stdin);
-        // The service still holds an `Output` clone: read what was written so far instead of waiting for EOF.
-        let _ = writer;
         let mut buf = vec![0u8; 1 << 16];
         let n = stdout.read(&mut buf).await.unwrap();
         String::from_utf8_lossy(&buf[..n]).lines().map(|l| serde_json::from_str(l).unwrap()).collect()

@@ -215,7 +215,7 @@ impl Runtime {
             }
             estimate.tokens
         } else {
-            usage_context_tokens(&serde_json::to_value(&message.usage).unwrap_or(Value::Null))
+            usage_context_tokens(&serde_json::to_value(message.usage).unwrap_or(Value::Null))
         };
         if dreb_compaction::should_compact(tokens, window, &settings) {
             self.start_auto_compaction(Reason::Threshold, false);
