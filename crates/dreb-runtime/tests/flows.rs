@@ -349,6 +349,47 @@ async fn auto_retry_after_a_529_then_success() {
     assert_eq!(state.retry_attempt, 0);
 }
 
+/// Over real HTTP (the mock LLM on loopback, Anthropic wire): the provider's own transport retries come first;
+/// when they are used up the 529 reply is retried by the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_retry_over_http_after_the_transport_retries() {
+    let fault = || json!({"fault": {"status": 529, "retryAfterMs": 1}});
+    let scenario: Scenario =
+        serde_json::from_value(json!({"turns": [fault(), fault(), fault(), {"text": ["over ", "http"]}], "fallback": "error"}))
+            .unwrap();
+    let mock = dreb_mock_llm::MockLlm::start(scenario).unwrap();
+    let agent_dir = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(agent_dir.path().join("settings.json"), json!({"retry": {"baseDelayMs": 1}}).to_string()).unwrap();
+    let models = json!({"providers": {"mock": {"baseUrl": mock.base_url(), "api": "anthropic-messages", "apiKey": "test-key",
+        "models": [{"id": "mock-model"}]}}});
+    std::fs::write(agent_dir.path().join("models.json"), models.to_string()).unwrap();
+    let sink = Arc::new(VecSink::default());
+    let options = RuntimeOptions {
+        cwd: cwd.path().to_path_buf(),
+        agent_dir: agent_dir.path().to_path_buf(),
+        provider: Some("mock".into()),
+        model: Some("mock-model".into()),
+        session_dir: Some(agent_dir.path().join("sessions")),
+        ..Default::default()
+    };
+    let rt = Runtime::start(options, sink.clone()).unwrap();
+    rt.prompt(&ctx(), PromptParams { message: "hello".into(), images: None, streaming_behavior: None }).await.unwrap();
+    until("auto_retry_end", || !of_type(&sink.frames(), "auto_retry_end").is_empty()).await;
+    rt.wait_for_idle().await;
+    let frames = sink.frames();
+    let start = &of_type(&frames, "auto_retry_start")[0];
+    assert_eq!(start["attempt"], 1);
+    assert_eq!(
+        start["errorMessage"],
+        "529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"
+    );
+    assert_eq!(of_type(&frames, "auto_retry_end")[0], json!({"type": "auto_retry_end", "success": true, "attempt": 1}));
+    assert_eq!(mock.requests().len(), 4, "3 transport attempts, then the session retry");
+    let last = rt.agent().messages().last().cloned().unwrap();
+    assert_eq!(serde_json::to_value(&last).unwrap()["content"][0]["text"], "over http");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_retry_gives_up_after_three_attempts() {
     let h = start(
