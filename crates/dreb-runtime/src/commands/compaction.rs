@@ -89,9 +89,9 @@ impl Runtime {
         }
     }
 
-    /// Mark a compaction as running and return its cancel token.
+    /// Mark a compaction as running and return its cancel token (also cancelled at shutdown).
     fn begin_compaction(&self) -> CancellationToken {
-        let cancel = CancellationToken::new();
+        let cancel = self.inner.stop.child_token();
         *lock(&self.inner.compaction_cancel) = Some(cancel.clone());
         self.inner.is_compacting.store(true, Ordering::Release);
         cancel
