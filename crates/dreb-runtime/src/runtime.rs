@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 
 use async_trait::async_trait;
 use dreb_agent::{
-    Agent, AgentConfig, AgentEvent, AgentEventSink, AgentHooks, AgentMessage, AgentOptions, QueueMode,
-    clamp_thinking_level,
+    AfterToolCallContext, AfterToolCallResult, Agent, AgentConfig, AgentEvent, AgentEventSink, AgentHooks,
+    AgentMessage, AgentOptions, BeforeToolCallContext, BeforeToolCallResult, QueueMode, clamp_thinking_level,
 };
 use dreb_ai::{ImageContent, LlmClient, Model, ModelRegistry, Providers, ThinkingLevel};
 use dreb_session::SessionManager;
@@ -106,6 +106,10 @@ pub(crate) struct Inner {
     pub tool_names: Vec<String>,
     /// Model scope, resource metadata and caches of the peripheral commands.
     pub extras: crate::commands::extras::Extras,
+    /// The extension-UI dialogs (`ask_user`, the permission gate); its frames go through `gated_sink`.
+    pub dialog: dreb_dialog::DialogEngine,
+    /// Mirrors the open dialogs for the dashboard snapshot (see `commands::dialogs`).
+    pub dialog_tracker: Arc<crate::commands::dialogs::DialogTracker>,
 }
 
 /// The live session. Cheap to clone.
@@ -295,7 +299,10 @@ impl Runtime {
         agent_opts.config = AgentConfig { session_id: Some(session.session_id().to_string()), ..Default::default() };
         let agent = Agent::new(agent_opts);
 
-        let gated_sink = Arc::new(crate::commands::snapshot::GatedSink::new(sink));
+        let dialog_tracker = Arc::new(crate::commands::dialogs::DialogTracker::new(sink));
+        let gated_sink = Arc::new(crate::commands::snapshot::GatedSink::new(dialog_tracker.clone()));
+        let dialog_sink = gated_sink.clone();
+        let dialog = dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_sink.send_frame(bytes)));
         let inner = Arc::new(Inner {
             extras: crate::commands::extras::Extras::new(&options, &settings, &registry),
             cwd,
@@ -325,16 +332,23 @@ impl Runtime {
             model_fallback_message,
             stop: options.stop.clone(),
             tool_names,
+            dialog: dialog.clone(),
+            dialog_tracker,
         });
         let runtime = Runtime { inner };
         runtime.install_tools();
         agent.set_hooks(Arc::new(Hooks { inner: Arc::downgrade(&runtime.inner) }));
         agent.subscribe(Arc::new(EventBridge { inner: Arc::downgrade(&runtime.inner) }));
+        // A cancelled, timed-out or shut-down ask stops the agent run (the reference aborts the session).
+        let ask_agent = agent.clone();
+        dialog.set_ask_stop_hook(Arc::new(move || ask_agent.abort()));
 
         // Shutdown stops running work.
         let stop_rt = runtime.clone();
         tokio::spawn(async move {
             stop_rt.inner.stop.cancelled().await;
+            // Open dialogs settle (each gets its handled event) before the run stops.
+            stop_rt.inner.dialog.cancel_all();
             stop_rt.inner.agent.abort();
         });
         Ok(runtime)
@@ -345,6 +359,8 @@ impl Runtime {
         let mut ctx = ToolContext::new(self.inner.cwd.clone());
         ctx.auto_resize_images = self.inner.settings.image_auto_resize();
         ctx.command_prefix = self.inner.settings.shell_command_prefix();
+        ctx.env = Some(dreb_tools::bash::shell_env(Some(&self.inner.agent_dir.join("bin"))));
+        ctx.dialog = Some(Arc::new(self.inner.dialog.clone()));
         let tasks_weak = weak.clone();
         ctx.on_tasks_update = Arc::new(move |tasks| {
             if let Some(inner) = tasks_weak.upgrade() {
@@ -387,7 +403,7 @@ pub(crate) fn parse_queue_mode(s: &str) -> QueueMode {
     if s == "all" { QueueMode::All } else { QueueMode::OneAtATime }
 }
 
-/// Hooks the loop consults: credentials per call.
+/// Hooks the loop consults: credentials per call, the tool guards before and after each call.
 struct Hooks {
     inner: Weak<Inner>,
 }
@@ -402,6 +418,24 @@ impl AgentHooks for Hooks {
             Some(m) => registry.api_key_for(&m).map_err(|_| no_api_key_text(provider)),
             None => Ok(registry.api_key(provider)),
         }
+    }
+
+    async fn before_tool_call(
+        &self,
+        ctx: BeforeToolCallContext<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<BeforeToolCallResult>, String> {
+        let Some(inner) = self.inner.upgrade() else { return Ok(None) };
+        Ok(crate::commands::dialogs::guard_before_tool_call(&inner, &ctx, cancel).await)
+    }
+
+    async fn after_tool_call(
+        &self,
+        ctx: AfterToolCallContext<'_>,
+        _cancel: &CancellationToken,
+    ) -> Result<Option<AfterToolCallResult>, String> {
+        let Some(inner) = self.inner.upgrade() else { return Ok(None) };
+        Ok(crate::commands::dialogs::scrub_after_tool_call(&inner, &ctx))
     }
 }
 

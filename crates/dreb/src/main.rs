@@ -86,10 +86,10 @@ async fn run(args: Args) -> i32 {
             return 1;
         }
     };
-    // Extension UI answers have no dialog engine to go to yet; they never get a response either way.
-    let router = Arc::new(|input: dreb_protocol::Input| {
-        tracing::debug!(?input, "extension_ui_response with no pending dialog; ignored");
-    });
+    // Extension UI answers go to the runtime's dialog engine; they never get a response. Shutdown (the stop
+    // token) settles the open dialogs inside the runtime.
+    let dialogs = runtime.clone();
+    let router = Arc::new(move |input: dreb_protocol::Input| dialogs.handle_input(&input));
     let outcome = serve(Arc::new(runtime), router, tokio::io::stdin(), output, ServeOptions::default(), termination_signal(), stop).await;
     tracing::debug!(?outcome, "stopped serving");
     outcome.exit_code()

@@ -4,6 +4,7 @@ mod bash;
 mod buddy;
 mod compaction;
 mod daily_cost;
+pub(crate) mod dialogs;
 mod discovery;
 mod export;
 pub(crate) mod extras;

@@ -58,7 +58,7 @@ impl Runtime {
             state,
             messages: wire(&messages)?,
             background_agents: Vec::new(),
-            pending_extension_ui_requests: Vec::new(),
+            pending_extension_ui_requests: self.inner.dialog_tracker.pending(),
         })
     }
 
