@@ -90,7 +90,12 @@ async fn run(args: Args) -> i32 {
     // token) settles the open dialogs inside the runtime.
     let dialogs = runtime.clone();
     let router = Arc::new(move |input: dreb_protocol::Input| dialogs.handle_input(&input));
-    let outcome = serve(Arc::new(runtime), router, tokio::io::stdin(), output, ServeOptions::default(), termination_signal(), stop).await;
+    let mut serve_options = ServeOptions::default();
+    // Tests (and cautious hosts) can lower the input line cap.
+    if let Some(cap) = std::env::var("DREB_MAX_RECORD_BYTES").ok().and_then(|v| v.parse().ok()) {
+        serve_options.max_record_bytes = cap;
+    }
+    let outcome = serve(Arc::new(runtime), router, tokio::io::stdin(), output, serve_options, termination_signal(), stop).await;
     tracing::debug!(?outcome, "stopped serving");
     outcome.exit_code()
 }
