@@ -8,7 +8,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
-use dreb_mock_llm::MockLlm;
+use dreb_mock_llm::{MockLlm, Scenario};
 use serde_json::{Value, json};
 
 /// Upper bound for any single wait; a hang fails the test instead of blocking the suite forever. Not an
@@ -38,7 +38,16 @@ impl Env {
     }
 
     pub fn with_models(template: &str) -> Env {
-        let mock = MockLlm::start(Default::default()).expect("mock LLM");
+        Self::build(template, Scenario::default())
+    }
+
+    /// A mock playing `scenario` (its fallback: the reference mock's trigger rules).
+    pub fn with_scenario(scenario: Scenario) -> Env {
+        Self::build("models.json", scenario)
+    }
+
+    fn build(template: &str, scenario: Scenario) -> Env {
+        let mock = MockLlm::start(scenario).expect("mock LLM");
         let home = tempfile::tempdir().expect("temp home");
         let env = Env { home, mock };
         std::fs::create_dir_all(env.agent_dir()).unwrap();
