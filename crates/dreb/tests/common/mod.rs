@@ -292,9 +292,21 @@ fn normalise_inner(key: Option<&str>, v: &Value, home: &str) -> Value {
         Value::String(s) if key.is_some_and(|k| k == "id" || k.ends_with("Id")) && is_generated_id(s) => {
             json!("[id]")
         }
+        Value::String(s) if is_iso_time(s) => json!("[iso-time]"),
         Value::String(s) => json!(redact_port(&s.replace(home, "[home]"))),
         other => other.clone(),
     }
+}
+
+/// `2026-12-01T08:36:58.993Z`-style wall-clock times.
+fn is_iso_time(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 19
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15].iter().all(|&i| b[i].is_ascii_digit())
 }
 
 /// The mock LLM's random port.
