@@ -14,7 +14,10 @@ fn answer(dreb: &mut Dreb, bytes: &[u8], probe: &str) -> Vec<Value> {
     let frames = dreb.read_until(|f| f["id"] == probe);
     let (probe_resp, rest) = frames.split_last().unwrap();
     assert_eq!(probe_resp["success"], true, "probe failed: {probe_resp}");
-    assert!(rest.iter().all(is_response), "only responses expected: {rest:?}");
+    assert!(
+        rest.iter().all(is_response),
+        "only responses expected: {rest:?}"
+    );
     rest.to_vec()
 }
 
@@ -22,45 +25,97 @@ fn answer(dreb: &mut Dreb, bytes: &[u8], probe: &str) -> Vec<Value> {
 fn every_malformed_class_gets_one_clean_answer() {
     let env = Env::new();
     let mut dreb = env.spawn_raw(
-        &["--mode", "rpc", "--provider", "mock", "--model", "mock-model"],
+        &[
+            "--mode",
+            "rpc",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+        ],
         &[("DREB_MAX_RECORD_BYTES", "4096")],
     );
-    let long = format!("{{\"id\":\"big\",\"type\":\"prompt\",\"message\":\"{}\"}}\n", "x".repeat(8192));
+    let long = format!(
+        "{{\"id\":\"big\",\"type\":\"prompt\",\"message\":\"{}\"}}\n",
+        "x".repeat(8192)
+    );
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("not_json", b"this is not json\n".to_vec()),
         ("empty_line", b"\n".to_vec()),
         ("json_null", b"null\n".to_vec()),
         ("json_array", b"[1,2,3]\n".to_vec()),
         ("json_string", b"\"get_state\"\n".to_vec()),
-        ("no_type", br#"{"id":"nt","message":"hi"}"#.iter().chain(b"\n").copied().collect()),
-        ("unknown_type_with_id", b"{\"id\":\"u1\",\"type\":\"no_such_command\"}\n".to_vec()),
-        ("unknown_type_without_id", b"{\"type\":\"no_such_command\"}\n".to_vec()),
-        ("missing_required_field", b"{\"id\":\"m1\",\"type\":\"set_session_name\"}\n".to_vec()),
-        ("wrong_field_type", b"{\"id\":\"w1\",\"type\":\"set_auto_retry\",\"enabled\":\"yes\"}\n".to_vec()),
-        ("unknown_enum_value", b"{\"id\":\"e1\",\"type\":\"set_steering_mode\",\"mode\":\"sometimes\"}\n".to_vec()),
-        ("invalid_utf8", b"{\"id\":\"bad\xff\xfe\",\"type\":\"get_state\"}\n".to_vec()),
+        (
+            "no_type",
+            br#"{"id":"nt","message":"hi"}"#.iter().chain(b"\n").copied().collect(),
+        ),
+        (
+            "unknown_type_with_id",
+            b"{\"id\":\"u1\",\"type\":\"no_such_command\"}\n".to_vec(),
+        ),
+        (
+            "unknown_type_without_id",
+            b"{\"type\":\"no_such_command\"}\n".to_vec(),
+        ),
+        (
+            "missing_required_field",
+            b"{\"id\":\"m1\",\"type\":\"set_session_name\"}\n".to_vec(),
+        ),
+        (
+            "wrong_field_type",
+            b"{\"id\":\"w1\",\"type\":\"set_auto_retry\",\"enabled\":\"yes\"}\n".to_vec(),
+        ),
+        (
+            "unknown_enum_value",
+            b"{\"id\":\"e1\",\"type\":\"set_steering_mode\",\"mode\":\"sometimes\"}\n".to_vec(),
+        ),
+        (
+            "invalid_utf8",
+            b"{\"id\":\"bad\xff\xfe\",\"type\":\"get_state\"}\n".to_vec(),
+        ),
         ("over_size_cap", long.into_bytes()),
-        ("crlf_line", b"{\"id\":\"crlf\",\"type\":\"get_version\"}\r\n".to_vec()),
-        ("u2028_inside_string", "{\"id\":\"ls\u{2028}ps\u{2029}\",\"type\":\"get_version\"}\n".as_bytes().to_vec()),
+        (
+            "crlf_line",
+            b"{\"id\":\"crlf\",\"type\":\"get_version\"}\r\n".to_vec(),
+        ),
+        (
+            "u2028_inside_string",
+            "{\"id\":\"ls\u{2028}ps\u{2029}\",\"type\":\"get_version\"}\n"
+                .as_bytes()
+                .to_vec(),
+        ),
         // Answers to dialogs nobody opened are dropped silently (the protocol sends no response to inputs).
-        ("extension_ui_response_unknown_id", b"{\"type\":\"extension_ui_response\",\"id\":\"nope\",\"cancelled\":true}\n".to_vec()),
+        (
+            "extension_ui_response_unknown_id",
+            b"{\"type\":\"extension_ui_response\",\"id\":\"nope\",\"cancelled\":true}\n".to_vec(),
+        ),
     ];
     let mut snapshot = Vec::new();
     for (i, (name, bytes)) in cases.iter().enumerate() {
         let frames = answer(&mut dreb, bytes, &format!("probe{i}"));
-        let expected = if *name == "extension_ui_response_unknown_id" { 0 } else { 1 };
+        let expected = if *name == "extension_ui_response_unknown_id" {
+            0
+        } else {
+            1
+        };
         assert_eq!(frames.len(), expected, "{name}: {frames:#?}");
         if let Some(f) = frames.first() {
             // A clean answer: a response frame with `success` false, except the two valid lines.
             let ok = matches!(*name, "crlf_line" | "u2028_inside_string");
             assert_eq!(f["success"], ok, "{name}: {f}");
             if !ok {
-                assert!(f["error"].as_str().is_some_and(|e| !e.is_empty()), "{name}: {f}");
+                assert!(
+                    f["error"].as_str().is_some_and(|e| !e.is_empty()),
+                    "{name}: {f}"
+                );
             }
         }
         match *name {
             // The cap comes from DREB_MAX_RECORD_BYTES (the default is far larger than this line).
-            "over_size_cap" => assert!(frames[0]["error"].as_str().unwrap().contains("4096"), "{frames:?}"),
+            "over_size_cap" => assert!(
+                frames[0]["error"].as_str().unwrap().contains("4096"),
+                "{frames:?}"
+            ),
             // JSON line separators inside strings are data, not line breaks: echoed intact.
             "u2028_inside_string" => assert_eq!(frames[0]["id"], "ls\u{2028}ps\u{2029}"),
             _ => {}

@@ -9,18 +9,33 @@ use serde_json::{Value, json};
 
 /// Text of the last assistant message in an `agent_end`.
 fn last_assistant(agent_end: &Value) -> Value {
-    agent_end["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "assistant").cloned().unwrap()
+    agent_end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "assistant")
+        .cloned()
+        .unwrap()
 }
 
 fn text_of(message: &Value) -> String {
-    message["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect()
+    message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect()
 }
 
 fn event_types(frames: &[Value]) -> Vec<String> {
     frames
         .iter()
         .map(|f| match f["type"].as_str().unwrap() {
-            "message_update" => format!("message_update {}", f["assistantMessageEvent"]["type"].as_str().unwrap()),
+            "message_update" => format!(
+                "message_update {}",
+                f["assistantMessageEvent"]["type"].as_str().unwrap()
+            ),
             "response" => format!("response {}", f["command"].as_str().unwrap_or("?")),
             t => t.to_string(),
         })
@@ -29,10 +44,18 @@ fn event_types(frames: &[Value]) -> Vec<String> {
 
 fn tool_call_round_trip(provider: &str, model: &str, path: &str) -> Vec<String> {
     let env = Env::new();
-    let mut dreb = env.spawn_raw(&["--mode", "rpc", "--provider", provider, "--model", model], &[]);
-    let frames = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "Run it [[tool=bash:echo hi]]"}));
+    let mut dreb = env.spawn_raw(
+        &["--mode", "rpc", "--provider", provider, "--model", model],
+        &[],
+    );
+    let frames = dreb.exchange(
+        &json!({"id": "p1", "type": "prompt", "message": "Run it [[tool=bash:echo hi]]"}),
+    );
     assert_eq!(frames[0]["success"], true, "{:?}", frames[0]);
-    let tool_end = frames.iter().find(|f| f["type"] == "tool_execution_end").expect("tool_execution_end");
+    let tool_end = frames
+        .iter()
+        .find(|f| f["type"] == "tool_execution_end")
+        .expect("tool_execution_end");
     assert_eq!(tool_end["toolName"], "bash");
     assert_eq!(tool_end["isError"], false);
     assert_eq!(text_of(&tool_end["result"]).trim(), "hi");
@@ -44,8 +67,15 @@ fn tool_call_round_trip(provider: &str, model: &str, path: &str) -> Vec<String> 
     // Two real HTTP requests on the right wire; the second carries the tool's output back.
     let requests = env.mock.requests();
     assert_eq!(requests.len(), 2);
-    assert!(requests.iter().all(|r| r.path == path), "{:?}", requests.iter().map(|r| &r.path).collect::<Vec<_>>());
-    assert!(requests[1].body["messages"].to_string().contains("hi\\n") || requests[1].body["messages"].to_string().contains("\"hi\""));
+    assert!(
+        requests.iter().all(|r| r.path == path),
+        "{:?}",
+        requests.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    assert!(
+        requests[1].body["messages"].to_string().contains("hi\\n")
+            || requests[1].body["messages"].to_string().contains("\"hi\"")
+    );
     event_types(&frames)
 }
 
@@ -70,19 +100,33 @@ fn steer_during_a_tool_call() {
     dreb.read_until(|f| f["type"] == "tool_execution_start");
     dreb.send(&json!({"id": "s1", "type": "steer", "message": "Reply with just: steered"}));
     let steer = dreb.read_until(|f| f["id"] == "s1").pop().unwrap();
-    assert_eq!(steer, json!({"id": "s1", "type": "response", "command": "steer", "success": true}));
+    assert_eq!(
+        steer,
+        json!({"id": "s1", "type": "response", "command": "steer", "success": true})
+    );
     std::fs::write(env.cwd().join("go"), "").unwrap();
     let frames = dreb.read_until(|f| f["type"] == "agent_end");
     let end = frames.last().unwrap();
     let messages = end["messages"].as_array().unwrap();
-    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
     // The steering message is delivered after the tool result, before the next LLM call.
-    assert_eq!(roles, ["user", "assistant", "toolResult", "user", "assistant"], "{messages:#?}");
+    assert_eq!(
+        roles,
+        ["user", "assistant", "toolResult", "user", "assistant"],
+        "{messages:#?}"
+    );
     assert_eq!(text_of(&messages[3]), "Reply with just: steered");
     assert_eq!(text_of(&messages[4]), "steered");
     let requests = env.mock.requests();
     assert_eq!(requests.len(), 2);
-    assert!(requests[1].body["messages"].to_string().contains("Reply with just: steered"));
+    assert!(
+        requests[1].body["messages"]
+            .to_string()
+            .contains("Reply with just: steered")
+    );
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
 }
@@ -91,12 +135,18 @@ fn steer_during_a_tool_call() {
 fn abort_during_a_slow_stream() {
     // 200 deltas, 100 ms apart: far longer than the test waits before aborting.
     let slow = Turn {
-        when: Some(When { last_user_contains: Some("slowly".into()), ..Default::default() }),
+        when: Some(When {
+            last_user_contains: Some("slowly".into()),
+            ..Default::default()
+        }),
         text: vec!["tick ".into(); 200],
         delta_delay_ms: 100,
         ..Default::default()
     };
-    let env = Env::with_scenario(Scenario { turns: vec![slow], ..Default::default() });
+    let env = Env::with_scenario(Scenario {
+        turns: vec![slow],
+        ..Default::default()
+    });
     let mut dreb = env.spawn(&[]);
     dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Count slowly"}));
     dreb.read_until(|f| f["assistantMessageEvent"]["type"] == "text_delta");
@@ -112,9 +162,13 @@ fn abort_during_a_slow_stream() {
         Some(a) => a.clone(),
         None => dreb.read_until(|f| f["id"] == "a1").pop().unwrap(),
     };
-    assert_eq!(abort, json!({"id": "a1", "type": "response", "command": "abort", "success": true}));
+    assert_eq!(
+        abort,
+        json!({"id": "a1", "type": "response", "command": "abort", "success": true})
+    );
     // Still serving: the next prompt runs normally.
-    let next = dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "Reply with just: after"}));
+    let next =
+        dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "Reply with just: after"}));
     assert_eq!(text_of(&last_assistant(next.last().unwrap())), "after");
     let (code, rest, _) = dreb.finish();
     assert_eq!(code, 0);
@@ -123,14 +177,24 @@ fn abort_during_a_slow_stream() {
 
 fn response(dreb: &mut Dreb, cmd: Value) -> Value {
     let frames = dreb.exchange(&cmd);
-    let r = frames.into_iter().find(|f| f["id"] == cmd["id"] && is_response(f)).unwrap();
+    let r = frames
+        .into_iter()
+        .find(|f| f["id"] == cmd["id"] && is_response(f))
+        .unwrap();
     assert_eq!(r["success"], true, "{r}");
     r
 }
 
 fn find_node<'a>(nodes: &'a [Value], id: &str) -> Option<&'a Value> {
     nodes.iter().find_map(|n| {
-        if n["id"] == id { Some(n) } else { find_node(n["children"].as_array().map(Vec::as_slice).unwrap_or(&[]), id) }
+        if n["id"] == id {
+            Some(n)
+        } else {
+            find_node(
+                n["children"].as_array().map(Vec::as_slice).unwrap_or(&[]),
+                id,
+            )
+        }
     })
 }
 
@@ -142,24 +206,48 @@ fn navigate_tree_and_fork_on_a_real_session_file() {
     dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "Reply with just: beta"}));
     let fm = response(&mut dreb, json!({"id": "fm1", "type": "get_fork_messages"}));
     let entry = |text: &str| {
-        fm["data"]["messages"].as_array().unwrap().iter().find(|m| m["text"] == text).unwrap()["entryId"]
+        fm["data"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["text"] == text)
+            .unwrap()["entryId"]
             .as_str()
             .unwrap()
             .to_string()
     };
-    let (alpha, beta) = (entry("Reply with just: alpha"), entry("Reply with just: beta"));
+    let (alpha, beta) = (
+        entry("Reply with just: alpha"),
+        entry("Reply with just: beta"),
+    );
 
     // Back to before "alpha": the editor gets its text, the label lands on it, and a second branch grows.
-    let nav = response(&mut dreb, json!({"id": "n1", "type": "navigate_tree", "targetId": alpha, "label": "first"}));
-    assert_eq!(nav["data"], json!({"cancelled": false, "editorText": "Reply with just: alpha"}));
+    let nav = response(
+        &mut dreb,
+        json!({"id": "n1", "type": "navigate_tree", "targetId": alpha, "label": "first"}),
+    );
+    assert_eq!(
+        nav["data"],
+        json!({"cancelled": false, "editorText": "Reply with just: alpha"})
+    );
     dreb.exchange(&json!({"id": "p3", "type": "prompt", "message": "Reply with just: gamma"}));
     let tree = response(&mut dreb, json!({"id": "t1", "type": "get_tree"}));
     let roots = tree["data"]["roots"].as_array().unwrap();
     let alpha_node = find_node(roots, &alpha).expect("alpha in tree");
     assert_eq!(alpha_node["label"], "first");
-    let parent = find_node(roots, alpha_node["parentId"].as_str().unwrap()).expect("alpha's parent");
-    let branches: Vec<&str> = parent["children"].as_array().unwrap().iter().map(|c| c["type"].as_str().unwrap()).collect();
-    assert_eq!(branches.len(), 2, "two branches under alpha's parent: {parent:#}");
+    let parent =
+        find_node(roots, alpha_node["parentId"].as_str().unwrap()).expect("alpha's parent");
+    let branches: Vec<&str> = parent["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        branches.len(),
+        2,
+        "two branches under alpha's parent: {parent:#}"
+    );
 
     let state = response(&mut dreb, json!({"id": "s1", "type": "get_state"}));
     let original = state["data"]["sessionFile"].as_str().unwrap().to_string();
@@ -167,8 +255,14 @@ fn navigate_tree_and_fork_on_a_real_session_file() {
     assert!(original_text.contains("\"label\":\"first\""));
 
     // Fork at "beta": a new session file whose header names the original, holding the path up to beta's parent.
-    let fork = response(&mut dreb, json!({"id": "f1", "type": "fork", "entryId": beta}));
-    assert_eq!(fork["data"], json!({"text": "Reply with just: beta", "cancelled": false}));
+    let fork = response(
+        &mut dreb,
+        json!({"id": "f1", "type": "fork", "entryId": beta}),
+    );
+    assert_eq!(
+        fork["data"],
+        json!({"text": "Reply with just: beta", "cancelled": false})
+    );
     dreb.exchange(&json!({"id": "p4", "type": "prompt", "message": "Reply with just: forked"}));
     let state = response(&mut dreb, json!({"id": "s2", "type": "get_state"}));
     let forked = state["data"]["sessionFile"].as_str().unwrap().to_string();
@@ -180,7 +274,10 @@ fn navigate_tree_and_fork_on_a_real_session_file() {
     let header: Value = serde_json::from_str(forked_text.lines().next().unwrap()).unwrap();
     assert_eq!(header["type"], "session");
     assert_eq!(header["parentSession"], original.as_str());
-    assert!(forked_text.contains("Reply with just: alpha") && forked_text.contains("Reply with just: forked"));
+    assert!(
+        forked_text.contains("Reply with just: alpha")
+            && forked_text.contains("Reply with just: forked")
+    );
     assert!(!forked_text.contains("Reply with just: beta") && !forked_text.contains("gamma"));
     // Forking leaves the original alone.
     assert_eq!(std::fs::read_to_string(&original).unwrap(), original_text);

@@ -11,8 +11,13 @@ use common::Env;
 
 /// The real interpreter behind `python3` (a version-manager shim may need variables the clean env drops).
 fn python() -> Option<String> {
-    let out = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 #[test]
@@ -26,7 +31,11 @@ fn spec_python_snippet_prints_the_mock_reply() {
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_dreb"), bin.path().join("dreb")).unwrap();
     let script = bin.path().join("snippet.py");
     std::fs::copy(common::fixture("../python/rpc_md_snippet.py"), &script).unwrap();
-    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = Command::new(python)
         .arg(&script)
         .env_clear()
@@ -37,7 +46,17 @@ fn spec_python_snippet_prints_the_mock_reply() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "exit {:?}; stderr: {}", out.status, String::from_utf8_lossy(&out.stderr));
-    assert_eq!(stdout, "Hello from the mock LLM.\n", "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "exit {:?}; stderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "Hello from the mock LLM.\n",
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(env.mock.requests().len(), 1);
 }

@@ -13,9 +13,18 @@ use serde_json::Value;
 
 /// Transcripts whose replay differs from the reference today, with why. Remove an entry when it passes.
 const KNOWN_GAPS: &[(&str, &str)] = &[
-    ("get_commands", "the reference lists its bundled skill commands (with sourceInfo); we list none yet"),
-    ("malformed_input", "a handler failure reads `Invalid entry ID for forking`; the reference prefixes `Command failed: `"),
-    ("set_settings", "invalid payloads get serde's parameter errors, not the reference's per-key validation texts"),
+    (
+        "get_commands",
+        "the reference lists its bundled skill commands (with sourceInfo); we list none yet",
+    ),
+    (
+        "malformed_input",
+        "a handler failure reads `Invalid entry ID for forking`; the reference prefixes `Command failed: `",
+    ),
+    (
+        "set_settings",
+        "invalid payloads get serde's parameter errors, not the reference's per-key validation texts",
+    ),
 ];
 
 /// One replayed transcript: our frames and what differs from the reference.
@@ -30,12 +39,17 @@ fn kind(f: &Value) -> String {
     if is_response(f) {
         format!(
             "response {} success={}",
-            f.get("command").and_then(Value::as_str).unwrap_or("<no command>"),
+            f.get("command")
+                .and_then(Value::as_str)
+                .unwrap_or("<no command>"),
             f.get("success").map(Value::to_string).unwrap_or_default()
         )
     } else if ty == "message_update" {
         // Deltas per message are the mock's; the sub-event type is what matters.
-        format!("message_update {}", f["assistantMessageEvent"]["type"].as_str().unwrap_or("?"))
+        format!(
+            "message_update {}",
+            f["assistantMessageEvent"]["type"].as_str().unwrap_or("?")
+        )
     } else {
         ty.to_string()
     }
@@ -78,7 +92,10 @@ fn replay(env: &Env, name: &str, mut dreb: Dreb) -> Replay {
         let is_prompt = serde_json::from_str::<Value>(&line).is_ok_and(|v| v["type"] == "prompt");
         dreb.write_raw(format!("{line}\n").as_bytes());
         let frames = dreb.wait_reply(is_prompt);
-        if let (Some(r), Some(o)) = (ref_responses.get(i), frames.iter().rev().find(|f| is_response(f))) {
+        if let (Some(r), Some(o)) = (
+            ref_responses.get(i),
+            frames.iter().rev().find(|f| is_response(f)),
+        ) {
             map_ids(&r["data"], &o["data"], &mut ids);
         }
         ours.extend(frames);
@@ -92,12 +109,18 @@ fn replay(env: &Env, name: &str, mut dreb: Dreb) -> Replay {
     let ref_kinds: Vec<String> = reference.iter().map(kind).collect();
     let our_kinds: Vec<String> = ours.iter().map(kind).collect();
     if ref_kinds != our_kinds {
-        problems.push(format!("frame sequence differs:\n  reference: {ref_kinds:?}\n  ours:      {our_kinds:?}"));
+        problems.push(format!(
+            "frame sequence differs:\n  reference: {ref_kinds:?}\n  ours:      {our_kinds:?}"
+        ));
     }
     let our_responses: Vec<&Value> = ours.iter().filter(|f| is_response(f)).collect();
     for (r, o) in ref_responses.iter().zip(&our_responses) {
         if r.get("id") != o.get("id") {
-            problems.push(format!("response id: reference {:?}, ours {:?}", r.get("id"), o.get("id")));
+            problems.push(format!(
+                "response id: reference {:?}, ours {:?}",
+                r.get("id"),
+                o.get("id")
+            ));
         }
         let (rs, os) = (shape(&r["data"]), shape(&o["data"]));
         if rs != os {
@@ -110,9 +133,17 @@ fn replay(env: &Env, name: &str, mut dreb: Dreb) -> Replay {
         // error names the parser's message, which is JavaScript's in the reference and serde's in ours.
         let parse_error = r["command"] == "parse";
         if !parse_error && r.get("error") != o.get("error") {
-            problems.push(format!("error text: reference {:?}, ours {:?}", r.get("error"), o.get("error")));
+            problems.push(format!(
+                "error text: reference {:?}, ours {:?}",
+                r.get("error"),
+                o.get("error")
+            ));
         }
-        if parse_error && !o["error"].as_str().is_some_and(|e| e.starts_with("Failed to parse JSON: ")) {
+        if parse_error
+            && !o["error"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("Failed to parse JSON: "))
+        {
             problems.push(format!("parse error text: ours {:?}", o.get("error")));
         }
     }
@@ -123,7 +154,11 @@ fn replay(env: &Env, name: &str, mut dreb: Dreb) -> Replay {
 fn check_all(results: BTreeMap<String, Replay>, home_of: &HashMap<String, std::path::PathBuf>) {
     let mut failing = BTreeMap::new();
     for (name, r) in &results {
-        let normalised: Vec<Value> = r.ours.iter().map(|f| normalise(&summarise(f), &home_of[name])).collect();
+        let normalised: Vec<Value> = r
+            .ours
+            .iter()
+            .map(|f| normalise(&summarise(f), &home_of[name]))
+            .collect();
         insta::assert_json_snapshot!(format!("replay__{name}"), normalised);
         if !r.problems.is_empty() {
             failing.insert(name.clone(), r.problems.join("\n"));
@@ -133,12 +168,16 @@ fn check_all(results: BTreeMap<String, Replay>, home_of: &HashMap<String, std::p
     let mut report = String::new();
     for (name, problems) in &failing {
         if !known.contains_key(name.as_str()) {
-            report.push_str(&format!("\n== {name} differs from the reference (not in KNOWN_GAPS):\n{problems}\n"));
+            report.push_str(&format!(
+                "\n== {name} differs from the reference (not in KNOWN_GAPS):\n{problems}\n"
+            ));
         }
     }
     for name in known.keys() {
         if results.contains_key(*name) && !failing.contains_key(*name) {
-            report.push_str(&format!("\n== {name} now matches the reference: remove it from KNOWN_GAPS\n"));
+            report.push_str(&format!(
+                "\n== {name} now matches the reference: remove it from KNOWN_GAPS\n"
+            ));
         }
     }
     assert!(report.is_empty(), "{report}");
@@ -165,7 +204,10 @@ fn fresh_agent_dir_transcripts() {
         ("get_settings", "models.json"),
         ("set_settings", "models.json"),
         ("set_model_thinking", "models.json"),
-        ("set_model_thinking_reasoning", "models-with-reasoning-model.json"),
+        (
+            "set_model_thinking_reasoning",
+            "models-with-reasoning-model.json",
+        ),
         ("runtime_setters", "models.json"),
         ("get_commands", "models.json"),
         ("get_available_models", "models.json"),
@@ -186,13 +228,35 @@ fn fresh_agent_dir_transcripts() {
 fn sessions_agent_dir_transcripts() {
     // One shared agent dir and cwd, in recording order, with the reference's pre-seeded settings.
     let env = Env::new();
-    std::fs::copy(fixture("settings-sessions-agent-dir.json"), env.agent_dir().join("settings.json")).unwrap();
+    std::fs::copy(
+        fixture("settings-sessions-agent-dir.json"),
+        env.agent_dir().join("settings.json"),
+    )
+    .unwrap();
     let mut results = BTreeMap::new();
     let mut homes = HashMap::new();
     let home = env.home.path().to_path_buf();
-    for name in ["prompt_text", "prompt_tool_openai", "prompt_tool_anthropic", "get_session_stats", "session_c", "session_d", "session_f"] {
+    for name in [
+        "prompt_text",
+        "prompt_tool_openai",
+        "prompt_tool_anthropic",
+        "get_session_stats",
+        "session_c",
+        "session_d",
+        "session_f",
+    ] {
         let dreb = if name == "prompt_tool_anthropic" {
-            env.spawn_raw(&["--mode", "rpc", "--provider", "mock-anthropic", "--model", "mock-claude"], &[])
+            env.spawn_raw(
+                &[
+                    "--mode",
+                    "rpc",
+                    "--provider",
+                    "mock-anthropic",
+                    "--model",
+                    "mock-claude",
+                ],
+                &[],
+            )
         } else {
             env.spawn(&[])
         };
@@ -200,9 +264,15 @@ fn sessions_agent_dir_transcripts() {
     }
     // get_tree / get_fork_messages / fork open the reference's own session d (so the recorded entry ids match).
     std::fs::create_dir_all(env.session_dir()).unwrap();
-    let d = env.session_dir().join("2026-12-01T06-29-01-760Z_7169ba87-00a1-477d-b2db-5e82de7274d0.jsonl");
+    let d = env
+        .session_dir()
+        .join("2026-12-01T06-29-01-760Z_7169ba87-00a1-477d-b2db-5e82de7274d0.jsonl");
     let text = std::fs::read_to_string(fixture("d-branched-compacted.jsonl")).unwrap();
-    std::fs::write(&d, text.replace("/home/user/project", &env.cwd().to_string_lossy())).unwrap();
+    std::fs::write(
+        &d,
+        text.replace("/home/user/project", &env.cwd().to_string_lossy()),
+    )
+    .unwrap();
     let d = d.to_string_lossy().to_string();
     for name in ["get_tree", "get_fork_messages", "fork"] {
         let dreb = env.spawn(&["--session", &d]);

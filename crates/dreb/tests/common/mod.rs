@@ -17,7 +17,9 @@ pub const HANG_GUARD: Duration = Duration::from_secs(30);
 
 /// The reference fixtures copied into this crate.
 pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/reference")
+        .join(name)
 }
 
 /// `inputs/models.json` of the reference recording, with its base URLs pointed at `mock`.
@@ -52,7 +54,11 @@ impl Env {
         let env = Env { home, mock };
         std::fs::create_dir_all(env.agent_dir()).unwrap();
         std::fs::create_dir_all(env.cwd()).unwrap();
-        std::fs::write(env.agent_dir().join("models.json"), models_json(&env.mock, template)).unwrap();
+        std::fs::write(
+            env.agent_dir().join("models.json"),
+            models_json(&env.mock, template),
+        )
+        .unwrap();
         env
     }
 
@@ -73,7 +79,14 @@ impl Env {
 
     /// `dreb --mode rpc --provider mock --model mock-model` plus `extra`.
     pub fn spawn(&self, extra: &[&str]) -> Dreb {
-        let mut args = vec!["--mode", "rpc", "--provider", "mock", "--model", "mock-model"];
+        let mut args = vec![
+            "--mode",
+            "rpc",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+        ];
         args.extend_from_slice(extra);
         self.spawn_raw(&args, &[])
     }
@@ -131,16 +144,25 @@ impl Dreb {
                     }
                 }
                 let parsed = if line.last() != Some(&b'\n') {
-                    Err(format!("unterminated stdout record: {:?}", String::from_utf8_lossy(&line)))
+                    Err(format!(
+                        "unterminated stdout record: {:?}",
+                        String::from_utf8_lossy(&line)
+                    ))
                 } else {
                     line.pop();
                     if line.contains(&b'\r') {
-                        Err(format!("CR in stdout record: {:?}", String::from_utf8_lossy(&line)))
+                        Err(format!(
+                            "CR in stdout record: {:?}",
+                            String::from_utf8_lossy(&line)
+                        ))
                     } else {
                         match serde_json::from_slice::<Value>(&line) {
                             Ok(v @ Value::Object(_)) => Ok(v),
                             Ok(other) => Err(format!("stdout record is not an object: {other}")),
-                            Err(e) => Err(format!("stdout record is not JSON ({e}): {:?}", String::from_utf8_lossy(&line))),
+                            Err(e) => Err(format!(
+                                "stdout record is not JSON ({e}): {:?}",
+                                String::from_utf8_lossy(&line)
+                            )),
                         }
                     }
                 };
@@ -154,7 +176,14 @@ impl Dreb {
             let _ = stderr.read_to_string(&mut s);
             s
         });
-        Dreb { stdin: child.stdin.take(), child, frames, seen: Vec::new(), stderr: Some(stderr), eof: false }
+        Dreb {
+            stdin: child.stdin.take(),
+            child,
+            frames,
+            seen: Vec::new(),
+            stderr: Some(stderr),
+            eof: false,
+        }
     }
 
     /// Writes raw bytes to stdin.
@@ -186,7 +215,9 @@ impl Dreb {
                 self.eof = true;
                 None
             }
-            Err(RecvTimeoutError::Timeout) => panic!("no frame from dreb; frames so far: {:#?}", self.seen),
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("no frame from dreb; frames so far: {:#?}", self.seen)
+            }
         }
     }
 
@@ -213,7 +244,9 @@ impl Dreb {
     pub fn read_until(&mut self, mut pred: impl FnMut(&Frame) -> bool) -> Vec<Frame> {
         let mut out = Vec::new();
         loop {
-            let f = self.next_frame().unwrap_or_else(|| panic!("EOF while waiting; frames: {:#?}", out));
+            let f = self
+                .next_frame()
+                .unwrap_or_else(|| panic!("EOF while waiting; frames: {:#?}", out));
             let done = pred(&f);
             out.push(f);
             if done {
@@ -237,7 +270,11 @@ impl Dreb {
     /// Waits for the next response; when `prompt` and it succeeded, until `agent_end`.
     pub fn wait_reply(&mut self, prompt: bool) -> Vec<Frame> {
         let mut frames = self.read_until(is_response);
-        let ok = frames.last().and_then(|r| r.get("success")).and_then(Value::as_bool) == Some(true);
+        let ok = frames
+            .last()
+            .and_then(|r| r.get("success"))
+            .and_then(Value::as_bool)
+            == Some(true);
         if prompt && ok && !frames.iter().any(|f| f["type"] == "agent_end") {
             frames.extend(self.read_until(|f| f["type"] == "agent_end"));
         }
@@ -252,7 +289,11 @@ impl Dreb {
             rest.push(f);
         }
         let status = self.child.wait().expect("wait dreb");
-        let stderr = self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+        let stderr = self
+            .stderr
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
         (status.code().unwrap_or(-1), rest, stderr)
     }
 }
@@ -277,19 +318,40 @@ pub fn normalise(v: &Value, home: &Path) -> Value {
 }
 
 const VOLATILE_KEYS: &[&str] = &[
-    "timestamp", "durationMs", "version", "sessionId", "sessionFile", "responseId", "path", "parentSession", "cwd",
-    "created", "modified", "lastModified", "tps", "firstMessageTimestamp", "parentId", "leafId", "fullOutputPath",
+    "timestamp",
+    "durationMs",
+    "version",
+    "sessionId",
+    "sessionFile",
+    "responseId",
+    "path",
+    "parentSession",
+    "cwd",
+    "created",
+    "modified",
+    "lastModified",
+    "tps",
+    "firstMessageTimestamp",
+    "parentId",
+    "leafId",
+    "fullOutputPath",
 ];
 
 fn normalise_inner(key: Option<&str>, v: &Value, home: &str) -> Value {
     match v {
-        Value::Object(m) => {
-            Value::Object(m.iter().map(|(k, v)| (k.clone(), normalise_inner(Some(k), v, home))).collect())
-        }
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), normalise_inner(Some(k), v, home)))
+                .collect(),
+        ),
         Value::Array(a) => Value::Array(a.iter().map(|v| normalise_inner(key, v, home)).collect()),
         Value::Null => Value::Null,
-        _ if key.is_some_and(|k| VOLATILE_KEYS.contains(&k)) => json!(format!("[{}]", key.unwrap())),
-        Value::String(s) if key.is_some_and(|k| k == "id" || k.ends_with("Id")) && is_generated_id(s) => {
+        _ if key.is_some_and(|k| VOLATILE_KEYS.contains(&k)) => {
+            json!(format!("[{}]", key.unwrap()))
+        }
+        Value::String(s)
+            if key.is_some_and(|k| k == "id" || k.ends_with("Id")) && is_generated_id(s) =>
+        {
             json!("[id]")
         }
         Value::String(s) if is_iso_time(s) => json!("[iso-time]"),
@@ -306,7 +368,9 @@ fn is_iso_time(s: &str) -> bool {
         && b[7] == b'-'
         && b[10] == b'T'
         && b[13] == b':'
-        && [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15].iter().all(|&i| b[i].is_ascii_digit())
+        && [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15]
+            .iter()
+            .all(|&i| b[i].is_ascii_digit())
 }
 
 /// The mock LLM's random port.
@@ -325,7 +389,10 @@ fn redact_port(s: &str) -> String {
 fn is_generated_id(s: &str) -> bool {
     let hex8 = s.len() == 8 && s.chars().all(|c| c.is_ascii_hexdigit());
     let uuid = s.len() == 36 && s.chars().filter(|c| *c == '-').count() == 4;
-    hex8 || uuid || s.starts_with("call_mock_") || s.starts_with("toolu_mock_") || s.starts_with("msg_mock_")
+    hex8 || uuid
+        || s.starts_with("call_mock_")
+        || s.starts_with("toolu_mock_")
+        || s.starts_with("msg_mock_")
 }
 
 /// The JSON shape of a value: key sets and JSON types, recursively (array element shapes de-duplicated).
@@ -347,7 +414,11 @@ pub fn shape(v: &Value) -> Value {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
-            Value::Object(keys.into_iter().map(|k| (k.clone(), shape(&m[k]))).collect())
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), shape(&m[k])))
+                    .collect(),
+            )
         }
     }
 }
