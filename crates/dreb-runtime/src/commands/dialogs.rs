@@ -48,10 +48,10 @@ impl DialogTracker {
                         .get("method")
                         .and_then(Value::as_str)
                         .is_some_and(|m| BlockingExtensionUiRequest::TAGS.contains(&m));
-                    if blocking {
-                        if let Ok(request) = serde_json::from_value::<BlockingExtensionUiRequest>(value) {
-                            lock(&self.open).push((id, request));
-                        }
+                    if let (true, Ok(request)) =
+                        (blocking, serde_json::from_value::<BlockingExtensionUiRequest>(value))
+                    {
+                        lock(&self.open).push((id, request));
                     }
                 }
                 Some("extension_ui_response_handled") => lock(&self.open).retain(|(open, _)| *open != id),
