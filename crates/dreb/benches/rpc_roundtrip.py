@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""RPC-level benchmarks of the `dreb` binary (DESIGN.md targets):
+
+- process start to first response (`get_version`), median over runs;
+- idle resident memory (VmRSS after startup and one command);
+- `get_state` round trips per second on one connection, sequential (send, wait, repeat) and pipelined.
+
+Usage: python3 crates/dreb/benches/rpc_roundtrip.py [path/to/dreb]   (default: target/release/dreb)
+Runs offline (`--provider faux --no-session`) in a temporary agent dir. Prints a Markdown table.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/dreb")
+
+
+def spawn(agent_dir, cwd):
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": agent_dir, "DREB_CODING_AGENT_DIR": agent_dir}
+    return subprocess.Popen(
+        [BIN, "--mode", "rpc", "--provider", "faux", "--no-session"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd,
+    )
+
+
+def request(proc, frame):
+    proc.stdin.write((json.dumps(frame) + "\n").encode())
+    proc.stdin.flush()
+    return json.loads(proc.stdout.readline())
+
+
+def main():
+    with tempfile.TemporaryDirectory() as agent_dir, tempfile.TemporaryDirectory() as cwd:
+        starts = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            p = spawn(agent_dir, cwd)
+            resp = request(p, {"id": 1, "type": "get_version"})
+            starts.append((time.perf_counter() - t0) * 1000)
+            assert resp["success"], resp
+            p.stdin.close()
+            p.wait()
+
+        p = spawn(agent_dir, cwd)
+        request(p, {"type": "get_state"})
+        time.sleep(0.3)
+        with open(f"/proc/{p.pid}/status") as f:
+            rss_kb = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+
+        n = 5000
+        t0 = time.perf_counter()
+        for i in range(n):
+            request(p, {"id": i, "type": "get_state"})
+        seq = n / (time.perf_counter() - t0)
+
+        n2 = 20000
+        payload = "".join(json.dumps({"id": i, "type": "get_state"}) + "\n" for i in range(n2)).encode()
+        t0 = time.perf_counter()
+        import threading
+        writer = threading.Thread(target=lambda: (p.stdin.write(payload), p.stdin.flush()))
+        writer.start()
+        for _ in range(n2):
+            line = p.stdout.readline()
+            assert line
+        writer.join()
+        piped = n2 / (time.perf_counter() - t0)
+        p.stdin.close()
+        p.wait()
+
+    print("| measure | result | target |")
+    print("|---|---:|---:|")
+    print(f"| start → first response (`get_version`), median of 20 | {statistics.median(starts):.1f} ms | < 10 ms |")
+    print(f"| idle RSS after startup | {rss_kb / 1024:.1f} MB | < 15 MB |")
+    print(f"| `get_state` round trips, sequential | {seq:,.0f} /s | > 20,000 /s |")
+    print(f"| `get_state` responses, pipelined (20,000 requests) | {piped:,.0f} /s | |")
+
+
+if __name__ == "__main__":
+    main()
