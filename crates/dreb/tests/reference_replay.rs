@@ -113,6 +113,20 @@ fn replay(env: &Env, name: &str, mut dreb: Dreb) -> Replay {
             "frame sequence differs:\n  reference: {ref_kinds:?}\n  ours:      {our_kinds:?}"
         ));
     }
+    // Event frames: same keys and JSON types, pairwise (only meaningful when the sequences line up). The partial
+    // message copies inside `message_update` are excluded: the README calls them recording artefacts (they can
+    // hold text of later deltas and the reference's internal streaming fields such as `index`/`partialJson`).
+    if ref_kinds == our_kinds {
+        for (r, o) in reference.iter().zip(&ours).filter(|(r, _)| !is_response(r)) {
+            let (rs, os) = (shape(&summarise(r)), shape(&summarise(o)));
+            if rs != os {
+                problems.push(format!(
+                    "`{}` event shape differs:\n  reference: {rs}\n  ours:      {os}",
+                    kind(r)
+                ));
+            }
+        }
+    }
     let our_responses: Vec<&Value> = ours.iter().filter(|f| is_response(f)).collect();
     for (r, o) in ref_responses.iter().zip(&our_responses) {
         if r.get("id") != o.get("id") {
