@@ -347,9 +347,7 @@ impl Runtime {
         let stop_rt = runtime.clone();
         tokio::spawn(async move {
             stop_rt.inner.stop.cancelled().await;
-            // Open dialogs settle (each gets its handled event) before the run stops.
-            stop_rt.inner.dialog.cancel_all();
-            stop_rt.inner.agent.abort();
+            stop_rt.shutdown();
         });
         Ok(runtime)
     }
@@ -381,6 +379,13 @@ impl Runtime {
         });
         let names: Vec<&str> = self.inner.tool_names.iter().map(String::as_str).collect();
         self.inner.agent.set_tools(dreb_tools::create_tools(&names, &ctx));
+    }
+
+    /// Shutdown (also run when the stop token is cancelled; idempotent): every open dialog settles, each with its
+    /// `extension_ui_response_handled` event (an open `ask` also stops the run), then the running work stops.
+    pub fn shutdown(&self) {
+        self.inner.dialog.cancel_all();
+        self.inner.agent.abort();
     }
 
     /// The agent loop (for embedding and tests).

@@ -95,7 +95,23 @@ async fn run(args: Args) -> i32 {
     if let Some(cap) = std::env::var("DREB_MAX_RECORD_BYTES").ok().and_then(|v| v.parse().ok()) {
         serve_options.max_record_bytes = cap;
     }
-    let outcome = serve(Arc::new(runtime), router, tokio::io::stdin(), output, serve_options, termination_signal(), stop).await;
+    let flush_timeout = serve_options.flush_timeout;
+    let outcome = serve(
+        Arc::new(runtime.clone()),
+        router,
+        tokio::io::stdin(),
+        output.clone(),
+        serve_options,
+        termination_signal(),
+        stop,
+    )
+    .await;
     tracing::debug!(?outcome, "stopped serving");
+    // The stop token already settles open dialogs from a task; do it here too so their handled events are
+    // queued for certain before the last flush.
+    runtime.shutdown();
+    if !matches!(outcome, dreb_cli::ServeOutcome::OutputOverflow) {
+        let _ = output.flush(flush_timeout).await;
+    }
     outcome.exit_code()
 }
