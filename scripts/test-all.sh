@@ -12,7 +12,7 @@ cargo test --workspace
 
 # The client suites also drive the real binary (offline, --provider faux).
 cargo build -p dreb
-export DREB_BIN="$ROOT/target/debug/dreb"
+export DREB_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/dreb"
 
 if [ -f "$ROOT/clients/typescript/package.json" ]; then
   echo "==> TypeScript client"
