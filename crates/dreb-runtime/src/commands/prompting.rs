@@ -8,16 +8,10 @@ use dreb_protocol::*;
 use crate::convert::wire;
 use crate::runtime::{QueuedDisplay, Runtime, lock, no_api_key_text};
 
-/// Interactive-only commands a host must handle itself (the reference's 20 built-ins).
-const BUILTIN_SLASH_COMMANDS: [&str; 20] = [
-    "settings", "model", "scoped-models", "export", "import", "copy", "name", "session", "hotkeys", "fork", "tree",
-    "login", "logout", "new", "compact", "dream", "resume", "reload", "buddy", "quit",
-];
-
 fn builtin_slash_command(message: &str) -> Option<&str> {
     let first = message.trim().split_whitespace().next()?;
     let name = first.strip_prefix('/')?;
-    BUILTIN_SLASH_COMMANDS.contains(&name).then_some(name)
+    super::discovery::BUILTIN_COMMANDS.iter().any(|(n, _, _)| *n == name).then_some(name)
 }
 
 fn reject_builtin(message: &str) -> Result<(), String> {
