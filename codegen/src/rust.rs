@@ -416,7 +416,13 @@ impl<'a> Gen<'a> {
                 if f.doc.is_some() || f.since.is_some() || f.note.is_some() {
                     self.w(1, "///");
                 }
-                self.w(1, &format!("/// Raw JSON (`raw: true`): the handler validates it as `{}`.", f.ty));
+                self.w(
+                    1,
+                    &format!(
+                        "/// Raw JSON (`raw: true`): the handler validates it as `{}`.",
+                        f.ty
+                    ),
+                );
             }
             let plain_ident = ident.trim_start_matches("r#");
             let mut attrs: Vec<String> = Vec::new();

@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::{Backend, assert_checked_in_output_matches_protocol_spec, assert_fixture_matches_golden};
+use common::{
+    Backend, assert_checked_in_output_matches_protocol_spec, assert_fixture_matches_golden,
+};
 use dreb_codegen::{BANNER, docs, load_spec};
 
 fn manifest_dir() -> std::path::PathBuf {
@@ -152,7 +154,6 @@ fn docs_cover_every_doc_error_and_example() {
     assert_eq!(files.len(), 1);
     assert_covers(&ir, &files[0].contents);
 }
-
 
 #[test]
 fn protocol_docs_cover_every_doc_error_and_example() {

@@ -6,14 +6,19 @@
 
 mod common;
 
-use common::{Backend, assert_checked_in_output_matches_protocol_spec, assert_fixture_matches_golden};
+use common::{
+    Backend, assert_checked_in_output_matches_protocol_spec, assert_fixture_matches_golden,
+};
 use dreb_codegen::{BANNER, jsonschema};
 
 fn backend() -> Backend {
     Backend {
         name: "jsonschema",
         prefix: "protocol/schema",
-        banner_start: format!("{{\n  \"$comment\": {}", serde_json::Value::String(BANNER.into())),
+        banner_start: format!(
+            "{{\n  \"$comment\": {}",
+            serde_json::Value::String(BANNER.into())
+        ),
         generate: jsonschema::generate,
     }
 }
@@ -28,4 +33,3 @@ fn fixture_matches_golden() {
 fn checked_in_output_matches_protocol_spec() {
     assert_checked_in_output_matches_protocol_spec(&backend());
 }
-

@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::{Backend, assert_checked_in_output_matches_protocol_spec, assert_fixture_matches_golden};
+use common::{
+    Backend, assert_checked_in_output_matches_protocol_spec, assert_fixture_matches_golden,
+};
 use dreb_codegen::{BANNER, python};
 
 fn backend() -> Backend {
@@ -28,4 +30,3 @@ fn fixture_matches_golden() {
 fn checked_in_output_matches_protocol_spec() {
     assert_checked_in_output_matches_protocol_spec(&backend());
 }
-

@@ -31,7 +31,9 @@ fn files_under(dir: &Path) -> std::collections::BTreeSet<std::path::PathBuf> {
     let mut out = std::collections::BTreeSet::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() {
@@ -49,13 +51,18 @@ fn files_under(dir: &Path) -> std::collections::BTreeSet<std::path::PathBuf> {
 #[allow(dead_code)]
 pub fn assert_fixture_matches_golden(backend: &Backend) {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ir = dreb_codegen::load_spec(manifest.join("tests/fixtures/basic.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let ir = dreb_codegen::load_spec(manifest.join("tests/fixtures/basic.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
     let golden = manifest.join("tests/golden").join(backend.name);
     let update = std::env::var_os("UPDATE_GOLDENS").is_some();
     let mut problems = Vec::new();
     let mut produced = std::collections::BTreeSet::new();
     for dreb_codegen::GeneratedFile { path, contents } in (backend.generate)(&ir) {
-        assert!(contents.starts_with(&backend.banner_start), "{} lacks the banner", path.display());
+        assert!(
+            contents.starts_with(&backend.banner_start),
+            "{} lacks the banner",
+            path.display()
+        );
         let rel = path
             .strip_prefix(backend.prefix)
             .unwrap_or_else(|_| panic!("{} output lives in {}", backend.name, backend.prefix))
@@ -75,7 +82,10 @@ pub fn assert_fixture_matches_golden(backend: &Backend) {
     }
     if !update {
         for extra in files_under(&golden).difference(&produced) {
-            problems.push(format!("golden file {} is no longer generated", extra.display()));
+            problems.push(format!(
+                "golden file {} is no longer generated",
+                extra.display()
+            ));
         }
     }
     assert!(
@@ -90,7 +100,8 @@ pub fn assert_fixture_matches_golden(backend: &Backend) {
 #[allow(dead_code)]
 pub fn assert_checked_in_output_matches_protocol_spec(backend: &Backend) {
     let root = dreb_codegen::repo_root();
-    let ir = dreb_codegen::load_spec(root.join(dreb_codegen::SPEC_PATH)).unwrap_or_else(|e| panic!("{e}"));
+    let ir = dreb_codegen::load_spec(root.join(dreb_codegen::SPEC_PATH))
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut problems = Vec::new();
     for dreb_codegen::GeneratedFile { path, contents } in (backend.generate)(&ir) {
         match std::fs::read_to_string(root.join(&path)) {
@@ -99,5 +110,10 @@ pub fn assert_checked_in_output_matches_protocol_spec(backend: &Backend) {
             Err(_) => problems.push(format!("{} is missing", path.display())),
         }
     }
-    assert!(problems.is_empty(), "{}\nregenerate with: {}", problems.join("\n"), dreb_codegen::REGENERATE_COMMAND);
+    assert!(
+        problems.is_empty(),
+        "{}\nregenerate with: {}",
+        problems.join("\n"),
+        dreb_codegen::REGENERATE_COMMAND
+    );
 }

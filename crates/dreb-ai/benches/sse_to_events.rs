@@ -23,7 +23,12 @@ fn model(api_name: &str) -> Model {
         base_url: String::new(),
         reasoning: false,
         input: vec![InputKind::Text],
-        cost: ModelCost { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 },
+        cost: ModelCost {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+        },
         context_window: 200_000,
         max_tokens: 64_000,
         headers: None,
@@ -37,14 +42,29 @@ fn model(api_name: &str) -> Model {
 fn openai_sse(prefix: &str, deltas: &[String], tool: bool) -> Vec<u8> {
     let mut out = Vec::new();
     let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
-        format!("data: {}\n\n", json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+        format!(
+            "data: {}\n\n",
+            json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
     };
     if tool {
         out.extend(chunk(json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "write", "arguments": format!("{{\"content\": \"{prefix}")}}]}), json!(null)).bytes());
         for d in deltas {
-            out.extend(chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": d}}]}), json!(null)).bytes());
+            out.extend(
+                chunk(
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": d}}]}),
+                    json!(null),
+                )
+                .bytes(),
+            );
         }
-        out.extend(chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"}"}}]}), json!(null)).bytes());
+        out.extend(
+            chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"}"}}]}),
+                json!(null),
+            )
+            .bytes(),
+        );
         out.extend(chunk(json!({}), json!("tool_calls")).bytes());
     } else {
         if !prefix.is_empty() {
@@ -63,21 +83,41 @@ fn openai_sse(prefix: &str, deltas: &[String], tool: bool) -> Vec<u8> {
 /// Anthropic messages SSE with text deltas.
 fn anthropic_sse(deltas: &[String]) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut ev = |name: &str, v: serde_json::Value| out.extend(format!("event: {name}\ndata: {v}\n\n").bytes());
-    ev("message_start", json!({"type": "message_start", "message": {"id": "m1", "usage": {"input_tokens": 100, "output_tokens": 1}}}));
-    ev("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}));
+    let mut ev = |name: &str, v: serde_json::Value| {
+        out.extend(format!("event: {name}\ndata: {v}\n\n").bytes())
+    };
+    ev(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "m1", "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+    );
+    ev(
+        "content_block_start",
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    );
     for d in deltas {
-        ev("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": d}}));
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": d}}),
+        );
     }
-    ev("content_block_stop", json!({"type": "content_block_stop", "index": 0}));
-    ev("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": deltas.len()}}));
+    ev(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    );
+    ev(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": deltas.len()}}),
+    );
     ev("message_stop", json!({"type": "message_stop"}));
     out
 }
 
 /// Splits bytes into network-sized reads.
 fn chunks(bytes: &[u8]) -> Vec<Bytes> {
-    bytes.chunks(16 * 1024).map(Bytes::copy_from_slice).collect()
+    bytes
+        .chunks(16 * 1024)
+        .map(Bytes::copy_from_slice)
+        .collect()
 }
 
 fn run(rt: &tokio::runtime::Runtime, m: &Model, sse: &[Bytes]) -> usize {
@@ -85,7 +125,10 @@ fn run(rt: &tokio::runtime::Runtime, m: &Model, sse: &[Bytes]) -> usize {
         let mut s = parse_sse(m, sse.to_vec());
         let mut n = 0;
         while let Some(e) = s.next().await {
-            assert!(!matches!(e, AssistantMessageEvent::Error { .. }), "bench stream failed: {e:?}");
+            assert!(
+                !matches!(e, AssistantMessageEvent::Error { .. }),
+                "bench stream failed: {e:?}"
+            );
             n += 1;
         }
         n
@@ -106,23 +149,52 @@ fn median(reps: usize, mut f: impl FnMut()) -> Duration {
 }
 
 fn words(n: usize, size: usize) -> Vec<String> {
-    (0..n).map(|i| format!("{:<width$}", format!("w{i}"), width = size)).collect()
+    (0..n)
+        .map(|i| format!("{:<width$}", format!("w{i}"), width = size))
+        .collect()
 }
 
 fn main() {
     // `cargo bench` passes `--bench`; under `cargo test --all-targets` this runs as a quick smoke check instead.
     let full = std::env::args().any(|a| a == "--bench");
     let reps = if full { 9 } else { 1 };
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     println!("### Throughput (SSE bytes → events)\n");
     println!("| wire | reply | deltas | SSE bytes | time | MB/s of SSE | events/s |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
     let mut cases: Vec<(&str, &str, Vec<u8>, usize)> = vec![
-        ("openai-completions", "text, 200 × 16 B", openai_sse("", &words(200, 16), false), 200),
-        ("openai-completions", "text, 2000 × 16 B", openai_sse("", &words(2000, 16), false), 2000),
-        ("anthropic-messages", "text, 200 × 16 B", anthropic_sse(&words(200, 16)), 200),
-        ("anthropic-messages", "text, 2000 × 16 B", anthropic_sse(&words(2000, 16)), 2000),
-        ("openai-completions", "tool args, 200 × 16 B", openai_sse("", &words(200, 16), true), 200),
+        (
+            "openai-completions",
+            "text, 200 × 16 B",
+            openai_sse("", &words(200, 16), false),
+            200,
+        ),
+        (
+            "openai-completions",
+            "text, 2000 × 16 B",
+            openai_sse("", &words(2000, 16), false),
+            2000,
+        ),
+        (
+            "anthropic-messages",
+            "text, 200 × 16 B",
+            anthropic_sse(&words(200, 16)),
+            200,
+        ),
+        (
+            "anthropic-messages",
+            "text, 2000 × 16 B",
+            anthropic_sse(&words(2000, 16)),
+            2000,
+        ),
+        (
+            "openai-completions",
+            "tool args, 200 × 16 B",
+            openai_sse("", &words(200, 16), true),
+            200,
+        ),
     ];
     if !full {
         cases.retain(|c| c.3 == 200);
@@ -143,12 +215,20 @@ fn main() {
     }
 
     println!("\n### Per-delta cost vs message length\n");
-    println!("Cost of one more 16-byte delta when the partial already holds L bytes (median over 9 runs of 500 deltas),");
-    println!("next to the cost of cloning a partial of that size alone (with as many copies alive as the event channel holds).\n");
+    println!(
+        "Cost of one more 16-byte delta when the partial already holds L bytes (median over 9 runs of 500 deltas),"
+    );
+    println!(
+        "next to the cost of cloning a partial of that size alone (with as many copies alive as the event channel holds).\n"
+    );
     println!("| content | L (bytes) | per delta | clone of partial | per delta − clone |");
     println!("| --- | ---: | ---: | ---: | ---: |");
     let k = if full { 500 } else { 20 };
-    let lengths: &[usize] = if full { &[1_000, 10_000, 100_000, 1_000_000] } else { &[1_000] };
+    let lengths: &[usize] = if full {
+        &[1_000, 10_000, 100_000, 1_000_000]
+    } else {
+        &[1_000]
+    };
     for tool in [false, true] {
         for &len in lengths {
             let prefix = "x".repeat(len);
@@ -175,7 +255,10 @@ fn main() {
                     thought_signature: None,
                 }));
             } else {
-                partial.content.push(AssistantBlock::Text(TextContent { text: prefix.clone(), text_signature: None }));
+                partial.content.push(AssistantBlock::Text(TextContent {
+                    text: prefix.clone(),
+                    text_signature: None,
+                }));
             }
             // Up to CHANNEL_CAPACITY + 1 events are alive at once, so copies are fresh allocations, not one reused
             // buffer: measure them the same way.

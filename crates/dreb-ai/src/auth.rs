@@ -38,9 +38,17 @@ static EXTRA_ENV: LazyLock<Mutex<HashMap<String, String>>> = LazyLock::new(Defau
 
 /// Reads an environment variable, falling back to `providers.env` values.
 pub fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty()).or_else(|| {
-        EXTRA_ENV.lock().unwrap_or_else(|e| e.into_inner()).get(name).cloned().filter(|v| !v.is_empty())
-    })
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .or_else(|| {
+            EXTRA_ENV
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(name)
+                .cloned()
+                .filter(|v| !v.is_empty())
+        })
 }
 
 /// A provider's API key from its environment variables.
@@ -51,7 +59,9 @@ pub fn env_api_key(provider: &str) -> Option<String> {
 /// Loads `KEY=VALUE` lines (`#` comments, optional quotes) from a `providers.env` file; existing environment
 /// variables win. Returns the number of variables loaded; a missing file loads nothing.
 pub fn load_providers_env(path: &Path) -> usize {
-    let Ok(text) = std::fs::read_to_string(path) else { return 0 };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return 0;
+    };
     let mut extra = EXTRA_ENV.lock().unwrap_or_else(|e| e.into_inner());
     let mut n = 0;
     for line in text.lines() {
@@ -60,10 +70,15 @@ pub fn load_providers_env(path: &Path) -> usize {
             continue;
         }
         let line = line.strip_prefix("export ").unwrap_or(line);
-        let Some((k, v)) = line.split_once('=') else { continue };
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
         let k = k.trim();
         let mut v = v.trim();
-        if v.len() >= 2 && ((v.starts_with('"') && v.ends_with('"')) || (v.starts_with('\'') && v.ends_with('\''))) {
+        if v.len() >= 2
+            && ((v.starts_with('"') && v.ends_with('"'))
+                || (v.starts_with('\'') && v.ends_with('\'')))
+        {
             v = &v[1..v.len() - 1];
         }
         if k.is_empty() || std::env::var_os(k).is_some() {
@@ -75,7 +90,8 @@ pub fn load_providers_env(path: &Path) -> usize {
     n
 }
 
-static COMMAND_CACHE: LazyLock<Mutex<HashMap<String, Option<String>>>> = LazyLock::new(Default::default);
+static COMMAND_CACHE: LazyLock<Mutex<HashMap<String, Option<String>>>> =
+    LazyLock::new(Default::default);
 
 /// Resolves a configured key or header value: `!command` → the command's trimmed stdout (run once per process,
 /// 10 s limit); the name of a set environment variable → its value; anything else → the literal.
@@ -144,13 +160,36 @@ impl AuthStorage {
             Ok(text) if text.trim().is_empty() => (Map::new(), None),
             Ok(text) => match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(m)) => (m, None),
-                Ok(_) => (Map::new(), Some(format!("Invalid auth.json: expected an object\n\nFile: {}", path.display()))),
-                Err(e) => (Map::new(), Some(format!("Failed to parse auth.json: {e}\n\nFile: {}", path.display()))),
+                Ok(_) => (
+                    Map::new(),
+                    Some(format!(
+                        "Invalid auth.json: expected an object\n\nFile: {}",
+                        path.display()
+                    )),
+                ),
+                Err(e) => (
+                    Map::new(),
+                    Some(format!(
+                        "Failed to parse auth.json: {e}\n\nFile: {}",
+                        path.display()
+                    )),
+                ),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Map::new(), None),
-            Err(e) => (Map::new(), Some(format!("Failed to read auth.json: {e}\n\nFile: {}", path.display()))),
+            Err(e) => (
+                Map::new(),
+                Some(format!(
+                    "Failed to read auth.json: {e}\n\nFile: {}",
+                    path.display()
+                )),
+            ),
         };
-        AuthStorage { path: Some(path), data, runtime: HashMap::new(), error }
+        AuthStorage {
+            path: Some(path),
+            data,
+            runtime: HashMap::new(),
+            error,
+        }
     }
 
     /// Re-reads the file (runtime overrides are kept).
@@ -208,7 +247,10 @@ impl AuthStorage {
 
     /// Sets an in-memory `api_key` credential (as if read from `auth.json`).
     pub fn set_api_key(&mut self, provider: &str, key: &str) {
-        self.data.insert(provider.to_string(), serde_json::json!({"type": "api_key", "key": key}));
+        self.data.insert(
+            provider.to_string(),
+            serde_json::json!({"type": "api_key", "key": key}),
+        );
     }
 
     /// Whether `auth.json` or the override holds anything for the provider.
@@ -231,7 +273,10 @@ impl AuthStorage {
                 Some("oauth") => {
                     // Token refresh is not implemented: an unexpired access token is used as is.
                     let expires = cred["expires"].as_f64().unwrap_or(f64::MAX);
-                    if let Some(access) = cred["access"].as_str().filter(|_| expires > crate::cost::now_ms() as f64 + 60_000.0) {
+                    if let Some(access) = cred["access"]
+                        .as_str()
+                        .filter(|_| expires > crate::cost::now_ms() as f64 + 60_000.0)
+                    {
                         return Some(access.to_string());
                     }
                 }
@@ -259,7 +304,12 @@ mod tests {
         assert_eq!(a.api_key("nobody"), None);
         assert!(a.error().is_none());
         std::fs::write(&p, "{nope").unwrap();
-        assert!(AuthStorage::load(&p).error().unwrap().contains(&p.display().to_string()));
+        assert!(
+            AuthStorage::load(&p)
+                .error()
+                .unwrap()
+                .contains(&p.display().to_string())
+        );
     }
 
     #[test]
@@ -271,7 +321,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+            assert_eq!(
+                std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+                0o600
+            );
         }
     }
 }

@@ -13,17 +13,35 @@ use crate::types::{Context, Model, api};
 /// Streams `chunks` (raw SSE bytes as a server would send them) through the parser for `model.api`.
 pub fn parse_sse(model: &Model, chunks: Vec<Bytes>) -> AssistantEventStream {
     let api_name = model.api.clone();
-    event_stream(model, CancellationToken::new(), move |mut out: Output| async move {
-        let source = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::convert::Infallible>));
-        let mut events = source.eventsource().filter_map(|r| futures::future::ready(r.ok())).boxed();
-        out.start();
-        let ctx = Context::default();
-        let r = match api_name.as_str() {
-            api::ANTHROPIC_MESSAGES => crate::providers::anthropic::process_stream(&mut out, &ctx, false, &mut events).await,
-            api::OPENAI_RESPONSES => crate::providers::openai_responses::process_stream(&mut out, &mut events).await,
-            api::GOOGLE_GENERATIVE_AI => crate::providers::google::process_stream(&mut out, &mut events).await,
-            _ => crate::providers::openai_completions::process_stream(&mut out, &mut events).await,
-        };
-        out.finish(r).await
-    })
+    event_stream(
+        model,
+        CancellationToken::new(),
+        move |mut out: Output| async move {
+            let source =
+                futures::stream::iter(chunks.into_iter().map(Ok::<_, std::convert::Infallible>));
+            let mut events = source
+                .eventsource()
+                .filter_map(|r| futures::future::ready(r.ok()))
+                .boxed();
+            out.start();
+            let ctx = Context::default();
+            let r = match api_name.as_str() {
+                api::ANTHROPIC_MESSAGES => {
+                    crate::providers::anthropic::process_stream(&mut out, &ctx, false, &mut events)
+                        .await
+                }
+                api::OPENAI_RESPONSES => {
+                    crate::providers::openai_responses::process_stream(&mut out, &mut events).await
+                }
+                api::GOOGLE_GENERATIVE_AI => {
+                    crate::providers::google::process_stream(&mut out, &mut events).await
+                }
+                _ => {
+                    crate::providers::openai_completions::process_stream(&mut out, &mut events)
+                        .await
+                }
+            };
+            out.finish(r).await
+        },
+    )
 }

@@ -62,13 +62,16 @@ pub fn is_context_overflow_message(message: &str) -> bool {
 pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u64>) -> bool {
     if message.stop_reason == StopReason::Error
         && let Some(err) = &message.error_message
-            && is_context_overflow_message(err) {
-                return true;
-            }
+        && is_context_overflow_message(err)
+    {
+        return true;
+    }
     if let Some(window) = context_window.filter(|w| *w > 0)
-        && message.stop_reason == StopReason::Stop && message.usage.input + message.usage.cache_read > window {
-            return true;
-        }
+        && message.stop_reason == StopReason::Stop
+        && message.usage.input + message.usage.cache_read > window
+    {
+        return true;
+    }
     false
 }
 
@@ -78,21 +81,31 @@ mod tests {
 
     #[test]
     fn retryable_messages() {
-        assert!(is_retryable_error(r#"529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#));
+        assert!(is_retryable_error(
+            r#"529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+        ));
         assert!(is_retryable_error("429 Rate limit reached for requests"));
         assert!(is_retryable_error("500 Internal server error"));
         assert!(is_retryable_error("Connection error."));
-        assert!(is_retryable_error("Stream ended without finish_reason — connection likely dropped"));
+        assert!(is_retryable_error(
+            "Stream ended without finish_reason — connection likely dropped"
+        ));
         assert!(!is_retryable_error("400 Invalid request: tools.0.name"));
         assert!(!is_retryable_error("Request was aborted"));
-        assert!(is_stream_drop("Stream ended without message_delta — connection likely dropped"));
+        assert!(is_stream_drop(
+            "Stream ended without message_delta — connection likely dropped"
+        ));
     }
 
     #[test]
     fn overflow_messages() {
-        assert!(is_context_overflow_message("400 prompt is too long: 210000 tokens > 200000 maximum"));
+        assert!(is_context_overflow_message(
+            "400 prompt is too long: 210000 tokens > 200000 maximum"
+        ));
         assert!(is_context_overflow_message("400 status code (no body)"));
-        assert!(is_context_overflow_message("This model's maximum context length is 128000 tokens"));
+        assert!(is_context_overflow_message(
+            "This model's maximum context length is 128000 tokens"
+        ));
         assert!(!is_context_overflow_message("529 overloaded"));
     }
 }

@@ -23,5 +23,9 @@ pub(crate) fn now_ms() -> i64 {
 /// Outgoing text clean-up. The reference strips NUL and unpaired UTF-16 surrogates; Rust strings cannot hold
 /// unpaired surrogates, so only NUL remains to strip.
 pub(crate) fn sanitize(text: &str) -> String {
-    if text.contains('\0') { text.replace('\0', "") } else { text.to_string() }
+    if text.contains('\0') {
+        text.replace('\0', "")
+    } else {
+        text.to_string()
+    }
 }

@@ -33,7 +33,11 @@ fn is_loopback(url: &str) -> bool {
 }
 
 pub(crate) fn client_for(url: &str) -> &'static reqwest::Client {
-    if is_loopback(url) { &LOOPBACK_CLIENT } else { &CLIENT }
+    if is_loopback(url) {
+        &LOOPBACK_CLIENT
+    } else {
+        &CLIENT
+    }
 }
 
 /// How a provider's official SDK words HTTP errors (hosts and the retry classifier match on these texts).
@@ -61,7 +65,9 @@ pub(crate) fn format_http_error(f: &HttpFailure, style: ErrorStyle) -> String {
         ErrorStyle::Google => {
             let body = match parsed.filter(|_| f.is_json) {
                 Some(v) => v,
-                None => serde_json::json!({"error": {"message": f.body, "code": f.status, "status": status_text(f.status)}}),
+                None => {
+                    serde_json::json!({"error": {"message": f.body, "code": f.status, "status": status_text(f.status)}})
+                }
             };
             body.to_string()
         }
@@ -81,13 +87,20 @@ pub(crate) fn format_http_error(f: &HttpFailure, style: ErrorStyle) -> String {
                 None if parsed.is_none() => f.body.clone(),
                 None => String::new(),
             };
-            if text.is_empty() { format!("{} status code (no body)", f.status) } else { format!("{} {}", f.status, text) }
+            if text.is_empty() {
+                format!("{} status code (no body)", f.status)
+            } else {
+                format!("{} {}", f.status, text)
+            }
         }
     }
 }
 
 fn status_text(status: u16) -> &'static str {
-    reqwest::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("")
+    reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("")
 }
 
 /// The SDKs' text for a request that never got a response.
@@ -96,15 +109,21 @@ pub(crate) const CONNECTION_ERROR: &str = "Connection error.";
 pub(crate) fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ProviderError> {
     let mut map = HeaderMap::new();
     for (k, v) in headers {
-        let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| ProviderError::msg(format!("Invalid header name: {k}")))?;
-        let value = HeaderValue::from_str(v).map_err(|_| ProviderError::msg(format!("Invalid value for header {k}")))?;
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| ProviderError::msg(format!("Invalid header name: {k}")))?;
+        let value = HeaderValue::from_str(v)
+            .map_err(|_| ProviderError::msg(format!("Invalid value for header {k}")))?;
         map.insert(name, value);
     }
     Ok(map)
 }
 
 /// Sets a header, replacing any existing one with the same name (case-insensitive).
-pub(crate) fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: impl Into<String>) {
+pub(crate) fn set_header(
+    headers: &mut Vec<(String, String)>,
+    name: &str,
+    value: impl Into<String>,
+) {
     headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
     headers.push((name.to_string(), value.into()));
 }
@@ -143,7 +162,14 @@ pub(crate) async fn post_json(
                     .and_then(|v| v.to_str().ok())
                     .is_some_and(|v| v.contains("json"));
                 let text = out.wait(resp.text()).await?.unwrap_or_default();
-                let msg = format_http_error(&HttpFailure { status, body: text, is_json }, style);
+                let msg = format_http_error(
+                    &HttpFailure {
+                        status,
+                        body: text,
+                        is_json,
+                    },
+                    style,
+                );
                 (should, delay, msg)
             }
             Err(e) => {
@@ -162,7 +188,11 @@ pub(crate) async fn post_json(
 }
 
 fn should_retry(resp: &reqwest::Response) -> bool {
-    match resp.headers().get("x-should-retry").and_then(|v| v.to_str().ok()) {
+    match resp
+        .headers()
+        .get("x-should-retry")
+        .and_then(|v| v.to_str().ok())
+    {
         Some("true") => return true,
         Some("false") => return false,
         _ => {}
@@ -177,14 +207,24 @@ fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
         .get("retry-after-ms")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
-        .or_else(|| h.get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<f64>().ok()).map(|s| s * 1000.0))?;
-    (0.0..60_000.0).contains(&ms).then(|| Duration::from_millis(ms as u64))
+        .or_else(|| {
+            h.get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .map(|s| s * 1000.0)
+        })?;
+    (0.0..60_000.0)
+        .contains(&ms)
+        .then(|| Duration::from_millis(ms as u64))
 }
 
 fn backoff(attempt: u32) -> Duration {
     let base = (0.5 * 2f64.powi(attempt as i32)).min(8.0);
     // Up to 25 % jitter, from the clock (good enough to spread clients apart).
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
     let jitter = 1.0 - (nanos % 1000) as f64 / 1000.0 * 0.25;
     Duration::from_secs_f64(base * jitter)
 }
@@ -206,7 +246,11 @@ pub(crate) fn sse_events(resp: reqwest::Response) -> impl Stream<Item = Event> +
 
 /// Joins a base URL and a path with exactly one slash.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
-    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
 }
 
 #[cfg(test)]
@@ -214,7 +258,11 @@ mod tests {
     use super::*;
 
     fn f(status: u16, body: &str) -> HttpFailure {
-        HttpFailure { status, body: body.into(), is_json: body.starts_with('{') }
+        HttpFailure {
+            status,
+            body: body.into(),
+            is_json: body.starts_with('{'),
+        }
     }
 
     #[test]
@@ -222,18 +270,38 @@ mod tests {
         // Building only: no request leaves the machine.
         let remote = client_for("https://api.anthropic.com/v1/messages");
         let local = client_for("http://127.0.0.1:8080/v1");
-        assert!(!std::ptr::eq(remote, local), "loopback gets its own proxy-free client");
-        assert!(is_loopback("http://localhost:1234") && is_loopback("http://[::1]:80/") && !is_loopback("https://example.com"));
+        assert!(
+            !std::ptr::eq(remote, local),
+            "loopback gets its own proxy-free client"
+        );
+        assert!(
+            is_loopback("http://localhost:1234")
+                && is_loopback("http://[::1]:80/")
+                && !is_loopback("https://example.com")
+        );
     }
 
     #[test]
     fn sdk_error_texts() {
-        let overloaded = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
-        assert_eq!(format_http_error(&f(529, overloaded), ErrorStyle::Anthropic), format!("529 {overloaded}"));
+        let overloaded =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert_eq!(
+            format_http_error(&f(529, overloaded), ErrorStyle::Anthropic),
+            format!("529 {overloaded}")
+        );
         let rl = r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#;
-        assert_eq!(format_http_error(&f(429, rl), ErrorStyle::OpenAi), "429 Rate limit reached");
-        assert_eq!(format_http_error(&f(502, "Bad gateway"), ErrorStyle::OpenAi), "502 Bad gateway");
-        assert_eq!(format_http_error(&f(400, ""), ErrorStyle::Anthropic), "400 status code (no body)");
+        assert_eq!(
+            format_http_error(&f(429, rl), ErrorStyle::OpenAi),
+            "429 Rate limit reached"
+        );
+        assert_eq!(
+            format_http_error(&f(502, "Bad gateway"), ErrorStyle::OpenAi),
+            "502 Bad gateway"
+        );
+        assert_eq!(
+            format_http_error(&f(400, ""), ErrorStyle::Anthropic),
+            "400 status code (no body)"
+        );
         assert_eq!(
             format_http_error(&f(503, "down"), ErrorStyle::Google),
             r#"{"error":{"message":"down","code":503,"status":"Service Unavailable"}}"#

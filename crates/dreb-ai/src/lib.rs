@@ -24,7 +24,9 @@ pub mod types;
 #[doc(hidden)]
 pub mod bench_support;
 
-pub use classify::{is_context_overflow, is_context_overflow_message, is_retryable_error, is_stream_drop};
+pub use classify::{
+    is_context_overflow, is_context_overflow_message, is_retryable_error, is_stream_drop,
+};
 pub use cost::calculate_cost;
 pub use output::ABORTED_MESSAGE;
 pub use provider::{AssistantEventStream, LlmClient, StreamOptions};

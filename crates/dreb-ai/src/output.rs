@@ -18,8 +18,8 @@ use crate::cost::{calculate_cost, now_ms};
 use crate::partial_json::{StreamingArgs, parse_streaming_json};
 use crate::provider::AssistantEventStream;
 use crate::types::{
-    AssistantBlock, AssistantMessage, AssistantMessageEvent as Ev, DoneReason, ErrorReason, Model, StopReason,
-    TextContent, ThinkingContent, ToolCall,
+    AssistantBlock, AssistantMessage, AssistantMessageEvent as Ev, DoneReason, ErrorReason, Model,
+    StopReason, TextContent, ThinkingContent, ToolCall,
 };
 
 /// Text of the error message when the request is cancelled.
@@ -80,7 +80,10 @@ impl Output {
 
     /// Runs `fut` unless the request is cancelled first; cancellation drops `fut` (closing its connection).
     /// Pending events are delivered first.
-    pub(crate) async fn wait<T>(&mut self, fut: impl Future<Output = T>) -> Result<T, ProviderError> {
+    pub(crate) async fn wait<T>(
+        &mut self,
+        fut: impl Future<Output = T>,
+    ) -> Result<T, ProviderError> {
         if !self.pending.is_empty() {
             let cancel = self.cancel.clone();
             tokio::select! {
@@ -111,7 +114,9 @@ impl Output {
     pub(crate) fn start(&mut self) {
         if !self.started {
             self.started = true;
-            self.send(Ev::Start { partial: self.partial() });
+            self.send(Ev::Start {
+                partial: self.partial(),
+            });
         }
     }
 
@@ -125,16 +130,26 @@ impl Output {
 
     // ---- text ----
     pub(crate) fn text_start(&mut self) -> usize {
-        self.msg.content.push(AssistantBlock::Text(TextContent { text: String::new(), text_signature: None }));
+        self.msg.content.push(AssistantBlock::Text(TextContent {
+            text: String::new(),
+            text_signature: None,
+        }));
         let i = self.last_index();
-        self.send(Ev::TextStart { content_index: i, partial: self.partial() });
+        self.send(Ev::TextStart {
+            content_index: i,
+            partial: self.partial(),
+        });
         i
     }
 
     pub(crate) fn text_delta(&mut self, i: usize, delta: &str) {
         if let Some(AssistantBlock::Text(t)) = self.msg.content.get_mut(i) {
             t.text.push_str(delta);
-            self.send(Ev::TextDelta { content_index: i, delta: delta.to_string(), partial: self.partial() });
+            self.send(Ev::TextDelta {
+                content_index: i,
+                delta: delta.to_string(),
+                partial: self.partial(),
+            });
         }
     }
 
@@ -148,7 +163,11 @@ impl Output {
     pub(crate) fn text_end(&mut self, i: usize) {
         if let Some(AssistantBlock::Text(t)) = self.msg.content.get(i) {
             let content = t.text.clone();
-            self.send(Ev::TextEnd { content_index: i, content, partial: self.partial() });
+            self.send(Ev::TextEnd {
+                content_index: i,
+                content,
+                partial: self.partial(),
+            });
         }
     }
 
@@ -156,14 +175,21 @@ impl Output {
     pub(crate) fn thinking_start(&mut self, block: ThinkingContent) -> usize {
         self.msg.content.push(AssistantBlock::Thinking(block));
         let i = self.last_index();
-        self.send(Ev::ThinkingStart { content_index: i, partial: self.partial() });
+        self.send(Ev::ThinkingStart {
+            content_index: i,
+            partial: self.partial(),
+        });
         i
     }
 
     pub(crate) fn thinking_delta(&mut self, i: usize, delta: &str) {
         if let Some(AssistantBlock::Thinking(t)) = self.msg.content.get_mut(i) {
             t.thinking.push_str(delta);
-            self.send(Ev::ThinkingDelta { content_index: i, delta: delta.to_string(), partial: self.partial() });
+            self.send(Ev::ThinkingDelta {
+                content_index: i,
+                delta: delta.to_string(),
+                partial: self.partial(),
+            });
         }
     }
 
@@ -177,13 +203,22 @@ impl Output {
     pub(crate) fn thinking_end(&mut self, i: usize) {
         if let Some(AssistantBlock::Thinking(t)) = self.msg.content.get(i) {
             let content = t.thinking.clone();
-            self.send(Ev::ThinkingEnd { content_index: i, content, partial: self.partial() });
+            self.send(Ev::ThinkingEnd {
+                content_index: i,
+                content,
+                partial: self.partial(),
+            });
         }
     }
 
     // ---- tool calls ----
     /// Starts a streamed tool call; `partialArgs` holds the raw argument text until the call ends.
-    pub(crate) fn toolcall_start(&mut self, id: String, name: String, arguments: Map<String, Value>) -> usize {
+    pub(crate) fn toolcall_start(
+        &mut self,
+        id: String,
+        name: String,
+        arguments: Map<String, Value>,
+    ) -> usize {
         self.msg.content.push(AssistantBlock::ToolCall(ToolCall {
             id,
             name,
@@ -192,7 +227,10 @@ impl Output {
             thought_signature: None,
         }));
         let i = self.last_index();
-        self.send(Ev::ToolcallStart { content_index: i, partial: self.partial() });
+        self.send(Ev::ToolcallStart {
+            content_index: i,
+            partial: self.partial(),
+        });
         i
     }
 
@@ -216,7 +254,11 @@ impl Output {
                 }
             };
             state.update(&mut t.arguments, raw, delta);
-            self.send(Ev::ToolcallDelta { content_index: i, delta: delta.to_string(), partial: self.partial() });
+            self.send(Ev::ToolcallDelta {
+                content_index: i,
+                delta: delta.to_string(),
+                partial: self.partial(),
+            });
         }
     }
 
@@ -225,11 +267,16 @@ impl Output {
         self.args.retain(|(c, _)| *c != i);
         if let Some(AssistantBlock::ToolCall(t)) = self.msg.content.get_mut(i) {
             if let Some(raw) = t.partial_args.take()
-                && !raw.is_empty() {
-                    t.arguments = parse_streaming_json(&raw);
-                }
+                && !raw.is_empty()
+            {
+                t.arguments = parse_streaming_json(&raw);
+            }
             let call = t.clone();
-            self.send(Ev::ToolcallEnd { content_index: i, tool_call: call, partial: self.partial() });
+            self.send(Ev::ToolcallEnd {
+                content_index: i,
+                tool_call: call,
+                partial: self.partial(),
+            });
         }
     }
 
@@ -246,17 +293,31 @@ impl Output {
                     StopReason::ToolUse => DoneReason::ToolUse,
                     _ => DoneReason::Stop,
                 };
-                self.send(Ev::Done { reason, message: self.msg.clone() });
+                self.send(Ev::Done {
+                    reason,
+                    message: self.msg.clone(),
+                });
             }
             Err(e) => {
                 let aborted = e == ProviderError::Aborted || self.cancel.is_cancelled();
-                self.msg.stop_reason = if aborted { StopReason::Aborted } else { StopReason::Error };
+                self.msg.stop_reason = if aborted {
+                    StopReason::Aborted
+                } else {
+                    StopReason::Error
+                };
                 self.msg.error_message = Some(match e {
                     ProviderError::Aborted => ABORTED_MESSAGE.to_string(),
                     ProviderError::Message(m) => m,
                 });
-                let reason = if aborted { ErrorReason::Aborted } else { ErrorReason::Error };
-                self.send(Ev::Error { reason, error: self.msg.clone() });
+                let reason = if aborted {
+                    ErrorReason::Aborted
+                } else {
+                    ErrorReason::Error
+                };
+                self.send(Ev::Error {
+                    reason,
+                    error: self.msg.clone(),
+                });
             }
         }
         // On cancellation undelivered deltas are dropped; the terminal event always goes out.
@@ -271,7 +332,11 @@ impl Output {
 
 /// Runs a provider future and returns its events as a stream. The producer is polled by the stream itself (no
 /// spawned task), so dropping the stream drops the request.
-pub(crate) fn event_stream<F>(model: &Model, cancel: CancellationToken, run: impl FnOnce(Output) -> F) -> AssistantEventStream
+pub(crate) fn event_stream<F>(
+    model: &Model,
+    cancel: CancellationToken,
+    run: impl FnOnce(Output) -> F,
+) -> AssistantEventStream
 where
     F: Future<Output = ()> + Send + 'static,
 {

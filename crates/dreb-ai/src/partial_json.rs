@@ -36,10 +36,11 @@ impl StreamingArgs {
         }
         if let Some(path) = &self.open_string
             && !delta.contains(['"', '\\'])
-                && let Some(Value::String(s)) = lookup(args, path) {
-                    s.push_str(delta);
-                    return;
-                }
+            && let Some(Value::String(s)) = lookup(args, path)
+        {
+            s.push_str(delta);
+            return;
+        }
         let (parsed, open) = parse_with_cursor(full);
         *args = parsed;
         self.open_string = open;
@@ -66,13 +67,20 @@ fn parse_with_cursor(text: &str) -> (Map<String, Value>, Option<Vec<PathSeg>>) {
     }
     // Only text ending in `}` can be a complete object; don't pay a failing full parse on every streamed prefix.
     if text.trim_end().ends_with('}')
-        && let Ok(v) = serde_json::from_str::<Value>(text) {
-            return match v {
-                Value::Object(m) => (m, None),
-                _ => (Map::new(), None),
-            };
-        }
-    let mut p = Parser { s: text.as_bytes(), i: 0, path: Vec::new(), open_string: None, cut_escape: false };
+        && let Ok(v) = serde_json::from_str::<Value>(text)
+    {
+        return match v {
+            Value::Object(m) => (m, None),
+            _ => (Map::new(), None),
+        };
+    }
+    let mut p = Parser {
+        s: text.as_bytes(),
+        i: 0,
+        path: Vec::new(),
+        open_string: None,
+        cut_escape: false,
+    };
     p.ws();
     match p.value() {
         Ok(Some(Value::Object(m))) => (m, p.open_string),
@@ -147,7 +155,12 @@ impl Parser<'_> {
 
     fn number(&mut self) -> Parsed {
         let start = self.i;
-        while self.i < self.s.len() && matches!(self.s[self.i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+        while self.i < self.s.len()
+            && matches!(
+                self.s[self.i],
+                b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
+            )
+        {
             self.i += 1;
         }
         let mut text = std::str::from_utf8(&self.s[start..self.i]).map_err(|_| ())?;
@@ -157,9 +170,10 @@ impl Parser<'_> {
                 return Ok(Some(Value::Number(n.into())));
             }
             if let Ok(f) = text.parse::<f64>()
-                && let Some(n) = Number::from_f64(f) {
-                    return Ok(Some(Value::Number(n)));
-                }
+                && let Some(n) = Number::from_f64(f)
+            {
+                return Ok(Some(Value::Number(n)));
+            }
             text = &text[..text.len() - 1];
         }
         if self.eof() { Ok(None) } else { Err(()) }
@@ -171,7 +185,10 @@ impl Parser<'_> {
         let mut out = Vec::new();
         while self.i < self.s.len() {
             // Copy the run of plain bytes up to the next quote or escape in one go.
-            let run = self.s[self.i..].iter().position(|&b| b == b'"' || b == b'\\').unwrap_or(self.s.len() - self.i);
+            let run = self.s[self.i..]
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\')
+                .unwrap_or(self.s.len() - self.i);
             if run > 0 {
                 out.extend_from_slice(&self.s[self.i..self.i + run]);
                 self.i += run;
@@ -206,16 +223,24 @@ impl Parser<'_> {
                                 self.cut_escape = true;
                                 break;
                             }
-                            let hex = std::str::from_utf8(&self.s[self.i..self.i + 4]).map_err(|_| ())?;
+                            let hex =
+                                std::str::from_utf8(&self.s[self.i..self.i + 4]).map_err(|_| ())?;
                             let mut cp = u32::from_str_radix(hex, 16).map_err(|_| ())?;
                             self.i += 4;
                             if (0xD800..0xDC00).contains(&cp) {
                                 // A surrogate pair needs the low half; a cut pair is dropped.
-                                if self.i + 6 <= self.s.len() && self.s[self.i] == b'\\' && self.s[self.i + 1] == b'u' {
-                                    let lo_hex = std::str::from_utf8(&self.s[self.i + 2..self.i + 6]).map_err(|_| ())?;
+                                if self.i + 6 <= self.s.len()
+                                    && self.s[self.i] == b'\\'
+                                    && self.s[self.i + 1] == b'u'
+                                {
+                                    let lo_hex =
+                                        std::str::from_utf8(&self.s[self.i + 2..self.i + 6])
+                                            .map_err(|_| ())?;
                                     let lo = u32::from_str_radix(lo_hex, 16).map_err(|_| ())?;
                                     self.i += 6;
-                                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3FF);
+                                    cp = 0x10000
+                                        + ((cp - 0xD800) << 10)
+                                        + (lo.wrapping_sub(0xDC00) & 0x3FF);
                                 } else {
                                     // A high surrogate at the very end may still get its low half.
                                     self.cut_escape |= self.i >= self.s.len().saturating_sub(5);
@@ -395,13 +420,19 @@ mod tests {
         assert_eq!(p(""), json!({}));
         assert_eq!(p("{\"comman"), json!({}));
         assert_eq!(p("{\"command\": \"ech"), json!({"command": "ech"}));
-        assert_eq!(p("{\"command\": \"echo hello-from-bash\"}"), json!({"command": "echo hello-from-bash"}));
+        assert_eq!(
+            p("{\"command\": \"echo hello-from-bash\"}"),
+            json!({"command": "echo hello-from-bash"})
+        );
         assert_eq!(p("{\"command\": "), json!({}));
     }
 
     #[test]
     fn nested_numbers_literals_and_escapes() {
-        assert_eq!(p("{\"a\": [1, 2, {\"b\": tr"), json!({"a": [1, 2, {"b": true}]}));
+        assert_eq!(
+            p("{\"a\": [1, 2, {\"b\": tr"),
+            json!({"a": [1, 2, {"b": true}]})
+        );
         assert_eq!(p("{\"n\": -12.5e"), json!({"n": -12.5}));
         assert_eq!(p("{\"s\": \"a\\nb\\u00e9\\"), json!({"s": "a\nbé"}));
         assert_eq!(p("{\"s\": \"\\ud83d\\ude00\"}"), json!({"s": "😀"}));

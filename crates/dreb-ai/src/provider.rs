@@ -32,5 +32,10 @@ pub struct StreamOptions {
 
 /// Anything that can stream an assistant response for a model: the provider registry, or a scripted test double.
 pub trait LlmClient: Send + Sync {
-    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantEventStream;
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantEventStream;
 }

@@ -17,7 +17,9 @@ pub fn agent_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("DREB_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".dreb").join("agent")
 }
 
@@ -33,12 +35,18 @@ struct Catalog {
     providers: IndexMap<String, CatalogProvider>,
 }
 
-static CATALOG: LazyLock<Catalog> =
-    LazyLock::new(|| serde_json::from_str(include_str!("../data/models.json")).expect("built-in model catalog is valid"));
+static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
+    serde_json::from_str(include_str!("../data/models.json"))
+        .expect("built-in model catalog is valid")
+});
 
 /// Every built-in model, in catalog order.
 pub fn builtin_models() -> Vec<Model> {
-    CATALOG.providers.values().flat_map(|p| p.models.iter().cloned()).collect()
+    CATALOG
+        .providers
+        .values()
+        .flat_map(|p| p.models.iter().cloned())
+        .collect()
 }
 
 /// The reference's preferred model per provider (used when no model is chosen).
@@ -73,9 +81,28 @@ pub fn default_model_id(provider: &str) -> Option<&'static str> {
 
 /// Provider order used to pick a default model among the available ones (the reference's order).
 const DEFAULT_PROVIDER_ORDER: [&str; 23] = [
-    "amazon-bedrock", "anthropic", "openai", "azure-openai-responses", "openai-codex", "google", "google-gemini-cli",
-    "google-antigravity", "google-vertex", "github-copilot", "openrouter", "vercel-ai-gateway", "xai", "groq",
-    "cerebras", "mistral", "minimax", "minimax-cn", "huggingface", "opencode", "opencode-go", "kimi-coding",
+    "amazon-bedrock",
+    "anthropic",
+    "openai",
+    "azure-openai-responses",
+    "openai-codex",
+    "google",
+    "google-gemini-cli",
+    "google-antigravity",
+    "google-vertex",
+    "github-copilot",
+    "openrouter",
+    "vercel-ai-gateway",
+    "xai",
+    "groq",
+    "cerebras",
+    "mistral",
+    "minimax",
+    "minimax-cn",
+    "huggingface",
+    "opencode",
+    "opencode-go",
+    "kimi-coding",
     "kimi-coding-oauth",
 ];
 
@@ -150,29 +177,44 @@ pub struct ModelPromptSettings {
 }
 
 fn prompt_settings(sp: &Option<String>, asp: &Option<String>) -> Option<ModelPromptSettings> {
-    (sp.is_some() || asp.is_some()).then(|| ModelPromptSettings { system_prompt: sp.clone(), append_system_prompt: asp.clone() })
+    (sp.is_some() || asp.is_some()).then(|| ModelPromptSettings {
+        system_prompt: sp.clone(),
+        append_system_prompt: asp.clone(),
+    })
 }
 
 fn validate_prompt(sp: &Option<String>, asp: &Option<String>, r: &str) -> Result<(), String> {
     if sp.as_deref().is_some_and(|s| s.trim().is_empty()) {
-        return Err(format!("models.json entry {r}.systemPrompt must be a non-empty string"));
+        return Err(format!(
+            "models.json entry {r}.systemPrompt must be a non-empty string"
+        ));
     }
     if asp.as_deref().is_some_and(|s| s.trim().is_empty()) {
-        return Err(format!("models.json entry {r}.appendSystemPrompt must be a non-empty string"));
+        return Err(format!(
+            "models.json entry {r}.appendSystemPrompt must be a non-empty string"
+        ));
     }
     if sp.is_some() && asp.is_some() {
-        return Err(format!("models.json entry {r} cannot define both systemPrompt and appendSystemPrompt"));
+        return Err(format!(
+            "models.json entry {r} cannot define both systemPrompt and appendSystemPrompt"
+        ));
     }
     Ok(())
 }
 
 fn resolve_headers(h: &Option<IndexMap<String, String>>) -> Option<IndexMap<String, String>> {
     let h = h.as_ref()?;
-    let out: IndexMap<String, String> = h.iter().filter_map(|(k, v)| resolve_config_value(v).map(|v| (k.clone(), v))).collect();
+    let out: IndexMap<String, String> = h
+        .iter()
+        .filter_map(|(k, v)| resolve_config_value(v).map(|v| (k.clone(), v)))
+        .collect();
     (!out.is_empty()).then_some(out)
 }
 
-fn merge_headers(base: &Option<IndexMap<String, String>>, over: Option<IndexMap<String, String>>) -> Option<IndexMap<String, String>> {
+fn merge_headers(
+    base: &Option<IndexMap<String, String>>,
+    over: Option<IndexMap<String, String>>,
+) -> Option<IndexMap<String, String>> {
     match (base, over) {
         (b, None) => b.clone(),
         (None, Some(o)) => Some(o),
@@ -184,12 +226,17 @@ fn merge_headers(base: &Option<IndexMap<String, String>>, over: Option<IndexMap<
     }
 }
 
-fn merge_compat(base: &Option<Map<String, Value>>, over: &Option<Map<String, Value>>) -> Option<Map<String, Value>> {
+fn merge_compat(
+    base: &Option<Map<String, Value>>,
+    over: &Option<Map<String, Value>>,
+) -> Option<Map<String, Value>> {
     let Some(o) = over else { return base.clone() };
     let mut m = base.clone().unwrap_or_default();
     for (k, v) in o {
         match (m.get_mut(k), v) {
-            (Some(Value::Object(b)), Value::Object(ov)) if k == "openRouterRouting" || k == "vercelGatewayRouting" => {
+            (Some(Value::Object(b)), Value::Object(ov))
+                if k == "openRouterRouting" || k == "vercelGatewayRouting" =>
+            {
                 for (kk, vv) in ov {
                     b.insert(kk.clone(), vv.clone());
                 }
@@ -209,7 +256,10 @@ fn apply_auth_header(model: &mut Model, auth_header: Option<bool>, api_key: &Opt
         Some(false) => model.auth_mode = None,
         Some(true) => {
             if let Some(k) = api_key.as_deref().and_then(resolve_config_value) {
-                model.headers.get_or_insert_with(IndexMap::new).insert("Authorization".into(), format!("Bearer {k}"));
+                model
+                    .headers
+                    .get_or_insert_with(IndexMap::new)
+                    .insert("Authorization".into(), format!("Bearer {k}"));
             }
             model.auth_mode = Some("bearer".into());
         }
@@ -260,32 +310,55 @@ fn validate(config: &ModelsConfig) -> Result<(), String> {
         let has_overrides = p.model_overrides.as_ref().is_some_and(|m| !m.is_empty());
         if models.is_empty() {
             if p.base_url.is_none() && p.compat.is_none() && !has_overrides {
-                return Err(format!("Provider {name}: must specify \"baseUrl\", \"compat\", \"modelOverrides\", or \"models\"."));
+                return Err(format!(
+                    "Provider {name}: must specify \"baseUrl\", \"compat\", \"modelOverrides\", or \"models\"."
+                ));
             }
         } else {
             if p.base_url.is_none() {
-                return Err(format!("Provider {name}: \"baseUrl\" is required when defining custom models."));
+                return Err(format!(
+                    "Provider {name}: \"baseUrl\" is required when defining custom models."
+                ));
             }
             if p.api_key.is_none() {
-                return Err(format!("Provider {name}: \"apiKey\" is required when defining custom models."));
+                return Err(format!(
+                    "Provider {name}: \"apiKey\" is required when defining custom models."
+                ));
             }
         }
         for (id, o) in p.model_overrides.iter().flatten() {
-            validate_prompt(&o.system_prompt, &o.append_system_prompt, &format!("{name}/{id}"))?;
+            validate_prompt(
+                &o.system_prompt,
+                &o.append_system_prompt,
+                &format!("{name}/{id}"),
+            )?;
         }
         for m in models {
-            validate_prompt(&m.system_prompt, &m.append_system_prompt, &format!("{name}/{}", m.id))?;
+            validate_prompt(
+                &m.system_prompt,
+                &m.append_system_prompt,
+                &format!("{name}/{}", m.id),
+            )?;
             if p.api.is_none() && m.api.is_none() {
-                return Err(format!("Provider {name}, model {}: no \"api\" specified. Set at provider or model level.", m.id));
+                return Err(format!(
+                    "Provider {name}, model {}: no \"api\" specified. Set at provider or model level.",
+                    m.id
+                ));
             }
             if m.id.is_empty() {
                 return Err(format!("Provider {name}: model missing \"id\""));
             }
             if m.context_window.is_some_and(|v| v <= 0.0) {
-                return Err(format!("Provider {name}, model {}: invalid contextWindow", m.id));
+                return Err(format!(
+                    "Provider {name}, model {}: invalid contextWindow",
+                    m.id
+                ));
             }
             if m.max_tokens.is_some_and(|v| v <= 0.0) {
-                return Err(format!("Provider {name}, model {}: invalid maxTokens", m.id));
+                return Err(format!(
+                    "Provider {name}, model {}: invalid maxTokens",
+                    m.id
+                ));
             }
         }
     }
@@ -294,9 +367,22 @@ fn validate(config: &ModelsConfig) -> Result<(), String> {
 
 fn non_empty_strings(v: &Value, path: &str, errors: &mut Vec<String>) {
     // The reference's schema requires non-empty strings for these keys.
-    for key in ["baseUrl", "apiKey", "api", "id", "name", "systemPrompt", "appendSystemPrompt"] {
-        if v.get(key).and_then(Value::as_str).is_some_and(str::is_empty) {
-            errors.push(format!("  - {path}/{key}: must NOT have fewer than 1 characters"));
+    for key in [
+        "baseUrl",
+        "apiKey",
+        "api",
+        "id",
+        "name",
+        "systemPrompt",
+        "appendSystemPrompt",
+    ] {
+        if v.get(key)
+            .and_then(Value::as_str)
+            .is_some_and(str::is_empty)
+        {
+            errors.push(format!(
+                "  - {path}/{key}: must NOT have fewer than 1 characters"
+            ));
         }
     }
 }
@@ -305,25 +391,56 @@ fn load_custom(path: &Path) -> Result<Custom, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Custom::default()),
-        Err(e) => return Err(format!("Failed to load models.json: {e}\n\nFile: {}", path.display())),
+        Err(e) => {
+            return Err(format!(
+                "Failed to load models.json: {e}\n\nFile: {}",
+                path.display()
+            ));
+        }
     };
-    let raw: Value =
-        serde_json::from_str(&text).map_err(|e| format!("Failed to parse models.json: {e}\n\nFile: {}", path.display()))?;
+    let raw: Value = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "Failed to parse models.json: {e}\n\nFile: {}",
+            path.display()
+        )
+    })?;
     let mut errors = Vec::new();
     if let Some(ps) = raw.get("providers").and_then(Value::as_object) {
         for (name, p) in ps {
             non_empty_strings(p, &format!("/providers/{name}"), &mut errors);
-            for (i, m) in p.get("models").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            for (i, m) in p
+                .get("models")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
                 non_empty_strings(m, &format!("/providers/{name}/models/{i}"), &mut errors);
             }
         }
     }
     let config: ModelsConfig = match serde_json::from_value(raw) {
         Ok(c) if errors.is_empty() => c,
-        Ok(_) => return Err(format!("Invalid models.json schema:\n{}\n\nFile: {}", errors.join("\n"), path.display())),
-        Err(e) => return Err(format!("Invalid models.json schema:\n  - {e}\n\nFile: {}", path.display())),
+        Ok(_) => {
+            return Err(format!(
+                "Invalid models.json schema:\n{}\n\nFile: {}",
+                errors.join("\n"),
+                path.display()
+            ));
+        }
+        Err(e) => {
+            return Err(format!(
+                "Invalid models.json schema:\n  - {e}\n\nFile: {}",
+                path.display()
+            ));
+        }
     };
-    validate(&config).map_err(|e| format!("Failed to load models.json: {e}\n\nFile: {}", path.display()))?;
+    validate(&config).map_err(|e| {
+        format!(
+            "Failed to load models.json: {e}\n\nFile: {}",
+            path.display()
+        )
+    })?;
 
     let mut custom = Custom::default();
     for (name, p) in &config.providers {
@@ -331,7 +448,9 @@ fn load_custom(path: &Path) -> Result<Custom, String> {
             custom.provider_keys.insert(name.clone(), k.clone());
         }
         for def in p.models.iter().flatten() {
-            let Some(api) = def.api.clone().or_else(|| p.api.clone()) else { continue };
+            let Some(api) = def.api.clone().or_else(|| p.api.clone()) else {
+                continue;
+            };
             let provider_headers = resolve_headers(&p.headers);
             let model_headers = resolve_headers(&def.headers);
             let headers = match (provider_headers, model_headers) {
@@ -343,7 +462,11 @@ fn load_custom(path: &Path) -> Result<Custom, String> {
                 name: def.name.clone().unwrap_or_else(|| def.id.clone()),
                 api,
                 provider: name.clone(),
-                base_url: def.base_url.clone().or_else(|| p.base_url.clone()).unwrap_or_default(),
+                base_url: def
+                    .base_url
+                    .clone()
+                    .or_else(|| p.base_url.clone())
+                    .unwrap_or_default(),
                 reasoning: def.reasoning.unwrap_or(false),
                 input: def.input.clone().unwrap_or_else(|| vec![InputKind::Text]),
                 cost: def.cost.unwrap_or_default(),
@@ -380,7 +503,10 @@ impl ModelRegistry {
     /// Reads `<agent_dir>/models.json` and `<agent_dir>/auth.json` (missing files are fine). A broken models.json
     /// leaves only the built-in models and is reported by [`ModelRegistry::error`], with the file path.
     pub fn load(agent_dir: &Path) -> Self {
-        Self::with_files(Some(agent_dir.join("models.json")), AuthStorage::load(agent_dir.join("auth.json")))
+        Self::with_files(
+            Some(agent_dir.join("models.json")),
+            AuthStorage::load(agent_dir.join("auth.json")),
+        )
     }
 
     /// Built-in models only, credentials from the environment.
@@ -389,8 +515,14 @@ impl ModelRegistry {
     }
 
     pub fn with_files(models_json: Option<PathBuf>, auth: AuthStorage) -> Self {
-        let mut r =
-            ModelRegistry { models: Vec::new(), prompts: HashMap::new(), provider_keys: HashMap::new(), models_json, auth, error: None };
+        let mut r = ModelRegistry {
+            models: Vec::new(),
+            prompts: HashMap::new(),
+            provider_keys: HashMap::new(),
+            models_json,
+            auth,
+            error: None,
+        };
         r.refresh();
         r
     }
@@ -409,7 +541,12 @@ impl ModelRegistry {
         let mut models = builtin_models();
         for m in models.iter_mut() {
             if let Some(p) = custom.providers.get(&m.provider) {
-                if p.base_url.is_some() || p.headers.is_some() || p.api_key.is_some() || p.compat.is_some() || p.auth_header.is_some() {
+                if p.base_url.is_some()
+                    || p.headers.is_some()
+                    || p.api_key.is_some()
+                    || p.compat.is_some()
+                    || p.auth_header.is_some()
+                {
                     m.headers = merge_headers(&m.headers, resolve_headers(&p.headers));
                     apply_auth_header(m, p.auth_header, &p.api_key);
                     if let Some(u) = &p.base_url {
@@ -433,7 +570,10 @@ impl ModelRegistry {
         for cm in custom.models {
             let key = (cm.provider.clone(), cm.id.clone());
             prompts.remove(&key);
-            match models.iter_mut().find(|m| m.provider == cm.provider && m.id == cm.id) {
+            match models
+                .iter_mut()
+                .find(|m| m.provider == cm.provider && m.id == cm.id)
+            {
                 Some(existing) => *existing = cm,
                 None => models.push(cm),
             }
@@ -472,18 +612,29 @@ impl ModelRegistry {
     pub fn has_auth(&self, provider: &str) -> bool {
         self.auth.has_stored(provider)
             || env_api_key(provider).is_some()
-            || self.provider_keys.get(provider).is_some_and(|k| resolve_config_value(k).is_some())
+            || self
+                .provider_keys
+                .get(provider)
+                .is_some_and(|k| resolve_config_value(k).is_some())
     }
 
     /// Models usable now (their provider has credentials). The offline `faux` model is never listed: it is chosen
     /// explicitly (`--provider faux`).
     pub fn available(&self) -> Vec<Model> {
-        self.models.iter().filter(|m| m.api != api::FAUX && self.has_auth(&m.provider)).cloned().collect()
+        self.models
+            .iter()
+            .filter(|m| m.api != api::FAUX && self.has_auth(&m.provider))
+            .cloned()
+            .collect()
     }
 
     /// The API key for a provider: override → auth.json → environment → models.json `apiKey`.
     pub fn api_key(&self, provider: &str) -> Option<String> {
-        self.auth.api_key(provider).or_else(|| self.provider_keys.get(provider).and_then(|k| resolve_config_value(k)))
+        self.auth.api_key(provider).or_else(|| {
+            self.provider_keys
+                .get(provider)
+                .and_then(|k| resolve_config_value(k))
+        })
     }
 
     /// The key to send for a model: `Ok(None)` for models that need none (`faux`), `Err` with the reference's text
@@ -492,23 +643,32 @@ impl ModelRegistry {
         if !crate::providers::requires_api_key(model) {
             return Ok(None);
         }
-        self.api_key(&model.provider).map(Some).ok_or_else(|| format!("No API key for provider: {}", model.provider))
+        self.api_key(&model.provider)
+            .map(Some)
+            .ok_or_else(|| format!("No API key for provider: {}", model.provider))
     }
 
     /// Exact lookup.
     pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
-        self.models.iter().find(|m| m.provider == provider && m.id == id)
+        self.models
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
     }
 
     /// Models of one provider.
     pub fn provider_models(&self, provider: &str) -> Vec<&Model> {
-        self.models.iter().filter(|m| m.provider == provider).collect()
+        self.models
+            .iter()
+            .filter(|m| m.provider == provider)
+            .collect()
     }
 
     /// The provider's default model (its catalog default, else its first model).
     pub fn default_for_provider(&self, provider: &str) -> Option<&Model> {
         let models = self.provider_models(provider);
-        default_model_id(provider).and_then(|d| models.iter().find(|m| m.id == d).copied()).or(models.first().copied())
+        default_model_id(provider)
+            .and_then(|d| models.iter().find(|m| m.id == d).copied())
+            .or(models.first().copied())
     }
 
     /// The model to use when none was chosen: the first available provider default in the reference's provider
@@ -517,16 +677,19 @@ impl ModelRegistry {
         let available = self.available();
         for p in DEFAULT_PROVIDER_ORDER {
             if let Some(d) = default_model_id(p)
-                && let Some(m) = available.iter().find(|m| m.provider == p && m.id == d) {
-                    return Some(m.clone());
-                }
+                && let Some(m) = available.iter().find(|m| m.provider == p && m.id == d)
+            {
+                return Some(m.clone());
+            }
         }
         available.into_iter().next()
     }
 
     /// Per-model system prompt settings from models.json.
     pub fn prompt_settings(&self, provider: &str, id: &str) -> Option<ModelPromptSettings> {
-        self.prompts.get(&(provider.to_string(), id.to_string())).cloned()
+        self.prompts
+            .get(&(provider.to_string(), id.to_string()))
+            .cloned()
     }
 
     /// Fuzzy lookup within `models`: exact id (case-insensitive) → substring of id or name → prefer alias ids (no
@@ -536,14 +699,26 @@ impl ModelRegistry {
         if let Some(m) = models.iter().find(|m| m.id.to_lowercase() == p) {
             return Some(m);
         }
-        let matches: Vec<&Model> =
-            models.iter().filter(|m| m.id.to_lowercase().contains(&p) || m.name.to_lowercase().contains(&p)).collect();
+        let matches: Vec<&Model> = models
+            .iter()
+            .filter(|m| m.id.to_lowercase().contains(&p) || m.name.to_lowercase().contains(&p))
+            .collect();
         let is_alias = |id: &str| {
             id.ends_with("-latest")
-                || !(id.len() > 9 && id.as_bytes()[id.len() - 9] == b'-' && id[id.len() - 8..].bytes().all(|b| b.is_ascii_digit()))
+                || !(id.len() > 9
+                    && id.as_bytes()[id.len() - 9] == b'-'
+                    && id[id.len() - 8..].bytes().all(|b| b.is_ascii_digit()))
         };
-        let mut aliases: Vec<&Model> = matches.iter().copied().filter(|m| is_alias(&m.id)).collect();
-        let mut dated: Vec<&Model> = matches.iter().copied().filter(|m| !is_alias(&m.id)).collect();
+        let mut aliases: Vec<&Model> = matches
+            .iter()
+            .copied()
+            .filter(|m| is_alias(&m.id))
+            .collect();
+        let mut dated: Vec<&Model> = matches
+            .iter()
+            .copied()
+            .filter(|m| !is_alias(&m.id))
+            .collect();
         aliases.sort_by(|a, b| b.id.cmp(&a.id));
         dated.sort_by(|a, b| b.id.cmp(&a.id));
         aliases.first().or(dated.first()).copied()
@@ -562,7 +737,21 @@ mod tests {
             assert_eq!(Some(d.id.as_str()), default_model_id(p));
         }
         assert!(r.find("faux", "faux").is_some());
-        assert_eq!(ModelRegistry::find_in("sonnet-4-5", r.all()).unwrap().id, "claude-sonnet-4-5");
-        assert_eq!(ModelRegistry::find_in("opus", &r.provider_models("anthropic").into_iter().cloned().collect::<Vec<_>>()).unwrap().id, "claude-opus-4-6");
+        assert_eq!(
+            ModelRegistry::find_in("sonnet-4-5", r.all()).unwrap().id,
+            "claude-sonnet-4-5"
+        );
+        assert_eq!(
+            ModelRegistry::find_in(
+                "opus",
+                &r.provider_models("anthropic")
+                    .into_iter()
+                    .cloned()
+                    .collect::<Vec<_>>()
+            )
+            .unwrap()
+            .id,
+            "claude-opus-4-6"
+        );
     }
 }

@@ -179,17 +179,29 @@ impl Fault {
 
 impl Turn {
     pub fn stop_reason(&self) -> ScriptedStop {
-        self.stop.unwrap_or(if self.tool_calls.is_empty() { ScriptedStop::Stop } else { ScriptedStop::ToolUse })
+        self.stop.unwrap_or(if self.tool_calls.is_empty() {
+            ScriptedStop::Stop
+        } else {
+            ScriptedStop::ToolUse
+        })
     }
 
     /// Deltas and argument pieces in the turn (the default output token count).
     pub fn delta_count(&self) -> u64 {
-        (self.thinking.len() + self.text.len() + self.tool_calls.iter().map(|t| t.argument_chunks().len()).sum::<usize>())
-            as u64
+        (self.thinking.len()
+            + self.text.len()
+            + self
+                .tool_calls
+                .iter()
+                .map(|t| t.argument_chunks().len())
+                .sum::<usize>()) as u64
     }
 
     pub fn usage(&self) -> ScriptedUsage {
-        let mut u = self.usage.clone().unwrap_or(ScriptedUsage { input: 100, ..Default::default() });
+        let mut u = self.usage.clone().unwrap_or(ScriptedUsage {
+            input: 100,
+            ..Default::default()
+        });
         if u.output.is_none() {
             u.output = Some(self.delta_count());
         }
@@ -206,8 +218,12 @@ pub struct RequestSummary {
 
 impl When {
     pub fn matches(&self, req: &RequestSummary) -> bool {
-        self.last_user_contains.as_ref().is_none_or(|s| req.last_user_text.contains(s.as_str()))
-            && self.after_tool_result.is_none_or(|b| b == req.last_is_tool_result)
+        self.last_user_contains
+            .as_ref()
+            .is_none_or(|s| req.last_user_text.contains(s.as_str()))
+            && self
+                .after_tool_result
+                .is_none_or(|b| b == req.last_is_tool_result)
     }
 }
 
@@ -256,7 +272,10 @@ impl ScenarioPlayer {
 /// → "Hello from the mock LLM." in 6 deltas.
 pub fn reference_turn(req: &RequestSummary) -> Turn {
     let text = &req.last_user_text;
-    let deltas = |parts: &[&str]| Turn { text: parts.iter().map(|s| s.to_string()).collect(), ..Default::default() };
+    let deltas = |parts: &[&str]| Turn {
+        text: parts.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
     if let Some(cmd) = between(text, "[[tool=bash:", "]]") {
         if req.last_is_tool_result {
             return deltas(&["Tool ", "finished; ", "done."]);
@@ -264,14 +283,20 @@ pub fn reference_turn(req: &RequestSummary) -> Turn {
         let mut arguments = Map::new();
         arguments.insert("command".into(), Value::String(cmd.to_string()));
         return Turn {
-            tool_calls: vec![ScriptedToolCall { id: None, name: "bash".into(), arguments, chunk_size: Some(8) }],
+            tool_calls: vec![ScriptedToolCall {
+                id: None,
+                name: "bash".into(),
+                arguments,
+                chunk_size: Some(8),
+            }],
             ..Default::default()
         };
     }
     if text.contains("[[deltas=1]]")
-        && let Some(t) = between(text, "[[text=", "]]") {
-            return deltas(&[t]);
-        }
+        && let Some(t) = between(text, "[[text=", "]]")
+    {
+        return deltas(&[t]);
+    }
     if let Some(pos) = text.find("Reply with just: ") {
         let x = text[pos + "Reply with just: ".len()..].trim();
         let chars: Vec<char> = x.chars().collect();
@@ -299,11 +324,16 @@ pub fn chunk_chars(text: &str, n: usize) -> Vec<String> {
 pub fn spaced_json(v: &Value) -> String {
     match v {
         Value::Object(m) => {
-            let items: Vec<String> =
-                m.iter().map(|(k, v)| format!("{}: {}", Value::String(k.clone()), spaced_json(v))).collect();
+            let items: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), spaced_json(v)))
+                .collect();
             format!("{{{}}}", items.join(", "))
         }
-        Value::Array(a) => format!("[{}]", a.iter().map(spaced_json).collect::<Vec<_>>().join(", ")),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(spaced_json).collect::<Vec<_>>().join(", ")
+        ),
         other => other.to_string(),
     }
 }
@@ -314,10 +344,22 @@ mod tests {
 
     #[test]
     fn reference_rules() {
-        let req = |t: &str, tool: bool| RequestSummary { last_user_text: t.into(), last_is_tool_result: tool };
-        assert_eq!(reference_turn(&req("Say hello", false)).text.concat(), "Hello from the mock LLM.");
-        assert_eq!(reference_turn(&req("Reply with just: pong", false)).text, vec!["po", "ng"]);
-        let t = reference_turn(&req("Run a command [[tool=bash:echo hello-from-bash]]", false));
+        let req = |t: &str, tool: bool| RequestSummary {
+            last_user_text: t.into(),
+            last_is_tool_result: tool,
+        };
+        assert_eq!(
+            reference_turn(&req("Say hello", false)).text.concat(),
+            "Hello from the mock LLM."
+        );
+        assert_eq!(
+            reference_turn(&req("Reply with just: pong", false)).text,
+            vec!["po", "ng"]
+        );
+        let t = reference_turn(&req(
+            "Run a command [[tool=bash:echo hello-from-bash]]",
+            false,
+        ));
         assert_eq!(
             t.tool_calls[0].argument_chunks(),
             vec!["{\"comman", "d\": \"ech", "o hello-", "from-bas", "h\"}"]
@@ -326,7 +368,10 @@ mod tests {
         assert_eq!(t.stop_reason(), ScriptedStop::ToolUse);
         let t = reference_turn(&req("x [[tool=bash:ls]]", true));
         assert_eq!(t.text, vec!["Tool ", "finished; ", "done."]);
-        assert_eq!(reference_turn(&req("[[deltas=1]][[text=Summary!]]", false)).text, vec!["Summary!"]);
+        assert_eq!(
+            reference_turn(&req("[[deltas=1]][[text=Summary!]]", false)).text,
+            vec!["Summary!"]
+        );
     }
 
     #[test]
@@ -337,12 +382,18 @@ mod tests {
         .unwrap();
         let mut p = ScenarioPlayer::new(s);
         let plain = RequestSummary::default();
-        let tool = RequestSummary { last_is_tool_result: true, ..Default::default() };
+        let tool = RequestSummary {
+            last_is_tool_result: true,
+            ..Default::default()
+        };
         assert!(matches!(p.next(&plain), Reply::Turn(t) if t.text == vec!["one"]));
         assert!(matches!(p.next(&tool), Reply::Turn(t) if t.text == vec!["after"]));
         assert!(matches!(p.next(&plain), Reply::Turn(t) if t.fault.is_some()));
         assert_eq!(p.next(&plain), Reply::Exhausted);
         assert!(matches!(p.next(&tool), Reply::Turn(t) if t.text == vec!["after"]));
-        assert!(serde_json::from_str::<Scenario>(r#"{"turns":[{"txt":[]}]}"#).is_err(), "unknown keys are rejected");
+        assert!(
+            serde_json::from_str::<Scenario>(r#"{"turns":[{"txt":[]}]}"#).is_err(),
+            "unknown keys are rejected"
+        );
     }
 }

@@ -9,8 +9,8 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::types::{
-    AssistantBlock, AssistantMessage, Message, Model, StopReason, TextContent, ThinkingContent, ToolCall,
-    ToolResultMessage, UserBlock,
+    AssistantBlock, AssistantMessage, Message, Model, StopReason, TextContent, ThinkingContent,
+    ToolCall, ToolResultMessage, UserBlock,
 };
 
 pub(crate) type NormalizeId<'a> = &'a dyn Fn(&str, &AssistantMessage) -> String;
@@ -35,7 +35,8 @@ pub(crate) fn transform_messages(
                 transformed.push(Message::ToolResult(r));
             }
             Message::Assistant(a) => {
-                let same = a.provider == model.provider && a.api == model.api && a.model == model.id;
+                let same =
+                    a.provider == model.provider && a.api == model.api && a.model == model.id;
                 let mut content = Vec::with_capacity(a.content.len());
                 for (i, block) in a.content.iter().enumerate() {
                     match block {
@@ -46,7 +47,11 @@ pub(crate) fn transform_messages(
                                 }
                                 continue;
                             }
-                            if same && t.thinking_signature.as_deref().is_some_and(|s| !s.is_empty()) {
+                            if same
+                                && t.thinking_signature
+                                    .as_deref()
+                                    .is_some_and(|s| !s.is_empty())
+                            {
                                 content.push(block.clone());
                                 continue;
                             }
@@ -58,8 +63,16 @@ pub(crate) fn transform_messages(
                                 continue;
                             }
                             let visible = |b: &AssistantBlock| matches!(b, AssistantBlock::Text(x) if !x.text.trim().is_empty());
-                            let before = if a.content[..i].iter().any(visible) { "\n\n" } else { "" };
-                            let after = if a.content[i + 1..].iter().any(visible) { "\n\n" } else { "" };
+                            let before = if a.content[..i].iter().any(visible) {
+                                "\n\n"
+                            } else {
+                                ""
+                            };
+                            let after = if a.content[i + 1..].iter().any(visible) {
+                                "\n\n"
+                            } else {
+                                ""
+                            };
                             content.push(AssistantBlock::Text(TextContent {
                                 text: format!(
                                     "{before}<reformatted-pre-switch-reasoning>\n{}\n</reformatted-pre-switch-reasoning>{after}",
@@ -72,7 +85,10 @@ pub(crate) fn transform_messages(
                             if same {
                                 content.push(block.clone());
                             } else {
-                                content.push(AssistantBlock::Text(TextContent { text: t.text.clone(), text_signature: None }));
+                                content.push(AssistantBlock::Text(TextContent {
+                                    text: t.text.clone(),
+                                    text_signature: None,
+                                }));
                             }
                         }
                         AssistantBlock::ToolCall(tc) => {
@@ -101,21 +117,25 @@ pub(crate) fn transform_messages(
     let mut result = Vec::with_capacity(transformed.len());
     let mut pending: Vec<ToolCall> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
-    let flush = |pending: &mut Vec<ToolCall>, seen: &mut HashSet<String>, result: &mut Vec<Message>| {
-        for tc in pending.drain(..) {
-            if !seen.contains(&tc.id) {
-                result.push(Message::ToolResult(ToolResultMessage {
-                    tool_call_id: tc.id.clone(),
-                    tool_name: tc.name.clone(),
-                    content: vec![UserBlock::Text(TextContent { text: "No result provided".into(), text_signature: None })],
-                    details: None,
-                    is_error: true,
-                    timestamp: crate::cost::now_ms(),
-                }));
+    let flush =
+        |pending: &mut Vec<ToolCall>, seen: &mut HashSet<String>, result: &mut Vec<Message>| {
+            for tc in pending.drain(..) {
+                if !seen.contains(&tc.id) {
+                    result.push(Message::ToolResult(ToolResultMessage {
+                        tool_call_id: tc.id.clone(),
+                        tool_name: tc.name.clone(),
+                        content: vec![UserBlock::Text(TextContent {
+                            text: "No result provided".into(),
+                            text_signature: None,
+                        })],
+                        details: None,
+                        is_error: true,
+                        timestamp: crate::cost::now_ms(),
+                    }));
+                }
             }
-        }
-        seen.clear();
-    };
+            seen.clear();
+        };
     for msg in transformed {
         match &msg {
             Message::Assistant(a) => {
@@ -144,5 +164,14 @@ pub(crate) fn transform_messages(
 
 /// Replaces every character outside `[a-zA-Z0-9_-]` with `_` and truncates to `max` characters.
 pub(crate) fn sanitize_id(id: &str, max: usize) -> String {
-    id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).take(max).collect()
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(max)
+        .collect()
 }

@@ -20,7 +20,6 @@ pub mod api {
     pub const FAUX: &str = "faux";
 }
 
-
 /// Serialises `f64` the way JavaScript's `JSON.stringify` does: integral values without a fraction (`0`, not `0.0`),
 /// so frames and session files match the reference byte for byte.
 pub mod js_number {
@@ -244,7 +243,11 @@ pub struct AssistantMessage {
     pub response_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "js_number::option::serialize")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "js_number::option::serialize"
+    )]
     pub duration_ms: Option<f64>,
 }
 
@@ -307,7 +310,9 @@ pub enum Message {
 }
 
 /// Reasoning effort. `Off` disables thinking; providers clamp to what the model supports.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ThinkingLevel {
     #[default]
@@ -390,23 +395,56 @@ pub enum AssistantMessageEvent {
         partial: AssistantMessage,
     },
     #[serde(rename_all = "camelCase")]
-    TextStart { content_index: usize, partial: AssistantMessage },
+    TextStart {
+        content_index: usize,
+        partial: AssistantMessage,
+    },
     #[serde(rename_all = "camelCase")]
-    TextDelta { content_index: usize, delta: String, partial: AssistantMessage },
+    TextDelta {
+        content_index: usize,
+        delta: String,
+        partial: AssistantMessage,
+    },
     #[serde(rename_all = "camelCase")]
-    TextEnd { content_index: usize, content: String, partial: AssistantMessage },
+    TextEnd {
+        content_index: usize,
+        content: String,
+        partial: AssistantMessage,
+    },
     #[serde(rename_all = "camelCase")]
-    ThinkingStart { content_index: usize, partial: AssistantMessage },
+    ThinkingStart {
+        content_index: usize,
+        partial: AssistantMessage,
+    },
     #[serde(rename_all = "camelCase")]
-    ThinkingDelta { content_index: usize, delta: String, partial: AssistantMessage },
+    ThinkingDelta {
+        content_index: usize,
+        delta: String,
+        partial: AssistantMessage,
+    },
     #[serde(rename_all = "camelCase")]
-    ThinkingEnd { content_index: usize, content: String, partial: AssistantMessage },
+    ThinkingEnd {
+        content_index: usize,
+        content: String,
+        partial: AssistantMessage,
+    },
     #[serde(rename = "toolcall_start", rename_all = "camelCase")]
-    ToolcallStart { content_index: usize, partial: AssistantMessage },
+    ToolcallStart {
+        content_index: usize,
+        partial: AssistantMessage,
+    },
     #[serde(rename = "toolcall_delta", rename_all = "camelCase")]
-    ToolcallDelta { content_index: usize, delta: String, partial: AssistantMessage },
+    ToolcallDelta {
+        content_index: usize,
+        delta: String,
+        partial: AssistantMessage,
+    },
     #[serde(rename = "toolcall_end", rename_all = "camelCase")]
-    ToolcallEnd { content_index: usize, tool_call: ToolCall, partial: AssistantMessage },
+    ToolcallEnd {
+        content_index: usize,
+        tool_call: ToolCall,
+        partial: AssistantMessage,
+    },
     Done {
         reason: DoneReason,
         message: AssistantMessage,
@@ -420,7 +458,10 @@ pub enum AssistantMessageEvent {
 impl AssistantMessageEvent {
     /// True for the terminal `done` / `error` events.
     pub fn is_terminal(&self) -> bool {
-        matches!(self, AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. })
+        matches!(
+            self,
+            AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. }
+        )
     }
 }
 
@@ -436,19 +477,37 @@ mod tests {
         let back: Value = serde_json::to_value(&msg).unwrap();
         let orig: Value = serde_json::from_str(line).unwrap();
         assert_eq!(back, orig);
-        assert_eq!(serde_json::to_string(&msg).unwrap(), line, "byte-identical to the reference");
+        assert_eq!(
+            serde_json::to_string(&msg).unwrap(),
+            line,
+            "byte-identical to the reference"
+        );
         let keys: Vec<_> = back.as_object().unwrap().keys().cloned().collect();
         assert_eq!(
             keys,
-            ["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp", "responseId", "durationMs"]
+            [
+                "role",
+                "content",
+                "api",
+                "provider",
+                "model",
+                "usage",
+                "stopReason",
+                "timestamp",
+                "responseId",
+                "durationMs"
+            ]
         );
     }
 
     #[test]
     fn user_content_accepts_string_and_blocks() {
-        let a: Message = serde_json::from_str(r#"{"role":"user","content":"hi","timestamp":1}"#).unwrap();
-        let b: Message =
-            serde_json::from_str(r#"{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}"#).unwrap();
+        let a: Message =
+            serde_json::from_str(r#"{"role":"user","content":"hi","timestamp":1}"#).unwrap();
+        let b: Message = serde_json::from_str(
+            r#"{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}"#,
+        )
+        .unwrap();
         match (a, b) {
             (Message::User(a), Message::User(b)) => assert_eq!(a.content.text(), b.content.text()),
             _ => panic!("expected user messages"),
@@ -459,7 +518,11 @@ mod tests {
     fn stream_event_tags_match_the_wire() {
         let model_json = r#"{"role":"assistant","content":[],"api":"x","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":0}"#;
         let partial: AssistantMessage = serde_json::from_str(model_json).unwrap();
-        let ev = AssistantMessageEvent::ToolcallDelta { content_index: 0, delta: "{".into(), partial };
+        let ev = AssistantMessageEvent::ToolcallDelta {
+            content_index: 0,
+            delta: "{".into(),
+            partial,
+        };
         let v = serde_json::to_value(&ev).unwrap();
         assert_eq!(v["type"], "toolcall_delta");
         assert_eq!(v["contentIndex"], 0);

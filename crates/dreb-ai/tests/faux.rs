@@ -8,7 +8,10 @@ use dreb_ai::*;
 use serde_json::json;
 
 fn faux_model() -> Model {
-    ModelRegistry::builtin().find("faux", "faux").unwrap().clone()
+    ModelRegistry::builtin()
+        .find("faux", "faux")
+        .unwrap()
+        .clone()
 }
 
 #[tokio::test]
@@ -22,7 +25,10 @@ async fn default_scenario_calls_ls_then_answers() {
     assert_eq!(&kinds(&events)[..3], ["start", "text_start", "text_delta"]);
     let msg = done(&events);
     assert_eq!(msg.stop_reason, StopReason::ToolUse);
-    assert_eq!((msg.api.as_str(), msg.provider.as_str(), msg.model.as_str()), ("faux", "faux", "faux"));
+    assert_eq!(
+        (msg.api.as_str(), msg.provider.as_str(), msg.model.as_str()),
+        ("faux", "faux", "faux")
+    );
     let call = msg.tool_calls().next().unwrap().clone();
     assert_eq!(call.name, "ls");
     assert_eq!(json!(call.arguments), json!({"path": "."}));
@@ -37,7 +43,10 @@ async fn default_scenario_calls_ls_then_answers() {
 
     // Scripted turns repeat: a new prompt starts over.
     ctx.messages.push(user("again"));
-    assert_eq!(done(&collect(client.stream(&m, &ctx, opts)).await).stop_reason, StopReason::ToolUse);
+    assert_eq!(
+        done(&collect(client.stream(&m, &ctx, opts)).await).stop_reason,
+        StopReason::ToolUse
+    );
 }
 
 #[tokio::test]
@@ -54,13 +63,32 @@ async fn custom_scenarios_thinking_faults_and_cuts() {
     let run = || collect(client.stream(&m, &ctx, StreamOptions::default()));
 
     let events = run().await;
-    assert_eq!(kinds(&events), ["start", "thinking_start", "thinking_delta", "thinking_end", "text_start", "text_delta", "text_delta", "text_end", "done"]);
+    assert_eq!(
+        kinds(&events),
+        [
+            "start",
+            "thinking_start",
+            "thinking_delta",
+            "thinking_end",
+            "text_start",
+            "text_delta",
+            "text_delta",
+            "text_end",
+            "done"
+        ]
+    );
     let msg = done(&events);
-    assert_eq!((msg.usage.input, msg.usage.output, msg.usage.total_tokens), (10, 2, 12));
+    assert_eq!(
+        (msg.usage.input, msg.usage.output, msg.usage.total_tokens),
+        (10, 2, 12)
+    );
 
     let (_, msg) = failed(&run().await);
     let err = msg.error_message.unwrap();
-    assert_eq!(err, r#"529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#);
+    assert_eq!(
+        err,
+        r#"529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+    );
     assert!(is_retryable_error(&err));
 
     let events = run().await;
@@ -70,13 +98,18 @@ async fn custom_scenarios_thinking_faults_and_cuts() {
 
     assert_eq!(done(&run().await).stop_reason, StopReason::Length);
     let (_, msg) = failed(&run().await);
-    assert_eq!(msg.error_message.as_deref(), Some("500 faux scenario exhausted"));
+    assert_eq!(
+        msg.error_message.as_deref(),
+        Some("500 faux scenario exhausted")
+    );
 }
 
 #[tokio::test]
 async fn faux_honours_abort() {
     let deltas: Vec<String> = (0..100).map(|i| i.to_string()).collect();
-    let client = Providers::new().with_faux_scenario(scenario(json!({"turns": [{"text": deltas, "deltaDelayMs": 10}]})));
+    let client = Providers::new().with_faux_scenario(scenario(
+        json!({"turns": [{"text": deltas, "deltaDelayMs": 10}]}),
+    ));
     let opts = StreamOptions::default();
     let cancel = opts.cancel.clone();
     let stream = client.stream(&faux_model(), &context("hi"), opts);
@@ -100,7 +133,13 @@ fn scenario_files_load_with_clear_errors() {
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, r#"{"turns": [{"txt": ["hi"]}]}"#).unwrap();
     let err = faux::load_scenario(&bad).unwrap_err();
-    assert!(err.starts_with(&format!("Invalid faux scenario {}: unknown field `txt`", bad.display())), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "Invalid faux scenario {}: unknown field `txt`",
+            bad.display()
+        )),
+        "{err}"
+    );
     let err = faux::load_scenario(&dir.path().join("missing.json")).unwrap_err();
     assert!(err.contains("missing.json"), "{err}");
 }

@@ -14,14 +14,30 @@ async fn plain_text_streams_deltas_in_order() {
     for wire in ALL {
         let mock = MockLlm::start(Default::default()).unwrap();
         let m = model(wire, &mock, "test-model", false);
-        let events = collect(providers().stream(&m, &context("Say hello"), options(ThinkingLevel::Off))).await;
+        let events =
+            collect(providers().stream(&m, &context("Say hello"), options(ThinkingLevel::Off)))
+                .await;
         assert_one_terminal(&events);
         assert_eq!(
             kinds(&events),
-            ["start", "text_start", "text_delta", "text_delta", "text_delta", "text_delta", "text_delta", "text_delta", "text_end", "done"],
+            [
+                "start",
+                "text_start",
+                "text_delta",
+                "text_delta",
+                "text_delta",
+                "text_delta",
+                "text_delta",
+                "text_delta",
+                "text_end",
+                "done"
+            ],
             "{wire:?}"
         );
-        assert_eq!(text_deltas(&events), ["Hello", " from", " the", " mock", " LLM", "."]);
+        assert_eq!(
+            text_deltas(&events),
+            ["Hello", " from", " the", " mock", " LLM", "."]
+        );
         let msg = done(&events);
         assert_eq!(msg.text(), "Hello from the mock LLM.");
         assert_eq!(msg.stop_reason, StopReason::Stop);
@@ -43,12 +59,18 @@ async fn request_bodies_follow_each_documented_format() {
     for wire in ALL {
         let mock = MockLlm::start(Default::default()).unwrap();
         let m = model(wire, &mock, "test-model", false);
-        let events = collect(providers().stream(&m, &context("Say hello"), options(ThinkingLevel::Off))).await;
+        let events =
+            collect(providers().stream(&m, &context("Say hello"), options(ThinkingLevel::Off)))
+                .await;
         done(&events);
         let r = &mock.requests()[0];
         let b = &r.body;
         assert_eq!(r.method, "POST");
-        assert!(r.header("content-type").unwrap().starts_with("application/json"));
+        assert!(
+            r.header("content-type")
+                .unwrap()
+                .starts_with("application/json")
+        );
         match wire {
             Wire::Anthropic => {
                 assert_eq!(r.header("x-api-key"), Some("test-key"));
@@ -56,14 +78,23 @@ async fn request_bodies_follow_each_documented_format() {
                 assert_eq!(b["model"], "test-model");
                 assert_eq!(b["stream"], true);
                 assert_eq!(b["max_tokens"], 32000);
-                assert_eq!(b["system"], json!([{"type": "text", "text": "You are a test.", "cache_control": {"type": "ephemeral"}}]));
+                assert_eq!(
+                    b["system"],
+                    json!([{"type": "text", "text": "You are a test.", "cache_control": {"type": "ephemeral"}}])
+                );
                 assert_eq!(
                     b["messages"],
                     json!([{"role": "user", "content": [{"type": "text", "text": "Say hello", "cache_control": {"type": "ephemeral"}}]}])
                 );
                 assert_eq!(b["tools"][0]["name"], "bash");
-                assert_eq!(b["tools"][0]["input_schema"]["required"], json!(["command"]));
-                assert!(b.get("thinking").is_none(), "non-reasoning models send no thinking config");
+                assert_eq!(
+                    b["tools"][0]["input_schema"]["required"],
+                    json!(["command"])
+                );
+                assert!(
+                    b.get("thinking").is_none(),
+                    "non-reasoning models send no thinking config"
+                );
             }
             Wire::OpenAiCompletions => {
                 assert_eq!(r.header("authorization"), Some("Bearer test-key"));
@@ -72,7 +103,10 @@ async fn request_bodies_follow_each_documented_format() {
                 assert_eq!(b["stream_options"], json!({"include_usage": true}));
                 assert_eq!(b["store"], false);
                 assert_eq!(b["max_completion_tokens"], 32000);
-                assert_eq!(b["messages"], json!([{"role": "system", "content": "You are a test."}, {"role": "user", "content": "Say hello"}]));
+                assert_eq!(
+                    b["messages"],
+                    json!([{"role": "system", "content": "You are a test."}, {"role": "user", "content": "Say hello"}])
+                );
                 assert_eq!(b["tools"][0]["type"], "function");
                 assert_eq!(b["tools"][0]["function"]["name"], "bash");
                 assert_eq!(b["tools"][0]["function"]["strict"], false);
@@ -88,14 +122,26 @@ async fn request_bodies_follow_each_documented_format() {
                     b["input"],
                     json!([{"role": "system", "content": "You are a test."}, {"role": "user", "content": [{"type": "input_text", "text": "Say hello"}]}])
                 );
-                assert_eq!(b["tools"][0], json!({"type": "function", "name": "bash", "description": "Run a shell command", "parameters": bash_tool().parameters, "strict": false}));
+                assert_eq!(
+                    b["tools"][0],
+                    json!({"type": "function", "name": "bash", "description": "Run a shell command", "parameters": bash_tool().parameters, "strict": false})
+                );
             }
             Wire::Google => {
                 assert_eq!(r.header("x-goog-api-key"), Some("test-key"));
-                assert_eq!(b["contents"], json!([{"role": "user", "parts": [{"text": "Say hello"}]}]));
-                assert_eq!(b["systemInstruction"], json!({"parts": [{"text": "You are a test."}]}));
+                assert_eq!(
+                    b["contents"],
+                    json!([{"role": "user", "parts": [{"text": "Say hello"}]}])
+                );
+                assert_eq!(
+                    b["systemInstruction"],
+                    json!({"parts": [{"text": "You are a test."}]})
+                );
                 assert_eq!(b["tools"][0]["functionDeclarations"][0]["name"], "bash");
-                assert_eq!(b["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"], bash_tool().parameters);
+                assert_eq!(
+                    b["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"],
+                    bash_tool().parameters
+                );
                 assert_eq!(b["generationConfig"]["maxOutputTokens"], 32000);
             }
         }
@@ -113,13 +159,16 @@ async fn thinking_blocks_stream_and_the_request_asks_for_reasoning() {
             _ => "o3",
         };
         let m = model(wire, &mock, id, true);
-        let events = collect(providers().stream(&m, &context("Think"), options(ThinkingLevel::High))).await;
+        let events =
+            collect(providers().stream(&m, &context("Think"), options(ThinkingLevel::High))).await;
         assert_one_terminal(&events);
         let ks = kinds(&events);
         assert_eq!(&ks[..2], ["start", "thinking_start"], "{wire:?}: {ks:?}");
         assert!(ks.contains(&"thinking_end".to_string()) && ks.contains(&"text_end".to_string()));
         let msg = done(&events);
-        let AssistantBlock::Thinking(t) = &msg.content[0] else { panic!("thinking first: {:?}", msg.content) };
+        let AssistantBlock::Thinking(t) = &msg.content[0] else {
+            panic!("thinking first: {:?}", msg.content)
+        };
         // (Responses streams a blank line after each summary part, then takes the item's summary as final.)
         assert_eq!(t.thinking, "Let me think.");
         assert_eq!(msg.text(), "Answer.");
@@ -129,7 +178,10 @@ async fn thinking_blocks_stream_and_the_request_asks_for_reasoning() {
                 assert_eq!(t.thinking_signature.as_deref(), Some("c2lnbmF0dXJl"));
                 // Budget thinking: max_tokens grows by the budget; the budget keeps room for text.
                 assert_eq!(b["max_tokens"], 32000 + 16384);
-                assert_eq!(b["thinking"], json!({"type": "enabled", "budget_tokens": 16384}));
+                assert_eq!(
+                    b["thinking"],
+                    json!({"type": "enabled", "budget_tokens": 16384})
+                );
             }
             Wire::OpenAiCompletions => {
                 assert_eq!(t.thinking_signature.as_deref(), Some("reasoning_content"));
@@ -138,13 +190,17 @@ async fn thinking_blocks_stream_and_the_request_asks_for_reasoning() {
             Wire::OpenAiResponses => {
                 assert_eq!(b["reasoning"], json!({"effort": "high", "summary": "auto"}));
                 assert_eq!(b["include"], json!(["reasoning.encrypted_content"]));
-                let item: Value = serde_json::from_str(t.thinking_signature.as_deref().unwrap()).unwrap();
+                let item: Value =
+                    serde_json::from_str(t.thinking_signature.as_deref().unwrap()).unwrap();
                 assert_eq!(item["type"], "reasoning");
                 assert_eq!(item["encrypted_content"], "c2lnbmF0dXJl");
             }
             Wire::Google => {
                 assert_eq!(t.thinking_signature.as_deref(), Some("c2lnbmF0dXJl"));
-                assert_eq!(b["generationConfig"]["thinkingConfig"], json!({"includeThoughts": true, "thinkingBudget": 24576}));
+                assert_eq!(
+                    b["generationConfig"]["thinkingConfig"],
+                    json!({"includeThoughts": true, "thinkingBudget": 24576})
+                );
             }
         }
     }
@@ -153,24 +209,94 @@ async fn thinking_blocks_stream_and_the_request_asks_for_reasoning() {
 #[tokio::test]
 async fn thinking_levels_map_per_api() {
     let cases: Vec<(Wire, &str, ThinkingLevel, &str, Value)> = vec![
-        (Wire::Anthropic, "claude-opus-4-6", ThinkingLevel::Xhigh, "/output_config", json!({"effort": "max"})),
-        (Wire::Anthropic, "claude-sonnet-4-6", ThinkingLevel::Max, "/output_config", json!({"effort": "high"})),
-        (Wire::Anthropic, "claude-opus-4-6", ThinkingLevel::Minimal, "/thinking", json!({"type": "adaptive"})),
-        (Wire::Anthropic, "claude-opus-4-6", ThinkingLevel::Off, "/thinking", json!({"type": "disabled"})),
-        (Wire::OpenAiCompletions, "o3", ThinkingLevel::Max, "/reasoning_effort", json!("high")),
-        (Wire::OpenAiCompletions, "gpt-5.4", ThinkingLevel::Max, "/reasoning_effort", json!("xhigh")),
-        (Wire::OpenAiResponses, "gpt-5.4", ThinkingLevel::Off, "/reasoning", json!({"effort": "none"})),
-        (Wire::OpenAiResponses, "gpt-5.6", ThinkingLevel::Max, "/reasoning/effort", json!("max")),
-        (Wire::Google, "gemini-3-pro-preview", ThinkingLevel::Medium, "/generationConfig/thinkingConfig", json!({"includeThoughts": true, "thinkingLevel": "HIGH"})),
-        (Wire::Google, "gemini-3-flash-preview", ThinkingLevel::Off, "/generationConfig/thinkingConfig", json!({"thinkingLevel": "MINIMAL"})),
-        (Wire::Google, "gemini-2.5-pro", ThinkingLevel::Minimal, "/generationConfig/thinkingConfig", json!({"includeThoughts": true, "thinkingBudget": 128})),
+        (
+            Wire::Anthropic,
+            "claude-opus-4-6",
+            ThinkingLevel::Xhigh,
+            "/output_config",
+            json!({"effort": "max"}),
+        ),
+        (
+            Wire::Anthropic,
+            "claude-sonnet-4-6",
+            ThinkingLevel::Max,
+            "/output_config",
+            json!({"effort": "high"}),
+        ),
+        (
+            Wire::Anthropic,
+            "claude-opus-4-6",
+            ThinkingLevel::Minimal,
+            "/thinking",
+            json!({"type": "adaptive"}),
+        ),
+        (
+            Wire::Anthropic,
+            "claude-opus-4-6",
+            ThinkingLevel::Off,
+            "/thinking",
+            json!({"type": "disabled"}),
+        ),
+        (
+            Wire::OpenAiCompletions,
+            "o3",
+            ThinkingLevel::Max,
+            "/reasoning_effort",
+            json!("high"),
+        ),
+        (
+            Wire::OpenAiCompletions,
+            "gpt-5.4",
+            ThinkingLevel::Max,
+            "/reasoning_effort",
+            json!("xhigh"),
+        ),
+        (
+            Wire::OpenAiResponses,
+            "gpt-5.4",
+            ThinkingLevel::Off,
+            "/reasoning",
+            json!({"effort": "none"}),
+        ),
+        (
+            Wire::OpenAiResponses,
+            "gpt-5.6",
+            ThinkingLevel::Max,
+            "/reasoning/effort",
+            json!("max"),
+        ),
+        (
+            Wire::Google,
+            "gemini-3-pro-preview",
+            ThinkingLevel::Medium,
+            "/generationConfig/thinkingConfig",
+            json!({"includeThoughts": true, "thinkingLevel": "HIGH"}),
+        ),
+        (
+            Wire::Google,
+            "gemini-3-flash-preview",
+            ThinkingLevel::Off,
+            "/generationConfig/thinkingConfig",
+            json!({"thinkingLevel": "MINIMAL"}),
+        ),
+        (
+            Wire::Google,
+            "gemini-2.5-pro",
+            ThinkingLevel::Minimal,
+            "/generationConfig/thinkingConfig",
+            json!({"includeThoughts": true, "thinkingBudget": 128}),
+        ),
     ];
     for (wire, id, level, pointer, expected) in cases {
         let mock = MockLlm::start(Default::default()).unwrap();
         let m = model(wire, &mock, id, true);
         done(&collect(providers().stream(&m, &context("hi"), options(level))).await);
         let body = &mock.requests()[0].body;
-        assert_eq!(body.pointer(pointer), Some(&expected), "{wire:?} {id} {level:?}");
+        assert_eq!(
+            body.pointer(pointer),
+            Some(&expected),
+            "{wire:?} {id} {level:?}"
+        );
     }
 }
 
@@ -186,8 +312,17 @@ async fn tool_call_round_trip() {
         assert_eq!(msg.stop_reason, StopReason::ToolUse, "{wire:?}");
         let call = msg.tool_calls().next().unwrap().clone();
         assert_eq!(call.name, "bash");
-        assert_eq!(call.arguments, json!({"command": "echo hello-from-bash"}).as_object().unwrap().clone());
-        assert_eq!(call.partial_args, None, "partialArgs is gone from the final call");
+        assert_eq!(
+            call.arguments,
+            json!({"command": "echo hello-from-bash"})
+                .as_object()
+                .unwrap()
+                .clone()
+        );
+        assert_eq!(
+            call.partial_args, None,
+            "partialArgs is gone from the final call"
+        );
         // While streaming, partials show the raw argument text and leniently parsed arguments.
         let deltas: Vec<&ToolCall> = events
             .iter()
@@ -198,8 +333,17 @@ async fn tool_call_round_trip() {
             .collect();
         assert!(!deltas.is_empty());
         if wire != Wire::Google {
-            assert!(deltas.iter().any(|c| c.partial_args.as_deref() == Some("{\"command\": \"ech")), "{wire:?}");
-            assert!(deltas.iter().any(|c| c.arguments.get("command") == Some(&json!("ech"))));
+            assert!(
+                deltas
+                    .iter()
+                    .any(|c| c.partial_args.as_deref() == Some("{\"command\": \"ech")),
+                "{wire:?}"
+            );
+            assert!(
+                deltas
+                    .iter()
+                    .any(|c| c.arguments.get("command") == Some(&json!("ech")))
+            );
         }
         let end = events.iter().find_map(|e| match e {
             AssistantMessageEvent::ToolcallEnd { tool_call, .. } => Some(tool_call.clone()),
@@ -217,7 +361,10 @@ async fn tool_call_round_trip() {
                 let msgs = b["messages"].as_array().unwrap();
                 assert_eq!(msgs[1]["content"][0]["type"], "tool_use");
                 assert_eq!(msgs[1]["content"][0]["id"], call.id);
-                assert_eq!(msgs[1]["content"][0]["input"], json!({"command": "echo hello-from-bash"}));
+                assert_eq!(
+                    msgs[1]["content"][0]["input"],
+                    json!({"command": "echo hello-from-bash"})
+                );
                 let result = &msgs[2]["content"][0];
                 assert_eq!(result["type"], "tool_result");
                 assert_eq!(result["tool_use_id"], call.id);
@@ -230,23 +377,42 @@ async fn tool_call_round_trip() {
                 assert_eq!(msgs[2]["role"], "assistant");
                 assert_eq!(msgs[2]["content"], Value::Null);
                 assert_eq!(msgs[2]["tool_calls"][0]["id"], call.id);
-                assert_eq!(msgs[2]["tool_calls"][0]["function"]["arguments"], "{\"command\":\"echo hello-from-bash\"}");
-                assert_eq!(msgs[3], json!({"role": "tool", "content": "hello-from-bash", "tool_call_id": call.id}));
+                assert_eq!(
+                    msgs[2]["tool_calls"][0]["function"]["arguments"],
+                    "{\"command\":\"echo hello-from-bash\"}"
+                );
+                assert_eq!(
+                    msgs[3],
+                    json!({"role": "tool", "content": "hello-from-bash", "tool_call_id": call.id})
+                );
             }
             Wire::OpenAiResponses => {
                 let items = b["input"].as_array().unwrap();
-                assert!(call.id.contains('|'), "responses ids carry call_id|item_id: {}", call.id);
+                assert!(
+                    call.id.contains('|'),
+                    "responses ids carry call_id|item_id: {}",
+                    call.id
+                );
                 let (call_id, item_id) = call.id.split_once('|').unwrap();
                 assert_eq!(items[2]["type"], "function_call");
                 assert_eq!(items[2]["call_id"], call_id);
                 assert_eq!(items[2]["id"], item_id);
-                assert_eq!(items[3], json!({"type": "function_call_output", "call_id": call_id, "output": "hello-from-bash"}));
+                assert_eq!(
+                    items[3],
+                    json!({"type": "function_call_output", "call_id": call_id, "output": "hello-from-bash"})
+                );
             }
             Wire::Google => {
                 let contents = b["contents"].as_array().unwrap();
                 assert_eq!(contents[1]["role"], "model");
-                assert_eq!(contents[1]["parts"][0]["functionCall"], json!({"name": "bash", "args": {"command": "echo hello-from-bash"}}));
-                assert_eq!(contents[2]["parts"][0]["functionResponse"], json!({"name": "bash", "response": {"output": "hello-from-bash"}}));
+                assert_eq!(
+                    contents[1]["parts"][0]["functionCall"],
+                    json!({"name": "bash", "args": {"command": "echo hello-from-bash"}})
+                );
+                assert_eq!(
+                    contents[2]["parts"][0]["functionResponse"],
+                    json!({"name": "bash", "response": {"output": "hello-from-bash"}})
+                );
             }
         }
     }
@@ -261,8 +427,13 @@ async fn several_tool_calls_in_one_reply() {
     for wire in ALL {
         let mock = MockLlm::start(scenario(sc.clone())).unwrap();
         let m = model(wire, &mock, "test-model", false);
-        let msg = done(&collect(providers().stream(&m, &context("go"), options(ThinkingLevel::Off))).await);
-        let calls: Vec<_> = msg.tool_calls().map(|c| c.arguments["command"].clone()).collect();
+        let msg = done(
+            &collect(providers().stream(&m, &context("go"), options(ThinkingLevel::Off))).await,
+        );
+        let calls: Vec<_> = msg
+            .tool_calls()
+            .map(|c| c.arguments["command"].clone())
+            .collect();
         assert_eq!(calls, [json!("ls"), json!("pwd")], "{wire:?}");
         let ids: std::collections::HashSet<_> = msg.tool_calls().map(|c| c.id.clone()).collect();
         assert_eq!(ids.len(), 2, "distinct ids");
@@ -278,8 +449,14 @@ async fn images_are_sent_in_each_wire_format() {
         let mut ctx = context("");
         ctx.messages = vec![Message::User(UserMessage {
             content: UserContent::Blocks(vec![
-                UserBlock::Text(TextContent { text: "What is this?".into(), text_signature: None }),
-                UserBlock::Image(ImageContent { data: "iVBORw0KGgo=".into(), mime_type: "image/png".into() }),
+                UserBlock::Text(TextContent {
+                    text: "What is this?".into(),
+                    text_signature: None,
+                }),
+                UserBlock::Image(ImageContent {
+                    data: "iVBORw0KGgo=".into(),
+                    mime_type: "image/png".into(),
+                }),
             ]),
             timestamp: 1,
         })];
@@ -292,10 +469,18 @@ async fn images_are_sent_in_each_wire_format() {
             Wire::Google => b["contents"][0]["parts"][1].clone(),
         };
         let expected = match wire {
-            Wire::Anthropic => json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}, "cache_control": {"type": "ephemeral"}}),
-            Wire::OpenAiCompletions => json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}),
-            Wire::OpenAiResponses => json!({"type": "input_image", "detail": "auto", "image_url": "data:image/png;base64,iVBORw0KGgo="}),
-            Wire::Google => json!({"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}),
+            Wire::Anthropic => {
+                json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}, "cache_control": {"type": "ephemeral"}})
+            }
+            Wire::OpenAiCompletions => {
+                json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}})
+            }
+            Wire::OpenAiResponses => {
+                json!({"type": "input_image", "detail": "auto", "image_url": "data:image/png;base64,iVBORw0KGgo="})
+            }
+            Wire::Google => {
+                json!({"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}})
+            }
         };
         assert_eq!(image, expected, "{wire:?}");
 
@@ -303,7 +488,10 @@ async fn images_are_sent_in_each_wire_format() {
         let mut text_only = m.clone();
         text_only.input = vec![InputKind::Text];
         done(&collect(providers().stream(&text_only, &ctx, options(ThinkingLevel::Off))).await);
-        assert!(!mock.requests()[1].body.to_string().contains("iVBORw0KGgo="), "{wire:?}");
+        assert!(
+            !mock.requests()[1].body.to_string().contains("iVBORw0KGgo="),
+            "{wire:?}"
+        );
     }
 }
 
@@ -313,11 +501,17 @@ async fn usage_and_cost() {
     for wire in ALL {
         let mock = MockLlm::start(scenario(sc.clone())).unwrap();
         let m = model(wire, &mock, "test-model", false);
-        let msg = done(&collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await);
+        let msg = done(
+            &collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await,
+        );
         let u = msg.usage;
         // Only the Anthropic wire reports cache writes.
         let cache_write = if wire == Wire::Anthropic { 100 } else { 0 };
-        assert_eq!((u.input, u.output, u.cache_read, u.cache_write), (1000, 500, 200, cache_write), "{wire:?}");
+        assert_eq!(
+            (u.input, u.output, u.cache_read, u.cache_write),
+            (1000, 500, 200, cache_write),
+            "{wire:?}"
+        );
         assert_eq!(u.total_tokens, 1000 + 500 + 200 + cache_write);
         let expect = |tokens: u64, price: f64| tokens as f64 * price / 1e6;
         assert!((u.cost.input - expect(1000, 3.0)).abs() < 1e-12);
@@ -333,9 +527,11 @@ async fn usage_and_cost() {
 async fn http_faults_become_error_events_with_sdk_texts() {
     for wire in ALL {
         for status in [529u16, 429, 500] {
-            let mock = MockLlm::start(scenario(json!({"turns": [{"fault": {"status": status}}]}))).unwrap();
+            let mock = MockLlm::start(scenario(json!({"turns": [{"fault": {"status": status}}]})))
+                .unwrap();
             let m = model(wire, &mock, "test-model", false);
-            let events = collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await;
+            let events =
+                collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await;
             assert_one_terminal(&events);
             let (reason, msg) = failed(&events);
             assert_eq!(reason, ErrorReason::Error);
@@ -365,7 +561,10 @@ async fn transient_http_errors_are_retried_like_the_sdks() {
         let sc = json!({"turns": [{"fault": {"status": 529, "retryAfterMs": 0}}, {"fault": {"status": 429, "retryAfterMs": 0}}, {"text": ["fine"]}]});
         let mock = MockLlm::start(scenario(sc)).unwrap();
         let m = model(wire, &mock, "test-model", false);
-        let msg = done(&collect(Providers::new().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await);
+        let msg = done(
+            &collect(Providers::new().stream(&m, &context("hi"), options(ThinkingLevel::Off)))
+                .await,
+        );
         assert_eq!(msg.text(), "fine");
         assert_eq!(mock.requests().len(), 3, "{wire:?}");
     }
@@ -375,14 +574,28 @@ async fn transient_http_errors_are_retried_like_the_sdks() {
 async fn client_errors_are_not_retried_and_overflow_is_detected() {
     for wire in [Wire::Anthropic, Wire::OpenAiCompletions] {
         let body = match wire {
-            Wire::Anthropic => r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
-            _ => r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error"}}"#,
+            Wire::Anthropic => {
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#
+            }
+            _ => {
+                r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error"}}"#
+            }
         };
-        let mock = MockLlm::start(scenario(json!({"turns": [{"fault": {"status": 400, "body": body}}]}))).unwrap();
+        let mock = MockLlm::start(scenario(
+            json!({"turns": [{"fault": {"status": 400, "body": body}}]}),
+        ))
+        .unwrap();
         let m = model(wire, &mock, "test-model", false);
-        let (_, msg) = failed(&collect(Providers::new().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await);
+        let (_, msg) = failed(
+            &collect(Providers::new().stream(&m, &context("hi"), options(ThinkingLevel::Off)))
+                .await,
+        );
         assert_eq!(mock.requests().len(), 1, "400 is not retried");
-        assert!(is_context_overflow(&msg, Some(200_000)), "{:?}", msg.error_message);
+        assert!(
+            is_context_overflow(&msg, Some(200_000)),
+            "{:?}",
+            msg.error_message
+        );
     }
 }
 
@@ -392,12 +605,19 @@ async fn a_cut_stream_is_a_dropped_connection() {
         let sc = json!({"turns": [{"text": ["one", " two", " three", " four"], "cutAfter": 2}]});
         let mock = MockLlm::start(scenario(sc)).unwrap();
         let m = model(wire, &mock, "test-model", false);
-        let events = collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await;
+        let events =
+            collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await;
         assert_one_terminal(&events);
         let (reason, msg) = failed(&events);
         assert_eq!(reason, ErrorReason::Error);
         let text = msg.error_message.clone().unwrap();
-        assert_eq!(text, format!("Stream ended without {} — connection likely dropped", wire.missing_terminal()));
+        assert_eq!(
+            text,
+            format!(
+                "Stream ended without {} — connection likely dropped",
+                wire.missing_terminal()
+            )
+        );
         assert!(is_stream_drop(&text) && is_retryable_error(&text));
         assert_eq!(text_deltas(&events), ["one", " two"], "{wire:?}");
         assert_eq!(msg.text(), "one two", "the partial is kept");
@@ -407,10 +627,23 @@ async fn a_cut_stream_is_a_dropped_connection() {
 #[tokio::test]
 async fn a_length_stop_is_reported() {
     for wire in ALL {
-        let mock = MockLlm::start(scenario(json!({"turns": [{"text": ["cut off"], "stop": "length"}]}))).unwrap();
+        let mock = MockLlm::start(scenario(
+            json!({"turns": [{"text": ["cut off"], "stop": "length"}]}),
+        ))
+        .unwrap();
         let m = model(wire, &mock, "test-model", false);
-        let events = collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await;
-        assert!(matches!(events.last(), Some(AssistantMessageEvent::Done { reason: DoneReason::Length, .. })), "{wire:?}");
+        let events =
+            collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await;
+        assert!(
+            matches!(
+                events.last(),
+                Some(AssistantMessageEvent::Done {
+                    reason: DoneReason::Length,
+                    ..
+                })
+            ),
+            "{wire:?}"
+        );
         assert_eq!(done(&events).stop_reason, StopReason::Length);
     }
 }
@@ -418,9 +651,18 @@ async fn a_length_stop_is_reported() {
 #[tokio::test]
 async fn a_slow_first_byte_still_streams() {
     for wire in ALL {
-        let mock = MockLlm::start(scenario(json!({"turns": [{"text": ["late"], "firstByteDelayMs": 300}]}))).unwrap();
+        let mock = MockLlm::start(scenario(
+            json!({"turns": [{"text": ["late"], "firstByteDelayMs": 300}]}),
+        ))
+        .unwrap();
         let m = model(wire, &mock, "test-model", false);
-        assert_eq!(done(&collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await).text(), "late");
+        assert_eq!(
+            done(
+                &collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await
+            )
+            .text(),
+            "late"
+        );
     }
 }
 
@@ -428,7 +670,10 @@ async fn a_slow_first_byte_still_streams() {
 async fn abort_mid_stream_ends_with_aborted() {
     let deltas: Vec<String> = (0..200).map(|i| format!("w{i} ")).collect();
     for wire in ALL {
-        let mock = MockLlm::start(scenario(json!({"turns": [{"text": deltas, "deltaDelayMs": 20}]}))).unwrap();
+        let mock = MockLlm::start(scenario(
+            json!({"turns": [{"text": deltas, "deltaDelayMs": 20}]}),
+        ))
+        .unwrap();
         let m = model(wire, &mock, "test-model", false);
         let opts = options(ThinkingLevel::Off);
         let cancel = opts.cancel.clone();
@@ -454,7 +699,10 @@ async fn abort_mid_stream_ends_with_aborted() {
 #[tokio::test]
 async fn abort_while_waiting_for_the_first_byte() {
     for wire in ALL {
-        let mock = MockLlm::start(scenario(json!({"turns": [{"text": ["never"], "firstByteDelayMs": 30000}]}))).unwrap();
+        let mock = MockLlm::start(scenario(
+            json!({"turns": [{"text": ["never"], "firstByteDelayMs": 30000}]}),
+        ))
+        .unwrap();
         let m = model(wire, &mock, "test-model", false);
         let opts = options(ThinkingLevel::Off);
         let cancel = opts.cancel.clone();
@@ -478,11 +726,15 @@ async fn missing_key_and_unreachable_server() {
     let mut opts = options(ThinkingLevel::Off);
     opts.api_key = None;
     let (_, msg) = failed(&collect(providers().stream(&m, &context("hi"), opts)).await);
-    assert_eq!(msg.error_message.as_deref(), Some("No API key for provider: no-such-provider"));
+    assert_eq!(
+        msg.error_message.as_deref(),
+        Some("No API key for provider: no-such-provider")
+    );
 
     // Port 1 on loopback: nothing listens there.
     m.base_url = "http://127.0.0.1:1/v1".into();
-    let (_, msg) = failed(&collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await);
+    let (_, msg) =
+        failed(&collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await);
     assert_eq!(msg.error_message.as_deref(), Some("Connection error."));
     assert!(is_retryable_error(msg.error_message.as_deref().unwrap()));
 }
@@ -491,7 +743,11 @@ async fn missing_key_and_unreachable_server() {
 async fn custom_headers_reach_the_server() {
     let mock = MockLlm::start(Default::default()).unwrap();
     let mut m = model(Wire::OpenAiCompletions, &mock, "test-model", false);
-    m.headers = Some([("X-Model-Header".to_string(), "m".to_string())].into_iter().collect());
+    m.headers = Some(
+        [("X-Model-Header".to_string(), "m".to_string())]
+            .into_iter()
+            .collect(),
+    );
     let mut opts = options(ThinkingLevel::Off);
     opts.headers.insert("X-Call-Header".into(), "c".into());
     done(&collect(providers().stream(&m, &context("hi"), opts)).await);
@@ -507,13 +763,21 @@ async fn responses_reasoning_round_trips_encrypted_content() {
     let m = model(Wire::OpenAiResponses, &mock, "gpt-5.4", true);
     let mut ctx = context("first");
     let msg = done(&collect(providers().stream(&m, &ctx, options(ThinkingLevel::Medium))).await);
-    let AssistantBlock::Text(t) = &msg.content[1] else { panic!() };
-    assert_eq!(t.text_signature.as_deref(), Some(r#"{"v":1,"id":"msg_mock_1"}"#));
+    let AssistantBlock::Text(t) = &msg.content[1] else {
+        panic!()
+    };
+    assert_eq!(
+        t.text_signature.as_deref(),
+        Some(r#"{"v":1,"id":"msg_mock_1"}"#)
+    );
     ctx.messages.push(Message::Assistant(msg));
     ctx.messages.push(user("second"));
     done(&collect(providers().stream(&m, &ctx, options(ThinkingLevel::Medium))).await);
     let input = mock.requests()[1].body["input"].clone();
-    assert_eq!(input[0]["role"], "developer", "reasoning models get a developer prompt");
+    assert_eq!(
+        input[0]["role"], "developer",
+        "reasoning models get a developer prompt"
+    );
     assert_eq!(input[2]["type"], "reasoning");
     assert_eq!(input[2]["encrypted_content"], "ENCRYPTED");
     assert_eq!(input[3]["type"], "message");
@@ -526,7 +790,11 @@ async fn history_from_another_model_is_normalised() {
     let m = model(Wire::Anthropic, &mock, "test-model", false);
     let foreign = AssistantMessage {
         content: vec![
-            AssistantBlock::Thinking(ThinkingContent { thinking: "hmm".into(), thinking_signature: None, redacted: None }),
+            AssistantBlock::Thinking(ThinkingContent {
+                thinking: "hmm".into(),
+                thinking_signature: None,
+                redacted: None,
+            }),
             AssistantBlock::ToolCall(ToolCall {
                 id: "call|with.bad/chars".into(),
                 name: "bash".into(),
@@ -545,16 +813,32 @@ async fn history_from_another_model_is_normalised() {
         error_message: None,
         duration_ms: None,
     };
-    let failed_reply = AssistantMessage { stop_reason: StopReason::Error, error_message: Some("x".into()), ..foreign.clone() };
+    let failed_reply = AssistantMessage {
+        stop_reason: StopReason::Error,
+        error_message: Some("x".into()),
+        ..foreign.clone()
+    };
     let ctx = Context {
         system_prompt: None,
-        messages: vec![user("a"), Message::Assistant(failed_reply), Message::Assistant(foreign), user("b")],
+        messages: vec![
+            user("a"),
+            Message::Assistant(failed_reply),
+            Message::Assistant(foreign),
+            user("b"),
+        ],
         tools: vec![],
     };
     done(&collect(providers().stream(&m, &ctx, options(ThinkingLevel::Off))).await);
     let msgs = mock.requests()[0].body["messages"].clone();
-    assert_eq!(msgs.as_array().unwrap().len(), 4, "errored reply dropped, synthetic tool result added: {msgs}");
-    assert_eq!(msgs[1]["content"][0], json!({"type": "text", "text": "<reformatted-pre-switch-reasoning>\nhmm\n</reformatted-pre-switch-reasoning>"}));
+    assert_eq!(
+        msgs.as_array().unwrap().len(),
+        4,
+        "errored reply dropped, synthetic tool result added: {msgs}"
+    );
+    assert_eq!(
+        msgs[1]["content"][0],
+        json!({"type": "text", "text": "<reformatted-pre-switch-reasoning>\nhmm\n</reformatted-pre-switch-reasoning>"})
+    );
     assert_eq!(msgs[1]["content"][1]["id"], "call_with_bad_chars");
     assert_eq!(msgs[2]["content"][0]["tool_use_id"], "call_with_bad_chars");
     assert_eq!(msgs[2]["content"][0]["content"], "No result provided");
@@ -566,8 +850,18 @@ async fn thinking_budget_overrides_from_settings() {
     let settings = json!({"minimal": 512, "high": 4096, "low": "not a number"});
     let budgets = dreb_ai::thinking::ThinkingBudgets::from_settings(settings.as_object().unwrap());
     for (wire, id, pointer, expected) in [
-        (Wire::Anthropic, "claude-sonnet-4-5", "/thinking", json!({"type": "enabled", "budget_tokens": 4096})),
-        (Wire::Google, "gemini-2.5-pro", "/generationConfig/thinkingConfig", json!({"includeThoughts": true, "thinkingBudget": 4096})),
+        (
+            Wire::Anthropic,
+            "claude-sonnet-4-5",
+            "/thinking",
+            json!({"type": "enabled", "budget_tokens": 4096}),
+        ),
+        (
+            Wire::Google,
+            "gemini-2.5-pro",
+            "/generationConfig/thinkingConfig",
+            json!({"includeThoughts": true, "thinkingBudget": 4096}),
+        ),
     ] {
         let mock = MockLlm::start(Default::default()).unwrap();
         let m = model(wire, &mock, id, true);

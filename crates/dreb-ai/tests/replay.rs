@@ -13,7 +13,12 @@ use dreb_mock_llm::MockLlm;
 use serde_json::{Value, json};
 
 fn fixture(name: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference").join(name)).unwrap()
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/reference")
+            .join(name),
+    )
+    .unwrap()
 }
 
 /// One assistant message of a transcript: its update events and the final message.
@@ -30,7 +35,10 @@ fn recorded_turns(name: &str) -> Vec<RecordedTurn> {
         match frame["type"].as_str() {
             Some("message_update") => updates.push(frame["assistantMessageEvent"].clone()),
             Some("message_end") if frame["message"]["role"] == "assistant" => {
-                turns.push(RecordedTurn { updates: std::mem::take(&mut updates), message: frame["message"].clone() })
+                turns.push(RecordedTurn {
+                    updates: std::mem::take(&mut updates),
+                    message: frame["message"].clone(),
+                })
             }
             _ => {}
         }
@@ -50,15 +58,21 @@ fn normalise(mut v: Value) -> Value {
         o.remove("timestamp");
         o.remove("durationMs");
         if let Some(Value::String(id)) = o.get_mut("id") {
-            *id = id.trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
+            *id = id
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .to_string();
         }
         if let Some(Value::String(id)) = o.get_mut("responseId") {
-            *id = id.trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
+            *id = id
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .to_string();
         }
         if let Some(Value::Array(content)) = o.get_mut("content") {
             for b in content {
                 if let Some(Value::String(id)) = b.get_mut("id") {
-                    *id = id.trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
+                    *id = id
+                        .trim_end_matches(|c: char| c.is_ascii_digit())
+                        .to_string();
                 }
             }
         }
@@ -68,20 +82,33 @@ fn normalise(mut v: Value) -> Value {
 
 fn compare(ours: &[AssistantMessageEvent], reference: &RecordedTurn, label: &str) {
     // `start` is the reference's message_start; the terminal event becomes message_end.
-    let body: Vec<Value> = ours[1..ours.len() - 1].iter().map(|e| serde_json::to_value(e).unwrap()).collect();
+    let body: Vec<Value> = ours[1..ours.len() - 1]
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
     assert_eq!(kind(&ours[0]), "start");
-    assert_eq!(body.len(), reference.updates.len(), "{label}: event count\nours: {:?}", kinds(ours));
+    assert_eq!(
+        body.len(),
+        reference.updates.len(),
+        "{label}: event count\nours: {:?}",
+        kinds(ours)
+    );
     for (i, (a, b)) in body.iter().zip(&reference.updates).enumerate() {
         for key in ["type", "contentIndex", "delta", "content"] {
             assert_eq!(a.get(key), b.get(key), "{label}: event {i} field {key}");
         }
         if let Some(tc) = b.get("toolCall") {
-            assert_eq!(normalise(a["toolCall"].clone()), normalise(tc.clone()), "{label}: event {i} toolCall");
+            assert_eq!(
+                normalise(a["toolCall"].clone()),
+                normalise(tc.clone()),
+                "{label}: event {i} toolCall"
+            );
         }
         // The reference serialised partials lazily (later usage/stop updates can show through); at a block's end
         // the partial's content is settled.
         if b["type"].as_str().is_some_and(|t| t.ends_with("_end")) {
-            let content = |v: &Value| normalise(json!({"content": v["partial"]["content"].clone()}));
+            let content =
+                |v: &Value| normalise(json!({"content": v["partial"]["content"].clone()}));
             assert_eq!(content(a), content(b), "{label}: event {i} partial content");
         }
     }
@@ -91,7 +118,11 @@ fn compare(ours: &[AssistantMessageEvent], reference: &RecordedTurn, label: &str
     };
     let mut expected = serde_json::to_value(&reference.message).unwrap();
     expected.as_object_mut().unwrap().remove("role");
-    assert_eq!(normalise(message), normalise(expected), "{label}: final message");
+    assert_eq!(
+        normalise(message),
+        normalise(expected),
+        "{label}: final message"
+    );
 }
 
 /// The reference's models.json, pointed at our mock.
@@ -110,9 +141,16 @@ async fn replay(transcript: &str, provider: &str, model_id: &str, prompt: &str) 
     let key = registry.api_key_for(&model).unwrap();
     assert_eq!(key.as_deref(), Some("mock-key"));
     let client = Providers::new();
-    let mut ctx = Context { system_prompt: Some("system".into()), messages: vec![user(prompt)], tools: vec![bash_tool()] };
+    let mut ctx = Context {
+        system_prompt: Some("system".into()),
+        messages: vec![user(prompt)],
+        tools: vec![bash_tool()],
+    };
     for (n, turn) in recorded_turns(transcript).iter().enumerate() {
-        let opts = StreamOptions { api_key: key.clone(), ..Default::default() };
+        let opts = StreamOptions {
+            api_key: key.clone(),
+            ..Default::default()
+        };
         let events = collect(client.stream(&model, &ctx, opts)).await;
         compare(&events, turn, &format!("{transcript} turn {n}"));
         let msg = done(&events);
@@ -123,7 +161,13 @@ async fn replay(transcript: &str, provider: &str, model_id: &str, prompt: &str) 
         }
     }
     let reqs = mock.requests();
-    assert_eq!(reqs[0].header("authorization").or(reqs[0].header("x-api-key")).map(|s| s.contains("mock-key")), Some(true));
+    assert_eq!(
+        reqs[0]
+            .header("authorization")
+            .or(reqs[0].header("x-api-key"))
+            .map(|s| s.contains("mock-key")),
+        Some(true)
+    );
 }
 
 #[tokio::test]
@@ -133,12 +177,24 @@ async fn prompt_text_openai_wire_matches_the_reference() {
 
 #[tokio::test]
 async fn prompt_tool_openai_wire_matches_the_reference() {
-    replay("prompt_tool_openai.out.jsonl", "mock", "mock-model", "Run a command [[tool=bash:echo hello-from-bash]]").await;
+    replay(
+        "prompt_tool_openai.out.jsonl",
+        "mock",
+        "mock-model",
+        "Run a command [[tool=bash:echo hello-from-bash]]",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn prompt_tool_anthropic_wire_matches_the_reference() {
-    replay("prompt_tool_anthropic.out.jsonl", "mock-anthropic", "mock-claude", "Run a command [[tool=bash:echo hello-from-bash]]").await;
+    replay(
+        "prompt_tool_anthropic.out.jsonl",
+        "mock-anthropic",
+        "mock-claude",
+        "Run a command [[tool=bash:echo hello-from-bash]]",
+    )
+    .await;
 }
 
 #[test]
@@ -153,7 +209,13 @@ fn available_models_match_the_reference_listing() {
         .filter(|m| m.provider.starts_with("mock"))
         .map(|m| serde_json::to_value(m).unwrap())
         .collect();
-    let frame: Value = serde_json::from_str(fixture("get_available_models.out.jsonl").lines().next().unwrap()).unwrap();
+    let frame: Value = serde_json::from_str(
+        fixture("get_available_models.out.jsonl")
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(Value::Array(ours), frame["data"]["models"]);
     // Byte-identical serialisation of each model, key order included.
     let mock = registry.find("mock", "mock-model").unwrap();
@@ -161,5 +223,13 @@ fn available_models_match_the_reference_listing() {
         serde_json::to_string(mock).unwrap(),
         serde_json::to_string(&frame["data"]["models"][0]).unwrap()
     );
-    assert_eq!(json!(registry.find("mock-anthropic", "mock-claude").unwrap().compat), Value::Null);
+    assert_eq!(
+        json!(
+            registry
+                .find("mock-anthropic", "mock-claude")
+                .unwrap()
+                .compat
+        ),
+        Value::Null
+    );
 }

@@ -20,7 +20,11 @@ pub fn collect_branch_entries<'a>(
     old_leaf: Option<&str>,
     target: &str,
 ) -> Vec<Value> {
-    let parent = |e: &Value| e.get("parentId").and_then(Value::as_str).map(str::to_string);
+    let parent = |e: &Value| {
+        e.get("parentId")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
     let mut target_path = HashSet::new();
     let mut cur = Some(target.to_string());
     while let Some(id) = cur {
@@ -59,7 +63,8 @@ pub fn prepare_branch_summary(entries: &[Value], token_budget: u64) -> BranchSum
     // File operations come from the whole branch, even the part that does not fit the budget.
     for e in entries {
         let ty = e.get("type").and_then(Value::as_str);
-        if ty == Some("branch_summary") && e.get("fromHook").and_then(Value::as_bool) != Some(true) {
+        if ty == Some("branch_summary") && e.get("fromHook").and_then(Value::as_bool) != Some(true)
+        {
             if let Some(d) = e.get("details") {
                 file_ops.add_details(d);
             }
@@ -77,7 +82,10 @@ pub fn prepare_branch_summary(entries: &[Value], token_budget: u64) -> BranchSum
         }
         let tokens = estimate_message_tokens(&m);
         if token_budget > 0 && total + tokens > token_budget {
-            let is_summary = matches!(e.get("type").and_then(Value::as_str), Some("compaction" | "branch_summary"));
+            let is_summary = matches!(
+                e.get("type").and_then(Value::as_str),
+                Some("compaction" | "branch_summary")
+            );
             // A summary of even older history is worth keeping while there is room for most of it.
             if is_summary && (total as f64) < token_budget as f64 * 0.9 {
                 messages.push(m);
@@ -89,7 +97,11 @@ pub fn prepare_branch_summary(entries: &[Value], token_budget: u64) -> BranchSum
         total += tokens;
     }
     messages.reverse();
-    BranchSummaryPreparation { messages, file_ops, total_tokens: total }
+    BranchSummaryPreparation {
+        messages,
+        file_ops,
+        total_tokens: total,
+    }
 }
 
 /// A generated branch summary: the `branch_summary` entry's `summary` and `details`.
@@ -115,11 +127,26 @@ pub async fn generate_branch_summary(
     let text = if prep.messages.is_empty() {
         "No content to summarize".to_string()
     } else {
-        let prompt = format!("<conversation>\n{}\n</conversation>\n\n{instructions}", serialize_conversation(&prep.messages));
-        complete(llm, prompts::SYSTEM_PROMPT, prompt, BRANCH_SUMMARY_MAX_TOKENS, dreb_ai::ThinkingLevel::Off).await?
+        let prompt = format!(
+            "<conversation>\n{}\n</conversation>\n\n{instructions}",
+            serialize_conversation(&prep.messages)
+        );
+        complete(
+            llm,
+            prompts::SYSTEM_PROMPT,
+            prompt,
+            BRANCH_SUMMARY_MAX_TOKENS,
+            dreb_ai::ThinkingLevel::Off,
+        )
+        .await?
     };
     Ok(BranchSummary {
-        summary: format!("{}{}{}", prompts::BRANCH_SUMMARY_PREAMBLE, text, prep.file_ops.summary_suffix()),
+        summary: format!(
+            "{}{}{}",
+            prompts::BRANCH_SUMMARY_PREAMBLE,
+            text,
+            prep.file_ops.summary_suffix()
+        ),
         details: prep.file_ops.details(),
     })
 }

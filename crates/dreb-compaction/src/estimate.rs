@@ -13,7 +13,11 @@ fn content_chars(content: &Value) -> u64 {
         Value::Array(blocks) => blocks
             .iter()
             .map(|b| match b.get("type").and_then(Value::as_str) {
-                Some("text") => b.get("text").and_then(Value::as_str).map(js_len).unwrap_or(0),
+                Some("text") => b
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .map(js_len)
+                    .unwrap_or(0),
                 Some("image") => IMAGE_CHARS,
                 _ => 0,
             })
@@ -42,7 +46,9 @@ pub fn estimate_message_tokens(message: &Value) -> u64 {
                         Some("text") => str_field(b, "text"),
                         Some("thinking") => str_field(b, "thinking"),
                         Some("toolCall") => {
-                            let args = b.get("arguments").map(|a| serde_json::to_string(a).unwrap_or_default());
+                            let args = b
+                                .get("arguments")
+                                .map(|a| serde_json::to_string(a).unwrap_or_default());
                             str_field(b, "name") + args.as_deref().map(js_len).unwrap_or(0)
                         }
                         _ => 0,
@@ -90,7 +96,11 @@ fn usable_usage(message: &Value) -> Option<&Value> {
 
 /// Estimate the context size of `messages` the way the reference does for compaction decisions.
 pub fn estimate_context_tokens(messages: &[Value]) -> ContextEstimate {
-    let last = messages.iter().enumerate().rev().find_map(|(i, m)| usable_usage(m).map(|u| (i, u)));
+    let last = messages
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, m)| usable_usage(m).map(|u| (i, u)));
     match last {
         Some((i, usage)) => {
             let usage_tokens = usage_context_tokens(usage);
@@ -104,14 +114,25 @@ pub fn estimate_context_tokens(messages: &[Value]) -> ContextEstimate {
         }
         None => {
             let trailing_tokens = messages.iter().map(estimate_message_tokens).sum();
-            ContextEstimate { tokens: trailing_tokens, usage_tokens: 0, trailing_tokens, last_usage_index: None }
+            ContextEstimate {
+                tokens: trailing_tokens,
+                usage_tokens: 0,
+                trailing_tokens,
+                last_usage_index: None,
+            }
         }
     }
 }
 
 /// Whether a context of `context_tokens` needs compacting for a model with `context_window`.
-pub fn should_compact(context_tokens: u64, context_window: u64, settings: &CompactionSettings) -> bool {
-    settings.enabled && context_window > 0 && context_tokens > context_window.saturating_sub(settings.reserve_tokens)
+pub fn should_compact(
+    context_tokens: u64,
+    context_window: u64,
+    settings: &CompactionSettings,
+) -> bool {
+    settings.enabled
+        && context_window > 0
+        && context_tokens > context_window.saturating_sub(settings.reserve_tokens)
 }
 
 #[cfg(test)]
@@ -121,9 +142,14 @@ mod tests {
 
     #[test]
     fn estimates_each_role() {
-        assert_eq!(estimate_message_tokens(&json!({"role":"user","content":"Reply with just: delta"})), 6);
         assert_eq!(
-            estimate_message_tokens(&json!({"role":"user","content":[{"type":"text","text":"abcd"},{"type":"image","data":"x","mimeType":"image/png"}]})),
+            estimate_message_tokens(&json!({"role":"user","content":"Reply with just: delta"})),
+            6
+        );
+        assert_eq!(
+            estimate_message_tokens(
+                &json!({"role":"user","content":[{"type":"text","text":"abcd"},{"type":"image","data":"x","mimeType":"image/png"}]})
+            ),
             1201
         );
         let call = json!({"role":"assistant","content":[
@@ -132,10 +158,21 @@ mod tests {
         ]});
         // "hmm" (3) + "bash" (4) + {"command":"ls"} (16) = 23 chars → 6 tokens
         assert_eq!(estimate_message_tokens(&call), 6);
-        assert_eq!(estimate_message_tokens(&json!({"role":"bashExecution","command":"ls","output":"a\nb"})), 2);
-        assert_eq!(estimate_message_tokens(&json!({"role":"compactionSummary","summary":"12345"})), 2);
+        assert_eq!(
+            estimate_message_tokens(
+                &json!({"role":"bashExecution","command":"ls","output":"a\nb"})
+            ),
+            2
+        );
+        assert_eq!(
+            estimate_message_tokens(&json!({"role":"compactionSummary","summary":"12345"})),
+            2
+        );
         // UTF-16 code units, as JavaScript counts: one astral character is two units.
-        assert_eq!(estimate_message_tokens(&json!({"role":"user","content":"😀😀"})), 1);
+        assert_eq!(
+            estimate_message_tokens(&json!({"role":"user","content":"😀😀"})),
+            1
+        );
     }
 
     #[test]
@@ -157,6 +194,13 @@ mod tests {
         let s = CompactionSettings::default();
         assert!(!should_compact(200_000 - 16_384, 200_000, &s));
         assert!(should_compact(200_000 - 16_383, 200_000, &s));
-        assert!(!should_compact(1_000_000, 200_000, &CompactionSettings { enabled: false, ..s }));
+        assert!(!should_compact(
+            1_000_000,
+            200_000,
+            &CompactionSettings {
+                enabled: false,
+                ..s
+            }
+        ));
     }
 }

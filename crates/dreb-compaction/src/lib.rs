@@ -12,9 +12,16 @@ pub mod prompts;
 pub mod serialize;
 pub mod summarize;
 
-pub use branch::{BranchSummary, BranchSummaryPreparation, collect_branch_entries, generate_branch_summary, prepare_branch_summary};
-pub use estimate::{ContextEstimate, estimate_context_tokens, estimate_message_tokens, should_compact};
-pub use prepare::{CompactionPreparation, CutPoint, FileOperations, find_cut_point, prepare_compaction};
+pub use branch::{
+    BranchSummary, BranchSummaryPreparation, collect_branch_entries, generate_branch_summary,
+    prepare_branch_summary,
+};
+pub use estimate::{
+    ContextEstimate, estimate_context_tokens, estimate_message_tokens, should_compact,
+};
+pub use prepare::{
+    CompactionPreparation, CutPoint, FileOperations, find_cut_point, prepare_compaction,
+};
 pub use summarize::{CompactionResult, SummaryError, SummaryLlm, compact, generate_summary};
 
 /// Compaction settings (`compaction.*` in settings.json), with the reference's defaults.
@@ -29,7 +36,11 @@ pub struct CompactionSettings {
 
 impl Default for CompactionSettings {
     fn default() -> Self {
-        CompactionSettings { enabled: true, reserve_tokens: 16384, keep_recent_tokens: 20000 }
+        CompactionSettings {
+            enabled: true,
+            reserve_tokens: 16384,
+            keep_recent_tokens: 20000,
+        }
     }
 }
 

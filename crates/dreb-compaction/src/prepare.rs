@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::estimate::{estimate_context_tokens, estimate_message_tokens};
 use crate::CompactionSettings;
+use crate::estimate::{estimate_context_tokens, estimate_message_tokens};
 
 fn entry_type(entry: &Value) -> &str {
     entry.get("type").and_then(Value::as_str).unwrap_or("")
@@ -37,8 +37,12 @@ pub fn entry_message(entry: &Value) -> Option<Value> {
             m["timestamp"] = timestamp;
             Some(m)
         }
-        "branch_summary" => Some(json!({"role": "branchSummary", "summary": get("summary"), "fromId": get("fromId"), "timestamp": timestamp})),
-        "compaction" => Some(json!({"role": "compactionSummary", "summary": get("summary"), "tokensBefore": get("tokensBefore"), "timestamp": timestamp})),
+        "branch_summary" => Some(
+            json!({"role": "branchSummary", "summary": get("summary"), "fromId": get("fromId"), "timestamp": timestamp}),
+        ),
+        "compaction" => Some(
+            json!({"role": "compactionSummary", "summary": get("summary"), "tokensBefore": get("tokensBefore"), "timestamp": timestamp}),
+        ),
         _ => None,
     }
 }
@@ -53,7 +57,11 @@ fn chrono_ms(iso: &str) -> Option<i64> {
     let num = |r: std::ops::Range<usize>| iso.get(r)?.parse::<i64>().ok();
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let ms = if b.get(19) == Some(&b'.') { num(20..23).unwrap_or(0) } else { 0 };
+    let ms = if b.get(19) == Some(&b'.') {
+        num(20..23).unwrap_or(0)
+    } else {
+        0
+    };
     // Days from civil (Howard Hinnant's algorithm).
     let y = if mo <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -86,7 +94,14 @@ fn is_valid_cut_point(entry: &Value) -> bool {
         "branch_summary" | "custom_message" => true,
         "message" => matches!(
             message_role(entry),
-            Some("user" | "assistant" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary")
+            Some(
+                "user"
+                    | "assistant"
+                    | "bashExecution"
+                    | "custom"
+                    | "branchSummary"
+                    | "compactionSummary"
+            )
         ),
         _ => false,
     }
@@ -101,15 +116,28 @@ fn turn_start_index(entries: &[Value], from: usize, start: usize) -> Option<usiz
 }
 
 /// Pick the cut point in `entries[start..end]` that keeps at least `keep_recent_tokens` of recent messages.
-pub fn find_cut_point(entries: &[Value], start: usize, end: usize, keep_recent_tokens: u64) -> CutPoint {
-    let cut_points: Vec<usize> = (start..end).filter(|&i| is_valid_cut_point(&entries[i])).collect();
+pub fn find_cut_point(
+    entries: &[Value],
+    start: usize,
+    end: usize,
+    keep_recent_tokens: u64,
+) -> CutPoint {
+    let cut_points: Vec<usize> = (start..end)
+        .filter(|&i| is_valid_cut_point(&entries[i]))
+        .collect();
     let Some(&first) = cut_points.first() else {
-        return CutPoint { first_kept_entry_index: start, turn_start_index: None };
+        return CutPoint {
+            first_kept_entry_index: start,
+            turn_start_index: None,
+        };
     };
     let mut cut = first;
     let mut accumulated = 0;
     for i in (start..end).rev() {
-        let Some(message) = (entry_type(&entries[i]) == "message").then(|| entries[i].get("message")).flatten() else {
+        let Some(message) = (entry_type(&entries[i]) == "message")
+            .then(|| entries[i].get("message"))
+            .flatten()
+        else {
             continue;
         };
         accumulated += estimate_message_tokens(message);
@@ -129,8 +157,15 @@ pub fn find_cut_point(entries: &[Value], start: usize, end: usize, keep_recent_t
         cut -= 1;
     }
     let at_user = message_role(&entries[cut]) == Some("user");
-    let turn_start_index = if at_user { None } else { turn_start_index(entries, cut, start) };
-    CutPoint { first_kept_entry_index: cut, turn_start_index }
+    let turn_start_index = if at_user {
+        None
+    } else {
+        turn_start_index(entries, cut, start)
+    };
+    CutPoint {
+        first_kept_entry_index: cut,
+        turn_start_index,
+    }
 }
 
 /// Files the summarised part of the conversation read and changed, carried from one compaction to the next.
@@ -148,8 +183,13 @@ impl FileOperations {
             if m.get("role").and_then(Value::as_str) != Some("assistant") {
                 continue;
             }
-            let Some(blocks) = m.get("content").and_then(Value::as_array) else { continue };
-            for b in blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall")) {
+            let Some(blocks) = m.get("content").and_then(Value::as_array) else {
+                continue;
+            };
+            for b in blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+            {
                 let args = b.get("arguments");
                 let Some(path) = args
                     .and_then(|a| a.get("path").or_else(|| a.get("file_path")))
@@ -170,9 +210,17 @@ impl FileOperations {
 
     /// Carry over the lists of an earlier compaction or branch summary (`details.readFiles/modifiedFiles`).
     pub fn add_details(&mut self, details: &Value) {
-        let list = |k: &str| details.get(k).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str);
+        let list = |k: &str| {
+            details
+                .get(k)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+        };
         self.read.extend(list("readFiles").map(str::to_string));
-        self.edited.extend(list("modifiedFiles").map(str::to_string));
+        self.edited
+            .extend(list("modifiedFiles").map(str::to_string));
     }
 
     /// `(read-only files, modified files)`, each sorted.
@@ -196,9 +244,16 @@ impl FileOperations {
             sections.push(format!("<read-files>\n{}\n</read-files>", read.join("\n")));
         }
         if !modified.is_empty() {
-            sections.push(format!("<modified-files>\n{}\n</modified-files>", modified.join("\n")));
+            sections.push(format!(
+                "<modified-files>\n{}\n</modified-files>",
+                modified.join("\n")
+            ));
         }
-        if sections.is_empty() { String::new() } else { format!("\n\n{}", sections.join("\n\n")) }
+        if sections.is_empty() {
+            String::new()
+        } else {
+            format!("\n\n{}", sections.join("\n\n"))
+        }
     }
 }
 
@@ -218,7 +273,10 @@ pub struct CompactionPreparation {
 
 /// Plan a compaction of `branch` (the entries from the root to the leaf). `None` when there is nothing to
 /// compact: the branch is empty or already ends with a compaction.
-pub fn prepare_compaction(branch: &[Value], settings: &CompactionSettings) -> Option<CompactionPreparation> {
+pub fn prepare_compaction(
+    branch: &[Value],
+    settings: &CompactionSettings,
+) -> Option<CompactionPreparation> {
     let last = branch.last()?;
     if entry_type(last) == "compaction" {
         return None;
@@ -227,17 +285,32 @@ pub fn prepare_compaction(branch: &[Value], settings: &CompactionSettings) -> Op
     let boundary_start = prev_compaction.map(|i| i + 1).unwrap_or(0);
     let boundary_end = branch.len();
 
-    let usage_messages: Vec<Value> =
-        branch[prev_compaction.unwrap_or(0)..boundary_end].iter().filter_map(entry_message).collect();
+    let usage_messages: Vec<Value> = branch[prev_compaction.unwrap_or(0)..boundary_end]
+        .iter()
+        .filter_map(entry_message)
+        .collect();
     let tokens_before = estimate_context_tokens(&usage_messages).tokens;
 
-    let cut = find_cut_point(branch, boundary_start, boundary_end, settings.keep_recent_tokens);
-    let first_kept_entry_id = branch[cut.first_kept_entry_index].get("id")?.as_str()?.to_string();
+    let cut = find_cut_point(
+        branch,
+        boundary_start,
+        boundary_end,
+        settings.keep_recent_tokens,
+    );
+    let first_kept_entry_id = branch[cut.first_kept_entry_index]
+        .get("id")?
+        .as_str()?
+        .to_string();
     let history_end = cut.turn_start_index.unwrap_or(cut.first_kept_entry_index);
-    let messages_to_summarize: Vec<Value> =
-        branch[boundary_start..history_end].iter().filter_map(entry_message).collect();
+    let messages_to_summarize: Vec<Value> = branch[boundary_start..history_end]
+        .iter()
+        .filter_map(entry_message)
+        .collect();
     let turn_prefix_messages: Vec<Value> = match cut.turn_start_index {
-        Some(t) => branch[t..cut.first_kept_entry_index].iter().filter_map(entry_message).collect(),
+        Some(t) => branch[t..cut.first_kept_entry_index]
+            .iter()
+            .filter_map(entry_message)
+            .collect(),
         None => Vec::new(),
     };
 
@@ -245,8 +318,14 @@ pub fn prepare_compaction(branch: &[Value], settings: &CompactionSettings) -> Op
     let mut previous_summary = None;
     if let Some(i) = prev_compaction {
         let prev = &branch[i];
-        previous_summary = prev.get("summary").and_then(Value::as_str).map(str::to_string);
-        let from_hook = prev.get("fromHook").and_then(Value::as_bool).unwrap_or(false);
+        previous_summary = prev
+            .get("summary")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let from_hook = prev
+            .get("fromHook")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         if let (false, Some(details)) = (from_hook, prev.get("details")) {
             file_ops.add_details(details);
         }
@@ -270,12 +349,19 @@ mod tests {
     use super::*;
 
     fn load_branch(jsonl: &str, leaf: &str) -> Vec<Value> {
-        let entries: Vec<Value> =
-            jsonl.lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect();
+        let entries: Vec<Value> = jsonl
+            .lines()
+            .skip(1)
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         let mut path = Vec::new();
         let mut cur = Some(leaf.to_string());
         while let Some(id) = cur {
-            let e = entries.iter().find(|e| e["id"] == id.as_str()).unwrap().clone();
+            let e = entries
+                .iter()
+                .find(|e| e["id"] == id.as_str())
+                .unwrap()
+                .clone();
             cur = e["parentId"].as_str().map(str::to_string);
             path.push(e);
         }
@@ -289,14 +375,24 @@ mod tests {
     fn matches_the_reference_compaction_of_fixture_d() {
         let jsonl = include_str!("../tests/fixtures/d-branched-compacted.jsonl");
         let branch = load_branch(jsonl, "2a423e29");
-        let settings = CompactionSettings { keep_recent_tokens: 8, ..Default::default() };
+        let settings = CompactionSettings {
+            keep_recent_tokens: 8,
+            ..Default::default()
+        };
         let prep = prepare_compaction(&branch, &settings).unwrap();
         assert_eq!(prep.first_kept_entry_id, "c9367ade");
         assert_eq!(prep.tokens_before, 102);
         assert!(!prep.is_split_turn);
-        let texts: Vec<_> = prep.messages_to_summarize.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        let texts: Vec<_> = prep
+            .messages_to_summarize
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
         assert_eq!(texts, ["user", "assistant"]);
-        assert_eq!(prep.file_ops.details(), json!({"readFiles": [], "modifiedFiles": []}));
+        assert_eq!(
+            prep.file_ops.details(),
+            json!({"readFiles": [], "modifiedFiles": []})
+        );
 
         // Already compacted: nothing to do.
         let compacted = load_branch(jsonl, "c11fc5fa");
@@ -313,11 +409,26 @@ mod tests {
     fn never_cuts_between_a_tool_call_and_its_result() {
         let msg = |id: &str, m: Value| json!({"type":"message","id":id,"parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":m});
         let branch = vec![
-            msg("u1", json!({"role":"user","content":"first question, quite long text here"})),
-            msg("a1", json!({"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"src/a.rs"}}],"stopReason":"toolUse"})),
-            msg("t1", json!({"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x".repeat(400)}],"isError":false})),
-            msg("a2", json!({"role":"assistant","content":[{"type":"toolCall","id":"c2","name":"edit","arguments":{"path":"src/b.rs"}}],"stopReason":"toolUse"})),
-            msg("t2", json!({"role":"toolResult","toolCallId":"c2","toolName":"edit","content":[{"type":"text","text":"ok"}],"isError":false})),
+            msg(
+                "u1",
+                json!({"role":"user","content":"first question, quite long text here"}),
+            ),
+            msg(
+                "a1",
+                json!({"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"src/a.rs"}}],"stopReason":"toolUse"}),
+            ),
+            msg(
+                "t1",
+                json!({"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x".repeat(400)}],"isError":false}),
+            ),
+            msg(
+                "a2",
+                json!({"role":"assistant","content":[{"type":"toolCall","id":"c2","name":"edit","arguments":{"path":"src/b.rs"}}],"stopReason":"toolUse"}),
+            ),
+            msg(
+                "t2",
+                json!({"role":"toolResult","toolCallId":"c2","toolName":"edit","content":[{"type":"text","text":"ok"}],"isError":false}),
+            ),
         ];
         // Keeping ~2 tokens: the accumulation stops at the edit call (t2 is 1 token, a2 is 6), a valid cut point.
         let cut = find_cut_point(&branch, 0, branch.len(), 2);
@@ -328,11 +439,21 @@ mod tests {
         assert_eq!(branch[cut.first_kept_entry_index]["id"], "a2");
         assert_eq!(cut.turn_start_index, Some(0));
 
-        let prep = prepare_compaction(&branch, &CompactionSettings { keep_recent_tokens: 100, ..Default::default() }).unwrap();
+        let prep = prepare_compaction(
+            &branch,
+            &CompactionSettings {
+                keep_recent_tokens: 100,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert!(prep.is_split_turn);
         assert!(prep.messages_to_summarize.is_empty());
         assert_eq!(prep.turn_prefix_messages.len(), 3);
-        assert_eq!(prep.file_ops.lists(), (vec!["src/a.rs".to_string()], vec![]));
+        assert_eq!(
+            prep.file_ops.lists(),
+            (vec!["src/a.rs".to_string()], vec![])
+        );
     }
 
     #[test]
@@ -340,13 +461,25 @@ mod tests {
         let mut ops = FileOperations::default();
         ops.add_details(&json!({"readFiles": ["a", "b"], "modifiedFiles": ["c"]}));
         ops.add_messages(&[json!({"role":"assistant","content":[{"type":"toolCall","id":"1","name":"write","arguments":{"path":"a"}}]})]);
-        assert_eq!(ops.lists(), (vec!["b".to_string()], vec!["a".to_string(), "c".to_string()]));
-        assert_eq!(ops.summary_suffix(), "\n\n<read-files>\nb\n</read-files>\n\n<modified-files>\na\nc\n</modified-files>");
+        assert_eq!(
+            ops.lists(),
+            (
+                vec!["b".to_string()],
+                vec!["a".to_string(), "c".to_string()]
+            )
+        );
+        assert_eq!(
+            ops.summary_suffix(),
+            "\n\n<read-files>\nb\n</read-files>\n\n<modified-files>\na\nc\n</modified-files>"
+        );
     }
 
     #[test]
     fn iso_timestamps_convert_to_epoch_ms() {
         assert_eq!(chrono_ms("1970-01-01T00:00:00.000Z"), Some(0));
-        assert_eq!(chrono_ms("2026-12-01T06:29:03.910Z"), Some(1_796_106_543_910));
+        assert_eq!(
+            chrono_ms("2026-12-01T06:29:03.910Z"),
+            Some(1_796_106_543_910)
+        );
     }
 }

@@ -4,7 +4,8 @@ pub const SYSTEM_PROMPT: &str = "You summarize coding-assistant conversations so
 from the summary alone. You are given a transcript between a user and an AI coding assistant. Do NOT continue the \
 conversation and do NOT answer any question in it. Output ONLY the structured summary, in the requested format.";
 
-pub const SUMMARY_INSTRUCTIONS: &str = "Write a structured summary of the conversation above that another assistant \
+pub const SUMMARY_INSTRUCTIONS: &str =
+    "Write a structured summary of the conversation above that another assistant \
 can pick up from. Use exactly these sections:
 
 ## Goal
@@ -62,7 +63,8 @@ What the reader needs to understand the rest of the turn.
 
 Be concise; keep concrete details verbatim.";
 
-pub const BRANCH_INSTRUCTIONS: &str = "The transcript above is a conversation branch the user is leaving. Summarize \
+pub const BRANCH_INSTRUCTIONS: &str =
+    "The transcript above is a conversation branch the user is leaving. Summarize \
 it so the conversation can continue elsewhere with what was learned:
 
 ## Goal
@@ -77,8 +79,7 @@ it so the conversation can continue elsewhere with what was learned:
 Be concise; keep concrete details (paths, identifiers, commands) verbatim.";
 
 /// Placed before every branch summary stored in the session (the reference writes the same words).
-pub const BRANCH_SUMMARY_PREAMBLE: &str =
-    "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
+pub const BRANCH_SUMMARY_PREAMBLE: &str = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
 
 /// Joined between the history summary and the split-turn prefix summary.
 pub const SPLIT_TURN_SEPARATOR: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";

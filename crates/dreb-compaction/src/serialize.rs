@@ -30,7 +30,11 @@ pub fn bash_execution_text(m: &Value) -> String {
     }
     if m.get("cancelled").and_then(Value::as_bool) == Some(true) {
         text.push_str("\n\n(command cancelled)");
-    } else if let Some(code) = m.get("exitCode").and_then(Value::as_i64).filter(|&c| c != 0) {
+    } else if let Some(code) = m
+        .get("exitCode")
+        .and_then(Value::as_i64)
+        .filter(|&c| c != 0)
+    {
         text.push_str(&format!("\n\nCommand exited with code {code}"));
     }
     if m.get("truncated").and_then(Value::as_bool) == Some(true) {
@@ -91,7 +95,11 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
                 parts.push(format!("[User]: {text}"));
             }
             "assistant" => {
-                let blocks = m.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+                let blocks = m
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
                 let of = |ty: &str, key: &str| -> Vec<String> {
                     blocks
                         .iter()
@@ -117,7 +125,12 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
                             .and_then(Value::as_object)
                             .map(|a| {
                                 a.iter()
-                                    .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
+                                    .map(|(k, v)| {
+                                        format!(
+                                            "{k}={}",
+                                            serde_json::to_string(v).unwrap_or_default()
+                                        )
+                                    })
                                     .collect::<Vec<_>>()
                                     .join(", ")
                             })
@@ -132,7 +145,10 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
             "toolResult" => {
                 let text = content_text(m.get("content"));
                 if !text.is_empty() {
-                    parts.push(format!("[Tool result]: {}", truncate_chars(&text, TOOL_RESULT_MAX_CHARS)));
+                    parts.push(format!(
+                        "[Tool result]: {}",
+                        truncate_chars(&text, TOOL_RESULT_MAX_CHARS)
+                    ));
                 }
             }
             _ => {}
@@ -159,7 +175,9 @@ mod tests {
             json!({"role":"bashExecution","command":"false","output":"","exitCode":1,"cancelled":false,"truncated":false}),
         ];
         let text = serialize_conversation(&msgs);
-        assert!(text.starts_with("[User]: fix it\n\n[Assistant thinking]: look first\n\n[Assistant]: Reading.\n\n"));
+        assert!(text.starts_with(
+            "[User]: fix it\n\n[Assistant thinking]: look first\n\n[Assistant]: Reading.\n\n"
+        ));
         assert!(text.contains("[Assistant tool calls]: read(path=\"a.rs\", limit=10)"));
         assert!(text.contains("[... 5 more characters truncated]"));
         assert!(text.ends_with("[User]: Ran `false`\n(no output)\n\nCommand exited with code 1"));
@@ -168,6 +186,9 @@ mod tests {
     #[test]
     fn bash_text_mentions_truncation_path() {
         let m = json!({"command":"ls","output":"a","exitCode":0,"cancelled":false,"truncated":true,"fullOutputPath":"/tmp/x.log"});
-        assert_eq!(bash_execution_text(&m), "Ran `ls`\n```\na\n```\n\n[Output truncated. Full output: /tmp/x.log]");
+        assert_eq!(
+            bash_execution_text(&m),
+            "Ran `ls`\n```\na\n```\n\n[Output truncated. Full output: /tmp/x.log]"
+        );
     }
 }

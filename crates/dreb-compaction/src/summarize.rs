@@ -1,17 +1,17 @@
 //! The summary requests and the compaction result.
 
 use dreb_ai::{
-    AssistantMessageEvent, Context, LlmClient, Message, Model, StopReason, StreamOptions, ThinkingLevel, UserContent,
-    UserMessage,
+    AssistantMessageEvent, Context, LlmClient, Message, Model, StopReason, StreamOptions,
+    ThinkingLevel, UserContent, UserMessage,
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::CompactionSettings;
 use crate::prepare::CompactionPreparation;
 use crate::prompts;
 use crate::serialize::serialize_conversation;
-use crate::CompactionSettings;
 
 /// Why a summary could not be produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +74,10 @@ pub(crate) async fn complete(
 ) -> Result<String, SummaryError> {
     let context = Context {
         system_prompt: Some(system_prompt.to_string()),
-        messages: vec![Message::User(UserMessage { content: UserContent::Text(user_text), timestamp: now_ms() })],
+        messages: vec![Message::User(UserMessage {
+            content: UserContent::Text(user_text),
+            timestamp: now_ms(),
+        })],
         tools: Vec::new(),
     };
     let options = StreamOptions {
@@ -92,8 +95,12 @@ pub(crate) async fn complete(
                 if error.stop_reason == StopReason::Aborted || llm.cancel.is_cancelled() {
                     return Err(SummaryError::Aborted);
                 }
-                let reason = error.error_message.unwrap_or_else(|| "unknown error".to_string());
-                return Err(SummaryError::Failed(format!("Summarization failed: {reason}")));
+                let reason = error
+                    .error_message
+                    .unwrap_or_else(|| "unknown error".to_string());
+                return Err(SummaryError::Failed(format!(
+                    "Summarization failed: {reason}"
+                )));
             }
             _ => {}
         }
@@ -101,7 +108,9 @@ pub(crate) async fn complete(
     if llm.cancel.is_cancelled() {
         Err(SummaryError::Aborted)
     } else {
-        Err(SummaryError::Failed("Summarization failed: the stream ended without a result".to_string()))
+        Err(SummaryError::Failed(
+            "Summarization failed: the stream ended without a result".to_string(),
+        ))
     }
 }
 
@@ -132,13 +141,22 @@ pub async fn generate_summary(
     } else {
         prompts::SUMMARY_INSTRUCTIONS
     };
-    let mut prompt = format!("<conversation>\n{}\n</conversation>\n\n", serialize_conversation(messages));
+    let mut prompt = format!(
+        "<conversation>\n{}\n</conversation>\n\n",
+        serialize_conversation(messages)
+    );
     if let Some(prev) = previous_summary {
-        prompt.push_str(&format!("<previous-summary>\n{prev}\n</previous-summary>\n\n"));
+        prompt.push_str(&format!(
+            "<previous-summary>\n{prev}\n</previous-summary>\n\n"
+        ));
     }
     prompt.push_str(&with_focus(instructions, custom_instructions));
     let max_tokens = settings.reserve_tokens * 8 / 10;
-    let thinking = if llm.model.reasoning { ThinkingLevel::High } else { ThinkingLevel::Off };
+    let thinking = if llm.model.reasoning {
+        ThinkingLevel::High
+    } else {
+        ThinkingLevel::Off
+    };
     complete(llm, prompts::SYSTEM_PROMPT, prompt, max_tokens, thinking).await
 }
 
@@ -152,7 +170,14 @@ async fn generate_turn_prefix_summary(
         serialize_conversation(messages),
         prompts::TURN_PREFIX_INSTRUCTIONS
     );
-    complete(llm, prompts::SYSTEM_PROMPT, prompt, settings.reserve_tokens / 2, ThinkingLevel::Off).await
+    complete(
+        llm,
+        prompts::SYSTEM_PROMPT,
+        prompt,
+        settings.reserve_tokens / 2,
+        ThinkingLevel::Off,
+    )
+    .await
 }
 
 /// Run a prepared compaction: the summary request(s) and the result to store as a `compaction` entry.
@@ -169,14 +194,28 @@ pub async fn compact(
                 // Nothing new before the turn: carry the previous summary forward rather than dropping it.
                 Ok(previous.unwrap_or(prompts::NO_PRIOR_HISTORY).to_string())
             } else {
-                generate_summary(llm, &prep.messages_to_summarize, previous, custom_instructions, settings).await
+                generate_summary(
+                    llm,
+                    &prep.messages_to_summarize,
+                    previous,
+                    custom_instructions,
+                    settings,
+                )
+                .await
             }
         };
         let prefix = generate_turn_prefix_summary(llm, &prep.turn_prefix_messages, settings);
         let (history, prefix) = futures::join!(history, prefix);
         format!("{}{}{}", history?, prompts::SPLIT_TURN_SEPARATOR, prefix?)
     } else {
-        generate_summary(llm, &prep.messages_to_summarize, previous, custom_instructions, settings).await?
+        generate_summary(
+            llm,
+            &prep.messages_to_summarize,
+            previous,
+            custom_instructions,
+            settings,
+        )
+        .await?
     };
     summary.push_str(&prep.file_ops.summary_suffix());
     Ok(CompactionResult {

@@ -31,9 +31,11 @@ impl Dialog for DialogEngine {
             timeout: options.timeout,
             cancel: Some(options.cancel),
         };
-        Ok(match DialogEngine::ask(self, None, questions, opts).await? {
-            Some(result) => AskOutcome::Answered(result),
-            None => AskOutcome::Cancelled,
-        })
+        Ok(
+            match DialogEngine::ask(self, None, questions, opts).await? {
+                Some(result) => AskOutcome::Answered(result),
+                None => AskOutcome::Cancelled,
+            },
+        )
     }
 }

@@ -180,7 +180,10 @@ impl DialogEngine {
         };
         let mut table = self.table();
         let Some(entry) = table.pending.shift_remove(id) else {
-            tracing::debug!(id, "extension_ui_response for an unknown or settled dialog ignored");
+            tracing::debug!(
+                id,
+                "extension_ui_response for an unknown or settled dialog ignored"
+            );
             return ResponseDisposition::UnknownId;
         };
         self.emit_handled(id);
@@ -226,13 +229,9 @@ impl DialogEngine {
             }
             // Emitted under the lock: a concurrent `cancel_all` cannot write the handled event first.
             self.emit(&request);
-            table.pending.insert(
-                id.clone(),
-                Pending {
-                    request,
-                    reply: tx,
-                },
-            );
+            table
+                .pending
+                .insert(id.clone(), Pending { request, reply: tx });
         }
         let mut guard = Registration {
             engine: self,

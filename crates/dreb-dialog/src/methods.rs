@@ -5,9 +5,10 @@ use std::time::Duration;
 use dreb_protocol::consts;
 use dreb_protocol::{
     AskQuestion, BlockingExtensionUiRequest, ExtensionUiAskRequest, ExtensionUiConfirmRequest,
-    ExtensionUiEditorRequest, ExtensionUiInputRequest, ExtensionUiNotifyRequest, ExtensionUiRequest,
-    ExtensionUiSelectRequest, ExtensionUiSetEditorTextRequest, ExtensionUiSetStatusRequest,
-    ExtensionUiSetTitleRequest, ExtensionUiSetWidgetRequest, NotifyType, WidgetPlacement,
+    ExtensionUiEditorRequest, ExtensionUiInputRequest, ExtensionUiNotifyRequest,
+    ExtensionUiRequest, ExtensionUiSelectRequest, ExtensionUiSetEditorTextRequest,
+    ExtensionUiSetStatusRequest, ExtensionUiSetTitleRequest, ExtensionUiSetWidgetRequest,
+    NotifyType, WidgetPlacement,
 };
 use dreb_tools::{AskResult, DialogError};
 

@@ -59,7 +59,11 @@ impl PermissionGateSettings {
         match obj.get("enabled") {
             None => {}
             Some(Value::Bool(b)) => out.enabled = *b,
-            Some(_) => return Err(format!("{PERMISSION_GATE_SETTING}.enabled must be a boolean")),
+            Some(_) => {
+                return Err(format!(
+                    "{PERMISSION_GATE_SETTING}.enabled must be a boolean"
+                ));
+            }
         }
         match obj.get("timeoutMs") {
             None => {}
@@ -148,10 +152,9 @@ impl DialogEngine {
                 Some(v) if v == ALLOW_OPTION => PermissionAnswer::Allowed,
                 _ => PermissionAnswer::Blocked,
             },
-            DialogEnd::TimedOut
-            | DialogEnd::Aborted
-            | DialogEnd::Shutdown
-            | DialogEnd::Refused => PermissionAnswer::Unanswered,
+            DialogEnd::TimedOut | DialogEnd::Aborted | DialogEnd::Shutdown | DialogEnd::Refused => {
+                PermissionAnswer::Unanswered
+            }
         }
     }
 }
@@ -271,8 +274,9 @@ mod tests {
             PermissionGateSettings::from_value(None).unwrap(),
             PermissionGateSettings::default()
         );
-        let s = PermissionGateSettings::from_value(Some(&json!({"enabled": true, "timeoutMs": 1500})))
-            .unwrap();
+        let s =
+            PermissionGateSettings::from_value(Some(&json!({"enabled": true, "timeoutMs": 1500})))
+                .unwrap();
         assert_eq!(
             s,
             PermissionGateSettings {

@@ -11,7 +11,8 @@ pub const ASK_ANSWERS_NOT_ARRAY: &str = "Invalid RPC ask response: answers must 
 pub const ASK_SELECTED_NOT_STRINGS: &str =
     "Invalid RPC ask response: each answer's selected must be an array of strings";
 /// An answer's `customText` is present but not a string (`null` included, as in the reference).
-pub const ASK_CUSTOM_TEXT_NOT_STRING: &str = "Invalid RPC ask response: customText must be a string";
+pub const ASK_CUSTOM_TEXT_NOT_STRING: &str =
+    "Invalid RPC ask response: customText must be a string";
 
 /// JavaScript truthiness of a JSON value (the reference tests `r.cancelled` that way).
 fn js_truthy(v: &Value) -> bool {
@@ -90,8 +91,10 @@ pub fn parse_ask_answers(frame: &Map<String, Value>) -> Result<AskResult, Dialog
             Some(Value::String(s)) => Some(s.clone()),
             Some(_) => return Err(DialogError(ASK_CUSTOM_TEXT_NOT_STRING.into())),
         };
-        let answered =
-            !selected.is_empty() || custom_text.as_deref().is_some_and(|t| !js_trim(t).is_empty());
+        let answered = !selected.is_empty()
+            || custom_text
+                .as_deref()
+                .is_some_and(|t| !js_trim(t).is_empty());
         let skipped = field("skipped") == Some(&Value::Bool(true)) || !answered;
         answers.push(AskAnswer {
             selected,
@@ -125,12 +128,20 @@ mod tests {
     #[test]
     fn text_and_confirm_defaults() {
         assert_eq!(text_value(&frame(json!({"value": "a"}))), Some("a".into()));
-        assert_eq!(text_value(&frame(json!({"value": "a", "cancelled": true}))), None);
-        assert_eq!(text_value(&frame(json!({"value": "a", "cancelled": false}))), Some("a".into()));
+        assert_eq!(
+            text_value(&frame(json!({"value": "a", "cancelled": true}))),
+            None
+        );
+        assert_eq!(
+            text_value(&frame(json!({"value": "a", "cancelled": false}))),
+            Some("a".into())
+        );
         assert_eq!(text_value(&frame(json!({"value": 3}))), None);
         assert_eq!(text_value(&frame(json!({"confirmed": true}))), None);
         assert!(confirmed(&frame(json!({"confirmed": true}))));
-        assert!(!confirmed(&frame(json!({"confirmed": true, "cancelled": true}))));
+        assert!(!confirmed(&frame(
+            json!({"confirmed": true, "cancelled": true})
+        )));
         assert!(!confirmed(&frame(json!({"confirmed": "yes"}))));
         assert!(!confirmed(&frame(json!({"value": "yes"}))));
     }

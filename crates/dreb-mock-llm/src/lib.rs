@@ -23,7 +23,9 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
-pub use dreb_ai::scenario::{Fault, Reply, Scenario, ScenarioPlayer, ScriptedToolCall, ScriptedUsage, Turn, When};
+pub use dreb_ai::scenario::{
+    Fault, Reply, Scenario, ScenarioPlayer, ScriptedToolCall, ScriptedUsage, Turn, When,
+};
 use futures::StreamExt;
 use serde_json::Value;
 
@@ -41,7 +43,10 @@ pub struct RecordedRequest {
 
 impl RecordedRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -87,25 +92,34 @@ impl MockLlm {
         });
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let state = shared.clone();
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let thread = std::thread::Builder::new().name("dreb-mock-llm".into()).spawn(move || {
-            rt.block_on(async move {
-                let listener = match tokio::net::TcpListener::from_std(listener) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        tracing::error!("mock LLM listener: {e}");
-                        return;
-                    }
-                };
-                let app = axum::Router::new().fallback(handle).with_state(state);
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = rx.await;
-                    })
-                    .await;
-            });
-        })?;
-        Ok(MockLlm { addr, shared, shutdown: Some(tx), thread: Some(thread) })
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let thread = std::thread::Builder::new()
+            .name("dreb-mock-llm".into())
+            .spawn(move || {
+                rt.block_on(async move {
+                    let listener = match tokio::net::TcpListener::from_std(listener) {
+                        Ok(l) => l,
+                        Err(e) => {
+                            tracing::error!("mock LLM listener: {e}");
+                            return;
+                        }
+                    };
+                    let app = axum::Router::new().fallback(handle).with_state(state);
+                    let _ = axum::serve(listener, app)
+                        .with_graceful_shutdown(async {
+                            let _ = rx.await;
+                        })
+                        .await;
+                });
+            })?;
+        Ok(MockLlm {
+            addr,
+            shared,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        })
     }
 
     /// `http://127.0.0.1:<port>` (use as the Anthropic baseUrl; add `/v1` for OpenAI, `/v1beta` for Google).
@@ -129,7 +143,11 @@ impl MockLlm {
 
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.shared.requests.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.shared
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -158,18 +176,43 @@ fn wire_of(path: &str) -> Option<Wire> {
     }
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    let path = uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| uri.path().to_string());
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| uri.path().to_string());
     let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let recorded = RecordedRequest {
         method: method.to_string(),
         path: path.clone(),
-        headers: headers.iter().map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned())).collect(),
+        headers: headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
         body: json.clone(),
     };
-    shared.requests.lock().unwrap_or_else(|e| e.into_inner()).push(recorded);
+    shared
+        .requests
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(recorded);
     let Some(wire) = wire_of(&path).filter(|_| method == Method::POST) else {
-        return plain(StatusCode::NOT_FOUND, "application/json", r#"{"error":{"message":"not found"}}"#.into());
+        return plain(
+            StatusCode::NOT_FOUND,
+            "application/json",
+            r#"{"error":{"message":"not found"}}"#.into(),
+        );
     };
     let n = {
         let mut c = shared.counter.lock().unwrap_or_else(|e| e.into_inner());
@@ -177,11 +220,19 @@ async fn handle(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, hea
         *c
     };
     let summary = summary::summarize(wire, &json);
-    let reply = shared.player.lock().unwrap_or_else(|e| e.into_inner()).next(&summary);
+    let reply = shared
+        .player
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .next(&summary);
     let turn = match reply {
         Reply::Turn(t) => t,
         Reply::Exhausted => {
-            return plain(StatusCode::INTERNAL_SERVER_ERROR, "application/json", wire::error_body(wire, 500, "api_error", "mock scenario exhausted"));
+            return plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "application/json",
+                wire::error_body(wire, 500, "api_error", "mock scenario exhausted"),
+            );
         }
     };
     if turn.first_byte_delay_ms > 0 {
@@ -189,14 +240,28 @@ async fn handle(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, hea
     }
     if let Some(f) = &turn.fault {
         let (kind, message) = f.kind();
-        let body = f.body.clone().unwrap_or_else(|| wire::error_body(wire, f.status, kind, message));
-        let mut resp = plain(StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), "application/json", body);
+        let body = f
+            .body
+            .clone()
+            .unwrap_or_else(|| wire::error_body(wire, f.status, kind, message));
+        let mut resp = plain(
+            StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            "application/json",
+            body,
+        );
         if let Some(ms) = f.retry_after_ms {
-            resp.headers_mut().insert("retry-after-ms", ms.to_string().parse().expect("digits are a valid header"));
+            resp.headers_mut().insert(
+                "retry-after-ms",
+                ms.to_string().parse().expect("digits are a valid header"),
+            );
         }
         return resp;
     }
-    let model = json.get("model").and_then(Value::as_str).unwrap_or("mock").to_string();
+    let model = json
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("mock")
+        .to_string();
     let frames = wire::render(wire, &turn, n, &model);
     let delay = turn.delta_delay_ms;
     let stream = futures::stream::iter(frames).then(move |(is_delta, bytes)| async move {
@@ -214,5 +279,9 @@ async fn handle(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, hea
 }
 
 fn plain(status: StatusCode, content_type: &str, body: String) -> Response {
-    Response::builder().status(status).header("content-type", content_type).body(Body::from(body)).expect("valid response")
+    Response::builder()
+        .status(status)
+        .header("content-type", content_type)
+        .body(Body::from(body))
+        .expect("valid response")
 }

@@ -10,12 +10,19 @@ fn main() {
     while let Some(a) = args.next() {
         match a.as_str() {
             "--scenario" => {
-                let Some(path) = args.next() else { fail("--scenario needs a file") };
-                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| fail(&format!("cannot read {path}: {e}")));
-                scenario = serde_json::from_str(&text).unwrap_or_else(|e| fail(&format!("invalid scenario {path}: {e}")));
+                let Some(path) = args.next() else {
+                    fail("--scenario needs a file")
+                };
+                let text = std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| fail(&format!("cannot read {path}: {e}")));
+                scenario = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| fail(&format!("invalid scenario {path}: {e}")));
             }
             "--port" => {
-                port = args.next().and_then(|p| p.parse().ok()).unwrap_or_else(|| fail("--port needs a number"));
+                port = args
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or_else(|| fail("--port needs a number"));
             }
             "-h" | "--help" => {
                 println!("usage: dreb-mock-llm [--scenario FILE.json] [--port N]");
@@ -24,7 +31,8 @@ fn main() {
             other => fail(&format!("unknown argument: {other}")),
         }
     }
-    let mock = dreb_mock_llm::MockLlm::start_on(scenario, port).unwrap_or_else(|e| fail(&format!("cannot start: {e}")));
+    let mock = dreb_mock_llm::MockLlm::start_on(scenario, port)
+        .unwrap_or_else(|e| fail(&format!("cannot start: {e}")));
     println!("{}", mock.base_url());
     // Serve until stdin closes (the parent went away).
     let mut sink = Vec::new();

@@ -19,9 +19,12 @@ fn data(data: &Value) -> Vec<u8> {
 /// The error body a provider sends for an HTTP error.
 pub(crate) fn error_body(wire: Wire, status: u16, kind: &str, message: &str) -> String {
     match wire {
-        Wire::Anthropic => json!({"type": "error", "error": {"type": kind, "message": message}}).to_string(),
+        Wire::Anthropic => {
+            json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
+        }
         Wire::OpenAiCompletions | Wire::OpenAiResponses => {
-            json!({"error": {"message": message, "type": kind, "param": null, "code": null}}).to_string()
+            json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
+                .to_string()
         }
         Wire::Google => {
             let s = match status {
@@ -64,12 +67,21 @@ pub(crate) fn render(wire: Wire, turn: &Turn, n: u64, model: &str) -> Vec<Frame>
 }
 
 fn tool_id(prefix: &str, n: u64, k: usize, explicit: &Option<String>) -> String {
-    explicit.clone().unwrap_or_else(|| if k == 0 { format!("{prefix}_{n}") } else { format!("{prefix}_{n}_{k}") })
+    explicit.clone().unwrap_or_else(|| {
+        if k == 0 {
+            format!("{prefix}_{n}")
+        } else {
+            format!("{prefix}_{n}_{k}")
+        }
+    })
 }
 
 fn anthropic(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
     let u = turn.usage();
-    let id = turn.response_id.clone().unwrap_or_else(|| format!("msg_mock_{n}"));
+    let id = turn
+        .response_id
+        .clone()
+        .unwrap_or_else(|| format!("msg_mock_{n}"));
     let mut f: Vec<Frame> = vec![(
         false,
         named(
@@ -87,9 +99,18 @@ fn anthropic(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
         for d in &turn.thinking {
             f.push((true, named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": d}}))));
         }
-        let sig = turn.thinking_signature.clone().unwrap_or_else(|| format!("sig_mock_{n}"));
+        let sig = turn
+            .thinking_signature
+            .clone()
+            .unwrap_or_else(|| format!("sig_mock_{n}"));
         f.push((false, named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": sig}}))));
-        f.push((false, named("content_block_stop", &json!({"type": "content_block_stop", "index": index}))));
+        f.push((
+            false,
+            named(
+                "content_block_stop",
+                &json!({"type": "content_block_stop", "index": index}),
+            ),
+        ));
         index += 1;
     }
     if !turn.text.is_empty() {
@@ -97,7 +118,13 @@ fn anthropic(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
         for d in &turn.text {
             f.push((true, named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": d}}))));
         }
-        f.push((false, named("content_block_stop", &json!({"type": "content_block_stop", "index": index}))));
+        f.push((
+            false,
+            named(
+                "content_block_stop",
+                &json!({"type": "content_block_stop", "index": index}),
+            ),
+        ));
         index += 1;
     }
     for (k, call) in turn.tool_calls.iter().enumerate() {
@@ -106,7 +133,13 @@ fn anthropic(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
         for piece in call.argument_chunks() {
             f.push((true, named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": piece}}))));
         }
-        f.push((false, named("content_block_stop", &json!({"type": "content_block_stop", "index": index}))));
+        f.push((
+            false,
+            named(
+                "content_block_stop",
+                &json!({"type": "content_block_stop", "index": index}),
+            ),
+        ));
         index += 1;
     }
     let stop = match turn.stop_reason() {
@@ -115,18 +148,29 @@ fn anthropic(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
         ScriptedStop::ToolUse => "tool_use",
     };
     f.push((false, named("message_delta", &json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": u.output}}))));
-    f.push((false, named("message_stop", &json!({"type": "message_stop"}))));
+    f.push((
+        false,
+        named("message_stop", &json!({"type": "message_stop"})),
+    ));
     f
 }
 
 fn openai(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
     let u = turn.usage();
-    let id = turn.response_id.clone().unwrap_or_else(|| format!("chatcmpl-mock-{n}"));
+    let id = turn
+        .response_id
+        .clone()
+        .unwrap_or_else(|| format!("chatcmpl-mock-{n}"));
     let chunk = |delta: Value, finish: Value| {
-        data(&json!({"id": id, "object": "chat.completion.chunk", "created": 1_796_106_531, "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+        data(
+            &json!({"id": id, "object": "chat.completion.chunk", "created": 1_796_106_531, "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
     };
-    let mut f: Vec<Frame> = vec![(false, chunk(json!({"role": "assistant", "content": ""}), Value::Null))];
+    let mut f: Vec<Frame> = vec![(
+        false,
+        chunk(json!({"role": "assistant", "content": ""}), Value::Null),
+    )];
     for d in &turn.thinking {
         f.push((true, chunk(json!({"reasoning_content": d}), Value::Null)));
     }
@@ -137,7 +181,13 @@ fn openai(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
         let id = tool_id("call_mock", n, k, &call.id);
         f.push((false, chunk(json!({"tool_calls": [{"index": k, "id": id, "type": "function", "function": {"name": call.name, "arguments": ""}}]}), Value::Null)));
         for piece in call.argument_chunks() {
-            f.push((true, chunk(json!({"tool_calls": [{"index": k, "function": {"arguments": piece}}]}), Value::Null)));
+            f.push((
+                true,
+                chunk(
+                    json!({"tool_calls": [{"index": k, "function": {"arguments": piece}}]}),
+                    Value::Null,
+                ),
+            ));
         }
     }
     let finish = match turn.stop_reason() {
@@ -160,13 +210,21 @@ fn openai(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
 
 fn responses(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
     let u = turn.usage();
-    let id = turn.response_id.clone().unwrap_or_else(|| format!("resp_mock_{n}"));
+    let id = turn
+        .response_id
+        .clone()
+        .unwrap_or_else(|| format!("resp_mock_{n}"));
     let ev = |ty: &str, mut v: Value| {
         v["type"] = json!(ty);
         named(ty, &v)
     };
-    let mut f: Vec<Frame> =
-        vec![(false, ev("response.created", json!({"response": {"id": id, "object": "response", "status": "in_progress", "model": model}})))];
+    let mut f: Vec<Frame> = vec![(
+        false,
+        ev(
+            "response.created",
+            json!({"response": {"id": id, "object": "response", "status": "in_progress", "model": model}}),
+        ),
+    )];
     let mut out_index = 0;
     if !turn.thinking.is_empty() {
         let rid = format!("rs_mock_{n}");
@@ -177,7 +235,10 @@ fn responses(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
         }
         let full = turn.thinking.concat();
         f.push((false, ev("response.reasoning_summary_part.done", json!({"item_id": rid, "output_index": out_index, "summary_index": 0, "part": {"type": "summary_text", "text": full}}))));
-        let enc = turn.thinking_signature.clone().unwrap_or_else(|| format!("enc_mock_{n}"));
+        let enc = turn
+            .thinking_signature
+            .clone()
+            .unwrap_or_else(|| format!("enc_mock_{n}"));
         f.push((false, ev("response.output_item.done", json!({"output_index": out_index, "item": {"type": "reasoning", "id": rid, "summary": [{"type": "summary_text", "text": full}], "encrypted_content": enc}}))));
         out_index += 1;
     }
@@ -194,17 +255,37 @@ fn responses(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
     }
     for (k, call) in turn.tool_calls.iter().enumerate() {
         let call_id = tool_id("call_mock", n, k, &call.id);
-        let item_id = if k == 0 { format!("fc_mock_{n}") } else { format!("fc_mock_{n}_{k}") };
+        let item_id = if k == 0 {
+            format!("fc_mock_{n}")
+        } else {
+            format!("fc_mock_{n}_{k}")
+        };
         f.push((false, ev("response.output_item.added", json!({"output_index": out_index, "item": {"type": "function_call", "id": item_id, "call_id": call_id, "name": call.name, "arguments": "", "status": "in_progress"}}))));
         for piece in call.argument_chunks() {
-            f.push((true, ev("response.function_call_arguments.delta", json!({"item_id": item_id, "output_index": out_index, "delta": piece}))));
+            f.push((
+                true,
+                ev(
+                    "response.function_call_arguments.delta",
+                    json!({"item_id": item_id, "output_index": out_index, "delta": piece}),
+                ),
+            ));
         }
         let args = call.arguments_text();
-        f.push((false, ev("response.function_call_arguments.done", json!({"item_id": item_id, "output_index": out_index, "arguments": args}))));
+        f.push((
+            false,
+            ev(
+                "response.function_call_arguments.done",
+                json!({"item_id": item_id, "output_index": out_index, "arguments": args}),
+            ),
+        ));
         f.push((false, ev("response.output_item.done", json!({"output_index": out_index, "item": {"type": "function_call", "id": item_id, "call_id": call_id, "name": call.name, "arguments": args, "status": "completed"}}))));
         out_index += 1;
     }
-    let status = if turn.stop_reason() == ScriptedStop::Length { "incomplete" } else { "completed" };
+    let status = if turn.stop_reason() == ScriptedStop::Length {
+        "incomplete"
+    } else {
+        "completed"
+    };
     let output = u.output.unwrap_or(0);
     let input = u.input + u.cache_read;
     f.push((
@@ -218,15 +299,23 @@ fn responses(turn: &Turn, n: u64, model: &str) -> Vec<Frame> {
 
 fn google(turn: &Turn, n: u64) -> Vec<Frame> {
     let u = turn.usage();
-    let id = turn.response_id.clone().unwrap_or_else(|| format!("mock-{n}"));
-    let chunk = |parts: Value| data(&json!({"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}], "responseId": id}));
+    let id = turn
+        .response_id
+        .clone()
+        .unwrap_or_else(|| format!("mock-{n}"));
+    let chunk = |parts: Value| {
+        data(
+            &json!({"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}], "responseId": id}),
+        )
+    };
     let mut f: Vec<Frame> = Vec::new();
     for (i, d) in turn.thinking.iter().enumerate() {
         let mut part = json!({"text": d, "thought": true});
         if i + 1 == turn.thinking.len()
-            && let Some(s) = &turn.thinking_signature {
-                part["thoughtSignature"] = json!(s);
-            }
+            && let Some(s) = &turn.thinking_signature
+        {
+            part["thoughtSignature"] = json!(s);
+        }
         f.push((true, chunk(json!([part]))));
     }
     for d in &turn.text {
@@ -239,7 +328,11 @@ fn google(turn: &Turn, n: u64) -> Vec<Frame> {
         }
         f.push((true, chunk(json!([{"functionCall": fc}]))));
     }
-    let finish = if turn.stop_reason() == ScriptedStop::Length { "MAX_TOKENS" } else { "STOP" };
+    let finish = if turn.stop_reason() == ScriptedStop::Length {
+        "MAX_TOKENS"
+    } else {
+        "STOP"
+    };
     let output = u.output.unwrap_or(0);
     let prompt = u.input + u.cache_read;
     f.push((

@@ -20,7 +20,8 @@ mod generated {
 pub const SPEC_FILE: &str = env!("DREB_PROTOCOL_SPEC_FILE");
 
 pub use envelope::{
-    Decoded, Dispatched, Request, Response, decode, decode_value, dispatch, handle_request, record_error_response,
+    Decoded, Dispatched, Request, Response, decode, decode_value, dispatch, handle_request,
+    record_error_response,
 };
 pub use generated::*;
 pub use support::{JsNumber, RequestContext, Tristate};

@@ -16,8 +16,11 @@ use fixture::*;
 use serde_json::{Value, json};
 
 fn spec() -> dreb_codegen::Ir {
-    dreb_codegen::load_spec(concat!(env!("CARGO_MANIFEST_DIR"), "/../../codegen/tests/fixtures/basic.yaml"))
-        .unwrap_or_else(|e| panic!("{e}"))
+    dreb_codegen::load_spec(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../codegen/tests/fixtures/basic.yaml"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn text(v: &impl serde::Serialize) -> String {
@@ -30,7 +33,9 @@ fn every_type_example_round_trips() {
     let mut n = 0;
     for t in &ir.types {
         for ex in &t.examples {
-            let back = conformance::reserialize_type(&t.name, ex.clone()).unwrap().unwrap_or_else(|e| panic!("{}: {e}", t.name));
+            let back = conformance::reserialize_type(&t.name, ex.clone())
+                .unwrap()
+                .unwrap_or_else(|e| panic!("{}: {e}", t.name));
             // Compare serialised text: key order is part of the contract here.
             assert_eq!(text(&back), text(ex), "{}", t.name);
             n += 1;
@@ -54,7 +59,8 @@ fn command_examples_round_trip() {
             assert_eq!(String::from_utf8(out.into_inner()).unwrap(), text(&req));
             let resp = ex.response.clone().unwrap();
             if resp["success"] == json!(true) {
-                let data = ResponseData::from_wire(Some(&c.name), resp.get("data").cloned()).unwrap();
+                let data =
+                    ResponseData::from_wire(Some(&c.name), resp.get("data").cloned()).unwrap();
                 let mut m = serde_json::Map::new();
                 struct Probe<'a>(&'a ResponseData, &'a mut serde_json::Map<String, Value>);
                 let mut buf = serde_json::Serializer::new(Vec::new());
@@ -72,7 +78,10 @@ fn command_examples_round_trip() {
                 assert_eq!(written, Value::Object(m), "{}", c.name);
             }
             for ev in &ex.events {
-                assert_eq!(text(&serde_json::from_value::<Event>(ev.clone()).unwrap()), text(ev));
+                assert_eq!(
+                    text(&serde_json::from_value::<Event>(ev.clone()).unwrap()),
+                    text(ev)
+                );
             }
         }
     }
@@ -95,18 +104,30 @@ fn events_are_open_and_round_trip() {
     assert_eq!(text(&ev), text(&unknown));
     // An open union inside a known event keeps an unknown method.
     let ui = json!({"type": "ui_request", "id": "1", "method": "future", "z": true});
-    assert_eq!(text(&serde_json::from_value::<Event>(ui.clone()).unwrap()), text(&ui));
+    assert_eq!(
+        text(&serde_json::from_value::<Event>(ui.clone()).unwrap()),
+        text(&ui)
+    );
 }
 
 #[test]
 fn presence_flags_map_to_distinct_rust_states() {
     let p: Presence = serde_json::from_value(json!({"required": "a", "orNull": null})).unwrap();
-    assert_eq!((p.maybe.clone(), p.or_null.clone(), p.tri.clone()), (None, None, Tristate::Absent));
-    let p: Presence = serde_json::from_value(json!({"required": "a", "orNull": "x", "tri": null})).unwrap();
+    assert_eq!(
+        (p.maybe.clone(), p.or_null.clone(), p.tri.clone()),
+        (None, None, Tristate::Absent)
+    );
+    let p: Presence =
+        serde_json::from_value(json!({"required": "a", "orNull": "x", "tri": null})).unwrap();
     assert_eq!(p.tri, Tristate::Null);
     // A nullable field must be present.
     assert!(serde_json::from_value::<Presence>(json!({"required": "a"})).is_err());
-    let written = text(&Presence { required: "a".into(), maybe: None, or_null: None, tri: Tristate::Value(3) });
+    let written = text(&Presence {
+        required: "a".into(),
+        maybe: None,
+        or_null: None,
+        tri: Tristate::Value(3),
+    });
     assert_eq!(written, r#"{"required":"a","orNull":null,"tri":3}"#);
 }
 
@@ -115,12 +136,20 @@ use support::Tristate;
 #[test]
 fn tags_are_checked_and_enums_are_strict_unless_open() {
     assert!(serde_json::from_value::<TextContent>(json!({"type": "image", "text": "x"})).is_err());
-    let err = serde_json::from_value::<Content>(json!({"type": "video"})).unwrap_err().to_string();
+    let err = serde_json::from_value::<Content>(json!({"type": "video"}))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("unknown variant `video`"), "{err}");
     assert!(serde_json::from_value::<Level>(json!("on")).is_ok());
     assert!(serde_json::from_value::<Level>(json!("max")).is_err());
-    assert_eq!(serde_json::from_value::<Api>(json!("x")).unwrap(), Api::Other("x".into()));
-    assert_eq!(wire::commands::ALL, ["prompt", "get_state", "resolve", "type"]);
+    assert_eq!(
+        serde_json::from_value::<Api>(json!("x")).unwrap(),
+        Api::Other("x".into())
+    );
+    assert_eq!(
+        wire::commands::ALL,
+        ["prompt", "get_state", "resolve", "type"]
+    );
 }
 
 #[test]
@@ -143,7 +172,13 @@ fn inputs_keep_the_raw_frame() {
     let input = Input::from_wire("ui_response", frame.as_object().unwrap().clone()).unwrap();
     assert_eq!(input.name(), "ui_response");
     let typed: UiResponse = input.parse().unwrap();
-    assert_eq!(typed, UiResponse::UiCancelled(UiCancelled { id: "u1".into(), cancelled: true }));
+    assert_eq!(
+        typed,
+        UiResponse::UiCancelled(UiCancelled {
+            id: "u1".into(),
+            cancelled: true
+        })
+    );
 }
 
 /// A real (small) `RpcHandler` over the fixture protocol: keeps the last prompt and a busy flag.
@@ -152,12 +187,22 @@ struct FixtureAgent {
 }
 
 impl RpcHandler for FixtureAgent {
-    async fn prompt(&self, _ctx: &support::RequestContext, params: PromptParams) -> Result<(), String> {
+    async fn prompt(
+        &self,
+        _ctx: &support::RequestContext,
+        params: PromptParams,
+    ) -> Result<(), String> {
         let text = match params.message {
             UserContent::String(s) => s,
             UserContent::ListContent(blocks) => blocks
                 .iter()
-                .filter_map(|b| if let Content::Text(t) = b { Some(t.text.clone()) } else { None })
+                .filter_map(|b| {
+                    if let Content::Text(t) = b {
+                        Some(t.text.clone())
+                    } else {
+                        None
+                    }
+                })
                 .collect(),
         };
         let mut last = self.last_prompt.lock().unwrap();
@@ -168,11 +213,23 @@ impl RpcHandler for FixtureAgent {
         Ok(())
     }
 
-    async fn get_state(&self, _ctx: &support::RequestContext, _params: GetStateParams) -> Result<State, String> {
-        Ok(State { level: Level::Off, session_name: self.last_prompt.lock().unwrap().clone(), leaf_id: None })
+    async fn get_state(
+        &self,
+        _ctx: &support::RequestContext,
+        _params: GetStateParams,
+    ) -> Result<State, String> {
+        Ok(State {
+            level: Level::Off,
+            session_name: self.last_prompt.lock().unwrap().clone(),
+            leaf_id: None,
+        })
     }
 
-    async fn resolve(&self, ctx: &support::RequestContext, params: ResolveParams) -> Result<Option<Presence>, String> {
+    async fn resolve(
+        &self,
+        ctx: &support::RequestContext,
+        params: ResolveParams,
+    ) -> Result<Option<Presence>, String> {
         // A `raw: true` param: the handler checks it and answers with its own text.
         match &params.patch {
             Some(Value::Object(_)) => {}
@@ -192,32 +249,63 @@ impl RpcHandler for FixtureAgent {
         _ctx: &support::RequestContext,
         _params: TypeParams,
     ) -> Result<indexmap::IndexMap<String, Api>, String> {
-        Ok([("x".to_string(), Api::AnthropicMessages)].into_iter().collect())
+        Ok([("x".to_string(), Api::AnthropicMessages)]
+            .into_iter()
+            .collect())
     }
 }
 
 #[tokio::test]
 async fn rpc_handler_serves_through_command_service() {
-    let agent = FixtureAgent { last_prompt: std::sync::Mutex::new(None) };
-    let ctx = support::RequestContext { id: Some(json!("r1")) };
+    let agent = FixtureAgent {
+        last_prompt: std::sync::Mutex::new(None),
+    };
+    let ctx = support::RequestContext {
+        id: Some(json!("r1")),
+    };
     let call = |v: Value| {
         let mut obj = v.as_object().unwrap().clone();
         let ty = obj.shift_remove("type").unwrap();
-        Command::from_wire(ty.as_str().unwrap(), obj).unwrap().unwrap()
+        Command::from_wire(ty.as_str().unwrap(), obj)
+            .unwrap()
+            .unwrap()
     };
-    let r = CommandService::call(&agent, &ctx, call(json!({"type": "prompt", "message": "hi"}))).await;
+    let r = CommandService::call(
+        &agent,
+        &ctx,
+        call(json!({"type": "prompt", "message": "hi"})),
+    )
+    .await;
     assert_eq!(r, Ok(ResponseData::Prompt));
-    let r = CommandService::call(&agent, &ctx, call(json!({"type": "prompt", "message": "again"}))).await;
+    let r = CommandService::call(
+        &agent,
+        &ctx,
+        call(json!({"type": "prompt", "message": "again"})),
+    )
+    .await;
     assert_eq!(r, Err("Agent is busy: streaming".to_string()));
-    let r = CommandService::call(&agent, &ctx, call(json!({"type": "get_state"}))).await.unwrap();
-    assert_eq!(r, ResponseData::GetState(State { level: Level::Off, session_name: Some("hi".into()), leaf_id: None }));
+    let r = CommandService::call(&agent, &ctx, call(json!({"type": "get_state"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        r,
+        ResponseData::GetState(State {
+            level: Level::Off,
+            session_name: Some("hi".into()),
+            leaf_id: None
+        })
+    );
     let r = CommandService::call(&agent, &ctx, call(json!({"type": "resolve", "patch": {}}))).await;
     assert_eq!(r, Ok(ResponseData::Resolve(None)));
     let r = CommandService::call(&agent, &ctx, call(json!({"type": "resolve"}))).await;
     assert_eq!(r, Err("resolve requires a patch object".to_string()));
     let r = CommandService::call(&agent, &ctx, call(json!({"type": "resolve", "patch": 5}))).await;
     assert_eq!(r, Err("Invalid patch: 5".to_string()));
-    let r = CommandService::call(&agent, &ctx, call(json!({"type": "type"}))).await.unwrap();
-    let ResponseData::Type(map) = r else { panic!("wrong variant") };
+    let r = CommandService::call(&agent, &ctx, call(json!({"type": "type"})))
+        .await
+        .unwrap();
+    let ResponseData::Type(map) = r else {
+        panic!("wrong variant")
+    };
     assert_eq!(map["x"], Api::AnthropicMessages);
 }

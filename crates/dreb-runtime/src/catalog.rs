@@ -21,7 +21,9 @@ pub(crate) struct RegistryCatalog {
 
 impl RegistryCatalog {
     pub(crate) fn new(registry: &ModelRegistry) -> Self {
-        RegistryCatalog { available: registry.available().iter().map(model_info).collect() }
+        RegistryCatalog {
+            available: registry.available().iter().map(model_info).collect(),
+        }
     }
 }
 

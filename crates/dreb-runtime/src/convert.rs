@@ -5,6 +5,16 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub(crate) fn wire<T: Serialize, U: DeserializeOwned>(value: &T) -> Result<U, String> {
-    let v = serde_json::to_value(value).map_err(|e| format!("internal error: cannot encode {}: {e}", std::any::type_name::<T>()))?;
-    serde_json::from_value(v).map_err(|e| format!("internal error: cannot convert to {}: {e}", std::any::type_name::<U>()))
+    let v = serde_json::to_value(value).map_err(|e| {
+        format!(
+            "internal error: cannot encode {}: {e}",
+            std::any::type_name::<T>()
+        )
+    })?;
+    serde_json::from_value(v).map_err(|e| {
+        format!(
+            "internal error: cannot convert to {}: {e}",
+            std::any::type_name::<U>()
+        )
+    })
 }

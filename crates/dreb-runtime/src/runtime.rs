@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 
 use async_trait::async_trait;
 use dreb_agent::{
-    AfterToolCallContext, AfterToolCallResult, Agent, AgentConfig, AgentEvent, AgentEventSink, AgentHooks,
-    AgentMessage, AgentOptions, BeforeToolCallContext, BeforeToolCallResult, QueueMode, clamp_thinking_level,
+    AfterToolCallContext, AfterToolCallResult, Agent, AgentConfig, AgentEvent, AgentEventSink,
+    AgentHooks, AgentMessage, AgentOptions, BeforeToolCallContext, BeforeToolCallResult, QueueMode,
+    clamp_thinking_level,
 };
 use dreb_ai::{ImageContent, LlmClient, Model, ModelRegistry, Providers, ThinkingLevel};
 use dreb_session::SessionManager;
@@ -158,7 +159,10 @@ fn no_models_message() -> String {
 
 impl Runtime {
     /// Start a session: settings, models, the session file, tools, the system prompt and the agent.
-    pub fn start(options: RuntimeOptions, sink: Arc<dyn FrameSink>) -> Result<Runtime, StartupError> {
+    pub fn start(
+        options: RuntimeOptions,
+        sink: Arc<dyn FrameSink>,
+    ) -> Result<Runtime, StartupError> {
         let cwd = options.cwd.clone();
         let agent_dir = options.agent_dir.clone();
         let settings = Arc::new(SettingsManager::load(&agent_dir, &cwd));
@@ -200,14 +204,20 @@ impl Runtime {
             model
         } else {
             if options.api_key.is_some() {
-                return Err(StartupError("--api-key requires a model to be specified via --provider/--model".into()));
+                return Err(StartupError(
+                    "--api-key requires a model to be specified via --provider/--model".into(),
+                ));
             }
             let available = registry.available();
             let saved = match (settings.default_provider(), settings.default_model()) {
                 (Some(p), Some(id)) => {
-                    let m = available.iter().find(|m| m.provider == p && m.id == id).cloned();
+                    let m = available
+                        .iter()
+                        .find(|m| m.provider == p && m.id == id)
+                        .cloned();
                     if m.is_none() {
-                        model_fallback_message = Some(format!("Saved default model {p}/{id} is not available"));
+                        model_fallback_message =
+                            Some(format!("Saved default model {p}/{id} is not available"));
                     }
                     m
                 }
@@ -219,12 +229,17 @@ impl Runtime {
             }
         };
         if let Err(e) = registry.api_key_for(&model) {
-            return Err(StartupError(format!("{e}. Set an API key or pass --api-key.")));
+            return Err(StartupError(format!(
+                "{e}. Set an API key or pass --api-key."
+            )));
         }
 
         // Thinking level: CLI > pattern suffix > settings > xhigh, clamped to the model.
         let requested = match options.thinking.as_deref() {
-            Some(t) => Some(ThinkingLevel::parse(t).ok_or_else(|| StartupError(format!("Invalid thinking level: {t}")))?),
+            Some(t) => Some(
+                ThinkingLevel::parse(t)
+                    .ok_or_else(|| StartupError(format!("Invalid thinking level: {t}")))?,
+            ),
             None => thinking_from_pattern,
         };
         if requested == Some(ThinkingLevel::Max) && !dreb_agent::supports_max(&model) {
@@ -234,7 +249,11 @@ impl Runtime {
             )));
         }
         let thinking = requested
-            .or_else(|| settings.default_thinking_level().and_then(|t| ThinkingLevel::parse(&t)))
+            .or_else(|| {
+                settings
+                    .default_thinking_level()
+                    .and_then(|t| ThinkingLevel::parse(&t))
+            })
             .unwrap_or(ThinkingLevel::Xhigh);
         let thinking = clamp_thinking_level(&model, thinking);
 
@@ -243,17 +262,23 @@ impl Runtime {
             .session_dir
             .clone()
             .or_else(|| settings.session_dir().map(PathBuf::from))
-            .unwrap_or_else(|| dreb_session::paths::default_session_dir(&cwd.to_string_lossy(), &agent_dir));
+            .unwrap_or_else(|| {
+                dreb_session::paths::default_session_dir(&cwd.to_string_lossy(), &agent_dir)
+            });
         let cwd_str = cwd.to_string_lossy().into_owned();
         let mut session = if options.no_session {
             SessionManager::in_memory(cwd_str.clone())
         } else if let Some(path) = &options.session {
-            SessionManager::open(path, Some(session_dir.clone())).map_err(|e| StartupError(e.to_string()))?
+            SessionManager::open(path, Some(session_dir.clone()))
+                .map_err(|e| StartupError(e.to_string()))?
         } else {
-            SessionManager::create(cwd_str.clone(), session_dir.clone()).map_err(|e| StartupError(e.to_string()))?
+            SessionManager::create(cwd_str.clone(), session_dir.clone())
+                .map_err(|e| StartupError(e.to_string()))?
         };
         if let Some(parent) = &options.parent_session {
-            session.set_parent_session(parent).map_err(|e| StartupError(e.to_string()))?;
+            session
+                .set_parent_session(parent)
+                .map_err(|e| StartupError(e.to_string()))?;
         }
         let restored: Vec<AgentMessage> = session
             .build_session_context()
@@ -267,16 +292,25 @@ impl Runtime {
         }
 
         // Tools and system prompt.
-        let tool_names: Vec<String> = options
-            .tools
-            .clone()
-            .unwrap_or_else(|| dreb_tools::IMPLEMENTED_TOOLS.iter().map(|s| s.to_string()).collect());
-        let (context_files, diagnostics) = dreb_settings::context_files::load_project_context_files(&cwd, &agent_dir);
+        let tool_names: Vec<String> = options.tools.clone().unwrap_or_else(|| {
+            dreb_tools::IMPLEMENTED_TOOLS
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        });
+        let (context_files, diagnostics) =
+            dreb_settings::context_files::load_project_context_files(&cwd, &agent_dir);
         for d in diagnostics {
             tracing::warn!("{}", d.message);
         }
-        let custom = options.system_prompt.as_deref().map(|s| text_or_file(s, &cwd));
-        let append = options.append_system_prompt.as_deref().map(|s| text_or_file(s, &cwd));
+        let custom = options
+            .system_prompt
+            .as_deref()
+            .map(|s| text_or_file(s, &cwd));
+        let append = options
+            .append_system_prompt
+            .as_deref()
+            .map(|s| text_or_file(s, &cwd));
         let date = chrono::Local::now().format("%Y-%m-%d").to_string();
         let system_prompt = build_system_prompt(&PromptParts {
             custom: custom.as_deref(),
@@ -296,13 +330,19 @@ impl Runtime {
         agent_opts.messages = restored;
         agent_opts.steering_mode = parse_queue_mode(&settings.steering_mode());
         agent_opts.follow_up_mode = parse_queue_mode(&settings.follow_up_mode());
-        agent_opts.config = AgentConfig { session_id: Some(session.session_id().to_string()), ..Default::default() };
+        agent_opts.config = AgentConfig {
+            session_id: Some(session.session_id().to_string()),
+            ..Default::default()
+        };
         let agent = Agent::new(agent_opts);
 
         let dialog_tracker = Arc::new(crate::commands::dialogs::DialogTracker::new(sink));
-        let gated_sink = Arc::new(crate::commands::snapshot::GatedSink::new(dialog_tracker.clone()));
+        let gated_sink = Arc::new(crate::commands::snapshot::GatedSink::new(
+            dialog_tracker.clone(),
+        ));
         let dialog_sink = gated_sink.clone();
-        let dialog = dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_sink.send_frame(bytes)));
+        let dialog =
+            dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_sink.send_frame(bytes)));
         let inner = Arc::new(Inner {
             extras: crate::commands::extras::Extras::new(&options, &settings, &registry),
             cwd,
@@ -337,8 +377,12 @@ impl Runtime {
         });
         let runtime = Runtime { inner };
         runtime.install_tools();
-        agent.set_hooks(Arc::new(Hooks { inner: Arc::downgrade(&runtime.inner) }));
-        agent.subscribe(Arc::new(EventBridge { inner: Arc::downgrade(&runtime.inner) }));
+        agent.set_hooks(Arc::new(Hooks {
+            inner: Arc::downgrade(&runtime.inner),
+        }));
+        agent.subscribe(Arc::new(EventBridge {
+            inner: Arc::downgrade(&runtime.inner),
+        }));
         // A cancelled, timed-out or shut-down ask stops the agent run (the reference aborts the session).
         let ask_agent = agent.clone();
         dialog.set_ask_stop_hook(Arc::new(move || ask_agent.abort()));
@@ -357,28 +401,37 @@ impl Runtime {
         let mut ctx = ToolContext::new(self.inner.cwd.clone());
         ctx.auto_resize_images = self.inner.settings.image_auto_resize();
         ctx.command_prefix = self.inner.settings.shell_command_prefix();
-        ctx.env = Some(dreb_tools::bash::shell_env(Some(&self.inner.agent_dir.join("bin"))));
+        ctx.env = Some(dreb_tools::bash::shell_env(Some(
+            &self.inner.agent_dir.join("bin"),
+        )));
         ctx.dialog = Some(Arc::new(self.inner.dialog.clone()));
         let tasks_weak = weak.clone();
         ctx.on_tasks_update = Arc::new(move |tasks| {
             if let Some(inner) = tasks_weak.upgrade() {
                 let value = serde_json::to_value(&tasks).unwrap_or(Value::Array(Vec::new()));
                 *lock(&inner.tasks) = value.clone();
-                emit(&*inner.sink, &serde_json::json!({"type": "tasks_update", "tasks": value}));
+                emit(
+                    &*inner.sink,
+                    &serde_json::json!({"type": "tasks_update", "tasks": value}),
+                );
             }
         });
         let suggest_weak = weak;
         ctx.on_suggest_next = Arc::new(move |suggestion| {
             if let Some(inner) = suggest_weak.upgrade() {
                 let mut frame = serde_json::json!({"type": "suggest_next"});
-                if let (Some(obj), Ok(Value::Object(fields))) = (frame.as_object_mut(), serde_json::to_value(&suggestion)) {
+                if let (Some(obj), Ok(Value::Object(fields))) =
+                    (frame.as_object_mut(), serde_json::to_value(&suggestion))
+                {
                     obj.extend(fields);
                 }
                 emit(&*inner.sink, &frame);
             }
         });
         let names: Vec<&str> = self.inner.tool_names.iter().map(String::as_str).collect();
-        self.inner.agent.set_tools(dreb_tools::create_tools(&names, &ctx));
+        self.inner
+            .agent
+            .set_tools(dreb_tools::create_tools(&names, &ctx));
     }
 
     /// Shutdown (also run when the stop token is cancelled; idempotent): every open dialog settles, each with its
@@ -395,7 +448,9 @@ impl Runtime {
 
     /// Path of the session file, if the session is persisted (it may not be written yet).
     pub fn session_file(&self) -> Option<PathBuf> {
-        lock(&self.inner.session).session_file().map(Path::to_path_buf)
+        lock(&self.inner.session)
+            .session_file()
+            .map(Path::to_path_buf)
     }
 
     /// Wait until no agent run is active.
@@ -405,7 +460,11 @@ impl Runtime {
 }
 
 pub(crate) fn parse_queue_mode(s: &str) -> QueueMode {
-    if s == "all" { QueueMode::All } else { QueueMode::OneAtATime }
+    if s == "all" {
+        QueueMode::All
+    } else {
+        QueueMode::OneAtATime
+    }
 }
 
 /// Hooks the loop consults: credentials per call, the tool guards before and after each call.
@@ -416,11 +475,15 @@ struct Hooks {
 #[async_trait]
 impl AgentHooks for Hooks {
     async fn get_api_key(&self, provider: &str) -> Result<Option<String>, String> {
-        let Some(inner) = self.inner.upgrade() else { return Ok(None) };
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(None);
+        };
         let model = inner.agent.model();
         let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
         match model.filter(|m| m.provider == provider) {
-            Some(m) => registry.api_key_for(&m).map_err(|_| no_api_key_text(provider)),
+            Some(m) => registry
+                .api_key_for(&m)
+                .map_err(|_| no_api_key_text(provider)),
             None => Ok(registry.api_key(provider)),
         }
     }
@@ -430,7 +493,9 @@ impl AgentHooks for Hooks {
         ctx: BeforeToolCallContext<'_>,
         cancel: &CancellationToken,
     ) -> Result<Option<BeforeToolCallResult>, String> {
-        let Some(inner) = self.inner.upgrade() else { return Ok(None) };
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(None);
+        };
         Ok(crate::commands::dialogs::guard_before_tool_call(&inner, &ctx, cancel).await)
     }
 
@@ -439,8 +504,12 @@ impl AgentHooks for Hooks {
         ctx: AfterToolCallContext<'_>,
         _cancel: &CancellationToken,
     ) -> Result<Option<AfterToolCallResult>, String> {
-        let Some(inner) = self.inner.upgrade() else { return Ok(None) };
-        Ok(crate::commands::dialogs::scrub_after_tool_call(&inner, &ctx))
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(None);
+        };
+        Ok(crate::commands::dialogs::scrub_after_tool_call(
+            &inner, &ctx,
+        ))
     }
 }
 
@@ -458,11 +527,17 @@ struct EventBridge {
 #[async_trait]
 impl AgentEventSink for EventBridge {
     async fn on_event(&self, event: &AgentEvent) {
-        let Some(inner) = self.inner.upgrade() else { return };
+        let Some(inner) = self.inner.upgrade() else {
+            return;
+        };
         emit(&*inner.sink, event);
         match event {
-            AgentEvent::MessageStart { message: AgentMessage::User(user) } => {
-                inner.overflow_recovery_attempted.store(false, std::sync::atomic::Ordering::Release);
+            AgentEvent::MessageStart {
+                message: AgentMessage::User(user),
+            } => {
+                inner
+                    .overflow_recovery_attempted
+                    .store(false, std::sync::atomic::Ordering::Release);
                 // A queued message reached the conversation: it is no longer pending.
                 let text = user.content.text();
                 let mut queued = lock(&inner.queued);
@@ -505,6 +580,11 @@ impl Runtime {
 
     /// The agent's messages as wire JSON values.
     pub(crate) fn message_values(&self) -> Vec<Value> {
-        self.inner.agent.messages().iter().filter_map(|m| serde_json::to_value(m).ok()).collect()
+        self.inner
+            .agent
+            .messages()
+            .iter()
+            .filter_map(|m| serde_json::to_value(m).ok())
+            .collect()
     }
 }

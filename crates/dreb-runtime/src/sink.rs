@@ -37,17 +37,26 @@ impl VecSink {
 
     /// The writes so far, as sent (each one or more `\n`-terminated frames).
     pub fn writes(&self) -> Vec<Vec<u8>> {
-        self.frames.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.frames
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Forget the frames so far.
     pub fn clear(&self) {
-        self.frames.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.frames
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 }
 
 impl FrameSink for VecSink {
     fn send_frame(&self, frame: Vec<u8>) {
-        self.frames.lock().unwrap_or_else(|e| e.into_inner()).push(frame);
+        self.frames
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(frame);
     }
 }

@@ -46,8 +46,12 @@ pub(crate) fn build_system_prompt(parts: &PromptParts<'_>) -> String {
     let mut prompt = match parts.custom {
         Some(custom) => custom.to_string(),
         None => {
-            let tools: Vec<String> =
-                parts.tools.iter().filter_map(|t| tool_line(t)).map(|l| format!("- {l}")).collect();
+            let tools: Vec<String> = parts
+                .tools
+                .iter()
+                .filter_map(|t| tool_line(t))
+                .map(|l| format!("- {l}"))
+                .collect();
             let mut base = String::from(
                 "You are dreb, an expert coding assistant working in the user's project. You help by reading \
                  files, running commands, editing code and writing new files.\n",
@@ -70,7 +74,10 @@ pub(crate) fn build_system_prompt(parts: &PromptParts<'_>) -> String {
     }
     prompt.push_str(&format_project_context_section(parts.context_files));
     prompt.push_str(&format!("\nCurrent date: {}", parts.date));
-    prompt.push_str(&format!("\nCurrent working directory: {}", parts.cwd.display()));
+    prompt.push_str(&format!(
+        "\nCurrent working directory: {}",
+        parts.cwd.display()
+    ));
     prompt
 }
 
@@ -80,7 +87,10 @@ mod tests {
 
     #[test]
     fn base_prompt_lists_tools_context_date_and_cwd() {
-        let files = vec![ContextFile { path: "/p/AGENTS.md".into(), content: "Use tabs.".into() }];
+        let files = vec![ContextFile {
+            path: "/p/AGENTS.md".into(),
+            content: "Use tabs.".into(),
+        }];
         let p = build_system_prompt(&PromptParts {
             custom: None,
             append: Some("Extra rule."),

@@ -47,7 +47,12 @@ fn start(tool: &str, args: Value, settings: Value) -> Harness {
         ..Default::default()
     };
     let rt = Runtime::start(options, sink.clone()).unwrap();
-    Harness { rt, sink, stop, _dirs: (agent_dir, cwd) }
+    Harness {
+        rt,
+        sink,
+        stop,
+        _dirs: (agent_dir, cwd),
+    }
 }
 
 /// Poll until `f` holds (the bound only guards against a hung test; nothing is timed).
@@ -66,21 +71,33 @@ fn of_type(frames: &[Value], t: &str) -> Vec<Value> {
 }
 
 fn input(frame: Value) -> Input {
-    let Value::Object(map) = frame else { panic!("an object") };
+    let Value::Object(map) = frame else {
+        panic!("an object")
+    };
     Input::from_wire("extension_ui_response", map).unwrap()
 }
 
 impl Harness {
     async fn prompt(&self) {
         self.rt
-            .prompt(&ctx(), PromptParams { message: "go".into(), images: None, streaming_behavior: None })
+            .prompt(
+                &ctx(),
+                PromptParams {
+                    message: "go".into(),
+                    images: None,
+                    streaming_behavior: None,
+                },
+            )
             .await
             .unwrap();
     }
 
     /// The first dialog request the host saw (waits for it).
     async fn request(&self) -> Value {
-        until("a dialog request", || !of_type(&self.sink.frames(), "extension_ui_request").is_empty()).await;
+        until("a dialog request", || {
+            !of_type(&self.sink.frames(), "extension_ui_request").is_empty()
+        })
+        .await;
         of_type(&self.sink.frames(), "extension_ui_request").remove(0)
     }
 
@@ -88,7 +105,10 @@ impl Harness {
     fn tool_end(&self) -> (String, bool) {
         let ends = of_type(&self.sink.frames(), "tool_execution_end");
         assert_eq!(ends.len(), 1, "{ends:?}");
-        let text = ends[0]["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string();
+        let text = ends[0]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         (text, ends[0]["isError"] == true)
     }
 
@@ -109,7 +129,8 @@ impl Harness {
 }
 
 fn ask_args(extra: Value) -> Value {
-    let mut args = json!({"questions": [{"question": "Which database?", "options": ["sqlite", "postgres"]}]});
+    let mut args =
+        json!({"questions": [{"question": "Which database?", "options": ["sqlite", "postgres"]}]});
     if let (Some(a), Value::Object(e)) = (args.as_object_mut(), extra) {
         a.extend(e);
     }
@@ -126,11 +147,16 @@ async fn ask_user_answered_over_handle_input() {
     let id = request["id"].as_str().unwrap().to_string();
 
     // The open ask is in the dashboard snapshot, exactly as emitted.
-    let snap = h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {}).await.unwrap();
+    let snap =
+        h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {})
+            .await
+            .unwrap();
     let snap = serde_json::to_value(&snap).unwrap();
     assert_eq!(snap["pendingExtensionUiRequests"], json!([request]));
 
-    h.rt.handle_input(&input(json!({"type": "extension_ui_response", "id": id, "answers": [{"selected": ["sqlite"]}]})));
+    h.rt.handle_input(&input(
+        json!({"type": "extension_ui_response", "id": id, "answers": [{"selected": ["sqlite"]}]}),
+    ));
     h.rt.wait_for_idle().await;
     assert_eq!(h.handled(), vec![id.clone()]);
     let (text, is_error) = h.tool_end();
@@ -139,10 +165,18 @@ async fn ask_user_answered_over_handle_input() {
     assert!(h.continued());
 
     // A second answer for the settled id is ignored; the snapshot has no open dialog any more.
-    h.rt.handle_input(&input(json!({"type": "extension_ui_response", "id": id, "cancelled": true})));
+    h.rt.handle_input(&input(
+        json!({"type": "extension_ui_response", "id": id, "cancelled": true}),
+    ));
     assert_eq!(h.handled().len(), 1);
-    let snap = h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {}).await.unwrap();
-    assert_eq!(serde_json::to_value(&snap).unwrap()["pendingExtensionUiRequests"], json!([]));
+    let snap =
+        h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {})
+            .await
+            .unwrap();
+    assert_eq!(
+        serde_json::to_value(&snap).unwrap()["pendingExtensionUiRequests"],
+        json!([])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -150,7 +184,9 @@ async fn ask_user_cancelled_by_the_host_stops_the_run() {
     let h = start("ask_user", ask_args(json!({})), json!({}));
     h.prompt().await;
     let id = h.request().await["id"].as_str().unwrap().to_string();
-    h.rt.handle_input(&input(json!({"type": "extension_ui_response", "id": id, "cancelled": true})));
+    h.rt.handle_input(&input(
+        json!({"type": "extension_ui_response", "id": id, "cancelled": true}),
+    ));
     h.rt.wait_for_idle().await;
     assert_eq!(h.handled(), vec![id]);
     let (text, _) = h.tool_end();
@@ -160,12 +196,19 @@ async fn ask_user_cancelled_by_the_host_stops_the_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_timeout_settles_and_stops_the_run() {
-    let h = start("ask_user", ask_args(json!({"timeoutSeconds": 5})), json!({}));
+    let h = start(
+        "ask_user",
+        ask_args(json!({"timeoutSeconds": 5})),
+        json!({}),
+    );
     h.prompt().await;
     let request = h.request().await;
     assert_eq!(request["timeout"], 5000); // the tool's minimum
     h.rt.wait_for_idle().await;
-    assert_eq!(h.handled(), vec![request["id"].as_str().unwrap().to_string()]);
+    assert_eq!(
+        h.handled(),
+        vec![request["id"].as_str().unwrap().to_string()]
+    );
     let (text, _) = h.tool_end();
     assert_eq!(text, "The questions closed without an answer.");
     assert!(!h.continued(), "the timed-out ask stops the run");
@@ -180,8 +223,14 @@ async fn shutdown_settles_open_dialogs() {
     h.rt.wait_for_idle().await;
     assert_eq!(h.handled(), vec![id]);
     assert!(!h.continued());
-    let snap = h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {}).await.unwrap();
-    assert_eq!(serde_json::to_value(&snap).unwrap()["pendingExtensionUiRequests"], json!([]));
+    let snap =
+        h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {})
+            .await
+            .unwrap();
+    assert_eq!(
+        serde_json::to_value(&snap).unwrap()["pendingExtensionUiRequests"],
+        json!([])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -200,7 +249,11 @@ async fn forbidden_bash_command_is_blocked_with_the_reference_reason() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forbidden_commands_from_settings_are_blocked() {
-    let h = start("bash", json!({"command": "make deploy"}), json!({"forbiddenCommands": ["^make deploy"]}));
+    let h = start(
+        "bash",
+        json!({"command": "make deploy"}),
+        json!({"forbiddenCommands": ["^make deploy"]}),
+    );
     h.prompt().await;
     h.rt.wait_for_idle().await;
     let (text, is_error) = h.tool_end();
@@ -213,7 +266,11 @@ async fn forbidden_commands_from_settings_are_blocked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sensitive_read_path_is_blocked() {
-    let h = start("read", json!({"path": "secrets/token.txt"}), json!({"sensitiveFilePaths": ["secrets/*"]}));
+    let h = start(
+        "read",
+        json!({"path": "secrets/token.txt"}),
+        json!({"sensitiveFilePaths": ["secrets/*"]}),
+    );
     h.prompt().await;
     h.rt.wait_for_idle().await;
     let (text, is_error) = h.tool_end();
@@ -262,10 +319,16 @@ async fn permission_gate_denies_an_unanswered_dangerous_command() {
     assert_eq!(request["method"], "select");
     assert_eq!(request["options"], json!(["Allow", "Block"]));
     h.rt.wait_for_idle().await;
-    assert_eq!(h.handled(), vec![request["id"].as_str().unwrap().to_string()]);
+    assert_eq!(
+        h.handled(),
+        vec![request["id"].as_str().unwrap().to_string()]
+    );
     let (text, is_error) = h.tool_end();
     assert!(is_error);
-    assert_eq!(text, "Dangerous command (recursive delete) blocked: the user did not confirm it.");
+    assert_eq!(
+        text,
+        "Dangerous command (recursive delete) blocked: the user did not confirm it."
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -277,7 +340,9 @@ async fn permission_gate_runs_an_allowed_command_and_blocks_a_refused_one() {
     );
     h.prompt().await;
     let id = h.request().await["id"].as_str().unwrap().to_string();
-    h.rt.handle_input(&input(json!({"type": "extension_ui_response", "id": id, "value": "Allow"})));
+    h.rt.handle_input(&input(
+        json!({"type": "extension_ui_response", "id": id, "value": "Allow"}),
+    ));
     h.rt.wait_for_idle().await;
     let (text, is_error) = h.tool_end();
     assert!(!is_error);
@@ -290,16 +355,25 @@ async fn permission_gate_runs_an_allowed_command_and_blocks_a_refused_one() {
     );
     h.prompt().await;
     let id = h.request().await["id"].as_str().unwrap().to_string();
-    h.rt.handle_input(&input(json!({"type": "extension_ui_response", "id": id, "value": "Block"})));
+    h.rt.handle_input(&input(
+        json!({"type": "extension_ui_response", "id": id, "value": "Block"}),
+    ));
     h.rt.wait_for_idle().await;
     let (text, is_error) = h.tool_end();
     assert!(is_error);
-    assert_eq!(text, "Dangerous command (recursive delete) blocked by the user.");
+    assert_eq!(
+        text,
+        "Dangerous command (recursive delete) blocked by the user."
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn permission_gate_is_off_by_default() {
-    let h = start("bash", json!({"command": "mkdir -p build && rm -rf build && echo removed"}), json!({}));
+    let h = start(
+        "bash",
+        json!({"command": "mkdir -p build && rm -rf build && echo removed"}),
+        json!({}),
+    );
     h.prompt().await;
     h.rt.wait_for_idle().await;
     let (text, is_error) = h.tool_end();

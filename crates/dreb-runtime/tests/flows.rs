@@ -46,7 +46,12 @@ fn start_with(scenario: Value, settings: Value, no_session: bool) -> Harness {
     };
     let rt = Runtime::start(options, sink.clone()).unwrap();
     let cwd_path = cwd.path().to_path_buf();
-    Harness { rt, sink, _dirs: (agent_dir, cwd), cwd: cwd_path }
+    Harness {
+        rt,
+        sink,
+        _dirs: (agent_dir, cwd),
+        cwd: cwd_path,
+    }
 }
 
 /// Poll until `f` holds (the bound only guards against a hung test; nothing is timed).
@@ -61,7 +66,10 @@ async fn until(what: &str, mut f: impl FnMut() -> bool) {
 }
 
 fn types(frames: &[Value]) -> Vec<String> {
-    frames.iter().map(|f| f["type"].as_str().unwrap_or("").to_string()).collect()
+    frames
+        .iter()
+        .map(|f| f["type"].as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 fn of_type(frames: &[Value], t: &str) -> Vec<Value> {
@@ -69,13 +77,24 @@ fn of_type(frames: &[Value], t: &str) -> Vec<Value> {
 }
 
 fn file_entries(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 impl Harness {
     async fn prompt(&self, text: &str) {
         self.rt
-            .prompt(&ctx(), PromptParams { message: text.into(), images: None, streaming_behavior: None })
+            .prompt(
+                &ctx(),
+                PromptParams {
+                    message: text.into(),
+                    images: None,
+                    streaming_behavior: None,
+                },
+            )
             .await
             .unwrap();
     }
@@ -85,7 +104,11 @@ impl Harness {
     }
 
     fn messages(&self) -> Vec<Value> {
-        serde_json::to_value(self.rt.agent().messages()).unwrap().as_array().unwrap().clone()
+        serde_json::to_value(self.rt.agent().messages())
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
     }
 
     fn frames(&self) -> Vec<Value> {
@@ -98,7 +121,10 @@ impl Harness {
 }
 
 fn roles(messages: &[Value]) -> Vec<String> {
-    messages.iter().map(|m| m["role"].as_str().unwrap_or("").to_string()).collect()
+    messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -120,18 +146,46 @@ async fn compact_writes_the_entry_rebuilds_messages_and_answers_the_result() {
     h.rt.wait_for_idle().await;
     h.sink.clear();
 
-    let result = h.rt.compact(&ctx(), CompactParams { custom_instructions: Some("Focus on greetings".into()) }).await.unwrap();
+    let result =
+        h.rt.compact(
+            &ctx(),
+            CompactParams {
+                custom_instructions: Some("Focus on greetings".into()),
+            },
+        )
+        .await
+        .unwrap();
     let wire = serde_json::to_value(&result).unwrap();
-    assert!(wire["summary"].as_str().unwrap().starts_with("## Goal\nsay hi"), "{wire}");
-    assert_eq!(wire["details"], json!({"readFiles": [], "modifiedFiles": []}));
+    assert!(
+        wire["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("## Goal\nsay hi"),
+        "{wire}"
+    );
+    assert_eq!(
+        wire["details"],
+        json!({"readFiles": [], "modifiedFiles": []})
+    );
     assert!(wire["tokensBefore"].as_i64().unwrap() > 0);
-    let keys: Vec<&str> = wire.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["summary", "firstKeptEntryId", "tokensBefore", "details"]);
+    let keys: Vec<&str> = wire
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["summary", "firstKeptEntryId", "tokensBefore", "details"]
+    );
     // Manual compaction emits no events.
     assert!(of_type(&h.frames(), "auto_compaction_start").is_empty());
 
     let entries = file_entries(&h.rt.session_file().unwrap());
-    let compaction = entries.iter().find(|e| e["type"] == "compaction").expect("compaction entry written");
+    let compaction = entries
+        .iter()
+        .find(|e| e["type"] == "compaction")
+        .expect("compaction entry written");
     assert_eq!(compaction["summary"], wire["summary"]);
     assert_eq!(compaction["firstKeptEntryId"], wire["firstKeptEntryId"]);
     assert_eq!(compaction["fromHook"], false);
@@ -143,7 +197,15 @@ async fn compact_writes_the_entry_rebuilds_messages_and_answers_the_result() {
     assert!(!h.state().await.is_compacting);
 
     // Compacting again right away: the leaf is the compaction.
-    let err = h.rt.compact(&ctx(), CompactParams { custom_instructions: None }).await.unwrap_err();
+    let err =
+        h.rt.compact(
+            &ctx(),
+            CompactParams {
+                custom_instructions: None,
+            },
+        )
+        .await
+        .unwrap_err();
     assert_eq!(err, "Command failed: Already compacted");
 }
 
@@ -159,7 +221,15 @@ async fn abort_compaction_cancels_a_running_compact() {
     h.prompt("hello").await;
     h.rt.wait_for_idle().await;
     let rt = h.rt.clone();
-    let compact = tokio::spawn(async move { rt.compact(&ctx(), CompactParams { custom_instructions: None }).await });
+    let compact = tokio::spawn(async move {
+        rt.compact(
+            &ctx(),
+            CompactParams {
+                custom_instructions: None,
+            },
+        )
+        .await
+    });
     let mut compacting = false;
     for _ in 0..6000 {
         if h.state().await.is_compacting {
@@ -169,7 +239,9 @@ async fn abort_compaction_cancels_a_running_compact() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(compacting, "get_state reports isCompacting");
-    h.rt.abort_compaction(&ctx(), AbortCompactionParams {}).await.unwrap();
+    h.rt.abort_compaction(&ctx(), AbortCompactionParams {})
+        .await
+        .unwrap();
     let err = compact.await.unwrap().unwrap_err();
     assert_eq!(err, "Command failed: Compaction cancelled");
     assert!(!h.state().await.is_compacting);
@@ -188,23 +260,44 @@ async fn auto_compaction_runs_above_the_threshold() {
         json!({"compaction": {"keepRecentTokens": 1}}),
     );
     h.prompt("fill the context").await;
-    h.wait_for("auto_compaction_end", |f| !of_type(f, "auto_compaction_end").is_empty()).await;
+    h.wait_for("auto_compaction_end", |f| {
+        !of_type(f, "auto_compaction_end").is_empty()
+    })
+    .await;
     let frames = h.frames();
     let t = types(&frames);
     let end_idx = t.iter().position(|x| x == "agent_end").unwrap();
     assert_eq!(t[end_idx + 1], "auto_compaction_start");
-    assert_eq!(frames[end_idx + 1], json!({"type": "auto_compaction_start", "reason": "threshold"}));
+    assert_eq!(
+        frames[end_idx + 1],
+        json!({"type": "auto_compaction_start", "reason": "threshold"})
+    );
     let end = &of_type(&frames, "auto_compaction_end")[0];
     assert_eq!(end["aborted"], false);
     assert_eq!(end["willRetry"], false);
     // keepRecentTokens 1 splits the only turn: the turn prefix is summarised after "No prior history.".
-    assert!(end["result"]["summary"].as_str().unwrap().contains("## Goal\nauto"), "{end}");
+    assert!(
+        end["result"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("## Goal\nauto"),
+        "{end}"
+    );
     assert!(end.get("errorMessage").is_none());
-    let keys: Vec<&str> = end.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = end
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(keys, ["type", "result", "aborted", "willRetry"]);
     until("compaction flag cleared", || true).await;
     assert!(!h.state().await.is_compacting);
-    assert!(file_entries(&h.rt.session_file().unwrap()).iter().any(|e| e["type"] == "compaction"));
+    assert!(
+        file_entries(&h.rt.session_file().unwrap())
+            .iter()
+            .any(|e| e["type"] == "compaction")
+    );
     assert_eq!(h.messages()[0]["role"], "compactionSummary");
 }
 
@@ -214,7 +307,9 @@ async fn auto_compaction_respects_set_auto_compaction() {
         json!({"turns": [{"text": ["big"], "usage": {"input": 120000, "output": 5}}, {"repeat": true, "text": ["x"]}], "fallback": "error"}),
         json!({}),
     );
-    h.rt.set_auto_compaction(&ctx(), SetAutoCompactionParams { enabled: false }).await.unwrap();
+    h.rt.set_auto_compaction(&ctx(), SetAutoCompactionParams { enabled: false })
+        .await
+        .unwrap();
     h.prompt("fill the context").await;
     h.rt.wait_for_idle().await;
     h.prompt("again").await;
@@ -238,20 +333,32 @@ async fn overflow_compacts_once_and_retries() {
     h.rt.wait_for_idle().await;
     h.prompt("second").await;
     h.wait_for("the retried answer", |f| {
-        f.iter().any(|x| x["type"] == "message_end" && x["message"]["content"][0]["text"] == "after compaction")
+        f.iter().any(|x| {
+            x["type"] == "message_end" && x["message"]["content"][0]["text"] == "after compaction"
+        })
     })
     .await;
     let frames = h.frames();
-    assert_eq!(of_type(&frames, "auto_compaction_start"), vec![json!({"type": "auto_compaction_start", "reason": "overflow"})]);
+    assert_eq!(
+        of_type(&frames, "auto_compaction_start"),
+        vec![json!({"type": "auto_compaction_start", "reason": "overflow"})]
+    );
     let end = &of_type(&frames, "auto_compaction_end")[0];
     assert_eq!(end["willRetry"], true);
     assert_eq!(end["aborted"], false);
     h.rt.wait_for_idle().await;
     // The overflow error left the context (it stays in the file).
     let messages = h.messages();
-    assert!(!messages.iter().any(|m| m["stopReason"] == "error"), "{messages:?}");
+    assert!(
+        !messages.iter().any(|m| m["stopReason"] == "error"),
+        "{messages:?}"
+    );
     let entries = file_entries(&h.rt.session_file().unwrap());
-    assert!(entries.iter().any(|e| e["message"]["stopReason"] == "error"));
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["message"]["stopReason"] == "error")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -269,7 +376,10 @@ async fn a_second_overflow_after_the_retry_gives_up() {
     h.prompt("first").await;
     h.rt.wait_for_idle().await;
     h.prompt("second").await;
-    h.wait_for("two auto_compaction_end", |f| of_type(f, "auto_compaction_end").len() == 2).await;
+    h.wait_for("two auto_compaction_end", |f| {
+        of_type(f, "auto_compaction_end").len() == 2
+    })
+    .await;
     let ends = of_type(&h.frames(), "auto_compaction_end");
     assert_eq!(ends[0]["willRetry"], true);
     assert_eq!(
@@ -290,16 +400,28 @@ async fn abort_compaction_cancels_an_auto_compaction() {
         json!({"compaction": {"keepRecentTokens": 1}}),
     );
     h.prompt("fill the context").await;
-    h.wait_for("auto_compaction_start", |f| !of_type(f, "auto_compaction_start").is_empty()).await;
+    h.wait_for("auto_compaction_start", |f| {
+        !of_type(f, "auto_compaction_start").is_empty()
+    })
+    .await;
     assert!(h.state().await.is_compacting);
-    h.rt.abort_compaction(&ctx(), AbortCompactionParams {}).await.unwrap();
-    h.wait_for("auto_compaction_end", |f| !of_type(f, "auto_compaction_end").is_empty()).await;
+    h.rt.abort_compaction(&ctx(), AbortCompactionParams {})
+        .await
+        .unwrap();
+    h.wait_for("auto_compaction_end", |f| {
+        !of_type(f, "auto_compaction_end").is_empty()
+    })
+    .await;
     assert_eq!(
         of_type(&h.frames(), "auto_compaction_end")[0],
         json!({"type": "auto_compaction_end", "aborted": true, "willRetry": false})
     );
     assert!(!h.state().await.is_compacting);
-    assert!(!file_entries(&h.rt.session_file().unwrap()).iter().any(|e| e["type"] == "compaction"));
+    assert!(
+        !file_entries(&h.rt.session_file().unwrap())
+            .iter()
+            .any(|e| e["type"] == "compaction")
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -316,9 +438,13 @@ async fn auto_retry_after_a_529_then_success() {
         json!({"retry": {"baseDelayMs": 1}}),
     );
     h.prompt("hello").await;
-    h.wait_for("auto_retry_end", |f| !of_type(f, "auto_retry_end").is_empty()).await;
+    h.wait_for("auto_retry_end", |f| {
+        !of_type(f, "auto_retry_end").is_empty()
+    })
+    .await;
     h.rt.wait_for_idle().await;
-    h.wait_for("second agent_end", |f| of_type(f, "agent_end").len() == 2).await;
+    h.wait_for("second agent_end", |f| of_type(f, "agent_end").len() == 2)
+        .await;
     let frames = h.frames();
     let t = types(&frames);
     let first_end = t.iter().position(|x| x == "agent_end").unwrap();
@@ -327,23 +453,47 @@ async fn auto_retry_after_a_529_then_success() {
     let second_start = t.iter().rposition(|x| x == "agent_start").unwrap();
     let last_end = t.iter().rposition(|x| x == "agent_end").unwrap();
     assert_eq!(start_idx, first_end + 1, "{t:?}");
-    assert!(second_start > start_idx && retry_end > second_start && retry_end < last_end, "{t:?}");
+    assert!(
+        second_start > start_idx && retry_end > second_start && retry_end < last_end,
+        "{t:?}"
+    );
     // auto_retry_end follows the successful message_end directly.
     assert_eq!(t[retry_end - 1], "message_end");
     let start_frame = &frames[start_idx];
     assert_eq!(start_frame["attempt"], 1);
     assert_eq!(start_frame["maxAttempts"], 3);
     assert_eq!(start_frame["delayMs"], 1);
-    assert!(start_frame["errorMessage"].as_str().unwrap().starts_with("529 "), "{start_frame}");
-    let keys: Vec<&str> = start_frame.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["type", "attempt", "maxAttempts", "delayMs", "errorMessage"]);
-    assert_eq!(frames[retry_end], json!({"type": "auto_retry_end", "success": true, "attempt": 1}));
+    assert!(
+        start_frame["errorMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("529 "),
+        "{start_frame}"
+    );
+    let keys: Vec<&str> = start_frame
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["type", "attempt", "maxAttempts", "delayMs", "errorMessage"]
+    );
+    assert_eq!(
+        frames[retry_end],
+        json!({"type": "auto_retry_end", "success": true, "attempt": 1})
+    );
 
     // The error reply left the context but stays in the file.
     assert_eq!(roles(&h.messages()), ["user", "assistant"]);
     assert_eq!(h.messages()[1]["stopReason"], "stop");
     let entries = file_entries(&h.rt.session_file().unwrap());
-    assert!(entries.iter().any(|e| e["message"]["stopReason"] == "error"));
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["message"]["stopReason"] == "error")
+    );
     let state = h.state().await;
     assert!(!state.is_retrying);
     assert_eq!(state.retry_attempt, 0);
@@ -360,7 +510,11 @@ async fn auto_retry_over_http_after_the_transport_retries() {
     let mock = dreb_mock_llm::MockLlm::start(scenario).unwrap();
     let agent_dir = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
-    std::fs::write(agent_dir.path().join("settings.json"), json!({"retry": {"baseDelayMs": 1}}).to_string()).unwrap();
+    std::fs::write(
+        agent_dir.path().join("settings.json"),
+        json!({"retry": {"baseDelayMs": 1}}).to_string(),
+    )
+    .unwrap();
     let models = json!({"providers": {"mock": {"baseUrl": mock.base_url(), "api": "anthropic-messages", "apiKey": "test-key",
         "models": [{"id": "mock-model"}]}}});
     std::fs::write(agent_dir.path().join("models.json"), models.to_string()).unwrap();
@@ -374,8 +528,20 @@ async fn auto_retry_over_http_after_the_transport_retries() {
         ..Default::default()
     };
     let rt = Runtime::start(options, sink.clone()).unwrap();
-    rt.prompt(&ctx(), PromptParams { message: "hello".into(), images: None, streaming_behavior: None }).await.unwrap();
-    until("auto_retry_end", || !of_type(&sink.frames(), "auto_retry_end").is_empty()).await;
+    rt.prompt(
+        &ctx(),
+        PromptParams {
+            message: "hello".into(),
+            images: None,
+            streaming_behavior: None,
+        },
+    )
+    .await
+    .unwrap();
+    until("auto_retry_end", || {
+        !of_type(&sink.frames(), "auto_retry_end").is_empty()
+    })
+    .await;
     rt.wait_for_idle().await;
     let frames = sink.frames();
     let start = &of_type(&frames, "auto_retry_start")[0];
@@ -384,10 +550,20 @@ async fn auto_retry_over_http_after_the_transport_retries() {
         start["errorMessage"],
         "529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"
     );
-    assert_eq!(of_type(&frames, "auto_retry_end")[0], json!({"type": "auto_retry_end", "success": true, "attempt": 1}));
-    assert_eq!(mock.requests().len(), 4, "3 transport attempts, then the session retry");
+    assert_eq!(
+        of_type(&frames, "auto_retry_end")[0],
+        json!({"type": "auto_retry_end", "success": true, "attempt": 1})
+    );
+    assert_eq!(
+        mock.requests().len(),
+        4,
+        "3 transport attempts, then the session retry"
+    );
     let last = rt.agent().messages().last().cloned().unwrap();
-    assert_eq!(serde_json::to_value(&last).unwrap()["content"][0]["text"], "over http");
+    assert_eq!(
+        serde_json::to_value(&last).unwrap()["content"][0]["text"],
+        "over http"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -397,12 +573,22 @@ async fn auto_retry_gives_up_after_three_attempts() {
         json!({"retry": {"baseDelayMs": 1}}),
     );
     h.prompt("hello").await;
-    h.wait_for("auto_retry_end", |f| !of_type(f, "auto_retry_end").is_empty()).await;
+    h.wait_for("auto_retry_end", |f| {
+        !of_type(f, "auto_retry_end").is_empty()
+    })
+    .await;
     h.rt.wait_for_idle().await;
     let frames = h.frames();
     let starts = of_type(&frames, "auto_retry_start");
-    let attempts: Vec<(i64, i64)> =
-        starts.iter().map(|s| (s["attempt"].as_i64().unwrap(), s["delayMs"].as_i64().unwrap())).collect();
+    let attempts: Vec<(i64, i64)> = starts
+        .iter()
+        .map(|s| {
+            (
+                s["attempt"].as_i64().unwrap(),
+                s["delayMs"].as_i64().unwrap(),
+            )
+        })
+        .collect();
     assert_eq!(attempts, [(1, 1), (2, 2), (3, 4)]);
     let end = &of_type(&frames, "auto_retry_end")[0];
     assert_eq!(end["success"], false);
@@ -414,7 +600,10 @@ async fn auto_retry_gives_up_after_three_attempts() {
     assert_eq!(state.retry_attempt, 0);
     // The last failure stays in the context; all four are in the file.
     assert_eq!(roles(&h.messages()), ["user", "assistant"]);
-    let errors = file_entries(&h.rt.session_file().unwrap()).iter().filter(|e| e["message"]["stopReason"] == "error").count();
+    let errors = file_entries(&h.rt.session_file().unwrap())
+        .iter()
+        .filter(|e| e["message"]["stopReason"] == "error")
+        .count();
     assert_eq!(errors, 4);
 }
 
@@ -425,19 +614,39 @@ async fn abort_retry_during_the_backoff() {
         json!({"retry": {"baseDelayMs": 600000}}),
     );
     h.prompt("hello").await;
-    h.wait_for("auto_retry_start", |f| !of_type(f, "auto_retry_start").is_empty()).await;
+    h.wait_for("auto_retry_start", |f| {
+        !of_type(f, "auto_retry_start").is_empty()
+    })
+    .await;
     h.rt.wait_for_idle().await;
     let state = h.state().await;
     assert!(state.is_retrying);
     assert_eq!(state.retry_attempt, 1);
-    assert_eq!(of_type(&h.frames(), "auto_retry_start")[0]["delayMs"], 600000);
+    assert_eq!(
+        of_type(&h.frames(), "auto_retry_start")[0]["delayMs"],
+        600000
+    );
     // In the backoff the snapshot shows the persisted branch, failed attempt included.
-    let snap = h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {}).await.unwrap();
-    assert_eq!(roles(serde_json::to_value(&snap.messages).unwrap().as_array().unwrap()), ["user", "assistant"]);
+    let snap =
+        h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {})
+            .await
+            .unwrap();
+    assert_eq!(
+        roles(
+            serde_json::to_value(&snap.messages)
+                .unwrap()
+                .as_array()
+                .unwrap()
+        ),
+        ["user", "assistant"]
+    );
     assert_eq!(roles(&h.messages()), ["user"]);
 
     h.rt.abort_retry(&ctx(), AbortRetryParams {}).await.unwrap();
-    h.wait_for("auto_retry_end", |f| !of_type(f, "auto_retry_end").is_empty()).await;
+    h.wait_for("auto_retry_end", |f| {
+        !of_type(f, "auto_retry_end").is_empty()
+    })
+    .await;
     assert_eq!(
         of_type(&h.frames(), "auto_retry_end")[0],
         json!({"type": "auto_retry_end", "success": false, "attempt": 1, "finalError": "Retry cancelled"})
@@ -445,23 +654,44 @@ async fn abort_retry_during_the_backoff() {
     let state = h.state().await;
     assert!(!state.is_retrying);
     assert_eq!(state.retry_attempt, 0);
-    assert_eq!(of_type(&h.frames(), "agent_start").len(), 1, "no retry run started");
+    assert_eq!(
+        of_type(&h.frames(), "agent_start").len(),
+        1,
+        "no retry run started"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_cancels_the_retry_backoff() {
-    let h = start(json!({"turns": [overloaded()], "fallback": "error"}), json!({"retry": {"baseDelayMs": 600000}}));
+    let h = start(
+        json!({"turns": [overloaded()], "fallback": "error"}),
+        json!({"retry": {"baseDelayMs": 600000}}),
+    );
     h.prompt("hello").await;
-    h.wait_for("auto_retry_start", |f| !of_type(f, "auto_retry_start").is_empty()).await;
+    h.wait_for("auto_retry_start", |f| {
+        !of_type(f, "auto_retry_start").is_empty()
+    })
+    .await;
     h.rt.abort(&ctx(), AbortParams {}).await.unwrap();
-    h.wait_for("auto_retry_end", |f| !of_type(f, "auto_retry_end").is_empty()).await;
-    assert_eq!(of_type(&h.frames(), "auto_retry_end")[0]["finalError"], "Retry cancelled");
+    h.wait_for("auto_retry_end", |f| {
+        !of_type(f, "auto_retry_end").is_empty()
+    })
+    .await;
+    assert_eq!(
+        of_type(&h.frames(), "auto_retry_end")[0]["finalError"],
+        "Retry cancelled"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_retry_off_leaves_the_error() {
-    let h = start(json!({"turns": [overloaded()], "fallback": "error"}), json!({}));
-    h.rt.set_auto_retry(&ctx(), SetAutoRetryParams { enabled: false }).await.unwrap();
+    let h = start(
+        json!({"turns": [overloaded()], "fallback": "error"}),
+        json!({}),
+    );
+    h.rt.set_auto_retry(&ctx(), SetAutoRetryParams { enabled: false })
+        .await
+        .unwrap();
     h.prompt("hello").await;
     h.rt.wait_for_idle().await;
     assert!(of_type(&h.frames(), "auto_retry_start").is_empty());
@@ -473,12 +703,23 @@ async fn auto_retry_off_leaves_the_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bash_when_idle_records_the_execution_at_once_without_events() {
-    let h = start(json!({"turns": [{"text": ["hi"]}], "fallback": "error"}), json!({"shellCommandPrefix": "GREETING=prefixed"}));
+    let h = start(
+        json!({"turns": [{"text": ["hi"]}], "fallback": "error"}),
+        json!({"shellCommandPrefix": "GREETING=prefixed"}),
+    );
     // The session file is written from the first assistant reply on.
     h.prompt("hello").await;
     h.rt.wait_for_idle().await;
     h.sink.clear();
-    let result = h.rt.bash(&ctx(), BashParams { command: "echo \"$GREETING\"; exit 3".into() }).await.unwrap();
+    let result =
+        h.rt.bash(
+            &ctx(),
+            BashParams {
+                command: "echo \"$GREETING\"; exit 3".into(),
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!(
         serde_json::to_value(&result).unwrap(),
         json!({"output": "prefixed\n", "exitCode": 3, "cancelled": false, "truncated": false})
@@ -487,15 +728,33 @@ async fn bash_when_idle_records_the_execution_at_once_without_events() {
     let messages = h.messages();
     let last = messages.last().unwrap();
     assert_eq!(last["role"], "bashExecution");
-    assert_eq!(last["command"], "echo \"$GREETING\"; exit 3", "stored without the prefix");
+    assert_eq!(
+        last["command"], "echo \"$GREETING\"; exit 3",
+        "stored without the prefix"
+    );
     assert_eq!(last["exitCode"], 3);
     assert!(last.get("excludeFromContext").is_none());
     let entries = file_entries(&h.rt.session_file().unwrap());
-    assert!(entries.iter().any(|e| e["message"]["role"] == "bashExecution"));
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["message"]["role"] == "bashExecution")
+    );
 
     // Runs in the process cwd, not the session cwd.
-    let pwd = h.rt.bash(&ctx(), BashParams { command: "pwd".into() }).await.unwrap();
-    assert_eq!(pwd.output.trim(), std::env::current_dir().unwrap().to_string_lossy());
+    let pwd =
+        h.rt.bash(
+            &ctx(),
+            BashParams {
+                command: "pwd".into(),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        pwd.output.trim(),
+        std::env::current_dir().unwrap().to_string_lossy()
+    );
     assert_ne!(pwd.output.trim(), h.cwd.to_string_lossy());
 }
 
@@ -510,20 +769,39 @@ async fn bash_while_streaming_is_deferred_to_the_next_prompt() {
     );
     h.prompt("go").await;
     // The reply is held back, so the run streams until it is aborted.
-    h.wait_for("the prompt in the conversation", |f| f.iter().any(|x| x["type"] == "message_end")).await;
-    let result = h.rt.bash(&ctx(), BashParams { command: "echo during".into() }).await.unwrap();
+    h.wait_for("the prompt in the conversation", |f| {
+        f.iter().any(|x| x["type"] == "message_end")
+    })
+    .await;
+    let result =
+        h.rt.bash(
+            &ctx(),
+            BashParams {
+                command: "echo during".into(),
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!(result.output, "during\n");
     assert!(h.rt.agent().is_streaming());
     assert!(!roles(&h.messages()).contains(&"bashExecution".to_string()));
     h.rt.abort(&ctx(), AbortParams {}).await.unwrap();
-    assert!(!roles(&h.messages()).contains(&"bashExecution".to_string()), "not flushed by the run's end");
+    assert!(
+        !roles(&h.messages()).contains(&"bashExecution".to_string()),
+        "not flushed by the run's end"
+    );
     let in_file = |h: &Harness| {
-        file_entries(&h.rt.session_file().unwrap()).iter().any(|e| e["message"]["role"] == "bashExecution")
+        file_entries(&h.rt.session_file().unwrap())
+            .iter()
+            .any(|e| e["message"]["role"] == "bashExecution")
     };
     assert!(!in_file(&h));
     h.prompt("after").await;
     h.rt.wait_for_idle().await;
-    assert_eq!(roles(&h.messages()), ["user", "assistant", "bashExecution", "user", "assistant"]);
+    assert_eq!(
+        roles(&h.messages()),
+        ["user", "assistant", "bashExecution", "user", "assistant"]
+    );
     assert!(in_file(&h));
 }
 
@@ -531,7 +809,9 @@ fn process_gone(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         // A zombie waits for a reaper that may not exist in a container; it is not running.
-        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
     }
 }
 
@@ -543,8 +823,15 @@ async fn abort_bash_kills_the_command_and_its_children() {
     let command = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
     let rt = h.rt.clone();
     let run = tokio::spawn(async move { rt.bash(&ctx(), BashParams { command }).await });
-    until("the child pid", || std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n'))).await;
-    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    until("the child pid", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n'))
+    })
+    .await;
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(!process_gone(pid));
     h.rt.abort_bash(&ctx(), AbortBashParams {}).await.unwrap();
     let result = run.await.unwrap().unwrap();
@@ -562,12 +849,20 @@ async fn abort_bash_kills_the_command_and_its_children() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_barrier_and_response_go_out_in_one_write() {
-    let h = start(json!({"turns": [{"repeat": true, "text": ["hi"]}], "fallback": "error"}), json!({}));
+    let h = start(
+        json!({"turns": [{"repeat": true, "text": ["hi"]}], "fallback": "error"}),
+        json!({}),
+    );
     h.prompt("hello").await;
     h.rt.wait_for_idle().await;
     h.sink.clear();
-    let id = RequestContext { id: Some(json!("snapshot-7")) };
-    let snap = h.rt.get_dashboard_snapshot(&id, GetDashboardSnapshotParams {}).await.unwrap();
+    let id = RequestContext {
+        id: Some(json!("snapshot-7")),
+    };
+    let snap =
+        h.rt.get_dashboard_snapshot(&id, GetDashboardSnapshotParams {})
+            .await
+            .unwrap();
     assert_eq!(snap.snapshot_id, "snapshot-7");
     assert!(!snap.state.is_streaming);
     assert_eq!(snap.messages.len(), 2);
@@ -576,9 +871,15 @@ async fn snapshot_barrier_and_response_go_out_in_one_write() {
     let writes = h.sink.writes();
     assert_eq!(writes.len(), 1, "barrier and response are one write");
     let text = String::from_utf8(writes[0].clone()).unwrap();
-    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 2);
-    assert_eq!(lines[0], json!({"type": "dashboard_snapshot_barrier", "snapshotId": "snapshot-7"}));
+    assert_eq!(
+        lines[0],
+        json!({"type": "dashboard_snapshot_barrier", "snapshotId": "snapshot-7"})
+    );
     assert_eq!(lines[1]["id"], "snapshot-7");
     assert_eq!(lines[1]["type"], "response");
     assert_eq!(lines[1]["command"], "get_dashboard_snapshot");
@@ -587,7 +888,10 @@ async fn snapshot_barrier_and_response_go_out_in_one_write() {
 
     // Without an id: a fresh UUID, repeated by the barrier.
     h.sink.clear();
-    let snap = h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {}).await.unwrap();
+    let snap =
+        h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {})
+            .await
+            .unwrap();
     assert_eq!(snap.snapshot_id.len(), 36);
     let frames = h.frames();
     assert_eq!(frames[0]["snapshotId"], snap.snapshot_id.as_str());
@@ -596,13 +900,30 @@ async fn snapshot_barrier_and_response_go_out_in_one_write() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_while_streaming_has_the_live_messages() {
-    let h = start(json!({"turns": [{"firstByteDelayMs": 600000, "text": ["never"]}], "fallback": "error"}), json!({}));
+    let h = start(
+        json!({"turns": [{"firstByteDelayMs": 600000, "text": ["never"]}], "fallback": "error"}),
+        json!({}),
+    );
     h.prompt("hello").await;
-    h.wait_for("the prompt in the conversation", |f| f.iter().any(|x| x["type"] == "message_end")).await;
-    let snap = h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {}).await.unwrap();
+    h.wait_for("the prompt in the conversation", |f| {
+        f.iter().any(|x| x["type"] == "message_end")
+    })
+    .await;
+    let snap =
+        h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {})
+            .await
+            .unwrap();
     assert!(snap.state.is_streaming);
     // Live: the prompt is there although nothing was persisted yet (the file starts with the first reply).
-    assert_eq!(roles(serde_json::to_value(&snap.messages).unwrap().as_array().unwrap()), ["user"]);
+    assert_eq!(
+        roles(
+            serde_json::to_value(&snap.messages)
+                .unwrap()
+                .as_array()
+                .unwrap()
+        ),
+        ["user"]
+    );
     h.rt.abort(&ctx(), AbortParams {}).await.unwrap();
 }
 
@@ -611,12 +932,20 @@ async fn snapshot_while_streaming_has_the_live_messages() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn export_html_writes_the_page_to_the_given_path() {
-    let h = start(json!({"turns": [{"text": ["exported reply"]}], "fallback": "error"}), json!({}));
+    let h = start(
+        json!({"turns": [{"text": ["exported reply"]}], "fallback": "error"}),
+        json!({}),
+    );
     let out = tempfile::tempdir().unwrap();
     let target = out.path().join("session.html");
-    let params = || ExportHtmlParams { output_path: Some(target.to_string_lossy().into_owned()) };
+    let params = || ExportHtmlParams {
+        output_path: Some(target.to_string_lossy().into_owned()),
+    };
     let err = h.rt.export_html(&ctx(), params()).await.unwrap_err();
-    assert_eq!(err, "Command failed: Nothing to export yet - start a conversation first");
+    assert_eq!(
+        err,
+        "Command failed: Nothing to export yet - start a conversation first"
+    );
     h.prompt("please export").await;
     h.rt.wait_for_idle().await;
     let result = h.rt.export_html(&ctx(), params()).await.unwrap();
@@ -629,6 +958,12 @@ async fn export_html_writes_the_page_to_the_given_path() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn export_html_refuses_an_in_memory_session() {
     let h = start_with(json!({"turns": [], "fallback": "error"}), json!({}), true);
-    let err = h.rt.export_html(&ctx(), ExportHtmlParams { output_path: None }).await.unwrap_err();
-    assert_eq!(err, "Command failed: Cannot export in-memory session to HTML");
+    let err =
+        h.rt.export_html(&ctx(), ExportHtmlParams { output_path: None })
+            .await
+            .unwrap_err();
+    assert_eq!(
+        err,
+        "Command failed: Cannot export in-memory session to HTML"
+    );
 }

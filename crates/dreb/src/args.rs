@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::Parser;
 
 #[derive(Debug, Clone, Parser)]
-#[command(name = "dreb", version, about = "A headless coding agent served over JSON-lines RPC on stdin/stdout")]
+#[command(
+    name = "dreb",
+    version,
+    about = "A headless coding agent served over JSON-lines RPC on stdin/stdout"
+)]
 pub struct Args {
     /// Output mode. Only `rpc` is implemented: JSONL commands on stdin, responses and events on stdout.
     #[arg(long, value_name = "MODE")]
@@ -77,22 +81,39 @@ impl Args {
     pub fn validate_for_rpc(&self) -> Result<(), String> {
         match self.mode.as_deref() {
             Some("rpc") => {}
-            Some(other) => return Err(format!("Error: --mode {other} is not supported; use --mode rpc")),
-            None => return Err("Error: --mode rpc is required (interactive and print modes are not provided)".into()),
+            Some(other) => {
+                return Err(format!(
+                    "Error: --mode {other} is not supported; use --mode rpc"
+                ));
+            }
+            None => {
+                return Err(
+                    "Error: --mode rpc is required (interactive and print modes are not provided)"
+                        .into(),
+                );
+            }
         }
         if self.messages.iter().any(|m| m.starts_with('@')) {
             return Err("Error: @file arguments are not supported in RPC mode".into());
         }
         if !self.messages.is_empty() {
-            return Err("Error: positional messages are not supported in RPC mode; send a prompt command".into());
+            return Err(
+                "Error: positional messages are not supported in RPC mode; send a prompt command"
+                    .into(),
+            );
         }
         if self.api_key.is_some() && self.model.is_none() && self.provider.is_none() {
-            return Err("Error: --api-key requires a model to be specified via --provider/--model".into());
+            return Err(
+                "Error: --api-key requires a model to be specified via --provider/--model".into(),
+            );
         }
         if let Some(level) = &self.thinking {
             const LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
             if !LEVELS.contains(&level.as_str()) {
-                return Err(format!("Error: invalid --thinking level \"{level}\" (expected one of {})", LEVELS.join(", ")));
+                return Err(format!(
+                    "Error: invalid --thinking level \"{level}\" (expected one of {})",
+                    LEVELS.join(", ")
+                ));
             }
         }
         Ok(())
@@ -103,7 +124,13 @@ impl Args {
         if self.no_tools {
             return Some(Vec::new());
         }
-        self.tools.as_ref().map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
+        self.tools.as_ref().map(|t| {
+            t.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
     }
 }
 
@@ -117,7 +144,15 @@ mod tests {
 
     #[test]
     fn rpc_mode_with_the_common_flags() {
-        let a = parse(&["--mode", "rpc", "--provider", "faux", "--model", "faux/scripted:high", "--no-session"]);
+        let a = parse(&[
+            "--mode",
+            "rpc",
+            "--provider",
+            "faux",
+            "--model",
+            "faux/scripted:high",
+            "--no-session",
+        ]);
         assert!(a.validate_for_rpc().is_ok());
         assert_eq!(a.provider.as_deref(), Some("faux"));
         assert!(a.no_session);
@@ -125,16 +160,33 @@ mod tests {
 
     #[test]
     fn rejects_what_the_reference_rejects() {
-        assert!(parse(&["--mode", "rpc", "@notes.md"]).validate_for_rpc().unwrap_err().contains("@file"));
-        assert!(parse(&["--mode", "rpc", "--api-key", "k"]).validate_for_rpc().unwrap_err().contains("--api-key"));
-        assert!(parse(&["--mode", "rpc", "--thinking", "huge"]).validate_for_rpc().is_err());
+        assert!(
+            parse(&["--mode", "rpc", "@notes.md"])
+                .validate_for_rpc()
+                .unwrap_err()
+                .contains("@file")
+        );
+        assert!(
+            parse(&["--mode", "rpc", "--api-key", "k"])
+                .validate_for_rpc()
+                .unwrap_err()
+                .contains("--api-key")
+        );
+        assert!(
+            parse(&["--mode", "rpc", "--thinking", "huge"])
+                .validate_for_rpc()
+                .is_err()
+        );
         assert!(parse(&["--mode", "text"]).validate_for_rpc().is_err());
         assert!(parse(&[]).validate_for_rpc().is_err());
     }
 
     #[test]
     fn tool_lists() {
-        assert_eq!(parse(&["--tools", "read, bash"]).tool_list(), Some(vec!["read".into(), "bash".into()]));
+        assert_eq!(
+            parse(&["--tools", "read, bash"]).tool_list(),
+            Some(vec!["read".into(), "bash".into()])
+        );
         assert_eq!(parse(&["--no-tools"]).tool_list(), Some(vec![]));
         assert_eq!(parse(&[]).tool_list(), None);
     }

@@ -38,7 +38,11 @@ fn main() -> ExitCode {
         eprintln!("{e}");
         return ExitCode::from(1);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("Error: cannot start the async runtime: {e}");
@@ -92,7 +96,10 @@ async fn run(args: Args) -> i32 {
     let router = Arc::new(move |input: dreb_protocol::Input| dialogs.handle_input(&input));
     let mut serve_options = ServeOptions::default();
     // Tests (and cautious hosts) can lower the input line cap.
-    if let Some(cap) = std::env::var("DREB_MAX_RECORD_BYTES").ok().and_then(|v| v.parse().ok()) {
+    if let Some(cap) = std::env::var("DREB_MAX_RECORD_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
         serve_options.max_record_bytes = cap;
     }
     let flush_timeout = serve_options.flush_timeout;

@@ -50,7 +50,12 @@ impl Output {
     {
         let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let queued = Arc::new(AtomicUsize::new(0));
-        let out = Output { tx, queued: queued.clone(), max_queued, overflowed: CancellationToken::new() };
+        let out = Output {
+            tx,
+            queued: queued.clone(),
+            max_queued,
+            overflowed: CancellationToken::new(),
+        };
         let task = tokio::spawn(async move {
             let mut sink = sink;
             while let Some(bytes) = rx.recv().await {
@@ -168,9 +173,11 @@ mod tests {
         let (client, mut server) = tokio::io::duplex(64);
         let (out, task) = Output::start(client, DEFAULT_MAX_QUEUED_BYTES);
         for i in 0..100 {
-            out.send(&json!({"type": "n", "i": i, "text": "x\u{2028}y"})).unwrap();
+            out.send(&json!({"type": "n", "i": i, "text": "x\u{2028}y"}))
+                .unwrap();
         }
-        out.send_adjacent(&[&json!({"type": "barrier"}), &json!({"type": "response"})]).unwrap();
+        out.send_adjacent(&[&json!({"type": "barrier"}), &json!({"type": "response"})])
+            .unwrap();
         drop(out);
         let mut text = String::new();
         server.read_to_string(&mut text).await.unwrap();
@@ -178,9 +185,15 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 102);
         for (i, line) in lines[..100].iter().enumerate() {
-            assert_eq!(*line, format!(r#"{{"type":"n","i":{i},"text":"x\u2028y"}}"#));
+            assert_eq!(
+                *line,
+                format!(r#"{{"type":"n","i":{i},"text":"x\u2028y"}}"#)
+            );
         }
-        assert_eq!(&lines[100..], [r#"{"type":"barrier"}"#, r#"{"type":"response"}"#]);
+        assert_eq!(
+            &lines[100..],
+            [r#"{"type":"barrier"}"#, r#"{"type":"response"}"#]
+        );
     }
 
     #[tokio::test]

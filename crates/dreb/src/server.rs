@@ -10,7 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dreb_protocol::framing::{DEFAULT_MAX_RECORD_BYTES, JsonlReader, RecordError};
-use dreb_protocol::{Command, CommandService, Decoded, Input, Response, decode, envelope::fill, error_text, handle_request};
+use dreb_protocol::{
+    Command, CommandService, Decoded, Input, Response, decode, envelope::fill, error_text,
+    handle_request,
+};
 use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -78,7 +81,10 @@ impl ServeOutcome {
 
 type Record = std::io::Result<Result<String, RecordError>>;
 
-fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(input: R, max: usize) -> mpsc::Receiver<Record> {
+fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
+    input: R,
+    max: usize,
+) -> mpsc::Receiver<Record> {
     // Small buffer: the reader should not run far ahead of dispatch (backpressure onto the host's writes).
     let (tx, rx) = mpsc::channel::<Record>(64);
     tokio::spawn(async move {
@@ -162,14 +168,21 @@ where
 
     tracing::debug!(?outcome, in_flight = tasks.len(), "shutting down");
     stop.cancel();
-    if tokio::time::timeout(options.shutdown_grace, async { while tasks.join_next().await.is_some() {} })
-        .await
-        .is_err()
+    if tokio::time::timeout(options.shutdown_grace, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await
+    .is_err()
     {
-        tracing::warn!(remaining = tasks.len(), "commands did not finish within the shutdown grace period");
+        tracing::warn!(
+            remaining = tasks.len(),
+            "commands did not finish within the shutdown grace period"
+        );
         tasks.abort_all();
     }
-    if !matches!(outcome, ServeOutcome::OutputOverflow) && !output.flush(options.flush_timeout).await {
+    if !matches!(outcome, ServeOutcome::OutputOverflow)
+        && !output.flush(options.flush_timeout).await
+    {
         tracing::warn!("stdout did not drain before exit");
     }
     outcome
@@ -178,7 +191,10 @@ where
 /// Completes on SIGTERM or SIGINT.
 pub async fn termination_signal() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         tracing::warn!("could not install signal handlers");
         return std::future::pending().await;
     };
@@ -202,8 +218,14 @@ mod tests {
     }
 
     impl CommandService for SnapshotService {
-        async fn call(&self, ctx: &RequestContext, command: Command) -> Result<ResponseData, String> {
-            let Command::GetDashboardSnapshot(_) = command else { return Err("unexpected".into()) };
+        async fn call(
+            &self,
+            ctx: &RequestContext,
+            command: Command,
+        ) -> Result<ResponseData, String> {
+            let Command::GetDashboardSnapshot(_) = command else {
+                return Err("unexpected".into());
+            };
             if self.fail {
                 return Err("snapshot failed".into());
             }
@@ -215,8 +237,13 @@ mod tests {
                     "autoCompactionEnabled": true, "messageCount": 0, "pendingMessageCount": 0}
             }))
             .unwrap();
-            let barrier = serde_json::json!({"type": "dashboard_snapshot_barrier", "snapshotId": "s1"});
-            let response = Response::ok(ctx.id.clone(), "get_dashboard_snapshot", ResponseData::GetDashboardSnapshot(data.clone()));
+            let barrier =
+                serde_json::json!({"type": "dashboard_snapshot_barrier", "snapshotId": "s1"});
+            let response = Response::ok(
+                ctx.id.clone(),
+                "get_dashboard_snapshot",
+                ResponseData::GetDashboardSnapshot(data.clone()),
+            );
             let mut bytes = dreb_protocol::framing::encode_frame(&barrier).unwrap();
             bytes.extend(dreb_protocol::framing::encode_frame(&response).unwrap());
             self.output.send_encoded(bytes).unwrap();
@@ -229,7 +256,10 @@ mod tests {
         let (server_out, mut stdout) = tokio::io::duplex(1 << 20);
         // The writer task lives on while the service holds an `Output` clone; read what was written instead of EOF.
         let (output, _writer) = Output::start(server_out, 1 << 20);
-        let service = Arc::new(SnapshotService { output: output.clone(), fail });
+        let service = Arc::new(SnapshotService {
+            output: output.clone(),
+            fail,
+        });
         let router: Arc<dyn InputRouter> = Arc::new(|_i: dreb_protocol::Input| {});
         let server = tokio::spawn(serve(
             service,
@@ -240,13 +270,19 @@ mod tests {
             std::future::pending::<()>(),
             CancellationToken::new(),
         ));
-        stdin.write_all(b"{\"id\":\"s1\",\"type\":\"get_dashboard_snapshot\"}\n").await.unwrap();
+        stdin
+            .write_all(b"{\"id\":\"s1\",\"type\":\"get_dashboard_snapshot\"}\n")
+            .await
+            .unwrap();
         stdin.shutdown().await.unwrap();
         server.await.unwrap();
         drop(stdin);
         let mut buf = vec![0u8; 1 << 16];
         let n = stdout.read(&mut buf).await.unwrap();
-        String::from_utf8_lossy(&buf[..n]).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        String::from_utf8_lossy(&buf[..n])
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     }
 
     #[tokio::test]

@@ -26,7 +26,10 @@ fn answer(dreb: &mut Dreb, bytes: &[u8], probe: &str, expected: usize) -> Vec<Va
             rest.push(f);
         }
     }
-    assert!(rest.iter().all(is_response), "only responses expected: {rest:?}");
+    assert!(
+        rest.iter().all(is_response),
+        "only responses expected: {rest:?}"
+    );
     rest
 }
 

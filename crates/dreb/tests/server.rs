@@ -20,7 +20,9 @@ struct TestService {
 impl CommandService for TestService {
     async fn call(&self, _ctx: &RequestContext, command: Command) -> Result<ResponseData, String> {
         match command {
-            Command::GetVersion(_) => Ok(ResponseData::GetVersion(VersionResult { version: "9.9.9".into() })),
+            Command::GetVersion(_) => Ok(ResponseData::GetVersion(VersionResult {
+                version: "9.9.9".into(),
+            })),
             Command::Abort(_) => {
                 self.release.notify_waiters();
                 Ok(ResponseData::Abort)
@@ -57,14 +59,32 @@ fn start(options: ServeOptions) -> Harness {
     let (stdin, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, stdout) = tokio::io::duplex(1 << 16);
     let stop = CancellationToken::new();
-    let service = Arc::new(TestService { release: Notify::new(), stop: stop.clone() });
+    let service = Arc::new(TestService {
+        release: Notify::new(),
+        stop: stop.clone(),
+    });
     let inputs = Arc::new(Mutex::new(Vec::new()));
     let seen = inputs.clone();
     let router: Arc<dyn InputRouter> = Arc::new(move |i: Input| seen.lock().unwrap().push(i));
     let (output, _writer) = Output::start(server_out, 1 << 20);
     let shutdown = std::future::pending::<()>();
-    let server = tokio::spawn(serve(service, router, server_in, output, options, shutdown, stop.clone()));
-    Harness { stdin, stdout, inputs, server, stop, pending: Vec::new() }
+    let server = tokio::spawn(serve(
+        service,
+        router,
+        server_in,
+        output,
+        options,
+        shutdown,
+        stop.clone(),
+    ));
+    Harness {
+        stdin,
+        stdout,
+        inputs,
+        server,
+        stop,
+        pending: Vec::new(),
+    }
 }
 
 impl Harness {
@@ -82,7 +102,10 @@ impl Harness {
                 out.push(serde_json::from_slice(&line[..line.len() - 1]).unwrap());
                 continue;
             }
-            let k = tokio::time::timeout(Duration::from_secs(10), self.stdout.read(&mut chunk)).await.unwrap().unwrap();
+            let k = tokio::time::timeout(Duration::from_secs(10), self.stdout.read(&mut chunk))
+                .await
+                .unwrap()
+                .unwrap();
             assert!(k > 0, "stdout closed after {} frames", out.len());
             self.pending.extend_from_slice(&chunk[..k]);
         }
@@ -91,23 +114,44 @@ impl Harness {
 }
 
 #[tokio::test]
-async fn every_command_line_gets_exactly_one_response_and_eof_processes_the_last_unterminated_line() {
+async fn every_command_line_gets_exactly_one_response_and_eof_processes_the_last_unterminated_line()
+{
     let mut h = start(ServeOptions::default());
-    h.send(b"not json\n\n[1]\n{\"id\":7,\"type\":\"nope\"}\n{\"id\":\"b\",\"type\":\"bash\"}\n").await;
-    h.send(b"{\"type\":\"extension_ui_response\",\"id\":\"u1\",\"value\":\"x\"}\r\n").await;
+    h.send(b"not json\n\n[1]\n{\"id\":7,\"type\":\"nope\"}\n{\"id\":\"b\",\"type\":\"bash\"}\n")
+        .await;
+    h.send(b"{\"type\":\"extension_ui_response\",\"id\":\"u1\",\"value\":\"x\"}\r\n")
+        .await;
     h.send(b"{\"id\":\"v\",\"type\":\"get_version\"}").await;
     h.stdin.shutdown().await.unwrap();
     let frames = h.frames(6).await;
     assert_eq!(frames.len(), 6, "{frames:#?}");
     assert_eq!(frames[0]["command"], "parse");
-    assert!(frames[0]["error"].as_str().unwrap().starts_with("Failed to parse JSON: "));
+    assert!(
+        frames[0]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to parse JSON: ")
+    );
     assert!(frames[0].get("id").is_none());
     assert_eq!(frames[1]["command"], "parse");
-    assert_eq!(frames[2], json!({"type":"response","success":false,"error":"Unknown command: undefined"}));
-    assert_eq!(frames[3], json!({"id":7,"type":"response","command":"nope","success":false,"error":"Unknown command: nope"}));
+    assert_eq!(
+        frames[2],
+        json!({"type":"response","success":false,"error":"Unknown command: undefined"})
+    );
+    assert_eq!(
+        frames[3],
+        json!({"id":7,"type":"response","command":"nope","success":false,"error":"Unknown command: nope"})
+    );
     assert_eq!(frames[4]["id"], "b");
-    assert!(frames[4]["error"].as_str().unwrap().contains("command"), "names the missing field: {}", frames[4]);
-    assert_eq!(frames[5], json!({"id":"v","type":"response","command":"get_version","success":true,"data":{"version":"9.9.9"}}));
+    assert!(
+        frames[4]["error"].as_str().unwrap().contains("command"),
+        "names the missing field: {}",
+        frames[4]
+    );
+    assert_eq!(
+        frames[5],
+        json!({"id":"v","type":"response","command":"get_version","success":true,"data":{"version":"9.9.9"}})
+    );
     assert_eq!(h.inputs.lock().unwrap().len(), 1);
     assert!(matches!(h.server.await.unwrap(), ServeOutcome::Eof));
 }
@@ -121,7 +165,10 @@ async fn a_slow_command_blocks_nothing_and_abort_releases_it() {
     h.send(b"{\"id\":3,\"type\":\"abort\"}\n").await;
     let frames = h.frames(2).await;
     let ids: Vec<_> = frames.iter().map(|f| f["id"].clone()).collect();
-    assert!(ids.contains(&json!(1)) && ids.contains(&json!(3)), "{frames:#?}");
+    assert!(
+        ids.contains(&json!(1)) && ids.contains(&json!(3)),
+        "{frames:#?}"
+    );
     let bash = frames.iter().find(|f| f["id"] == 1).unwrap();
     assert_eq!(bash["data"]["cancelled"], true);
     h.stdin.shutdown().await.unwrap();
@@ -131,7 +178,8 @@ async fn a_slow_command_blocks_nothing_and_abort_releases_it() {
 #[tokio::test]
 async fn eof_cancels_running_work_which_still_answers_before_exit() {
     let mut h = start(ServeOptions::default());
-    h.send(b"{\"id\":\"slow\",\"type\":\"bash\",\"command\":\"sleep 100\"}\n").await;
+    h.send(b"{\"id\":\"slow\",\"type\":\"bash\",\"command\":\"sleep 100\"}\n")
+        .await;
     tokio::task::yield_now().await;
     h.stdin.shutdown().await.unwrap();
     let frames = h.frames(1).await;
@@ -143,17 +191,36 @@ async fn eof_cancels_running_work_which_still_answers_before_exit() {
 
 #[tokio::test]
 async fn invalid_utf8_and_oversized_lines_get_one_error_each_and_serving_continues() {
-    let mut h = start(ServeOptions { max_record_bytes: 1024, ..Default::default() });
-    h.send(b"{\"type\":\"get_version\",\"x\":\"\xff\xfe\"}\n").await;
+    let mut h = start(ServeOptions {
+        max_record_bytes: 1024,
+        ..Default::default()
+    });
+    h.send(b"{\"type\":\"get_version\",\"x\":\"\xff\xfe\"}\n")
+        .await;
     let mut big = vec![b'a'; 5000];
     big.push(b'\n');
     h.send(&big).await;
-    h.send(b"{\"id\":\"after\",\"type\":\"get_version\"}\n").await;
+    h.send(b"{\"id\":\"after\",\"type\":\"get_version\"}\n")
+        .await;
     h.stdin.shutdown().await.unwrap();
     let frames = h.frames(3).await;
     assert_eq!(frames.len(), 3);
-    assert!(frames[0]["error"].as_str().unwrap().contains("not valid UTF-8"), "{}", frames[0]);
-    assert!(frames[1]["error"].as_str().unwrap().contains("maximum record size of 1024 bytes"), "{}", frames[1]);
+    assert!(
+        frames[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not valid UTF-8"),
+        "{}",
+        frames[0]
+    );
+    assert!(
+        frames[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("maximum record size of 1024 bytes"),
+        "{}",
+        frames[1]
+    );
     assert_eq!(frames[2]["id"], "after");
     assert_eq!(frames[2]["success"], true);
 }

@@ -3,31 +3,58 @@
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
+use crate::cost::sanitize;
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
-use crate::providers::Tuning;
 use crate::provider::StreamOptions;
-use crate::thinking::{ThinkingBudgets, adjust_max_tokens_with_budgets, base_max_tokens, supports_adaptive_thinking, supports_xhigh};
+use crate::providers::Tuning;
+use crate::thinking::{
+    ThinkingBudgets, adjust_max_tokens_with_budgets, base_max_tokens, supports_adaptive_thinking,
+    supports_xhigh,
+};
 use crate::transform::{sanitize_id, transform_messages};
 use crate::types::{
-    AssistantBlock, Context, InputKind, Message, Model, StopReason, ThinkingContent, ThinkingLevel, UserBlock, UserContent,
+    AssistantBlock, Context, InputKind, Message, Model, StopReason, ThinkingContent, ThinkingLevel,
+    UserBlock, UserContent,
 };
-use crate::cost::sanitize;
 
 pub(crate) const API_VERSION: &str = "2023-06-01";
 const CLAUDE_CODE_VERSION: &str = "2.1.75";
 const CLAUDE_CODE_IDENTITY: &str = "You are Claude Code, Anthropic's official CLI for Claude.";
 const CLAUDE_CODE_TOOLS: [&str; 17] = [
-    "Read", "Write", "Edit", "Bash", "Grep", "Glob", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "KillShell",
-    "NotebookEdit", "Skill", "Task", "TaskOutput", "TodoWrite", "WebFetch", "WebSearch",
+    "Read",
+    "Write",
+    "Edit",
+    "Bash",
+    "Grep",
+    "Glob",
+    "AskUserQuestion",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "KillShell",
+    "NotebookEdit",
+    "Skill",
+    "Task",
+    "TaskOutput",
+    "TodoWrite",
+    "WebFetch",
+    "WebSearch",
 ];
 
 fn to_claude_code_name(name: &str) -> String {
-    CLAUDE_CODE_TOOLS.iter().find(|t| t.eq_ignore_ascii_case(name)).map(|t| t.to_string()).unwrap_or_else(|| name.to_string())
+    CLAUDE_CODE_TOOLS
+        .iter()
+        .find(|t| t.eq_ignore_ascii_case(name))
+        .map(|t| t.to_string())
+        .unwrap_or_else(|| name.to_string())
 }
 
 fn from_claude_code_name(name: &str, ctx: &Context) -> String {
-    ctx.tools.iter().find(|t| t.name.eq_ignore_ascii_case(name)).map(|t| t.name.clone()).unwrap_or_else(|| name.to_string())
+    ctx.tools
+        .iter()
+        .find(|t| t.name.eq_ignore_ascii_case(name))
+        .map(|t| t.name.clone())
+        .unwrap_or_else(|| name.to_string())
 }
 
 fn is_first_party(base_url: &str) -> bool {
@@ -45,7 +72,13 @@ pub(crate) struct Request {
     pub oauth: bool,
 }
 
-pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, api_key: &str, budgets: &ThinkingBudgets) -> Request {
+pub(crate) fn build_request(
+    model: &Model,
+    ctx: &Context,
+    opts: &StreamOptions,
+    api_key: &str,
+    budgets: &ThinkingBudgets,
+) -> Request {
     let first_party = is_first_party(&model.base_url);
     let bearer = model.auth_mode.as_deref() == Some("bearer");
     let oauth = first_party && model.auth_mode.is_none() && api_key.contains("sk-ant-oat");
@@ -63,10 +96,19 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
         if !adaptive {
             betas.push("interleaved-thinking-2025-05-14");
         }
-        headers.push(("anthropic-dangerous-direct-browser-access".into(), "true".into()));
+        headers.push((
+            "anthropic-dangerous-direct-browser-access".into(),
+            "true".into(),
+        ));
         if oauth {
-            headers.push(("anthropic-beta".into(), format!("claude-code-20250219,oauth-2025-04-20,{}", betas.join(","))));
-            headers.push(("user-agent".into(), format!("claude-cli/{CLAUDE_CODE_VERSION}")));
+            headers.push((
+                "anthropic-beta".into(),
+                format!("claude-code-20250219,oauth-2025-04-20,{}", betas.join(",")),
+            ));
+            headers.push((
+                "user-agent".into(),
+                format!("claude-cli/{CLAUDE_CODE_VERSION}"),
+            ));
             headers.push(("x-app".into(), "cli".into()));
         } else {
             headers.push(("anthropic-beta".into(), betas.join(",")));
@@ -81,7 +123,11 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
     }
 
     // Thinking: adaptive (effort) for Claude ≥ 4.6, a token budget for older reasoning models.
-    let level = if model.reasoning { opts.thinking } else { ThinkingLevel::Off };
+    let level = if model.reasoning {
+        opts.thinking
+    } else {
+        ThinkingLevel::Off
+    };
     let mut max_tokens = base_max_tokens(model, opts.max_tokens);
     let mut budget = None;
     if level != ThinkingLevel::Off && !adaptive {
@@ -99,12 +145,22 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
 
     let mut body = Map::new();
     body.insert("model".into(), json!(model.wire_id()));
-    body.insert("messages".into(), Value::Array(convert_messages(&ctx.messages, model, oauth, &cache_control)));
+    body.insert(
+        "messages".into(),
+        Value::Array(convert_messages(
+            &ctx.messages,
+            model,
+            oauth,
+            &cache_control,
+        )),
+    );
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
     let mut system = Vec::new();
     if oauth {
-        system.push(json!({"type": "text", "text": CLAUDE_CODE_IDENTITY, "cache_control": cache_control}));
+        system.push(
+            json!({"type": "text", "text": CLAUDE_CODE_IDENTITY, "cache_control": cache_control}),
+        );
     }
     if let Some(sp) = &ctx.system_prompt {
         system.push(json!({"type": "text", "text": sanitize(sp), "cache_control": cache_control}));
@@ -149,11 +205,19 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
             let headroom = 4096.max(max_tokens / 4);
             let ceiling = 1024.max(max_tokens.saturating_sub(headroom));
             let b = requested.min(ceiling).min(max_tokens.saturating_sub(1));
-            body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": b}));
+            body.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": b}),
+            );
         }
     }
 
-    Request { url: http::join_url(&model.base_url, "v1/messages"), headers, body: Value::Object(body), oauth }
+    Request {
+        url: http::join_url(&model.base_url, "v1/messages"),
+        headers,
+        body: Value::Object(body),
+        oauth,
+    }
 }
 
 fn image_block(data: &str, mime: &str) -> Value {
@@ -163,7 +227,16 @@ fn image_block(data: &str, mime: &str) -> Value {
 fn tool_result_content(blocks: &[UserBlock]) -> Value {
     let has_images = blocks.iter().any(|b| matches!(b, UserBlock::Image(_)));
     if !has_images {
-        let text: Vec<&str> = blocks.iter().filter_map(|b| if let UserBlock::Text(t) = b { Some(t.text.as_str()) } else { None }).collect();
+        let text: Vec<&str> = blocks
+            .iter()
+            .filter_map(|b| {
+                if let UserBlock::Text(t) = b {
+                    Some(t.text.as_str())
+                } else {
+                    None
+                }
+            })
+            .collect();
         return Value::String(sanitize(&text.join("\n")));
     }
     let mut out: Vec<Value> = blocks
@@ -179,7 +252,12 @@ fn tool_result_content(blocks: &[UserBlock]) -> Value {
     Value::Array(out)
 }
 
-fn convert_messages(messages: &[Message], model: &Model, oauth: bool, cache_control: &Value) -> Vec<Value> {
+fn convert_messages(
+    messages: &[Message],
+    model: &Model,
+    oauth: bool,
+    cache_control: &Value,
+) -> Vec<Value> {
     let normalize = |id: &str, _: &crate::types::AssistantMessage| sanitize_id(id, 64);
     let msgs = transform_messages(messages, model, Some(&normalize), None);
     let supports_images = model.input.contains(&InputKind::Image);
@@ -197,9 +275,13 @@ fn convert_messages(messages: &[Message], model: &Model, oauth: bool, cache_cont
                     let content: Vec<Value> = blocks
                         .iter()
                         .filter_map(|b| match b {
-                            UserBlock::Text(t) if !t.text.trim().is_empty() => Some(json!({"type": "text", "text": sanitize(&t.text)})),
+                            UserBlock::Text(t) if !t.text.trim().is_empty() => {
+                                Some(json!({"type": "text", "text": sanitize(&t.text)}))
+                            }
                             UserBlock::Text(_) => None,
-                            UserBlock::Image(img) if supports_images => Some(image_block(&img.data, &img.mime_type)),
+                            UserBlock::Image(img) if supports_images => {
+                                Some(image_block(&img.data, &img.mime_type))
+                            }
                             UserBlock::Image(_) => None,
                         })
                         .collect();
@@ -263,21 +345,27 @@ fn convert_messages(messages: &[Message], model: &Model, oauth: bool, cache_cont
     }
     // Cache the conversation so far: mark the last block of the last user message.
     if let Some(last) = params.last_mut()
-        && last["role"] == "user" {
-            match last.get_mut("content") {
-                Some(Value::Array(blocks)) => {
-                    if let Some(Value::Object(b)) = blocks.last_mut()
-                        && matches!(b.get("type").and_then(Value::as_str), Some("text" | "image" | "tool_result")) {
-                            b.insert("cache_control".into(), cache_control.clone());
-                        }
+        && last["role"] == "user"
+    {
+        match last.get_mut("content") {
+            Some(Value::Array(blocks)) => {
+                if let Some(Value::Object(b)) = blocks.last_mut()
+                    && matches!(
+                        b.get("type").and_then(Value::as_str),
+                        Some("text" | "image" | "tool_result")
+                    )
+                {
+                    b.insert("cache_control".into(), cache_control.clone());
                 }
-                Some(Value::String(s)) => {
-                    let text = std::mem::take(s);
-                    last["content"] = json!([{"type": "text", "text": text, "cache_control": cache_control}]);
-                }
-                _ => {}
             }
+            Some(Value::String(s)) => {
+                let text = std::mem::take(s);
+                last["content"] =
+                    json!([{"type": "text", "text": text, "cache_control": cache_control}]);
+            }
+            _ => {}
         }
+    }
     params
 }
 
@@ -287,7 +375,11 @@ fn map_stop_reason(reason: &str) -> Result<StopReason, ProviderError> {
         "max_tokens" => StopReason::Length,
         "tool_use" => StopReason::ToolUse,
         "refusal" | "sensitive" => StopReason::Error,
-        other => return Err(ProviderError::msg(format!("Unhandled stop reason: {other}"))),
+        other => {
+            return Err(ProviderError::msg(format!(
+                "Unhandled stop reason: {other}"
+            )));
+        }
     })
 }
 
@@ -295,12 +387,26 @@ fn u(v: &Value, key: &str) -> Option<u64> {
     v.get(key).and_then(Value::as_u64)
 }
 
-pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, tuning: &Tuning) -> ProviderResult {
+pub(crate) async fn run(
+    out: &mut Output,
+    ctx: &Context,
+    opts: &StreamOptions,
+    api_key: &str,
+    tuning: &Tuning,
+) -> ProviderResult {
     let req = build_request(&out.model, ctx, opts, api_key, &tuning.budgets);
     let retries = tuning.http_retries;
     // The Anthropic SDK's stream object exists before the request is answered: `start` comes first.
     out.start();
-    let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::Anthropic).await?;
+    let resp = http::post_json(
+        &mut *out,
+        &req.url,
+        &req.headers,
+        &req.body,
+        retries,
+        ErrorStyle::Anthropic,
+    )
+    .await?;
     let mut events = http::sse_events(resp);
     process_stream(out, ctx, req.oauth, &mut events).await
 }
@@ -314,10 +420,14 @@ pub(crate) async fn process_stream(
 ) -> ProviderResult {
     // Anthropic block index → our content index.
     let mut index_map: Vec<(u64, usize)> = Vec::new();
-    let find = |map: &Vec<(u64, usize)>, idx: u64| map.iter().rev().find(|(a, _)| *a == idx).map(|(_, c)| *c);
+    let find = |map: &Vec<(u64, usize)>, idx: u64| {
+        map.iter().rev().find(|(a, _)| *a == idx).map(|(_, c)| *c)
+    };
     let mut got_message_delta = false;
     while let Some(ev) = out.wait(events.next()).await? {
-        let Ok(data) = serde_json::from_str::<Value>(&ev.data) else { continue };
+        let Ok(data) = serde_json::from_str::<Value>(&ev.data) else {
+            continue;
+        };
         if ev.event == "error" || data["type"] == "error" {
             return Err(ProviderError::Message(data.to_string()));
         }
@@ -331,7 +441,8 @@ pub(crate) async fn process_stream(
                 usage.output = u(us, "output_tokens").unwrap_or(0);
                 usage.cache_read = u(us, "cache_read_input_tokens").unwrap_or(0);
                 usage.cache_write = u(us, "cache_creation_input_tokens").unwrap_or(0);
-                usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+                usage.total_tokens =
+                    usage.input + usage.output + usage.cache_read + usage.cache_write;
                 out.recompute_cost();
             }
             "content_block_start" => {
@@ -351,7 +462,11 @@ pub(crate) async fn process_stream(
                     }),
                     "tool_use" => {
                         let name = b["name"].as_str().unwrap_or("");
-                        let name = if oauth { from_claude_code_name(name, ctx) } else { name.to_string() };
+                        let name = if oauth {
+                            from_claude_code_name(name, ctx)
+                        } else {
+                            name.to_string()
+                        };
                         let args = b["input"].as_object().cloned().unwrap_or_default();
                         out.toolcall_start(b["id"].as_str().unwrap_or("").to_string(), name, args)
                     }
@@ -360,15 +475,23 @@ pub(crate) async fn process_stream(
                 index_map.push((idx, ci));
             }
             "content_block_delta" => {
-                let Some(ci) = find(&index_map, data["index"].as_u64().unwrap_or(0)) else { continue };
+                let Some(ci) = find(&index_map, data["index"].as_u64().unwrap_or(0)) else {
+                    continue;
+                };
                 let d = &data["delta"];
                 match d["type"].as_str().unwrap_or("") {
                     "text_delta" => out.text_delta(ci, d["text"].as_str().unwrap_or("")),
-                    "thinking_delta" => out.thinking_delta(ci, d["thinking"].as_str().unwrap_or("")),
-                    "input_json_delta" => out.toolcall_delta(ci, d["partial_json"].as_str().unwrap_or("")),
+                    "thinking_delta" => {
+                        out.thinking_delta(ci, d["thinking"].as_str().unwrap_or(""))
+                    }
+                    "input_json_delta" => {
+                        out.toolcall_delta(ci, d["partial_json"].as_str().unwrap_or(""))
+                    }
                     "signature_delta" => {
                         if let Some(t) = out.thinking_mut(ci) {
-                            t.thinking_signature.get_or_insert_with(String::new).push_str(d["signature"].as_str().unwrap_or(""));
+                            t.thinking_signature
+                                .get_or_insert_with(String::new)
+                                .push_str(d["signature"].as_str().unwrap_or(""));
                         }
                     }
                     _ => {}
@@ -376,7 +499,9 @@ pub(crate) async fn process_stream(
             }
             "content_block_stop" => {
                 let idx = data["index"].as_u64().unwrap_or(0);
-                let Some(pos) = index_map.iter().rposition(|(a, _)| *a == idx) else { continue };
+                let Some(pos) = index_map.iter().rposition(|(a, _)| *a == idx) else {
+                    continue;
+                };
                 let (_, ci) = index_map.remove(pos);
                 match out.msg.content.get(ci) {
                     Some(AssistantBlock::Text(_)) => out.text_end(ci),
@@ -405,7 +530,8 @@ pub(crate) async fn process_stream(
                 if let Some(v) = u(us, "cache_creation_input_tokens") {
                     usage.cache_write = v;
                 }
-                usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+                usage.total_tokens =
+                    usage.input + usage.output + usage.cache_read + usage.cache_write;
                 out.recompute_cost();
             }
             _ => {}
@@ -415,7 +541,9 @@ pub(crate) async fn process_stream(
         return Err(ProviderError::Aborted);
     }
     if !got_message_delta {
-        return Err(ProviderError::msg("Stream ended without message_delta — connection likely dropped"));
+        return Err(ProviderError::msg(
+            "Stream ended without message_delta — connection likely dropped",
+        ));
     }
     if matches!(out.msg.stop_reason, StopReason::Error | StopReason::Aborted) {
         return Err(ProviderError::msg("An unknown error occurred"));

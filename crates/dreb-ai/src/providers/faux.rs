@@ -33,8 +33,10 @@ pub fn default_scenario() -> Scenario {
 
 /// Loads a scenario file; errors name the file.
 pub fn load_scenario(path: &std::path::Path) -> Result<Scenario, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("Failed to read faux scenario {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("Invalid faux scenario {}: {e}", path.display()))
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("Failed to read faux scenario {}: {e}", path.display()))?;
+    serde_json::from_str(&text)
+        .map_err(|e| format!("Invalid faux scenario {}: {e}", path.display()))
 }
 
 /// What a scenario sees of a context.
@@ -43,9 +45,18 @@ pub fn summarize(ctx: &Context) -> RequestSummary {
         .messages
         .iter()
         .rev()
-        .find_map(|m| if let Message::User(u) = m { Some(u.content.text()) } else { None })
+        .find_map(|m| {
+            if let Message::User(u) = m {
+                Some(u.content.text())
+            } else {
+                None
+            }
+        })
         .unwrap_or_default();
-    RequestSummary { last_user_text, last_is_tool_result: matches!(ctx.messages.last(), Some(Message::ToolResult(_))) }
+    RequestSummary {
+        last_user_text,
+        last_is_tool_result: matches!(ctx.messages.last(), Some(Message::ToolResult(_))),
+    }
 }
 
 /// Shared scenario state of one `Providers` instance.
@@ -57,7 +68,10 @@ pub(crate) struct FauxState {
 
 impl FauxState {
     pub(crate) fn new(scenario: Result<Scenario, String>) -> Self {
-        FauxState { player: Arc::new(Mutex::new(scenario.map(ScenarioPlayer::new))), counter: Arc::new(AtomicU64::new(0)) }
+        FauxState {
+            player: Arc::new(Mutex::new(scenario.map(ScenarioPlayer::new))),
+            counter: Arc::new(AtomicU64::new(0)),
+        }
     }
 
     pub(crate) fn from_env() -> Self {
@@ -88,12 +102,17 @@ pub(crate) async fn run(out: &mut Output, ctx: &Context, state: &FauxState) -> P
     if let Some(f) = &turn.fault {
         let (kind, message) = f.kind();
         let body = f.body.clone().unwrap_or_else(|| {
-            serde_json::json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
+            serde_json::json!({"type": "error", "error": {"type": kind, "message": message}})
+                .to_string()
         });
         return Err(ProviderError::Message(format!("{} {}", f.status, body)));
     }
     out.start();
-    out.msg.response_id = Some(turn.response_id.clone().unwrap_or_else(|| format!("faux-{n}")));
+    out.msg.response_id = Some(
+        turn.response_id
+            .clone()
+            .unwrap_or_else(|| format!("faux-{n}")),
+    );
     let usage = turn.usage();
     out.msg.usage.input = usage.input;
     out.msg.usage.cache_read = usage.cache_read;
@@ -106,7 +125,9 @@ pub(crate) async fn run(out: &mut Output, ctx: &Context, state: &FauxState) -> P
                 out.wait(sleep(turn.delta_delay_ms)).await?;
             }
             if cut.is_some_and(|c| deltas >= c) {
-                return Err(ProviderError::msg("Stream ended without message_delta — connection likely dropped"));
+                return Err(ProviderError::msg(
+                    "Stream ended without message_delta — connection likely dropped",
+                ));
             }
             deltas += 1;
         };
@@ -132,7 +153,10 @@ pub(crate) async fn run(out: &mut Output, ctx: &Context, state: &FauxState) -> P
         out.text_end(i);
     }
     for (k, call) in turn.tool_calls.iter().enumerate() {
-        let id = call.id.clone().unwrap_or_else(|| format!("faux_call_{n}_{k}"));
+        let id = call
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("faux_call_{n}_{k}"));
         let i = out.toolcall_start(id, call.name.clone(), Default::default());
         for piece in call.argument_chunks() {
             step!();
@@ -141,7 +165,9 @@ pub(crate) async fn run(out: &mut Output, ctx: &Context, state: &FauxState) -> P
         out.toolcall_end(i);
     }
     if cut.is_some_and(|c| deltas >= c) {
-        return Err(ProviderError::msg("Stream ended without message_delta — connection likely dropped"));
+        return Err(ProviderError::msg(
+            "Stream ended without message_delta — connection likely dropped",
+        ));
     }
     let u = &mut out.msg.usage;
     u.output = usage.output.unwrap_or(deltas as u64);

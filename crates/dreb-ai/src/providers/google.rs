@@ -9,12 +9,12 @@ use crate::cost::{calculate_cost, now_ms, sanitize};
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
 use crate::provider::StreamOptions;
-use crate::thinking::{ThinkingBudgets, base_max_tokens, clamp_to_high};
 use crate::providers::Tuning;
+use crate::thinking::{ThinkingBudgets, base_max_tokens, clamp_to_high};
 use crate::transform::{sanitize_id, transform_messages};
 use crate::types::{
-    AssistantBlock, Context, InputKind, Message, Model, StopReason, ThinkingContent, ThinkingLevel, Usage, UserBlock,
-    UserContent,
+    AssistantBlock, Context, InputKind, Message, Model, StopReason, ThinkingContent, ThinkingLevel,
+    Usage, UserBlock, UserContent,
 };
 
 static TOOL_CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -26,7 +26,9 @@ fn requires_tool_call_id(id: &str) -> bool {
 
 fn gemini_major(id: &str) -> Option<u32> {
     let id = id.to_lowercase();
-    let rest = id.strip_prefix("gemini-live-").or_else(|| id.strip_prefix("gemini-"))?;
+    let rest = id
+        .strip_prefix("gemini-live-")
+        .or_else(|| id.strip_prefix("gemini-"))?;
     let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
     digits.parse().ok()
 }
@@ -36,7 +38,10 @@ fn is_gemini3(id: &str, kind: &str) -> bool {
     // gemini-3-pro, gemini-3.1-pro, ...
     id.find("gemini-3").is_some_and(|p| {
         let rest = &id[p + "gemini-3".len()..];
-        let rest = rest.strip_prefix('.').map(|r| r.trim_start_matches(|c: char| c.is_ascii_digit())).unwrap_or(rest);
+        let rest = rest
+            .strip_prefix('.')
+            .map(|r| r.trim_start_matches(|c: char| c.is_ascii_digit()))
+            .unwrap_or(rest);
         rest.starts_with(&format!("-{kind}"))
     })
 }
@@ -46,13 +51,21 @@ fn valid_signature(sig: Option<&str>) -> bool {
         !s.is_empty()
             && s.len() % 4 == 0
             && s.trim_end_matches('=').len() + 2 >= s.len()
-            && s.trim_end_matches('=').bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+            && s.trim_end_matches('=')
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
     })
 }
 
 fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
     let needs_id = requires_tool_call_id(&model.id);
-    let normalize = |id: &str, _: &crate::types::AssistantMessage| if needs_id { sanitize_id(id, 64) } else { id.to_string() };
+    let normalize = |id: &str, _: &crate::types::AssistantMessage| {
+        if needs_id {
+            sanitize_id(id, 64)
+        } else {
+            id.to_string()
+        }
+    };
     let msgs = transform_messages(&ctx.messages, model, Some(&normalize), None);
     let supports_images = model.input.contains(&InputKind::Image);
     let multimodal_results = gemini_major(&model.id).is_none_or(|m| m >= 3);
@@ -66,7 +79,9 @@ fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
                         .iter()
                         .filter_map(|b| match b {
                             UserBlock::Text(t) => Some(json!({"text": sanitize(&t.text)})),
-                            UserBlock::Image(i) if supports_images => Some(json!({"inlineData": {"mimeType": i.mime_type, "data": i.data}})),
+                            UserBlock::Image(i) if supports_images => Some(
+                                json!({"inlineData": {"mimeType": i.mime_type, "data": i.data}}),
+                            ),
                             UserBlock::Image(_) => None,
                         })
                         .collect(),
@@ -129,8 +144,17 @@ fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
                 }
             }
             Message::ToolResult(r) => {
-                let text: Vec<&str> =
-                    r.content.iter().filter_map(|b| if let UserBlock::Text(t) = b { Some(t.text.as_str()) } else { None }).collect();
+                let text: Vec<&str> = r
+                    .content
+                    .iter()
+                    .filter_map(|b| {
+                        if let UserBlock::Text(t) = b {
+                            Some(t.text.as_str())
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
                 let text = text.join("\n");
                 let images: Vec<Value> = if supports_images {
                     r.content
@@ -149,7 +173,14 @@ fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
                 };
                 let mut fr = Map::new();
                 fr.insert("name".into(), json!(r.tool_name));
-                fr.insert("response".into(), if r.is_error { json!({"error": value}) } else { json!({"output": value}) });
+                fr.insert(
+                    "response".into(),
+                    if r.is_error {
+                        json!({"error": value})
+                    } else {
+                        json!({"output": value})
+                    },
+                );
                 if !images.is_empty() && multimodal_results {
                     fr.insert("parts".into(), Value::Array(images.clone()));
                 }
@@ -158,8 +189,16 @@ fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
                 }
                 let part = json!({"functionResponse": fr});
                 let appended = match contents.last_mut() {
-                    Some(last) if last["role"] == "user" && last["parts"].as_array().is_some_and(|p| p.iter().any(|x| x.get("functionResponse").is_some())) => {
-                        last["parts"].as_array_mut().map(|p| p.push(part.clone())).is_some()
+                    Some(last)
+                        if last["role"] == "user"
+                            && last["parts"].as_array().is_some_and(|p| {
+                                p.iter().any(|x| x.get("functionResponse").is_some())
+                            }) =>
+                    {
+                        last["parts"]
+                            .as_array_mut()
+                            .map(|p| p.push(part.clone()))
+                            .is_some()
                     }
                     _ => false,
                 };
@@ -177,7 +216,11 @@ fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
     contents
 }
 
-fn thinking_config(model: &Model, level: ThinkingLevel, budgets: &ThinkingBudgets) -> Option<Value> {
+fn thinking_config(
+    model: &Model,
+    level: ThinkingLevel,
+    budgets: &ThinkingBudgets,
+) -> Option<Value> {
     if !model.reasoning {
         return None;
     }
@@ -232,15 +275,27 @@ pub(crate) struct Request {
     pub body: Value,
 }
 
-pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, api_key: &str, budgets: &ThinkingBudgets) -> Request {
+pub(crate) fn build_request(
+    model: &Model,
+    ctx: &Context,
+    opts: &StreamOptions,
+    api_key: &str,
+    budgets: &ThinkingBudgets,
+) -> Request {
     let mut headers = vec![("x-goog-api-key".to_string(), api_key.to_string())];
     for (k, v) in model.headers.iter().flatten().chain(opts.headers.iter()) {
         http::set_header(&mut headers, k, v.clone());
     }
     let mut body = Map::new();
-    body.insert("contents".into(), Value::Array(convert_messages(model, ctx)));
+    body.insert(
+        "contents".into(),
+        Value::Array(convert_messages(model, ctx)),
+    );
     if let Some(sp) = &ctx.system_prompt {
-        body.insert("systemInstruction".into(), json!({"parts": [{"text": sanitize(sp)}]}));
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": sanitize(sp)}]}),
+        );
     }
     if !ctx.tools.is_empty() {
         let decls: Vec<Value> = ctx
@@ -251,13 +306,23 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
         body.insert("tools".into(), json!([{"functionDeclarations": decls}]));
     }
     let mut config = Map::new();
-    config.insert("maxOutputTokens".into(), json!(base_max_tokens(model, opts.max_tokens)));
+    config.insert(
+        "maxOutputTokens".into(),
+        json!(base_max_tokens(model, opts.max_tokens)),
+    );
     if let Some(tc) = thinking_config(model, opts.thinking, budgets) {
         config.insert("thinkingConfig".into(), tc);
     }
     body.insert("generationConfig".into(), Value::Object(config));
-    let url = http::join_url(&model.base_url, &format!("models/{}:streamGenerateContent?alt=sse", model.wire_id()));
-    Request { url, headers, body: Value::Object(body) }
+    let url = http::join_url(
+        &model.base_url,
+        &format!("models/{}:streamGenerateContent?alt=sse", model.wire_id()),
+    );
+    Request {
+        url,
+        headers,
+        body: Value::Object(body),
+    }
 }
 
 fn map_finish_reason(r: &str) -> StopReason {
@@ -268,10 +333,24 @@ fn map_finish_reason(r: &str) -> StopReason {
     }
 }
 
-pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, tuning: &Tuning) -> ProviderResult {
+pub(crate) async fn run(
+    out: &mut Output,
+    ctx: &Context,
+    opts: &StreamOptions,
+    api_key: &str,
+    tuning: &Tuning,
+) -> ProviderResult {
     let req = build_request(&out.model, ctx, opts, api_key, &tuning.budgets);
     let retries = tuning.http_retries;
-    let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::Google).await?;
+    let resp = http::post_json(
+        &mut *out,
+        &req.url,
+        &req.headers,
+        &req.body,
+        retries,
+        ErrorStyle::Google,
+    )
+    .await?;
     out.start();
     let mut events = http::sse_events(resp);
     process_stream(out, &mut events).await
@@ -299,7 +378,9 @@ pub(crate) async fn process_stream(
     let mut cur = Current::None;
     let mut got_finish = false;
     while let Some(ev) = out.wait(events.next()).await? {
-        let Ok(chunk) = serde_json::from_str::<Value>(&ev.data) else { continue };
+        let Ok(chunk) = serde_json::from_str::<Value>(&ev.data) else {
+            continue;
+        };
         if let Some(err) = chunk.get("error").filter(|e| e.is_object()) {
             return Err(ProviderError::Message(json!({"error": err}).to_string()));
         }
@@ -317,7 +398,11 @@ pub(crate) async fn process_stream(
                         (c, _) => {
                             end_block(out, c);
                             if thinking {
-                                let i = out.thinking_start(ThinkingContent { thinking: String::new(), thinking_signature: None, redacted: None });
+                                let i = out.thinking_start(ThinkingContent {
+                                    thinking: String::new(),
+                                    thinking_signature: None,
+                                    redacted: None,
+                                });
                                 cur = Current::Thinking(i);
                                 i
                             } else {
@@ -344,17 +429,26 @@ pub(crate) async fn process_stream(
                     cur = Current::None;
                     let name = fc["name"].as_str().unwrap_or("").to_string();
                     let provided = fc["id"].as_str().filter(|s| !s.is_empty());
-                    let duplicate = provided.is_some_and(|p| out.msg.tool_calls().any(|t| t.id == p));
+                    let duplicate =
+                        provided.is_some_and(|p| out.msg.tool_calls().any(|t| t.id == p));
                     let id = match provided {
                         Some(p) if !duplicate => p.to_string(),
-                        _ => format!("{}_{}_{}", name, now_ms(), TOOL_CALL_COUNTER.fetch_add(1, Ordering::Relaxed) + 1),
+                        _ => format!(
+                            "{}_{}_{}",
+                            name,
+                            now_ms(),
+                            TOOL_CALL_COUNTER.fetch_add(1, Ordering::Relaxed) + 1
+                        ),
                     };
                     let args = fc["args"].as_object().cloned().unwrap_or_default();
                     let delta = Value::Object(args.clone()).to_string();
                     // Gemini sends whole calls: start, one delta with the full JSON, end.
                     let i = out.toolcall_start(id, name, Map::new());
                     if let Some(t) = out.toolcall_mut(i) {
-                        t.thought_signature = part["thoughtSignature"].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+                        t.thought_signature = part["thoughtSignature"]
+                            .as_str()
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_string);
                     }
                     out.toolcall_delta(i, &delta);
                     if let Some(t) = out.toolcall_mut(i) {
@@ -391,7 +485,9 @@ pub(crate) async fn process_stream(
         return Err(ProviderError::Aborted);
     }
     if !got_finish {
-        return Err(ProviderError::msg("Stream ended without finishReason — connection likely dropped"));
+        return Err(ProviderError::msg(
+            "Stream ended without finishReason — connection likely dropped",
+        ));
     }
     if matches!(out.msg.stop_reason, StopReason::Error | StopReason::Aborted) {
         return Err(ProviderError::msg("An unknown error occurred"));

@@ -14,8 +14,13 @@ use crate::thinking::ThinkingBudgets;
 use crate::types::{Context, Model, api};
 
 /// The APIs this crate implements.
-pub const SUPPORTED_APIS: [&str; 5] =
-    [api::ANTHROPIC_MESSAGES, api::OPENAI_COMPLETIONS, api::OPENAI_RESPONSES, api::GOOGLE_GENERATIVE_AI, api::FAUX];
+pub const SUPPORTED_APIS: [&str; 5] = [
+    api::ANTHROPIC_MESSAGES,
+    api::OPENAI_COMPLETIONS,
+    api::OPENAI_RESPONSES,
+    api::GOOGLE_GENERATIVE_AI,
+    api::FAUX,
+];
 
 /// Request tuning shared by the HTTP providers.
 #[derive(Debug, Clone, Default)]
@@ -41,7 +46,13 @@ impl Providers {
     /// HTTP retries default to 2, like the vendor SDKs the reference uses; `faux` plays `DREB_FAUX_SCENARIO` or its
     /// built-in scenario.
     pub fn new() -> Self {
-        Providers { tuning: Tuning { http_retries: 2, budgets: ThinkingBudgets::default() }, faux: faux::FauxState::from_env() }
+        Providers {
+            tuning: Tuning {
+                http_retries: 2,
+                budgets: ThinkingBudgets::default(),
+            },
+            faux: faux::FauxState::from_env(),
+        }
     }
 
     /// Transport-level retries per request (connection errors, 408/409/429/5xx); 0 disables them.
@@ -69,12 +80,21 @@ pub fn requires_api_key(model: &Model) -> bool {
 }
 
 impl LlmClient for Providers {
-    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantEventStream {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantEventStream {
         let ctx = context.clone();
         let tuning = self.tuning.clone();
         let faux = self.faux.clone();
         let api_name = model.api.clone();
-        let key = options.api_key.clone().filter(|k| !k.is_empty()).or_else(|| env_api_key(&model.provider));
+        let key = options
+            .api_key
+            .clone()
+            .filter(|k| !k.is_empty())
+            .or_else(|| env_api_key(&model.provider));
         let provider = model.provider.clone();
         event_stream(model, options.cancel.clone(), move |mut out| async move {
             if api_name == api::FAUX {
@@ -82,15 +102,29 @@ impl LlmClient for Providers {
                 return out.finish(r).await;
             }
             if !SUPPORTED_APIS.contains(&api_name.as_str()) {
-                return out.finish(Err(ProviderError::Message(format!("No API provider registered for api: {api_name}")))).await;
+                return out
+                    .finish(Err(ProviderError::Message(format!(
+                        "No API provider registered for api: {api_name}"
+                    ))))
+                    .await;
             }
             let Some(key) = key else {
-                return out.finish(Err(ProviderError::Message(format!("No API key for provider: {provider}")))).await;
+                return out
+                    .finish(Err(ProviderError::Message(format!(
+                        "No API key for provider: {provider}"
+                    ))))
+                    .await;
             };
             let r = match api_name.as_str() {
-                api::ANTHROPIC_MESSAGES => anthropic::run(&mut out, &ctx, &options, &key, &tuning).await,
-                api::OPENAI_COMPLETIONS => openai_completions::run(&mut out, &ctx, &options, &key, &tuning).await,
-                api::OPENAI_RESPONSES => openai_responses::run(&mut out, &ctx, &options, &key, &tuning).await,
+                api::ANTHROPIC_MESSAGES => {
+                    anthropic::run(&mut out, &ctx, &options, &key, &tuning).await
+                }
+                api::OPENAI_COMPLETIONS => {
+                    openai_completions::run(&mut out, &ctx, &options, &key, &tuning).await
+                }
+                api::OPENAI_RESPONSES => {
+                    openai_responses::run(&mut out, &ctx, &options, &key, &tuning).await
+                }
                 _ => google::run(&mut out, &ctx, &options, &key, &tuning).await,
             };
             out.finish(r).await

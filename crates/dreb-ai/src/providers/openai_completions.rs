@@ -7,13 +7,13 @@ use serde_json::{Map, Value, json};
 use crate::cost::{calculate_cost, sanitize};
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
-use crate::providers::Tuning;
 use crate::provider::StreamOptions;
+use crate::providers::Tuning;
 use crate::thinking::{base_max_tokens, resolve_reasoning_effort};
 use crate::transform::{sanitize_id, transform_messages};
 use crate::types::{
-    AssistantBlock, AssistantMessage, Context, InputKind, Message, Model, StopReason, ThinkingContent, ThinkingLevel,
-    Usage, UserBlock, UserContent,
+    AssistantBlock, AssistantMessage, Context, InputKind, Message, Model, StopReason,
+    ThinkingContent, ThinkingLevel, Usage, UserBlock, UserContent,
 };
 
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
@@ -71,13 +71,24 @@ pub(crate) fn compat(model: &Model) -> Compat {
             "openai"
         },
     );
-    let mut reasoning_effort_map = c.get("reasoningEffortMap").and_then(Value::as_object).cloned().unwrap_or(effort_map);
+    let mut reasoning_effort_map = c
+        .get("reasoningEffortMap")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or(effort_map);
     if thinking_format == "qwen-chat-template"
         && reasoning_effort_map.is_empty()
         && crate::thinking::supports_xhigh(model)
         && model.id.to_lowercase().contains("qwen")
     {
-        for (k, v) in [("minimal", "low"), ("low", "low"), ("medium", "medium"), ("high", "xhigh"), ("xhigh", "xhigh"), ("max", "xhigh")] {
+        for (k, v) in [
+            ("minimal", "low"),
+            ("low", "low"),
+            ("medium", "medium"),
+            ("high", "xhigh"),
+            ("xhigh", "xhigh"),
+            ("max", "xhigh"),
+        ] {
             reasoning_effort_map.insert(k.into(), json!(v));
         }
     }
@@ -87,7 +98,14 @@ pub(crate) fn compat(model: &Model) -> Compat {
         supports_reasoning_effort: b("supportsReasoningEffort", !grok && !zai),
         reasoning_effort_map,
         supports_usage_in_streaming: b("supportsUsageInStreaming", true),
-        max_tokens_field: s("maxTokensField", if url.contains("chutes.ai") { "max_tokens" } else { "max_completion_tokens" }),
+        max_tokens_field: s(
+            "maxTokensField",
+            if url.contains("chutes.ai") {
+                "max_tokens"
+            } else {
+                "max_completion_tokens"
+            },
+        ),
         requires_tool_result_name: b("requiresToolResultName", false),
         requires_assistant_after_tool_result: b("requiresAssistantAfterToolResult", false),
         requires_thinking_as_text: b("requiresThinkingAsText", false),
@@ -99,7 +117,10 @@ pub(crate) fn compat(model: &Model) -> Compat {
 }
 
 fn map_effort(level: ThinkingLevel, map: &Map<String, Value>) -> String {
-    map.get(level.as_str()).and_then(Value::as_str).unwrap_or(level.as_str()).to_string()
+    map.get(level.as_str())
+        .and_then(Value::as_str)
+        .unwrap_or(level.as_str())
+        .to_string()
 }
 
 fn has_tool_history(messages: &[Message]) -> bool {
@@ -116,13 +137,22 @@ pub(crate) struct Request {
     pub body: Value,
 }
 
-pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, api_key: &str) -> Request {
+pub(crate) fn build_request(
+    model: &Model,
+    ctx: &Context,
+    opts: &StreamOptions,
+    api_key: &str,
+) -> Request {
     let compat = compat(model);
     let mut headers = vec![("authorization".to_string(), format!("Bearer {api_key}"))];
     for (k, v) in model.headers.iter().flatten().chain(opts.headers.iter()) {
         http::set_header(&mut headers, k, v.clone());
     }
-    let effort = if model.reasoning { resolve_reasoning_effort(model, opts.thinking) } else { None };
+    let effort = if model.reasoning {
+        resolve_reasoning_effort(model, opts.thinking)
+    } else {
+        None
+    };
 
     let mut messages = convert_messages(model, ctx, &compat);
     if model.provider == "openrouter" && model.id.starts_with("anthropic/") {
@@ -139,7 +169,11 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
         body.insert("store".into(), json!(false));
     }
     let max_tokens = base_max_tokens(model, opts.max_tokens);
-    let field = if compat.max_tokens_field == "max_tokens" { "max_tokens" } else { "max_completion_tokens" };
+    let field = if compat.max_tokens_field == "max_tokens" {
+        "max_tokens"
+    } else {
+        "max_completion_tokens"
+    };
     body.insert(field.into(), json!(max_tokens));
     if !ctx.tools.is_empty() {
         let tools: Vec<Value> = ctx
@@ -164,13 +198,21 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
                 body.insert("enable_thinking".into(), json!(effort.is_some()));
             }
             "qwen-chat-template" => {
-                body.insert("chat_template_kwargs".into(), json!({"enable_thinking": effort.is_some()}));
+                body.insert(
+                    "chat_template_kwargs".into(),
+                    json!({"enable_thinking": effort.is_some()}),
+                );
                 if let Some(l) = effort {
-                    body.insert("reasoning_effort".into(), json!(map_effort(l, &compat.reasoning_effort_map)));
+                    body.insert(
+                        "reasoning_effort".into(),
+                        json!(map_effort(l, &compat.reasoning_effort_map)),
+                    );
                 }
             }
             "openrouter" => {
-                let e = effort.map(|l| map_effort(l, &compat.reasoning_effort_map)).unwrap_or_else(|| "none".into());
+                let e = effort
+                    .map(|l| map_effort(l, &compat.reasoning_effort_map))
+                    .unwrap_or_else(|| "none".into());
                 body.insert("reasoning".into(), json!({"effort": e}));
             }
             "kimi" => {
@@ -189,28 +231,40 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
             }
             _ => {
                 if let (Some(l), true) = (effort, compat.supports_reasoning_effort) {
-                    body.insert("reasoning_effort".into(), json!(map_effort(l, &compat.reasoning_effort_map)));
+                    body.insert(
+                        "reasoning_effort".into(),
+                        json!(map_effort(l, &compat.reasoning_effort_map)),
+                    );
                 }
             }
         }
     }
     if model.base_url.contains("openrouter.ai")
-        && let Some(r) = &compat.open_router_routing {
-            body.insert("provider".into(), r.clone());
-        }
+        && let Some(r) = &compat.open_router_routing
+    {
+        body.insert("provider".into(), r.clone());
+    }
     if model.base_url.contains("ai-gateway.vercel.sh")
-        && let Some(r) = compat.vercel_gateway_routing.as_ref().and_then(Value::as_object) {
-            let mut g = Map::new();
-            for k in ["only", "order"] {
-                if let Some(v) = r.get(k) {
-                    g.insert(k.into(), v.clone());
-                }
-            }
-            if !g.is_empty() {
-                body.insert("providerOptions".into(), json!({"gateway": g}));
+        && let Some(r) = compat
+            .vercel_gateway_routing
+            .as_ref()
+            .and_then(Value::as_object)
+    {
+        let mut g = Map::new();
+        for k in ["only", "order"] {
+            if let Some(v) = r.get(k) {
+                g.insert(k.into(), v.clone());
             }
         }
-    Request { url: http::join_url(&model.base_url, "chat/completions"), headers, body: Value::Object(body) }
+        if !g.is_empty() {
+            body.insert("providerOptions".into(), json!({"gateway": g}));
+        }
+    }
+    Request {
+        url: http::join_url(&model.base_url, "chat/completions"),
+        headers,
+        body: Value::Object(body),
+    }
 }
 
 fn add_openrouter_cache_control(messages: &mut [Value]) {
@@ -222,7 +276,8 @@ fn add_openrouter_cache_control(messages: &mut [Value]) {
         match &mut msg["content"] {
             Value::String(s) => {
                 let text = std::mem::take(s);
-                msg["content"] = json!([{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]);
+                msg["content"] =
+                    json!([{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]);
                 return;
             }
             Value::Array(parts) => {
@@ -257,12 +312,18 @@ fn convert_messages(model: &Model, ctx: &Context, compat: &Compat) -> Vec<Value>
             && src.provider == model.provider
             && src.api == "openai-completions"
             && model.api == "openai-completions"
-            && t.thinking_signature.as_deref().is_some_and(|s| REASONING_FIELDS.contains(&s))
+            && t.thinking_signature
+                .as_deref()
+                .is_some_and(|s| REASONING_FIELDS.contains(&s))
     };
     let msgs = transform_messages(&ctx.messages, model, Some(&normalize), Some(&preserve));
     let mut params: Vec<Value> = Vec::new();
     if let Some(sp) = &ctx.system_prompt {
-        let role = if model.reasoning && compat.supports_developer_role { "developer" } else { "system" };
+        let role = if model.reasoning && compat.supports_developer_role {
+            "developer"
+        } else {
+            "system"
+        };
         params.push(json!({"role": role, "content": sanitize(sp)}));
     }
     let supports_images = model.input.contains(&InputKind::Image);
@@ -270,13 +331,20 @@ fn convert_messages(model: &Model, ctx: &Context, compat: &Compat) -> Vec<Value>
     let mut i = 0;
     while i < msgs.len() {
         let msg = &msgs[i];
-        if compat.requires_assistant_after_tool_result && last_role == Some("toolResult") && matches!(msg, Message::User(_)) {
-            params.push(json!({"role": "assistant", "content": "I have processed the tool results."}));
+        if compat.requires_assistant_after_tool_result
+            && last_role == Some("toolResult")
+            && matches!(msg, Message::User(_))
+        {
+            params.push(
+                json!({"role": "assistant", "content": "I have processed the tool results."}),
+            );
         }
         match msg {
             Message::User(u) => {
                 match &u.content {
-                    UserContent::Text(s) => params.push(json!({"role": "user", "content": sanitize(s)})),
+                    UserContent::Text(s) => {
+                        params.push(json!({"role": "user", "content": sanitize(s)}))
+                    }
                     UserContent::Blocks(blocks) => {
                         let mut content: Vec<Value> = Vec::new();
                         let mut had_images = false;
@@ -303,12 +371,21 @@ fn convert_messages(model: &Model, ctx: &Context, compat: &Compat) -> Vec<Value>
             Message::Assistant(a) => {
                 let mut m = Map::new();
                 m.insert("role".into(), json!("assistant"));
-                m.insert("content".into(), if compat.requires_assistant_after_tool_result { json!("") } else { Value::Null });
+                m.insert(
+                    "content".into(),
+                    if compat.requires_assistant_after_tool_result {
+                        json!("")
+                    } else {
+                        Value::Null
+                    },
+                );
                 let texts: Vec<String> = a
                     .content
                     .iter()
                     .filter_map(|b| match b {
-                        AssistantBlock::Text(t) if !t.text.trim().is_empty() => Some(sanitize(&t.text)),
+                        AssistantBlock::Text(t) if !t.text.trim().is_empty() => {
+                            Some(sanitize(&t.text))
+                        }
                         _ => None,
                     })
                     .collect();
@@ -325,14 +402,30 @@ fn convert_messages(model: &Model, ctx: &Context, compat: &Compat) -> Vec<Value>
                     .collect();
                 if !thinking.is_empty() {
                     if compat.requires_thinking_as_text {
-                        let text = sanitize(&thinking.iter().map(|t| t.thinking.as_str()).collect::<Vec<_>>().join("\n\n"));
+                        let text = sanitize(
+                            &thinking
+                                .iter()
+                                .map(|t| t.thinking.as_str())
+                                .collect::<Vec<_>>()
+                                .join("\n\n"),
+                        );
                         let mut parts = vec![json!({"type": "text", "text": text})];
                         if let Some(Value::String(s)) = m.get("content") {
                             parts.push(json!({"type": "text", "text": s}));
                         }
                         m.insert("content".into(), Value::Array(parts));
-                    } else if let Some(sig) = thinking[0].thinking_signature.as_deref().filter(|s| REASONING_FIELDS.contains(s)) {
-                        let text = sanitize(&thinking.iter().map(|t| t.thinking.as_str()).collect::<Vec<_>>().join("\n"));
+                    } else if let Some(sig) = thinking[0]
+                        .thinking_signature
+                        .as_deref()
+                        .filter(|s| REASONING_FIELDS.contains(s))
+                    {
+                        let text = sanitize(
+                            &thinking
+                                .iter()
+                                .map(|t| t.thinking.as_str())
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                        );
                         m.insert(sig.to_string(), json!(text));
                     }
                 }
@@ -345,8 +438,14 @@ fn convert_messages(model: &Model, ctx: &Context, compat: &Compat) -> Vec<Value>
                         })
                         .collect();
                     m.insert("tool_calls".into(), Value::Array(tc));
-                    let details: Vec<Value> =
-                        calls.iter().filter_map(|c| c.thought_signature.as_deref().and_then(|s| serde_json::from_str(s).ok())).collect();
+                    let details: Vec<Value> = calls
+                        .iter()
+                        .filter_map(|c| {
+                            c.thought_signature
+                                .as_deref()
+                                .and_then(|s| serde_json::from_str(s).ok())
+                        })
+                        .collect();
                     if !details.is_empty() {
                         m.insert("reasoning_details".into(), Value::Array(details));
                     }
@@ -364,11 +463,24 @@ fn convert_messages(model: &Model, ctx: &Context, compat: &Compat) -> Vec<Value>
             Message::ToolResult(_) => {
                 let mut images: Vec<Value> = Vec::new();
                 while let Some(Message::ToolResult(r)) = msgs.get(i) {
-                    let text: Vec<&str> =
-                        r.content.iter().filter_map(|b| if let UserBlock::Text(t) = b { Some(t.text.as_str()) } else { None }).collect();
+                    let text: Vec<&str> = r
+                        .content
+                        .iter()
+                        .filter_map(|b| {
+                            if let UserBlock::Text(t) = b {
+                                Some(t.text.as_str())
+                            } else {
+                                None
+                            }
+                        })
+                        .collect();
                     let text = text.join("\n");
                     let has_images = r.content.iter().any(|b| matches!(b, UserBlock::Image(_)));
-                    let mut content = if text.is_empty() { "(see attached image)".to_string() } else { text.clone() };
+                    let mut content = if text.is_empty() {
+                        "(see attached image)".to_string()
+                    } else {
+                        text.clone()
+                    };
                     if has_images && !supports_images {
                         content = if text.is_empty() {
                             "(image omitted: model does not support images)".into()
@@ -396,7 +508,9 @@ fn convert_messages(model: &Model, ctx: &Context, compat: &Compat) -> Vec<Value>
                     if compat.requires_assistant_after_tool_result {
                         params.push(json!({"role": "assistant", "content": "I have processed the tool results."}));
                     }
-                    let mut content = vec![json!({"type": "text", "text": "Attached image(s) from tool result:"})];
+                    let mut content = vec![
+                        json!({"type": "text", "text": "Attached image(s) from tool result:"}),
+                    ];
                     content.extend(images);
                     params.push(json!({"role": "user", "content": content}));
                     last_role = Some("user");
@@ -410,11 +524,25 @@ fn convert_messages(model: &Model, ctx: &Context, compat: &Compat) -> Vec<Value>
 }
 
 fn parse_usage(raw: &Value, model: &Model) -> Usage {
-    let cached = raw["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0);
-    let reasoning = raw["completion_tokens_details"]["reasoning_tokens"].as_u64().unwrap_or(0);
-    let input = raw["prompt_tokens"].as_u64().unwrap_or(0).saturating_sub(cached);
+    let cached = raw["prompt_tokens_details"]["cached_tokens"]
+        .as_u64()
+        .unwrap_or(0);
+    let reasoning = raw["completion_tokens_details"]["reasoning_tokens"]
+        .as_u64()
+        .unwrap_or(0);
+    let input = raw["prompt_tokens"]
+        .as_u64()
+        .unwrap_or(0)
+        .saturating_sub(cached);
     let output = raw["completion_tokens"].as_u64().unwrap_or(0) + reasoning;
-    let mut usage = Usage { input, output, cache_read: cached, cache_write: 0, total_tokens: input + output + cached, ..Default::default() };
+    let mut usage = Usage {
+        input,
+        output,
+        cache_read: cached,
+        cache_write: 0,
+        total_tokens: input + output + cached,
+        ..Default::default()
+    };
     calculate_cost(model, &mut usage);
     usage
 }
@@ -424,14 +552,31 @@ fn map_finish_reason(reason: &str) -> (StopReason, Option<String>) {
         "stop" | "end" => (StopReason::Stop, None),
         "length" => (StopReason::Length, None),
         "function_call" | "tool_calls" => (StopReason::ToolUse, None),
-        other => (StopReason::Error, Some(format!("Provider finish_reason: {other}"))),
+        other => (
+            StopReason::Error,
+            Some(format!("Provider finish_reason: {other}")),
+        ),
     }
 }
 
-pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, tuning: &Tuning) -> ProviderResult {
+pub(crate) async fn run(
+    out: &mut Output,
+    ctx: &Context,
+    opts: &StreamOptions,
+    api_key: &str,
+    tuning: &Tuning,
+) -> ProviderResult {
     let retries = tuning.http_retries;
     let req = build_request(&out.model, ctx, opts, api_key);
-    let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::OpenAi).await?;
+    let resp = http::post_json(
+        &mut *out,
+        &req.url,
+        &req.headers,
+        &req.body,
+        retries,
+        ErrorStyle::OpenAi,
+    )
+    .await?;
     // The OpenAI SDK resolves the stream once the response headers arrived: `start` comes after them.
     out.start();
     let mut events = http::sse_events(resp);
@@ -465,22 +610,32 @@ pub(crate) async fn process_stream(
         if ev.data == "[DONE]" {
             break;
         }
-        let Ok(chunk) = serde_json::from_str::<Value>(&ev.data) else { continue };
+        let Ok(chunk) = serde_json::from_str::<Value>(&ev.data) else {
+            continue;
+        };
         if !chunk.is_object() {
             continue;
         }
         if let Some(err) = chunk.get("error").filter(|e| e.is_object()) {
             // An error object inside the stream (OpenAI-compatible servers do this).
-            let msg = err["message"].as_str().map(str::to_string).unwrap_or_else(|| err.to_string());
+            let msg = err["message"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| err.to_string());
             return Err(ProviderError::Message(msg));
         }
         if out.msg.response_id.is_none() {
-            out.msg.response_id = chunk["id"].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+            out.msg.response_id = chunk["id"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_string);
         }
         if chunk["usage"].is_object() {
             out.msg.usage = parse_usage(&chunk["usage"], &out.model);
         }
-        let Some(choice) = chunk["choices"].get(0) else { continue };
+        let Some(choice) = chunk["choices"].get(0) else {
+            continue;
+        };
         if !chunk["usage"].is_object() && choice["usage"].is_object() {
             out.msg.usage = parse_usage(&choice["usage"], &out.model);
         }
@@ -508,9 +663,12 @@ pub(crate) async fn process_stream(
             };
             out.text_delta(i, text);
         }
-        if let Some((field, text)) =
-            REASONING_FIELDS.iter().find_map(|f| delta[*f].as_str().filter(|s| !s.is_empty()).map(|s| (*f, s)))
-        {
+        if let Some((field, text)) = REASONING_FIELDS.iter().find_map(|f| {
+            delta[*f]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(|s| (*f, s))
+        }) {
             let i = match cur {
                 Current::Thinking(i) => i,
                 c => {
@@ -536,11 +694,17 @@ pub(crate) async fn process_stream(
                     _ => false,
                 };
                 let i = if same {
-                    let Current::Tool(i) = cur else { unreachable!() };
+                    let Current::Tool(i) = cur else {
+                        unreachable!()
+                    };
                     i
                 } else {
                     finish_block(out, cur);
-                    let i = out.toolcall_start(id.unwrap_or("").to_string(), name.unwrap_or("").to_string(), Map::new());
+                    let i = out.toolcall_start(
+                        id.unwrap_or("").to_string(),
+                        name.unwrap_or("").to_string(),
+                        Map::new(),
+                    );
                     cur = Current::Tool(i);
                     i
                 };
@@ -558,13 +722,15 @@ pub(crate) async fn process_stream(
         }
         if let Some(details) = delta["reasoning_details"].as_array() {
             for d in details {
-                if d["type"] == "reasoning.encrypted" && d["id"].is_string() && !d["data"].is_null() {
+                if d["type"] == "reasoning.encrypted" && d["id"].is_string() && !d["data"].is_null()
+                {
                     let id = d["id"].as_str().unwrap_or("");
                     for b in out.msg.content.iter_mut() {
                         if let AssistantBlock::ToolCall(t) = b
-                            && t.id == id {
-                                t.thought_signature = Some(d.to_string());
-                            }
+                            && t.id == id
+                        {
+                            t.thought_signature = Some(d.to_string());
+                        }
                     }
                 }
             }
@@ -575,12 +741,17 @@ pub(crate) async fn process_stream(
         return Err(ProviderError::Aborted);
     }
     if !got_finish {
-        return Err(ProviderError::msg("Stream ended without finish_reason — connection likely dropped"));
+        return Err(ProviderError::msg(
+            "Stream ended without finish_reason — connection likely dropped",
+        ));
     }
     match out.msg.stop_reason {
         StopReason::Aborted => Err(ProviderError::Aborted),
         StopReason::Error => Err(ProviderError::Message(
-            out.msg.error_message.clone().unwrap_or_else(|| "Provider returned an error stop reason".into()),
+            out.msg
+                .error_message
+                .clone()
+                .unwrap_or_else(|| "Provider returned an error stop reason".into()),
         )),
         _ => Ok(()),
     }

@@ -7,13 +7,13 @@ use serde_json::{Map, Value, json};
 use crate::cost::{calculate_cost, sanitize};
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
-use crate::providers::Tuning;
 use crate::provider::StreamOptions;
+use crate::providers::Tuning;
 use crate::thinking::{base_max_tokens, resolve_reasoning_effort};
 use crate::transform::transform_messages;
 use crate::types::{
-    AssistantBlock, AssistantMessage, Context, InputKind, Message, Model, StopReason, ThinkingContent, Usage, UserBlock,
-    UserContent,
+    AssistantBlock, AssistantMessage, Context, InputKind, Message, Model, StopReason,
+    ThinkingContent, Usage, UserBlock, UserContent,
 };
 
 const TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
@@ -46,11 +46,15 @@ fn parse_text_signature(sig: Option<&str>) -> Option<(String, Option<String>)> {
     }
     if sig.starts_with('{')
         && let Ok(v) = serde_json::from_str::<Value>(sig)
-            && v["v"] == 1
-                && let Some(id) = v["id"].as_str() {
-                    let phase = v["phase"].as_str().filter(|p| *p == "commentary" || *p == "final_answer").map(str::to_string);
-                    return Some((id.to_string(), phase));
-                }
+        && v["v"] == 1
+        && let Some(id) = v["id"].as_str()
+    {
+        let phase = v["phase"]
+            .as_str()
+            .filter(|p| *p == "commentary" || *p == "final_answer")
+            .map(str::to_string);
+        return Some((id.to_string(), phase));
+    }
     Some((sig.to_string(), None))
 }
 
@@ -77,7 +81,11 @@ fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
     let msgs = transform_messages(&ctx.messages, model, Some(&normalize), None);
     let mut input: Vec<Value> = Vec::new();
     if let Some(sp) = &ctx.system_prompt {
-        let role = if model.reasoning { "developer" } else { "system" };
+        let role = if model.reasoning {
+            "developer"
+        } else {
+            "system"
+        };
         input.push(json!({"role": role, "content": sanitize(sp)}));
     }
     let supports_images = model.input.contains(&InputKind::Image);
@@ -179,7 +187,12 @@ pub(crate) struct Request {
     pub body: Value,
 }
 
-pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, api_key: &str) -> Request {
+pub(crate) fn build_request(
+    model: &Model,
+    ctx: &Context,
+    opts: &StreamOptions,
+    api_key: &str,
+) -> Request {
     let mut headers = vec![("authorization".to_string(), format!("Bearer {api_key}"))];
     for (k, v) in model.headers.iter().flatten().chain(opts.headers.iter()) {
         http::set_header(&mut headers, k, v.clone());
@@ -196,7 +209,10 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
         body.insert("prompt_cache_retention".into(), json!("24h"));
     }
     body.insert("store".into(), json!(false));
-    body.insert("max_output_tokens".into(), json!(base_max_tokens(model, opts.max_tokens)));
+    body.insert(
+        "max_output_tokens".into(),
+        json!(base_max_tokens(model, opts.max_tokens)),
+    );
     if !ctx.tools.is_empty() {
         let tools: Vec<Value> = ctx
             .tools
@@ -208,7 +224,10 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
     if model.reasoning {
         match resolve_reasoning_effort(model, opts.thinking) {
             Some(level) => {
-                body.insert("reasoning".into(), json!({"effort": level.as_str(), "summary": "auto"}));
+                body.insert(
+                    "reasoning".into(),
+                    json!({"effort": level.as_str(), "summary": "auto"}),
+                );
                 body.insert("include".into(), json!(["reasoning.encrypted_content"]));
             }
             None if model.provider != "github-copilot" => {
@@ -217,13 +236,31 @@ pub(crate) fn build_request(model: &Model, ctx: &Context, opts: &StreamOptions, 
             None => {}
         }
     }
-    Request { url: http::join_url(&model.base_url, "responses"), headers, body: Value::Object(body) }
+    Request {
+        url: http::join_url(&model.base_url, "responses"),
+        headers,
+        body: Value::Object(body),
+    }
 }
 
-pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, api_key: &str, tuning: &Tuning) -> ProviderResult {
+pub(crate) async fn run(
+    out: &mut Output,
+    ctx: &Context,
+    opts: &StreamOptions,
+    api_key: &str,
+    tuning: &Tuning,
+) -> ProviderResult {
     let retries = tuning.http_retries;
     let req = build_request(&out.model, ctx, opts, api_key);
-    let resp = http::post_json(&mut *out, &req.url, &req.headers, &req.body, retries, ErrorStyle::OpenAi).await?;
+    let resp = http::post_json(
+        &mut *out,
+        &req.url,
+        &req.headers,
+        &req.body,
+        retries,
+        ErrorStyle::OpenAi,
+    )
+    .await?;
     out.start();
     let mut events = http::sse_events(resp);
     process_stream(out, &mut events).await?;
@@ -238,9 +275,17 @@ pub(crate) async fn run(out: &mut Output, ctx: &Context, opts: &StreamOptions, a
 
 enum Item {
     None,
-    Reasoning { block: usize, item: Value },
-    Message { block: usize, parts: Vec<(String, String)> },
-    Call { block: usize },
+    Reasoning {
+        block: usize,
+        item: Value,
+    },
+    Message {
+        block: usize,
+        parts: Vec<(String, String)>,
+    },
+    Call {
+        block: usize,
+    },
 }
 
 pub(crate) async fn process_stream(
@@ -250,7 +295,9 @@ pub(crate) async fn process_stream(
     let mut cur = Item::None;
     let mut completed = false;
     while let Some(ev) = out.wait(events.next()).await? {
-        let Ok(e) = serde_json::from_str::<Value>(&ev.data) else { continue };
+        let Ok(e) = serde_json::from_str::<Value>(&ev.data) else {
+            continue;
+        };
         let ty = e["type"].as_str().unwrap_or(ev.event.as_str()).to_string();
         match ty.as_str() {
             "response.created" => {
@@ -260,7 +307,11 @@ pub(crate) async fn process_stream(
                 let item = &e["item"];
                 match item["type"].as_str().unwrap_or("") {
                     "reasoning" => {
-                        let block = out.thinking_start(ThinkingContent { thinking: String::new(), thinking_signature: None, redacted: None });
+                        let block = out.thinking_start(ThinkingContent {
+                            thinking: String::new(),
+                            thinking_signature: None,
+                            redacted: None,
+                        });
                         let mut item = item.clone();
                         if !item["summary"].is_array() {
                             item["summary"] = json!([]);
@@ -269,15 +320,27 @@ pub(crate) async fn process_stream(
                     }
                     "message" => {
                         let block = out.text_start();
-                        cur = Item::Message { block, parts: Vec::new() };
+                        cur = Item::Message {
+                            block,
+                            parts: Vec::new(),
+                        };
                     }
                     "function_call" => {
-                        let id = format!("{}|{}", item["call_id"].as_str().unwrap_or(""), item["id"].as_str().unwrap_or(""));
-                        let block = out.toolcall_start(id, item["name"].as_str().unwrap_or("").to_string(), Map::new());
+                        let id = format!(
+                            "{}|{}",
+                            item["call_id"].as_str().unwrap_or(""),
+                            item["id"].as_str().unwrap_or("")
+                        );
+                        let block = out.toolcall_start(
+                            id,
+                            item["name"].as_str().unwrap_or("").to_string(),
+                            Map::new(),
+                        );
                         if let Some(a) = item["arguments"].as_str().filter(|a| !a.is_empty())
-                            && let Some(t) = out.toolcall_mut(block) {
-                                t.partial_args = Some(a.to_string());
-                            }
+                            && let Some(t) = out.toolcall_mut(block)
+                        {
+                            t.partial_args = Some(a.to_string());
+                        }
                         cur = Item::Call { block };
                     }
                     _ => {}
@@ -285,13 +348,18 @@ pub(crate) async fn process_stream(
             }
             "response.reasoning_summary_part.added" => {
                 if let Item::Reasoning { item, .. } = &mut cur
-                    && let Some(s) = item["summary"].as_array_mut() {
-                        s.push(e["part"].clone());
-                    }
+                    && let Some(s) = item["summary"].as_array_mut()
+                {
+                    s.push(e["part"].clone());
+                }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_summary_part.done" => {
                 if let Item::Reasoning { block, item } = &mut cur {
-                    let delta = if ty.ends_with(".delta") { e["delta"].as_str().unwrap_or("").to_string() } else { "\n\n".to_string() };
+                    let delta = if ty.ends_with(".delta") {
+                        e["delta"].as_str().unwrap_or("").to_string()
+                    } else {
+                        "\n\n".to_string()
+                    };
                     if let Some(last) = item["summary"].as_array_mut().and_then(|s| s.last_mut()) {
                         let t = format!("{}{}", last["text"].as_str().unwrap_or(""), delta);
                         last["text"] = json!(t);
@@ -310,7 +378,11 @@ pub(crate) async fn process_stream(
             }
             "response.output_text.delta" | "response.refusal.delta" => {
                 if let Item::Message { block, parts } = &mut cur {
-                    let want = if ty == "response.output_text.delta" { "output_text" } else { "refusal" };
+                    let want = if ty == "response.output_text.delta" {
+                        "output_text"
+                    } else {
+                        "refusal"
+                    };
                     if let Some(last) = parts.last_mut().filter(|p| p.0 == want) {
                         let d = e["delta"].as_str().unwrap_or("");
                         last.1.push_str(d);
@@ -326,18 +398,24 @@ pub(crate) async fn process_stream(
             }
             "response.function_call_arguments.done" => {
                 if let Item::Call { block } = cur
-                    && let Some(t) = out.toolcall_mut(block) {
-                        let a = e["arguments"].as_str().unwrap_or("").to_string();
-                        t.arguments = crate::partial_json::parse_streaming_json(&a);
-                        t.partial_args = Some(a);
-                    }
+                    && let Some(t) = out.toolcall_mut(block)
+                {
+                    let a = e["arguments"].as_str().unwrap_or("").to_string();
+                    t.arguments = crate::partial_json::parse_streaming_json(&a);
+                    t.partial_args = Some(a);
+                }
             }
             "response.output_item.done" => {
                 let item = &e["item"];
-                match (item["type"].as_str().unwrap_or(""), std::mem::replace(&mut cur, Item::None)) {
+                match (
+                    item["type"].as_str().unwrap_or(""),
+                    std::mem::replace(&mut cur, Item::None),
+                ) {
                     ("reasoning", Item::Reasoning { block, .. }) => {
-                        let summary: Vec<&str> =
-                            item["summary"].as_array().map(|s| s.iter().filter_map(|p| p["text"].as_str()).collect()).unwrap_or_default();
+                        let summary: Vec<&str> = item["summary"]
+                            .as_array()
+                            .map(|s| s.iter().filter_map(|p| p["text"].as_str()).collect())
+                            .unwrap_or_default();
                         if let Some(t) = out.thinking_mut(block) {
                             t.thinking = summary.join("\n\n");
                             t.thinking_signature = Some(item.to_string());
@@ -349,7 +427,13 @@ pub(crate) async fn process_stream(
                             .as_array()
                             .map(|c| {
                                 c.iter()
-                                    .map(|p| if p["type"] == "output_text" { p["text"].as_str().unwrap_or("") } else { p["refusal"].as_str().unwrap_or("") })
+                                    .map(|p| {
+                                        if p["type"] == "output_text" {
+                                            p["text"].as_str().unwrap_or("")
+                                        } else {
+                                            p["refusal"].as_str().unwrap_or("")
+                                        }
+                                    })
                                     .collect()
                             })
                             .unwrap_or_default();
@@ -366,9 +450,15 @@ pub(crate) async fn process_stream(
                     ("function_call", Item::Call { block }) => {
                         if let Some(t) = out.toolcall_mut(block) {
                             let raw = t.partial_args.take().filter(|s| !s.is_empty());
-                            let text = raw.unwrap_or_else(|| item["arguments"].as_str().unwrap_or("{}").to_string());
+                            let text = raw.unwrap_or_else(|| {
+                                item["arguments"].as_str().unwrap_or("{}").to_string()
+                            });
                             t.arguments = crate::partial_json::parse_streaming_json(&text);
-                            t.id = format!("{}|{}", item["call_id"].as_str().unwrap_or(""), item["id"].as_str().unwrap_or(""));
+                            t.id = format!(
+                                "{}|{}",
+                                item["call_id"].as_str().unwrap_or(""),
+                                item["id"].as_str().unwrap_or("")
+                            );
                             t.name = item["name"].as_str().unwrap_or(&t.name).to_string();
                         }
                         out.toolcall_end(block);
@@ -384,9 +474,14 @@ pub(crate) async fn process_stream(
                 }
                 if r["usage"].is_object() {
                     let us = &r["usage"];
-                    let cached = us["input_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0);
+                    let cached = us["input_tokens_details"]["cached_tokens"]
+                        .as_u64()
+                        .unwrap_or(0);
                     out.msg.usage = Usage {
-                        input: us["input_tokens"].as_u64().unwrap_or(0).saturating_sub(cached),
+                        input: us["input_tokens"]
+                            .as_u64()
+                            .unwrap_or(0)
+                            .saturating_sub(cached),
                         output: us["output_tokens"].as_u64().unwrap_or(0),
                         cache_read: cached,
                         cache_write: 0,
@@ -414,21 +509,29 @@ pub(crate) async fn process_stream(
                     Some("failed" | "cancelled") => StopReason::Error,
                     _ => StopReason::Stop,
                 };
-                if out.msg.stop_reason == StopReason::Stop && out.msg.tool_calls().next().is_some() {
+                if out.msg.stop_reason == StopReason::Stop && out.msg.tool_calls().next().is_some()
+                {
                     out.msg.stop_reason = StopReason::ToolUse;
                 }
             }
             "error" => {
                 return Err(ProviderError::Message(format!(
                     "Error Code {}: {}",
-                    e["code"].as_str().map(str::to_string).unwrap_or_else(|| e["code"].to_string()),
+                    e["code"]
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| e["code"].to_string()),
                     e["message"].as_str().unwrap_or("")
                 )));
             }
             "response.failed" => {
                 let r = &e["response"];
                 let msg = if r["error"].is_object() {
-                    format!("{}: {}", r["error"]["code"].as_str().unwrap_or("unknown"), r["error"]["message"].as_str().unwrap_or("no message"))
+                    format!(
+                        "{}: {}",
+                        r["error"]["code"].as_str().unwrap_or("unknown"),
+                        r["error"]["message"].as_str().unwrap_or("no message")
+                    )
                 } else if let Some(reason) = r["incomplete_details"]["reason"].as_str() {
                     format!("incomplete: {reason}")
                 } else {
@@ -443,7 +546,9 @@ pub(crate) async fn process_stream(
         return Err(ProviderError::Aborted);
     }
     if !completed {
-        return Err(ProviderError::msg("Stream ended without response.completed — connection likely dropped"));
+        return Err(ProviderError::msg(
+            "Stream ended without response.completed — connection likely dropped",
+        ));
     }
     Ok(())
 }

@@ -14,7 +14,12 @@ pub enum Wire {
     Google,
 }
 
-pub const ALL: [Wire; 4] = [Wire::Anthropic, Wire::OpenAiCompletions, Wire::OpenAiResponses, Wire::Google];
+pub const ALL: [Wire; 4] = [
+    Wire::Anthropic,
+    Wire::OpenAiCompletions,
+    Wire::OpenAiResponses,
+    Wire::Google,
+];
 
 impl Wire {
     pub fn api(self) -> &'static str {
@@ -64,7 +69,12 @@ pub fn model(wire: Wire, mock: &MockLlm, id: &str, reasoning: bool) -> Model {
         base_url: wire.base_url(mock),
         reasoning,
         input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 },
+        cost: ModelCost {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+        },
         context_window: 200_000,
         max_tokens: 64_000,
         headers: None,
@@ -75,7 +85,10 @@ pub fn model(wire: Wire, mock: &MockLlm, id: &str, reasoning: bool) -> Model {
 }
 
 pub fn user(text: &str) -> Message {
-    Message::User(UserMessage { content: UserContent::Text(text.into()), timestamp: 1 })
+    Message::User(UserMessage {
+        content: UserContent::Text(text.into()),
+        timestamp: 1,
+    })
 }
 
 pub fn bash_tool() -> ToolDefinition {
@@ -87,11 +100,19 @@ pub fn bash_tool() -> ToolDefinition {
 }
 
 pub fn context(text: &str) -> Context {
-    Context { system_prompt: Some("You are a test.".into()), messages: vec![user(text)], tools: vec![bash_tool()] }
+    Context {
+        system_prompt: Some("You are a test.".into()),
+        messages: vec![user(text)],
+        tools: vec![bash_tool()],
+    }
 }
 
 pub fn options(thinking: ThinkingLevel) -> StreamOptions {
-    StreamOptions { api_key: Some("test-key".into()), thinking, ..Default::default() }
+    StreamOptions {
+        api_key: Some("test-key".into()),
+        thinking,
+        ..Default::default()
+    }
 }
 
 pub fn providers() -> Providers {
@@ -103,7 +124,10 @@ pub async fn collect(stream: AssistantEventStream) -> Vec<AssistantMessageEvent>
 }
 
 pub fn kind(e: &AssistantMessageEvent) -> String {
-    serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_string()
+    serde_json::to_value(e).unwrap()["type"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 pub fn kinds(events: &[AssistantMessageEvent]) -> Vec<String> {
@@ -151,7 +175,10 @@ pub fn tool_result(call: &ToolCall, text: &str) -> Message {
     Message::ToolResult(ToolResultMessage {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
-        content: vec![UserBlock::Text(TextContent { text: text.into(), text_signature: None })],
+        content: vec![UserBlock::Text(TextContent {
+            text: text.into(),
+            text_signature: None,
+        })],
         details: None,
         is_error: false,
         timestamp: 2,

@@ -48,7 +48,10 @@ async fn request_carries_every_question_and_the_default_title() {
         })
     );
     assert!(req.get("timeout").is_none() && req.get("expiresAt").is_none());
-    h.answer(&id, json!({"answers": [{"selected": ["SQLite"]}, {"selected": [], "skipped": true}]}));
+    h.answer(
+        &id,
+        json!({"answers": [{"selected": ["SQLite"]}, {"selected": [], "skipped": true}]}),
+    );
     t.await.unwrap().unwrap().unwrap();
 }
 
@@ -116,7 +119,11 @@ async fn host_cancel_stops_the_turn_once() {
 #[tokio::test(start_paused = true)]
 async fn timeout_resolves_none_and_stops_the_turn() {
     let mut h = harness();
-    let t = spawn_ask(&h.engine, "Which?", DialogOptions::timeout(Duration::from_millis(50)));
+    let t = spawn_ask(
+        &h.engine,
+        "Which?",
+        DialogOptions::timeout(Duration::from_millis(50)),
+    );
     let (req, id) = h.next_request().await;
     assert_eq!(req["timeout"], json!(50));
     assert!(req["expiresAt"].is_i64());
@@ -155,35 +162,62 @@ async fn shutdown_settles_the_active_ask_and_stops_the_turn() {
 async fn malformed_answers_fail_with_the_exact_texts() {
     let cases: Vec<(Value, &str)> = vec![
         (json!({"answers": "not-an-array"}), ASK_ANSWERS_NOT_ARRAY),
-        (json!({"value": "wrong response variant"}), ASK_ANSWERS_NOT_ARRAY),
+        (
+            json!({"value": "wrong response variant"}),
+            ASK_ANSWERS_NOT_ARRAY,
+        ),
         (json!({"confirmed": true}), ASK_ANSWERS_NOT_ARRAY),
         (json!({"answers": null}), ASK_ANSWERS_NOT_ARRAY),
         (json!({"cancelled": false}), ASK_ANSWERS_NOT_ARRAY),
-        (json!({"answers": [{"selected": null}]}), ASK_SELECTED_NOT_STRINGS),
+        (
+            json!({"answers": [{"selected": null}]}),
+            ASK_SELECTED_NOT_STRINGS,
+        ),
         (json!({"answers": [{}]}), ASK_SELECTED_NOT_STRINGS),
         (json!({"answers": ["a"]}), ASK_SELECTED_NOT_STRINGS),
         (json!({"answers": [null]}), ASK_SELECTED_NOT_STRINGS),
-        (json!({"answers": [{"selected": ["a", 2]}]}), ASK_SELECTED_NOT_STRINGS),
-        (json!({"answers": [{"selected": "a"}]}), ASK_SELECTED_NOT_STRINGS),
-        (json!({"answers": [{"selected": ["a"], "customText": 42}]}), ASK_CUSTOM_TEXT_NOT_STRING),
-        (json!({"answers": [{"selected": ["a"], "customText": null}]}), ASK_CUSTOM_TEXT_NOT_STRING),
+        (
+            json!({"answers": [{"selected": ["a", 2]}]}),
+            ASK_SELECTED_NOT_STRINGS,
+        ),
+        (
+            json!({"answers": [{"selected": "a"}]}),
+            ASK_SELECTED_NOT_STRINGS,
+        ),
+        (
+            json!({"answers": [{"selected": ["a"], "customText": 42}]}),
+            ASK_CUSTOM_TEXT_NOT_STRING,
+        ),
+        (
+            json!({"answers": [{"selected": ["a"], "customText": null}]}),
+            ASK_CUSTOM_TEXT_NOT_STRING,
+        ),
         // The first bad answer decides; `selected` is checked before `customText`.
         (
             json!({"answers": [{"selected": ["a"]}, {"selected": 1, "customText": 2}]}),
             ASK_SELECTED_NOT_STRINGS,
         ),
     ];
-    assert_eq!(ASK_ANSWERS_NOT_ARRAY, "Invalid RPC ask response: answers must be an array");
+    assert_eq!(
+        ASK_ANSWERS_NOT_ARRAY,
+        "Invalid RPC ask response: answers must be an array"
+    );
     assert_eq!(
         ASK_SELECTED_NOT_STRINGS,
         "Invalid RPC ask response: each answer's selected must be an array of strings"
     );
-    assert_eq!(ASK_CUSTOM_TEXT_NOT_STRING, "Invalid RPC ask response: customText must be a string");
+    assert_eq!(
+        ASK_CUSTOM_TEXT_NOT_STRING,
+        "Invalid RPC ask response: customText must be a string"
+    );
     for (response, text) in cases {
         let mut h = harness();
         let t = spawn_ask(&h.engine, "Which?", DialogOptions::default());
         let (_, id) = h.next_request().await;
-        assert_eq!(h.answer(&id, response.clone()), ResponseDisposition::Delivered);
+        assert_eq!(
+            h.answer(&id, response.clone()),
+            ResponseDisposition::Delivered
+        );
         let err = t.await.unwrap().unwrap_err();
         assert_eq!(err.0, text, "{response}");
         assert_eq!(h.handled(), vec![id], "{response}");
@@ -210,7 +244,10 @@ async fn concurrent_asks_are_single_flight_fifo() {
     first.await.unwrap().unwrap().unwrap();
     // The handled event of the first comes before the second request.
     let handled = h.next_frame().await;
-    assert_eq!(handled, json!({"type": "extension_ui_response_handled", "id": id1}));
+    assert_eq!(
+        handled,
+        json!({"type": "extension_ui_response_handled", "id": id1})
+    );
     let (req2, id2) = h.next_request().await;
     assert_eq!(req2["questions"][0]["question"], "Second?");
     assert_ne!(id2, id1);
@@ -292,7 +329,8 @@ async fn cancel_stop_aborts_queued_asks_of_the_same_turn() {
     let mut h = harness();
     let turn = CancellationToken::new();
     let t = turn.clone();
-    h.engine.set_ask_stop_hook(std::sync::Arc::new(move || t.cancel()));
+    h.engine
+        .set_ask_stop_hook(std::sync::Arc::new(move || t.cancel()));
     let first = spawn_ask(&h.engine, "First?", DialogOptions::cancel(turn.clone()));
     let (_, id1) = h.next_request().await;
     let second = spawn_ask(&h.engine, "Second?", DialogOptions::cancel(turn.clone()));
@@ -319,6 +357,12 @@ async fn shutdown_releases_queued_asks_without_emitting() {
     assert_eq!(h.handled(), vec![id1]);
     assert_eq!(h.stops(), 1, "only the emitted ask stops the turn");
     // After shutdown an ask resolves at once, emitting nothing.
-    assert_eq!(h.engine.ask(None, vec![q("Later?")], DialogOptions::default()).await.unwrap(), None);
+    assert_eq!(
+        h.engine
+            .ask(None, vec![q("Later?")], DialogOptions::default())
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(h.requests_emitted(), 1);
 }

@@ -41,8 +41,13 @@ async fn answered_through_the_wire() {
     let mut h = harness();
     let tool = ask_user_tool(&h.engine);
     let t = tokio::spawn(async move {
-        tool.execute("call-1", params(), CancellationToken::new(), Arc::new(|_| {}))
-            .await
+        tool.execute(
+            "call-1",
+            params(),
+            CancellationToken::new(),
+            Arc::new(|_| {}),
+        )
+        .await
     });
     let (req, id) = h.next_request().await;
     assert_eq!(req["method"], "ask");
@@ -56,7 +61,10 @@ async fn answered_through_the_wire() {
             {"question": "Deploy target?", "allowFreeText": true}
         ])
     );
-    h.answer(&id, json!({"answers": [{"selected": ["sqlite"]}, {"selected": [], "customText": "fly.io"}]}));
+    h.answer(
+        &id,
+        json!({"answers": [{"selected": ["sqlite"]}, {"selected": [], "customText": "fly.io"}]}),
+    );
     let out = t.await.unwrap().unwrap();
     assert_eq!(
         text(&out),
@@ -72,16 +80,25 @@ async fn cancelled_malformed_and_aborted() {
 
     let t = tokio::spawn({
         let tool = tool.clone();
-        async move { tool.execute("c", params(), CancellationToken::new(), Arc::new(|_| {})).await }
+        async move {
+            tool.execute("c", params(), CancellationToken::new(), Arc::new(|_| {}))
+                .await
+        }
     });
     let (_, id) = h.next_request().await;
     h.answer(&id, json!({"cancelled": true}));
-    assert_eq!(text(&t.await.unwrap().unwrap()), "The questions closed without an answer.");
+    assert_eq!(
+        text(&t.await.unwrap().unwrap()),
+        "The questions closed without an answer."
+    );
     assert_eq!(h.stops(), 1);
 
     let t = tokio::spawn({
         let tool = tool.clone();
-        async move { tool.execute("c", params(), CancellationToken::new(), Arc::new(|_| {})).await }
+        async move {
+            tool.execute("c", params(), CancellationToken::new(), Arc::new(|_| {}))
+                .await
+        }
     });
     let (_, id) = h.next_request().await;
     h.answer(&id, json!({"value": "nope"}));
@@ -97,7 +114,10 @@ async fn cancelled_malformed_and_aborted() {
     });
     let (_, id) = h.next_request().await;
     cancel.cancel();
-    assert_eq!(text(&t.await.unwrap().unwrap()), "The questions closed without an answer.");
+    assert_eq!(
+        text(&t.await.unwrap().unwrap()),
+        "The questions closed without an answer."
+    );
     assert_eq!(h.handled().last(), Some(&id));
     assert_eq!(h.stops(), 1, "abort does not call the stop hook");
     assert!(h.engine.pending_requests().is_empty());

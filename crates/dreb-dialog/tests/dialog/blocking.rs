@@ -23,12 +23,21 @@ async fn select_answered_settles_once() {
     });
     let (req, id) = h.next_request().await;
     assert_eq!(req["method"], "select");
-    assert!(req.get("timeout").is_none(), "no timeout key without a timeout");
-    assert_eq!(h.answer(&id, json!({"value": "b"})), ResponseDisposition::Delivered);
+    assert!(
+        req.get("timeout").is_none(),
+        "no timeout key without a timeout"
+    );
+    assert_eq!(
+        h.answer(&id, json!({"value": "b"})),
+        ResponseDisposition::Delivered
+    );
     assert_eq!(t.await.unwrap().as_deref(), Some("b"));
     assert_eq!(h.handled(), vec![id.clone()]);
     // A duplicate answer is ignored: no second handled event.
-    assert_eq!(h.answer(&id, json!({"value": "a"})), ResponseDisposition::UnknownId);
+    assert_eq!(
+        h.answer(&id, json!({"value": "a"})),
+        ResponseDisposition::UnknownId
+    );
     assert_eq!(h.handled(), vec![id]);
     assert!(h.engine.pending_requests().is_empty());
 }
@@ -47,7 +56,10 @@ async fn timeouts_resolve_to_defaults() {
     assert_eq!(t.await.unwrap(), None);
     assert_eq!(h.handled(), vec![id.clone()]);
     // A late answer after the timeout is ignored.
-    assert_eq!(h.answer(&id, json!({"value": "a"})), ResponseDisposition::UnknownId);
+    assert_eq!(
+        h.answer(&id, json!({"value": "a"})),
+        ResponseDisposition::UnknownId
+    );
 
     let t = tokio::spawn({
         let e = e.clone();
@@ -75,7 +87,10 @@ async fn host_cancel_resolves_to_defaults() {
     let e = h.engine.clone();
     let t = tokio::spawn({
         let e = e.clone();
-        async move { e.select("Pick", &["a".into()], DialogOptions::default()).await }
+        async move {
+            e.select("Pick", &["a".into()], DialogOptions::default())
+                .await
+        }
     });
     let (_, id) = h.next_request().await;
     h.answer(&id, json!({"cancelled": true, "value": "a"}));
@@ -114,7 +129,10 @@ async fn wrong_kind_answers_give_the_default() {
     // `confirmed` sent to a select gives None.
     let t = tokio::spawn({
         let e = e.clone();
-        async move { e.select("Pick", &["a".into()], DialogOptions::default()).await }
+        async move {
+            e.select("Pick", &["a".into()], DialogOptions::default())
+                .await
+        }
     });
     let (_, id2) = h.next_request().await;
     h.answer(&id2, json!({"confirmed": true}));
@@ -158,7 +176,10 @@ async fn abort_resolves_to_default_and_settles() {
     assert_eq!(t.await.unwrap(), None);
     assert_eq!(h.handled(), vec![id.clone()]);
     assert!(h.engine.pending_requests().is_empty());
-    assert_eq!(h.answer(&id, json!({"value": "a"})), ResponseDisposition::UnknownId);
+    assert_eq!(
+        h.answer(&id, json!({"value": "a"})),
+        ResponseDisposition::UnknownId
+    );
     assert_eq!(h.handled().len(), 1);
 }
 
@@ -168,7 +189,10 @@ async fn pre_aborted_dialog_emits_nothing() {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let opts = DialogOptions::timeout(Duration::from_secs(5)).with_cancel(cancel);
-    assert_eq!(h.engine.select("Pick", &["a".into()], opts.clone()).await, None);
+    assert_eq!(
+        h.engine.select("Pick", &["a".into()], opts.clone()).await,
+        None
+    );
     assert!(!h.engine.confirm("Sure?", "m", opts.clone()).await);
     assert_eq!(h.engine.input("Name", None, opts.clone()).await, None);
     assert_eq!(h.engine.ask(None, vec![], opts).await.unwrap(), None);
@@ -181,7 +205,10 @@ async fn shutdown_settles_every_pending_dialog_once() {
     let e = h.engine.clone();
     let first = tokio::spawn({
         let e = e.clone();
-        async move { e.select("Pick", &["a".into(), "b".into()], DialogOptions::default()).await }
+        async move {
+            e.select("Pick", &["a".into(), "b".into()], DialogOptions::default())
+                .await
+        }
     });
     let (_, first_id) = h.next_request().await;
     let second = tokio::spawn({
@@ -212,7 +239,10 @@ async fn shutdown_settles_every_pending_dialog_once() {
     // A second shutdown is a no-op; later dialogs resolve to their default without emitting.
     h.engine.cancel_all();
     let before = h.frames().len();
-    assert_eq!(h.engine.select("x", &[], DialogOptions::default()).await, None);
+    assert_eq!(
+        h.engine.select("x", &[], DialogOptions::default()).await,
+        None
+    );
     assert!(!h.engine.confirm("x", "y", DialogOptions::default()).await);
     assert_eq!(h.engine.editor("x", None).await, None);
     assert_eq!(h.frames().len(), before);
@@ -229,7 +259,10 @@ async fn dropping_the_caller_settles_the_dialog() {
     let _ = t.await;
     assert_eq!(h.handled(), vec![id.clone()]);
     assert!(h.engine.pending_requests().is_empty());
-    assert_eq!(h.answer(&id, json!({"value": "late"})), ResponseDisposition::UnknownId);
+    assert_eq!(
+        h.answer(&id, json!({"value": "late"})),
+        ResponseDisposition::UnknownId
+    );
     assert_eq!(h.handled().len(), 1);
 }
 
@@ -240,9 +273,18 @@ async fn unknown_and_missing_ids_are_ignored() {
         h.answer("no-such-id", json!({"value": "x"})),
         ResponseDisposition::UnknownId
     );
-    assert_eq!(h.respond(json!({"value": "x"})), ResponseDisposition::MissingId);
-    assert_eq!(h.respond(json!({"id": 7, "value": "x"})), ResponseDisposition::MissingId);
-    assert!(h.frames().is_empty(), "nothing is written for an ignored response");
+    assert_eq!(
+        h.respond(json!({"value": "x"})),
+        ResponseDisposition::MissingId
+    );
+    assert_eq!(
+        h.respond(json!({"id": 7, "value": "x"})),
+        ResponseDisposition::MissingId
+    );
+    assert!(
+        h.frames().is_empty(),
+        "nothing is written for an ignored response"
+    );
 
     // A stray response does not disturb a pending dialog.
     let e = h.engine.clone();
@@ -265,8 +307,12 @@ async fn pending_requests_lists_waiting_dialogs_as_emitted() {
     let sel = tokio::spawn({
         let e = e.clone();
         async move {
-            e.select("Pick", &["a".into()], DialogOptions::timeout(Duration::from_secs(30)))
-                .await
+            e.select(
+                "Pick",
+                &["a".into()],
+                DialogOptions::timeout(Duration::from_secs(30)),
+            )
+            .await
         }
     });
     let (sel_frame, sel_id) = h.next_request().await;
@@ -280,7 +326,10 @@ async fn pending_requests_lists_waiting_dialogs_as_emitted() {
         async move {
             e.ask(
                 Some("T"),
-                vec![serde_json::from_value(json!({"question": "Q?", "options": ["x", "y"]})).unwrap()],
+                vec![
+                    serde_json::from_value(json!({"question": "Q?", "options": ["x", "y"]}))
+                        .unwrap(),
+                ],
                 DialogOptions::timeout(Duration::from_secs(30)),
             )
             .await
@@ -316,8 +365,12 @@ async fn racing_settlements_emit_one_handled_event_each() {
     for i in 0..40 {
         let e = h.engine.clone();
         tasks.push(tokio::spawn(async move {
-            e.input(&format!("q{i}"), None, DialogOptions::timeout(Duration::from_millis(1 + i % 3)))
-                .await
+            e.input(
+                &format!("q{i}"),
+                None,
+                DialogOptions::timeout(Duration::from_millis(1 + i % 3)),
+            )
+            .await
         }));
     }
     let mut ids = Vec::new();

@@ -21,8 +21,11 @@ async fn unanswered_prompt_denies() {
     let mut h = harness();
     let e = h.engine.clone();
     let t = tokio::spawn(async move {
-        e.confirm_dangerous_command("rm -rf build", DialogOptions::timeout(Duration::from_millis(50)))
-            .await
+        e.confirm_dangerous_command(
+            "rm -rf build",
+            DialogOptions::timeout(Duration::from_millis(50)),
+        )
+        .await
     });
     let (req, id) = h.next_request().await;
     assert_eq!(
@@ -58,7 +61,10 @@ async fn answers_allow_block_cancel() {
     }
     let t = tokio::spawn({
         let e = e.clone();
-        async move { e.confirm_dangerous_command("sudo ls", DialogOptions::default()).await }
+        async move {
+            e.confirm_dangerous_command("sudo ls", DialogOptions::default())
+                .await
+        }
     });
     let (_, id) = h.next_request().await;
     h.answer(&id, json!({"value": "Allow"}));
@@ -70,7 +76,10 @@ async fn gate_decisions() {
     let mut h = harness();
     // Disabled (the default): never prompts.
     let gate = PermissionGate::new(h.engine.clone(), PermissionGateSettings::default());
-    assert_eq!(gate.check("rm -rf /tmp/x", None).await, GateDecision::NotGated);
+    assert_eq!(
+        gate.check("rm -rf /tmp/x", None).await,
+        GateDecision::NotGated
+    );
     // Enabled but harmless: never prompts.
     let gate = PermissionGate::new(h.engine.clone(), enabled(50));
     assert_eq!(gate.check("ls -la", None).await, GateDecision::NotGated);
@@ -86,7 +95,8 @@ async fn gate_decisions() {
     assert_eq!(
         t.await.unwrap(),
         GateDecision::Denied {
-            reason: "Dangerous command (recursive delete) blocked: the user did not confirm it.".into()
+            reason: "Dangerous command (recursive delete) blocked: the user did not confirm it."
+                .into()
         }
     );
 
@@ -125,9 +135,14 @@ async fn gate_decisions() {
     assert!(matches!(t.await.unwrap(), GateDecision::Denied { .. }));
 
     // A custom predicate replaces the built-in patterns.
-    let gate = PermissionGate::new(h.engine.clone(), enabled(0))
-        .with_predicate(Arc::new(|c: &str| c.contains("deploy").then(|| "deploys".to_string())));
-    assert_eq!(gate.check("rm -rf build", None).await, GateDecision::NotGated);
+    let gate =
+        PermissionGate::new(h.engine.clone(), enabled(0)).with_predicate(Arc::new(|c: &str| {
+            c.contains("deploy").then(|| "deploys".to_string())
+        }));
+    assert_eq!(
+        gate.check("rm -rf build", None).await,
+        GateDecision::NotGated
+    );
     let t = tokio::spawn({
         let gate = gate.clone();
         async move { gate.check("make deploy", None).await }

@@ -99,8 +99,12 @@ async fn blocking_request_frames_match_the_spec() {
     let t = tokio::spawn({
         let e = e.clone();
         async move {
-            e.input("Enter a value", Some("type something..."), DialogOptions::default())
-                .await
+            e.input(
+                "Enter a value",
+                Some("type something..."),
+                DialogOptions::default(),
+            )
+            .await
         }
     });
     let (frame, id) = h.next_request().await;
@@ -136,13 +140,18 @@ async fn blocking_request_frames_match_the_spec() {
     });
     let (frame, id) = h.next_request().await;
     let after = now_ms();
-    let expires = frame["expiresAt"].as_i64().expect("expiresAt is an integer");
+    let expires = frame["expiresAt"]
+        .as_i64()
+        .expect("expiresAt is an integer");
     assert!(
         (before + 60_000..=after + 60_000).contains(&expires),
         "expiresAt = now + timeout"
     );
     assert_matches_example(&frame, &example);
-    h.answer(&id, json!({"answers": [{"selected": ["SQLite"], "customText": "with WAL enabled"}]}));
+    h.answer(
+        &id,
+        json!({"answers": [{"selected": ["SQLite"], "customText": "with WAL enabled"}]}),
+    );
     let result = t.await.unwrap().unwrap().unwrap();
     assert_eq!(result.answers[0].selected, vec!["SQLite".to_string()]);
 }
@@ -280,7 +289,10 @@ async fn spec_response_examples_are_accepted() {
     r["id"] = json!(id);
     h.respond(r);
     let result = t.await.unwrap().unwrap().unwrap();
-    assert_eq!(result.answers[0].custom_text.as_deref(), Some("with WAL enabled"));
+    assert_eq!(
+        result.answers[0].custom_text.as_deref(),
+        Some("with WAL enabled")
+    );
     assert!(!result.answers[0].skipped);
 }
 

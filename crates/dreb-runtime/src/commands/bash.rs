@@ -18,7 +18,10 @@ use crate::runtime::{Runtime, lock};
 impl Runtime {
     fn bash_options(&self) -> Result<dreb_tools::BashExecOptions, String> {
         let settings_file = self.inner.agent_dir.join("settings.json");
-        let shell = resolve_shell_with_settings(self.inner.settings.shell_path().as_deref(), &settings_file.to_string_lossy())?;
+        let shell = resolve_shell_with_settings(
+            self.inner.settings.shell_path().as_deref(),
+            &settings_file.to_string_lossy(),
+        )?;
         // The reference runs RPC bash in the process cwd, not the session cwd.
         let cwd = std::env::current_dir().unwrap_or_else(|_| self.inner.cwd.clone());
         Ok(dreb_tools::BashExecOptions {
@@ -29,7 +32,11 @@ impl Runtime {
         })
     }
 
-    pub(crate) async fn cmd_bash(&self, _ctx: &RequestContext, p: BashParams) -> Result<BashResult, String> {
+    pub(crate) async fn cmd_bash(
+        &self,
+        _ctx: &RequestContext,
+        p: BashParams,
+    ) -> Result<BashResult, String> {
         let failed = |m: String| fill(error_text::COMMAND_FAILED, &[("message", &m)]);
         let opts = self.bash_options().map_err(failed)?;
         let cancel = CancellationToken::new();
@@ -82,7 +89,11 @@ impl Runtime {
         }
     }
 
-    pub(crate) async fn cmd_abort_bash(&self, _ctx: &RequestContext, _p: AbortBashParams) -> Result<(), String> {
+    pub(crate) async fn cmd_abort_bash(
+        &self,
+        _ctx: &RequestContext,
+        _p: AbortBashParams,
+    ) -> Result<(), String> {
         if let Some((_, token)) = lock(&self.inner.bash_cancel).as_ref() {
             token.cancel();
         }

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use dreb_agent::AgentMessage;
 use dreb_ai::{AssistantMessage, StopReason};
-use dreb_compaction::{CompactionSettings, SummaryError, SummaryLlm, estimate::usage_context_tokens};
+use dreb_compaction::{
+    CompactionSettings, SummaryError, SummaryLlm, estimate::usage_context_tokens,
+};
 use dreb_protocol::envelope::fill;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
@@ -62,10 +64,17 @@ impl Reason {
 
 /// Milliseconds since the epoch of an ISO entry timestamp.
 fn iso_ms(s: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(s).ok().map(|d| d.timestamp_millis())
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|d| d.timestamp_millis())
 }
 
-fn auto_end(result: Option<Value>, aborted: bool, will_retry: bool, error: Option<String>) -> Value {
+fn auto_end(
+    result: Option<Value>,
+    aborted: bool,
+    will_retry: bool,
+    error: Option<String>,
+) -> Value {
     let mut frame = serde_json::Map::new();
     frame.insert("type".into(), "auto_compaction_end".into());
     if let Some(r) = result {
@@ -111,20 +120,45 @@ impl Runtime {
     ) -> Result<dreb_compaction::CompactionResult, CompactError> {
         let model = self.inner.agent.model().ok_or(CompactError::NoModel)?;
         let api_key = {
-            let registry = self.inner.registry.read().unwrap_or_else(|e| e.into_inner());
-            registry.api_key_for(&model).map_err(|_| CompactError::NoApiKey(model.provider.clone()))?
+            let registry = self
+                .inner
+                .registry
+                .read()
+                .unwrap_or_else(|e| e.into_inner());
+            registry
+                .api_key_for(&model)
+                .map_err(|_| CompactError::NoApiKey(model.provider.clone()))?
         };
-        let branch: Vec<Value> = lock(&self.inner.session).branch(None).iter().map(|e| e.to_value()).collect();
+        let branch: Vec<Value> = lock(&self.inner.session)
+            .branch(None)
+            .iter()
+            .map(|e| e.to_value())
+            .collect();
         let settings = self.compaction_settings();
         let Some(prep) = dreb_compaction::prepare_compaction(&branch, &settings) else {
-            let last_is_compaction = branch.last().and_then(|e| e.get("type")).and_then(Value::as_str) == Some("compaction");
-            return Err(if last_is_compaction { CompactError::AlreadyCompacted } else { CompactError::NothingToCompact });
+            let last_is_compaction = branch
+                .last()
+                .and_then(|e| e.get("type"))
+                .and_then(Value::as_str)
+                == Some("compaction");
+            return Err(if last_is_compaction {
+                CompactError::AlreadyCompacted
+            } else {
+                CompactError::NothingToCompact
+            });
         };
-        let llm = SummaryLlm { client: &self.inner.providers, model: &model, api_key, cancel: cancel.clone() };
-        let result = dreb_compaction::compact(&prep, &llm, custom_instructions, &settings).await.map_err(|e| match e {
-            SummaryError::Aborted => CompactError::Cancelled,
-            SummaryError::Failed(m) => CompactError::Failed(m),
-        })?;
+        let llm = SummaryLlm {
+            client: &self.inner.providers,
+            model: &model,
+            api_key,
+            cancel: cancel.clone(),
+        };
+        let result = dreb_compaction::compact(&prep, &llm, custom_instructions, &settings)
+            .await
+            .map_err(|e| match e {
+                SummaryError::Aborted => CompactError::Cancelled,
+                SummaryError::Failed(m) => CompactError::Failed(m),
+            })?;
         if cancel.is_cancelled() {
             return Err(CompactError::Cancelled);
         }
@@ -141,29 +175,45 @@ impl Runtime {
                 .map_err(|e| CompactError::Failed(e.to_string()))?;
         }
         let context = lock(&self.inner.session).build_session_context();
-        let messages: Vec<AgentMessage> =
-            context.messages.into_iter().filter_map(|m| serde_json::from_value(m).ok()).collect();
+        let messages: Vec<AgentMessage> = context
+            .messages
+            .into_iter()
+            .filter_map(|m| serde_json::from_value(m).ok())
+            .collect();
         self.inner.agent.replace_messages(messages);
         Ok(result)
     }
 
-    pub(crate) async fn cmd_compact(&self, _ctx: &RequestContext, p: CompactParams) -> Result<CompactionResult, String> {
+    pub(crate) async fn cmd_compact(
+        &self,
+        _ctx: &RequestContext,
+        p: CompactParams,
+    ) -> Result<CompactionResult, String> {
         // The run aborted below must not start a retry or an auto-compaction of its own.
         self.inner.manual_compaction.store(true, Ordering::Release);
         let cancel = self.begin_compaction();
         self.abort_retry();
         self.inner.agent.abort();
         self.inner.agent.wait_for_idle().await;
-        let outcome = self.run_compaction(p.custom_instructions.as_deref(), cancel).await;
+        let outcome = self
+            .run_compaction(p.custom_instructions.as_deref(), cancel)
+            .await;
         self.end_compaction();
         self.inner.manual_compaction.store(false, Ordering::Release);
         match outcome {
             Ok(result) => wire(&result.to_json()),
-            Err(e) => Err(fill(error_text::COMMAND_FAILED, &[("message", &e.to_string())])),
+            Err(e) => Err(fill(
+                error_text::COMMAND_FAILED,
+                &[("message", &e.to_string())],
+            )),
         }
     }
 
-    pub(crate) async fn cmd_abort_compaction(&self, _ctx: &RequestContext, _p: AbortCompactionParams) -> Result<(), String> {
+    pub(crate) async fn cmd_abort_compaction(
+        &self,
+        _ctx: &RequestContext,
+        _p: AbortCompactionParams,
+    ) -> Result<(), String> {
         if let Some(token) = lock(&self.inner.compaction_cancel).as_ref() {
             token.cancel();
         }
@@ -174,7 +224,10 @@ impl Runtime {
     fn latest_compaction_ms(&self) -> Option<i64> {
         let session = lock(&self.inner.session);
         let branch = session.branch(None);
-        let entry = branch.iter().rev().find(|e| e.entry_type() == "compaction")?;
+        let entry = branch
+            .iter()
+            .rev()
+            .find(|e| e.entry_type() == "compaction")?;
         entry.str_field("timestamp").and_then(iso_ms)
     }
 
@@ -183,7 +236,9 @@ impl Runtime {
         if message.stop_reason == StopReason::Aborted {
             return;
         }
-        let Some(model) = self.inner.agent.model() else { return };
+        let Some(model) = self.inner.agent.model() else {
+            return;
+        };
         let window = model.context_window;
         let compaction_ms = self.latest_compaction_ms();
         // A reply from before the latest compaction says nothing about the compacted context.
@@ -196,8 +251,15 @@ impl Runtime {
             if !settings.enabled {
                 return;
             }
-            if self.inner.overflow_recovery_attempted.swap(true, Ordering::AcqRel) {
-                emit(&*self.inner.sink, &auto_end(None, false, false, Some(OVERFLOW_RETRY_FAILED.into())));
+            if self
+                .inner
+                .overflow_recovery_attempted
+                .swap(true, Ordering::AcqRel)
+            {
+                emit(
+                    &*self.inner.sink,
+                    &auto_end(None, false, false, Some(OVERFLOW_RETRY_FAILED.into())),
+                );
                 return;
             }
             self.remove_last_assistant();
@@ -208,8 +270,13 @@ impl Runtime {
             // No usage on an error: the last valid usage plus estimates of what follows.
             let values = self.message_values();
             let estimate = dreb_compaction::estimate_context_tokens(&values);
-            let Some(i) = estimate.last_usage_index else { return };
-            let usage_ts = values[i].get("timestamp").and_then(Value::as_i64).unwrap_or(i64::MAX);
+            let Some(i) = estimate.last_usage_index else {
+                return;
+            };
+            let usage_ts = values[i]
+                .get("timestamp")
+                .and_then(Value::as_i64)
+                .unwrap_or(i64::MAX);
             if compaction_ms.is_some_and(|ts| usage_ts <= ts) {
                 return;
             }
@@ -224,7 +291,10 @@ impl Runtime {
 
     /// Emit `auto_compaction_start` now (in event order), then compact once the run has fully ended.
     fn start_auto_compaction(&self, reason: Reason, will_retry: bool) {
-        emit(&*self.inner.sink, &json!({"type": "auto_compaction_start", "reason": reason.as_str()}));
+        emit(
+            &*self.inner.sink,
+            &json!({"type": "auto_compaction_start", "reason": reason.as_str()}),
+        );
         let cancel = self.begin_compaction();
         let rt = self.clone();
         tokio::spawn(async move {
@@ -258,7 +328,10 @@ impl Runtime {
                     return;
                 }
             };
-            emit(&*rt.inner.sink, &auto_end(Some(result.to_json()), false, will_retry, None));
+            emit(
+                &*rt.inner.sink,
+                &auto_end(Some(result.to_json()), false, will_retry, None),
+            );
             if will_retry || rt.inner.agent.has_queued_messages() {
                 if will_retry {
                     let ends_in_error = matches!(

@@ -3,7 +3,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use dreb_agent::{AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult};
+use dreb_agent::{
+    AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult,
+};
 use dreb_dialog::{GateDecision, PERMISSION_GATE_SETTING, PermissionGate, PermissionGateSettings};
 use dreb_protocol::{BlockingExtensionUiRequest, Input};
 use serde_json::Value;
@@ -25,7 +27,10 @@ pub(crate) struct DialogTracker {
 
 impl DialogTracker {
     pub(crate) fn new(host: Arc<dyn FrameSink>) -> Self {
-        DialogTracker { host, open: Mutex::new(Vec::new()) }
+        DialogTracker {
+            host,
+            open: Mutex::new(Vec::new()),
+        }
     }
 
     /// The open blocking requests in emission order (`pendingExtensionUiRequests`).
@@ -40,21 +45,30 @@ impl DialogTracker {
             return;
         }
         for line in frame.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            let Ok(value) = serde_json::from_slice::<Value>(line) else { continue };
-            let id = value.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+            let Ok(value) = serde_json::from_slice::<Value>(line) else {
+                continue;
+            };
+            let id = value
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             match value.get("type").and_then(Value::as_str) {
                 Some("extension_ui_request") => {
                     let blocking = value
                         .get("method")
                         .and_then(Value::as_str)
                         .is_some_and(|m| BlockingExtensionUiRequest::TAGS.contains(&m));
-                    if let (true, Ok(request)) =
-                        (blocking, serde_json::from_value::<BlockingExtensionUiRequest>(value))
-                    {
+                    if let (true, Ok(request)) = (
+                        blocking,
+                        serde_json::from_value::<BlockingExtensionUiRequest>(value),
+                    ) {
                         lock(&self.open).push((id, request));
                     }
                 }
-                Some("extension_ui_response_handled") => lock(&self.open).retain(|(open, _)| *open != id),
+                Some("extension_ui_response_handled") => {
+                    lock(&self.open).retain(|(open, _)| *open != id)
+                }
                 _ => {}
             }
         }
@@ -83,15 +97,26 @@ pub(crate) async fn guard_before_tool_call(
     ctx: &BeforeToolCallContext<'_>,
     cancel: &CancellationToken,
 ) -> Option<BeforeToolCallResult> {
-    let block = |reason: String| Some(BeforeToolCallResult { block: true, reason: Some(reason) });
+    let block = |reason: String| {
+        Some(BeforeToolCallResult {
+            block: true,
+            reason: Some(reason),
+        })
+    };
     match ctx.tool_call.name.as_str() {
         "bash" => {
             let command = ctx.args.get("command").and_then(Value::as_str)?;
             let extra = inner.settings.forbidden_commands().unwrap_or_default();
-            if let Some(reason) = dreb_tools::guards::check_bash_command(command, &extra, &inner.cwd) {
+            if let Some(reason) =
+                dreb_tools::guards::check_bash_command(command, &extra, &inner.cwd)
+            {
                 return block(reason);
             }
-            let raw = inner.settings.merged_settings().get(PERMISSION_GATE_SETTING).cloned();
+            let raw = inner
+                .settings
+                .merged_settings()
+                .get(PERMISSION_GATE_SETTING)
+                .cloned();
             let settings = PermissionGateSettings::from_value(raw.as_ref()).unwrap_or_else(|e| {
                 tracing::warn!("ignoring the {PERMISSION_GATE_SETTING} setting: {e}");
                 PermissionGateSettings::default()
@@ -115,9 +140,15 @@ pub(crate) async fn guard_before_tool_call(
 }
 
 /// `after_tool_call`: secrets in text blocks become `<REDACTED:name>` (built-in plus `secretOutputPatterns`).
-pub(crate) fn scrub_after_tool_call(inner: &Inner, ctx: &AfterToolCallContext<'_>) -> Option<AfterToolCallResult> {
+pub(crate) fn scrub_after_tool_call(
+    inner: &Inner,
+    ctx: &AfterToolCallContext<'_>,
+) -> Option<AfterToolCallResult> {
     let extra = inner.settings.secret_output_patterns().unwrap_or_default();
     let extra = dreb_tools::guards::compile_extra_secret_patterns(&extra);
     let content = dreb_tools::guards::scrub_tool_content(&ctx.result.content, &extra)?;
-    Some(AfterToolCallResult { content: Some(content), ..Default::default() })
+    Some(AfterToolCallResult {
+        content: Some(content),
+        ..Default::default()
+    })
 }

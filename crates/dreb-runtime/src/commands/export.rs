@@ -11,23 +11,37 @@ use dreb_session::{HtmlExportOptions, ToolInfo};
 use crate::runtime::{Runtime, lock};
 
 impl Runtime {
-    pub(crate) async fn cmd_export_html(&self, _ctx: &RequestContext, p: ExportHtmlParams) -> Result<ExportHtmlResult, String> {
+    pub(crate) async fn cmd_export_html(
+        &self,
+        _ctx: &RequestContext,
+        p: ExportHtmlParams,
+    ) -> Result<ExportHtmlResult, String> {
         let (system_prompt, tools) = self.inner.agent.with_state(|s| {
             let tools = s
                 .tools
                 .iter()
-                .map(|t| ToolInfo { name: t.definition().name.clone(), description: t.definition().description.clone() })
+                .map(|t| ToolInfo {
+                    name: t.definition().name.clone(),
+                    description: t.definition().description.clone(),
+                })
                 .collect::<Vec<_>>();
             (s.system_prompt.clone(), tools)
         });
         // Default: `dreb-session-<session file name>.html`, relative, so it lands in the process cwd.
-        let options = HtmlExportOptions { output_path: p.output_path.map(PathBuf::from), system_prompt: Some(system_prompt), tools };
+        let options = HtmlExportOptions {
+            output_path: p.output_path.map(PathBuf::from),
+            system_prompt: Some(system_prompt),
+            tools,
+        };
         // Rendering and writing a long session takes a while: keep it off the async threads.
         let rt = self.clone();
-        let path = tokio::task::spawn_blocking(move || lock(&rt.inner.session).export_html(&options))
-            .await
-            .map_err(|e| fill(error_text::COMMAND_FAILED, &[("message", &e.to_string())]))?
-            .map_err(|e| fill(error_text::COMMAND_FAILED, &[("message", &e.to_string())]))?;
-        Ok(ExportHtmlResult { path: path.to_string_lossy().into_owned() })
+        let path =
+            tokio::task::spawn_blocking(move || lock(&rt.inner.session).export_html(&options))
+                .await
+                .map_err(|e| fill(error_text::COMMAND_FAILED, &[("message", &e.to_string())]))?
+                .map_err(|e| fill(error_text::COMMAND_FAILED, &[("message", &e.to_string())]))?;
+        Ok(ExportHtmlResult {
+            path: path.to_string_lossy().into_owned(),
+        })
     }
 }

@@ -15,16 +15,30 @@ impl Runtime {
         _p: GetAvailableModelsParams,
     ) -> Result<AvailableModelsResult, String> {
         let models = {
-            let mut registry = self.inner.registry.write().unwrap_or_else(|e| e.into_inner());
+            let mut registry = self
+                .inner
+                .registry
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
             registry.refresh();
             registry.available()
         };
-        Ok(AvailableModelsResult { models: wire(&models)? })
+        Ok(AvailableModelsResult {
+            models: wire(&models)?,
+        })
     }
 
-    pub(crate) async fn cmd_set_model(&self, _ctx: &RequestContext, p: SetModelParams) -> Result<Model, String> {
+    pub(crate) async fn cmd_set_model(
+        &self,
+        _ctx: &RequestContext,
+        p: SetModelParams,
+    ) -> Result<Model, String> {
         let model = {
-            let registry = self.inner.registry.read().unwrap_or_else(|e| e.into_inner());
+            let registry = self
+                .inner
+                .registry
+                .read()
+                .unwrap_or_else(|e| e.into_inner());
             registry
                 .available()
                 .into_iter()
@@ -33,20 +47,28 @@ impl Runtime {
         };
         let agent = &self.inner.agent;
         agent.set_model(Some(model.clone()));
-        lock(&self.inner.session).append_model_change(&model.provider, &model.id).map_err(|e| e.to_string())?;
+        lock(&self.inner.session)
+            .append_model_change(&model.provider, &model.id)
+            .map_err(|e| e.to_string())?;
         // Re-clamp the thinking level for the new model.
         let level = clamp_thinking_level(&model, agent.thinking_level());
         if level != agent.thinking_level() {
             agent.set_thinking_level(level);
-            lock(&self.inner.session).append_thinking_level_change(level.as_str()).map_err(|e| e.to_string())?;
+            lock(&self.inner.session)
+                .append_thinking_level_change(level.as_str())
+                .map_err(|e| e.to_string())?;
         }
         let (provider, id) = (model.provider.clone(), model.id.clone());
-        self.persist(move |s| s.set_default_model_and_provider(&provider, &id)).await?;
+        self.persist(move |s| s.set_default_model_and_provider(&provider, &id))
+            .await?;
         wire(&model)
     }
 
     /// Apply a thinking level (clamped); on change, record it in the session and persist it as the default.
-    async fn apply_thinking_level(&self, requested: ThinkingLevel) -> Result<ThinkingLevel, String> {
+    async fn apply_thinking_level(
+        &self,
+        requested: ThinkingLevel,
+    ) -> Result<ThinkingLevel, String> {
         let agent = &self.inner.agent;
         let Some(model) = agent.model() else {
             agent.set_thinking_level(requested);
@@ -55,15 +77,22 @@ impl Runtime {
         let level = clamp_thinking_level(&model, requested);
         if level != agent.thinking_level() {
             agent.set_thinking_level(level);
-            lock(&self.inner.session).append_thinking_level_change(level.as_str()).map_err(|e| e.to_string())?;
+            lock(&self.inner.session)
+                .append_thinking_level_change(level.as_str())
+                .map_err(|e| e.to_string())?;
             if model.reasoning || level != ThinkingLevel::Off {
-                self.persist(move |s| s.set_default_thinking_level(level.as_str())).await?;
+                self.persist(move |s| s.set_default_thinking_level(level.as_str()))
+                    .await?;
             }
         }
         Ok(level)
     }
 
-    pub(crate) async fn cmd_set_thinking_level(&self, _ctx: &RequestContext, p: SetThinkingLevelParams) -> Result<(), String> {
+    pub(crate) async fn cmd_set_thinking_level(
+        &self,
+        _ctx: &RequestContext,
+        p: SetThinkingLevelParams,
+    ) -> Result<(), String> {
         let requested: ThinkingLevel = wire(&p.level)?;
         self.apply_thinking_level(requested).await.map(|_| ())
     }
@@ -74,7 +103,9 @@ impl Runtime {
         _p: CycleThinkingLevelParams,
     ) -> Result<Option<ThinkingLevelResult>, String> {
         let agent = &self.inner.agent;
-        let Some(model) = agent.model().filter(|m| m.reasoning) else { return Ok(None) };
+        let Some(model) = agent.model().filter(|m| m.reasoning) else {
+            return Ok(None);
+        };
         let levels = available_thinking_levels(&model);
         let current = agent.thinking_level();
         let next = match levels.iter().position(|l| *l == current) {
@@ -82,6 +113,8 @@ impl Runtime {
             None => levels[0],
         };
         let level = self.apply_thinking_level(next).await?;
-        Ok(Some(ThinkingLevelResult { level: wire(&level)? }))
+        Ok(Some(ThinkingLevelResult {
+            level: wire(&level)?,
+        }))
     }
 }

@@ -11,15 +11,27 @@ pub(crate) fn not_implemented(command: &str) -> String {
 }
 
 impl Runtime {
-    pub(crate) async fn cmd_list_background_agents(&self, _ctx: &RequestContext, _p: ListBackgroundAgentsParams) -> Result<BackgroundAgentsResult, String> {
+    pub(crate) async fn cmd_list_background_agents(
+        &self,
+        _ctx: &RequestContext,
+        _p: ListBackgroundAgentsParams,
+    ) -> Result<BackgroundAgentsResult, String> {
         Err(not_implemented("list_background_agents"))
     }
 
-    pub(crate) async fn cmd_steer_background_agent(&self, _ctx: &RequestContext, _p: SteerBackgroundAgentParams) -> Result<(), String> {
+    pub(crate) async fn cmd_steer_background_agent(
+        &self,
+        _ctx: &RequestContext,
+        _p: SteerBackgroundAgentParams,
+    ) -> Result<(), String> {
         Err(not_implemented("steer_background_agent"))
     }
 
-    pub(crate) async fn cmd_get_background_agent_pending(&self, _ctx: &RequestContext, _p: GetBackgroundAgentPendingParams) -> Result<BackgroundAgentPendingResult, String> {
+    pub(crate) async fn cmd_get_background_agent_pending(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetBackgroundAgentPendingParams,
+    ) -> Result<BackgroundAgentPendingResult, String> {
         Err(not_implemented("get_background_agent_pending"))
     }
 }

@@ -11,7 +11,10 @@ use crate::runtime::{QueuedDisplay, Runtime, lock, no_api_key_text};
 fn builtin_slash_command(message: &str) -> Option<&str> {
     let first = message.trim().split_whitespace().next()?;
     let name = first.strip_prefix('/')?;
-    super::discovery::BUILTIN_COMMANDS.iter().any(|(n, _, _)| *n == name).then_some(name)
+    super::discovery::BUILTIN_COMMANDS
+        .iter()
+        .any(|(n, _, _)| *n == name)
+        .then_some(name)
 }
 
 fn reject_builtin(message: &str) -> Result<(), String> {
@@ -24,9 +27,15 @@ fn reject_builtin(message: &str) -> Result<(), String> {
 }
 
 fn user_message(text: &str, images: &[ImageContent]) -> AgentMessage {
-    let mut content = vec![UserBlock::Text(TextContent { text: text.to_string(), text_signature: None })];
+    let mut content = vec![UserBlock::Text(TextContent {
+        text: text.to_string(),
+        text_signature: None,
+    })];
     content.extend(images.iter().cloned().map(UserBlock::Image));
-    AgentMessage::User(UserMessage { content: UserContent::Blocks(content), timestamp: dreb_agent::agent::now_ms() })
+    AgentMessage::User(UserMessage {
+        content: UserContent::Blocks(content),
+        timestamp: dreb_agent::agent::now_ms(),
+    })
 }
 
 fn images_of(images: &Option<Vec<ImageContent_>>) -> Result<Vec<ImageContent>, String> {
@@ -42,7 +51,11 @@ type ImageContent_ = dreb_protocol::ImageContent;
 impl Runtime {
     fn queue(&self, steering: bool, text: &str, images: Vec<ImageContent>) {
         let message = user_message(text, &images);
-        lock(&self.inner.queued).push(QueuedDisplay { steering, text: text.to_string(), images });
+        lock(&self.inner.queued).push(QueuedDisplay {
+            steering,
+            text: text.to_string(),
+            images,
+        });
         if steering {
             self.inner.agent.steer(message);
         } else {
@@ -50,7 +63,11 @@ impl Runtime {
         }
     }
 
-    pub(crate) async fn cmd_prompt(&self, _ctx: &RequestContext, p: PromptParams) -> Result<(), String> {
+    pub(crate) async fn cmd_prompt(
+        &self,
+        _ctx: &RequestContext,
+        p: PromptParams,
+    ) -> Result<(), String> {
         reject_builtin(&p.message)?;
         let images = images_of(&p.images)?;
         let agent = &self.inner.agent;
@@ -65,28 +82,49 @@ impl Runtime {
             return Err("No model selected.\n\nUse /login or set an API key environment variable. See docs/providers.md\n\nThen use /model to select a model.".into());
         };
         {
-            let registry = self.inner.registry.read().unwrap_or_else(|e| e.into_inner());
-            registry.api_key_for(&model).map_err(|_| no_api_key_text(&model.provider))?;
+            let registry = self
+                .inner
+                .registry
+                .read()
+                .unwrap_or_else(|e| e.into_inner());
+            registry
+                .api_key_for(&model)
+                .map_err(|_| no_api_key_text(&model.provider))?;
         }
         self.flush_deferred_bash();
-        agent.start_prompt(vec![user_message(&p.message, &images)]).map(|_| ()).map_err(|e| e.to_string())
+        agent
+            .start_prompt(vec![user_message(&p.message, &images)])
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
-    pub(crate) async fn cmd_steer(&self, _ctx: &RequestContext, p: SteerParams) -> Result<(), String> {
+    pub(crate) async fn cmd_steer(
+        &self,
+        _ctx: &RequestContext,
+        p: SteerParams,
+    ) -> Result<(), String> {
         reject_builtin(&p.message)?;
         let images = images_of(&p.images)?;
         self.queue(true, &p.message, images);
         Ok(())
     }
 
-    pub(crate) async fn cmd_follow_up(&self, _ctx: &RequestContext, p: FollowUpParams) -> Result<(), String> {
+    pub(crate) async fn cmd_follow_up(
+        &self,
+        _ctx: &RequestContext,
+        p: FollowUpParams,
+    ) -> Result<(), String> {
         reject_builtin(&p.message)?;
         let images = images_of(&p.images)?;
         self.queue(false, &p.message, images);
         Ok(())
     }
 
-    pub(crate) async fn cmd_abort(&self, _ctx: &RequestContext, _p: AbortParams) -> Result<(), String> {
+    pub(crate) async fn cmd_abort(
+        &self,
+        _ctx: &RequestContext,
+        _p: AbortParams,
+    ) -> Result<(), String> {
         self.abort_retry();
         self.inner.agent.abort();
         self.inner.agent.wait_for_idle().await;
@@ -100,14 +138,26 @@ impl Runtime {
             let mut messages = Vec::new();
             for q in queued.iter().filter(|q| q.steering == steering) {
                 texts.push(q.text.clone());
-                let images = if q.images.is_empty() { None } else { Some(wire(&q.images)?) };
-                messages.push(RpcQueuedMessage { text: q.text.clone(), images });
+                let images = if q.images.is_empty() {
+                    None
+                } else {
+                    Some(wire(&q.images)?)
+                };
+                messages.push(RpcQueuedMessage {
+                    text: q.text.clone(),
+                    images,
+                });
             }
             Ok((texts, messages))
         };
         let (steering, steering_messages) = view(true)?;
         let (follow_up, follow_up_messages) = view(false)?;
-        Ok(RpcPendingMessages { steering, follow_up, steering_messages, follow_up_messages })
+        Ok(RpcPendingMessages {
+            steering,
+            follow_up,
+            steering_messages,
+            follow_up_messages,
+        })
     }
 
     pub(crate) async fn cmd_get_pending_messages(
@@ -129,16 +179,26 @@ impl Runtime {
         Ok(cleared)
     }
 
-    pub(crate) async fn cmd_set_steering_mode(&self, _ctx: &RequestContext, p: SetSteeringModeParams) -> Result<(), String> {
+    pub(crate) async fn cmd_set_steering_mode(
+        &self,
+        _ctx: &RequestContext,
+        p: SetSteeringModeParams,
+    ) -> Result<(), String> {
         let mode = queue_mode(&p.mode);
         self.inner.agent.set_steering_mode(mode);
-        self.persist(move |s| s.set_steering_mode(mode.as_str())).await
+        self.persist(move |s| s.set_steering_mode(mode.as_str()))
+            .await
     }
 
-    pub(crate) async fn cmd_set_follow_up_mode(&self, _ctx: &RequestContext, p: SetFollowUpModeParams) -> Result<(), String> {
+    pub(crate) async fn cmd_set_follow_up_mode(
+        &self,
+        _ctx: &RequestContext,
+        p: SetFollowUpModeParams,
+    ) -> Result<(), String> {
         let mode = queue_mode(&p.mode);
         self.inner.agent.set_follow_up_mode(mode);
-        self.persist(move |s| s.set_follow_up_mode(mode.as_str())).await
+        self.persist(move |s| s.set_follow_up_mode(mode.as_str()))
+            .await
     }
 
     /// Move `bash` command results recorded during a run into the conversation (keeps tool call/result adjacency).

@@ -19,7 +19,9 @@ pub const RETRY_BASE_DELAY_ENV: &str = "DREB_RETRY_BASE_DELAY_MS";
 
 /// The reference's rule: an error reply (with a message) that is not a context overflow and names a transient failure.
 fn is_retryable(message: &AssistantMessage, context_window: u64) -> bool {
-    let Some(err) = message.error_message.as_deref().filter(|e| !e.is_empty()) else { return false };
+    let Some(err) = message.error_message.as_deref().filter(|e| !e.is_empty()) else {
+        return false;
+    };
     message.stop_reason == StopReason::Error
         && !dreb_ai::is_context_overflow(message, Some(context_window))
         && dreb_ai::is_retryable_error(err)
@@ -41,10 +43,15 @@ impl Runtime {
     pub(crate) fn on_assistant_end(&self, message: &AssistantMessage) {
         *lock(&self.inner.last_assistant) = Some(message.clone());
         if message.stop_reason != StopReason::Error {
-            self.inner.overflow_recovery_attempted.store(false, Ordering::Release);
+            self.inner
+                .overflow_recovery_attempted
+                .store(false, Ordering::Release);
             let attempt = self.inner.retry_attempt.swap(0, Ordering::AcqRel);
             if attempt > 0 {
-                emit(&*self.inner.sink, &json!({"type": "auto_retry_end", "success": true, "attempt": attempt}));
+                emit(
+                    &*self.inner.sink,
+                    &json!({"type": "auto_retry_end", "success": true, "attempt": attempt}),
+                );
             }
         }
     }
@@ -61,7 +68,12 @@ impl Runtime {
             // `compact` aborted this run on purpose.
             return;
         }
-        let window = self.inner.agent.model().map(|m| m.context_window).unwrap_or(0);
+        let window = self
+            .inner
+            .agent
+            .model()
+            .map(|m| m.context_window)
+            .unwrap_or(0);
         if is_retryable(&message, window) && self.start_retry(&message) {
             return;
         }
@@ -82,7 +94,8 @@ impl Runtime {
     }
 
     fn retry_base_delay_ms(&self, settings_base: u64) -> u64 {
-        base_delay_override(std::env::var(RETRY_BASE_DELAY_ENV).ok().as_deref()).unwrap_or(settings_base)
+        base_delay_override(std::env::var(RETRY_BASE_DELAY_ENV).ok().as_deref())
+            .unwrap_or(settings_base)
     }
 
     /// Schedule the next attempt; `false` when retrying is off or the attempts are used up.
@@ -95,7 +108,8 @@ impl Runtime {
         if u64::from(attempt) > settings.max_retries {
             self.inner.retry_attempt.store(0, Ordering::Release);
             self.inner.is_retrying.store(false, Ordering::Release);
-            let mut end = json!({"type": "auto_retry_end", "success": false, "attempt": attempt - 1});
+            let mut end =
+                json!({"type": "auto_retry_end", "success": false, "attempt": attempt - 1});
             if let (Some(err), Some(obj)) = (&message.error_message, end.as_object_mut()) {
                 obj.insert("finalError".into(), Value::String(err.clone()));
             }
@@ -167,7 +181,11 @@ impl Runtime {
         }
     }
 
-    pub(crate) async fn cmd_abort_retry(&self, _ctx: &RequestContext, _p: AbortRetryParams) -> Result<(), String> {
+    pub(crate) async fn cmd_abort_retry(
+        &self,
+        _ctx: &RequestContext,
+        _p: AbortRetryParams,
+    ) -> Result<(), String> {
         self.abort_retry();
         Ok(())
     }

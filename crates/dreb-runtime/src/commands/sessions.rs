@@ -17,11 +17,19 @@ impl Runtime {
     /// Make the agent's conversation (and thinking level) match the session's current branch.
     pub(crate) fn sync_agent_from_session(&self) {
         let context = lock(&self.inner.session).build_session_context();
-        let messages: Vec<AgentMessage> =
-            context.messages.into_iter().filter_map(|m| serde_json::from_value(m).ok()).collect();
+        let messages: Vec<AgentMessage> = context
+            .messages
+            .into_iter()
+            .filter_map(|m| serde_json::from_value(m).ok())
+            .collect();
         self.inner.agent.replace_messages(messages);
-        if let (Some(level), Some(model)) = (ThinkingLevel::parse(&context.thinking_level), self.inner.agent.model()) {
-            self.inner.agent.set_thinking_level(dreb_agent::clamp_thinking_level(&model, level));
+        if let (Some(level), Some(model)) = (
+            ThinkingLevel::parse(&context.thinking_level),
+            self.inner.agent.model(),
+        ) {
+            self.inner
+                .agent
+                .set_thinking_level(dreb_agent::clamp_thinking_level(&model, level));
         }
     }
 
@@ -37,7 +45,11 @@ impl Runtime {
         Ok(())
     }
 
-    pub(crate) async fn cmd_get_tree(&self, _ctx: &RequestContext, _p: GetTreeParams) -> Result<TreeResult, String> {
+    pub(crate) async fn cmd_get_tree(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetTreeParams,
+    ) -> Result<TreeResult, String> {
         let tree = lock(&self.inner.session).tree_dto();
         wire(&tree)
     }
@@ -48,16 +60,26 @@ impl Runtime {
         _p: GetForkMessagesParams,
     ) -> Result<ForkMessagesResult, String> {
         let messages = lock(&self.inner.session).fork_messages();
-        Ok(ForkMessagesResult { messages: wire(&messages)? })
+        Ok(ForkMessagesResult {
+            messages: wire(&messages)?,
+        })
     }
 
-    pub(crate) async fn cmd_list_sessions(&self, _ctx: &RequestContext, _p: ListSessionsParams) -> Result<SessionsResult, String> {
+    pub(crate) async fn cmd_list_sessions(
+        &self,
+        _ctx: &RequestContext,
+        _p: ListSessionsParams,
+    ) -> Result<SessionsResult, String> {
         let dir = lock(&self.inner.session).session_dir().to_path_buf();
-        let sessions = tokio::task::spawn_blocking(move || dreb_session::list_sessions(&dir, ListOptions::default()))
-            .await
-            .map_err(|e| e.to_string())?;
+        let sessions = tokio::task::spawn_blocking(move || {
+            dreb_session::list_sessions(&dir, ListOptions::default())
+        })
+        .await
+        .map_err(|e| e.to_string())?;
         let rpc: Vec<_> = sessions.iter().map(|s| s.to_rpc()).collect();
-        Ok(SessionsResult { sessions: wire(&rpc)? })
+        Ok(SessionsResult {
+            sessions: wire(&rpc)?,
+        })
     }
 
     pub(crate) async fn cmd_list_all_sessions(
@@ -66,12 +88,16 @@ impl Runtime {
         _p: ListAllSessionsParams,
     ) -> Result<SessionsResult, String> {
         let root = dreb_session::paths::sessions_root(&self.inner.agent_dir);
-        let sessions = tokio::task::spawn_blocking(move || dreb_session::list_all_sessions(&root, ListOptions::default()))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("Failed to list sessions: {e}"))?;
+        let sessions = tokio::task::spawn_blocking(move || {
+            dreb_session::list_all_sessions(&root, ListOptions::default())
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("Failed to list sessions: {e}"))?;
         let rpc: Vec<_> = sessions.iter().map(|s| s.to_rpc()).collect();
-        Ok(SessionsResult { sessions: wire(&rpc)? })
+        Ok(SessionsResult {
+            sessions: wire(&rpc)?,
+        })
     }
 
     pub(crate) async fn cmd_navigate_tree(
@@ -89,8 +115,14 @@ impl Runtime {
                 return Err("No model available for summarization".into());
             };
             let api_key = {
-                let registry = self.inner.registry.read().unwrap_or_else(|e| e.into_inner());
-                registry.api_key_for(&model).map_err(|_| "No model available for summarization".to_string())?
+                let registry = self
+                    .inner
+                    .registry
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner());
+                registry
+                    .api_key_for(&model)
+                    .map_err(|_| "No model available for summarization".to_string())?
             };
             let entries: Vec<serde_json::Value> = {
                 let session = lock(&self.inner.session);
@@ -99,10 +131,17 @@ impl Runtime {
                 source.entries.iter().map(|e| e.to_value()).collect()
             };
             if !entries.is_empty() {
-                let budget = model.context_window.saturating_sub(self.inner.settings.branch_summary_settings().reserve_tokens);
+                let budget = model
+                    .context_window
+                    .saturating_sub(self.inner.settings.branch_summary_settings().reserve_tokens);
                 let prep = prepare_branch_summary(&entries, budget);
                 let cancel = self.inner.stop.child_token();
-                let llm = SummaryLlm { client: &self.inner.providers, model: &model, api_key, cancel };
+                let llm = SummaryLlm {
+                    client: &self.inner.providers,
+                    model: &model,
+                    api_key,
+                    cancel,
+                };
                 self.inner.is_compacting.store(true, Ordering::Release);
                 let result = generate_branch_summary(
                     &prep,
@@ -114,30 +153,55 @@ impl Runtime {
                 self.inner.is_compacting.store(false, Ordering::Release);
                 match result {
                     Ok(s) => {
-                        summary = Some(BranchSummaryInput { summary: s.summary, details: Some(s.details), from_hook: Some(false) })
+                        summary = Some(BranchSummaryInput {
+                            summary: s.summary,
+                            details: Some(s.details),
+                            from_hook: Some(false),
+                        })
                     }
                     Err(dreb_compaction::SummaryError::Aborted) => {
-                        return Ok(NavigateTreeResult { cancelled: true, editor_text: None });
+                        return Ok(NavigateTreeResult {
+                            cancelled: true,
+                            editor_text: None,
+                        });
                     }
                     Err(e) => return Err(e.to_string()),
                 }
             }
         }
         let result = lock(&self.inner.session)
-            .navigate(&p.target_id, NavigateOptions { summary, label: p.label.clone() })
+            .navigate(
+                &p.target_id,
+                NavigateOptions {
+                    summary,
+                    label: p.label.clone(),
+                },
+            )
             .map_err(|e| e.to_string())?;
         self.sync_agent_from_session();
-        Ok(NavigateTreeResult { cancelled: false, editor_text: result.editor_text })
+        Ok(NavigateTreeResult {
+            cancelled: false,
+            editor_text: result.editor_text,
+        })
     }
 
-    pub(crate) async fn cmd_fork(&self, _ctx: &RequestContext, p: ForkParams) -> Result<ForkResult, String> {
+    pub(crate) async fn cmd_fork(
+        &self,
+        _ctx: &RequestContext,
+        p: ForkParams,
+    ) -> Result<ForkResult, String> {
         self.inner.agent.abort();
         self.inner.agent.wait_for_idle().await;
-        let result = lock(&self.inner.session).fork(&p.entry_id).map_err(|e| e.to_string())?;
+        let result = lock(&self.inner.session)
+            .fork(&p.entry_id)
+            .map_err(|e| e.to_string())?;
         self.sync_agent_from_session();
         lock(&self.inner.queued).clear();
         self.inner.agent.clear_all_queues();
-        Ok(ForkResult { text: result.text, cancelled: false })
+        Ok(ForkResult {
+            text: result.text,
+            cancelled: false,
+        })
     }
 
     async fn reset_for_new_session(&self) {
@@ -148,12 +212,21 @@ impl Runtime {
         *lock(&self.inner.tasks) = serde_json::Value::Array(Vec::new());
     }
 
-    pub(crate) async fn cmd_new_session(&self, _ctx: &RequestContext, p: NewSessionParams) -> Result<CancelledResult, String> {
+    pub(crate) async fn cmd_new_session(
+        &self,
+        _ctx: &RequestContext,
+        p: NewSessionParams,
+    ) -> Result<CancelledResult, String> {
         self.reset_for_new_session().await;
         {
             let mut session = lock(&self.inner.session);
-            session.new_session(NewSessionOptions { id: None, parent_session: p.parent_session.clone() });
-            session.append_thinking_level_change(self.inner.agent.thinking_level().as_str()).map_err(|e| e.to_string())?;
+            session.new_session(NewSessionOptions {
+                id: None,
+                parent_session: p.parent_session.clone(),
+            });
+            session
+                .append_thinking_level_change(self.inner.agent.thinking_level().as_str())
+                .map_err(|e| e.to_string())?;
         }
         Ok(CancelledResult { cancelled: false })
     }
@@ -165,19 +238,29 @@ impl Runtime {
     ) -> Result<CancelledResult, String> {
         self.reset_for_new_session().await;
         let path = resolve_against(&self.inner.cwd, &p.session_path);
-        lock(&self.inner.session).set_session_file(&path).map_err(|e| e.to_string())?;
+        lock(&self.inner.session)
+            .set_session_file(&path)
+            .map_err(|e| e.to_string())?;
         self.sync_agent_from_session();
         Ok(CancelledResult { cancelled: false })
     }
 
-    pub(crate) async fn cmd_import_jsonl(&self, _ctx: &RequestContext, p: ImportJsonlParams) -> Result<CancelledResult, String> {
+    pub(crate) async fn cmd_import_jsonl(
+        &self,
+        _ctx: &RequestContext,
+        p: ImportJsonlParams,
+    ) -> Result<CancelledResult, String> {
         let input = resolve_against(&self.inner.cwd, &p.input_path);
         if !input.exists() {
             return Err(format!("File not found: {}", input.display()));
         }
-        let imported = lock(&self.inner.session).import_jsonl(&input).map_err(|e| e.to_string())?;
+        let imported = lock(&self.inner.session)
+            .import_jsonl(&input)
+            .map_err(|e| e.to_string())?;
         self.reset_for_new_session().await;
-        lock(&self.inner.session).set_session_file(&imported).map_err(|e| e.to_string())?;
+        lock(&self.inner.session)
+            .set_session_file(&imported)
+            .map_err(|e| e.to_string())?;
         self.sync_agent_from_session();
         Ok(CancelledResult { cancelled: false })
     }
@@ -187,7 +270,9 @@ impl Runtime {
         _ctx: &RequestContext,
         p: DeleteSessionParams,
     ) -> Result<DeleteSessionResult, String> {
-        let active = lock(&self.inner.session).session_file().map(Path::to_path_buf);
+        let active = lock(&self.inner.session)
+            .session_file()
+            .map(Path::to_path_buf);
         let path = p.session_path.clone();
         let method = tokio::task::spawn_blocking(move || {
             dreb_session::delete_session(&path, active.as_deref(), &dreb_session::Trash::from_env())
@@ -204,6 +289,9 @@ impl Runtime {
 
 fn resolve_against(cwd: &Path, p: &str) -> PathBuf {
     let path = Path::new(p);
-    if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) }
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }
 }
-

@@ -16,24 +16,45 @@ impl Runtime {
     /// Run a settings RPC operation off the async threads with a catalog of the available models.
     async fn settings_op<T: serde::Serialize + Send + 'static, U: serde::de::DeserializeOwned>(
         &self,
-        op: impl FnOnce(&SettingsManager, &RegistryCatalog) -> Result<T, dreb_settings::RpcSettingsError> + Send + 'static,
+        op: impl FnOnce(
+            &SettingsManager,
+            &RegistryCatalog,
+        ) -> Result<T, dreb_settings::RpcSettingsError>
+        + Send
+        + 'static,
     ) -> Result<U, String> {
         let catalog = {
-            let registry = self.inner.registry.read().unwrap_or_else(|e| e.into_inner());
+            let registry = self
+                .inner
+                .registry
+                .read()
+                .unwrap_or_else(|e| e.into_inner());
             RegistryCatalog::new(&registry)
         };
         let settings: Arc<SettingsManager> = self.inner.settings.clone();
-        let result = tokio::task::spawn_blocking(move || op(&settings, &catalog)).await.map_err(|e| e.to_string())?;
+        let result = tokio::task::spawn_blocking(move || op(&settings, &catalog))
+            .await
+            .map_err(|e| e.to_string())?;
         wire(&result.map_err(|e| e.to_string())?)
     }
 
-    pub(crate) async fn cmd_get_settings(&self, _ctx: &RequestContext, _p: GetSettingsParams) -> Result<RpcSettingsSnapshot, String> {
+    pub(crate) async fn cmd_get_settings(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetSettingsParams,
+    ) -> Result<RpcSettingsSnapshot, String> {
         self.settings_op(|s, c| s.get_settings(c)).await
     }
 
-    pub(crate) async fn cmd_set_settings(&self, _ctx: &RequestContext, p: SetSettingsParams) -> Result<RpcSettingsSetResult, String> {
+    pub(crate) async fn cmd_set_settings(
+        &self,
+        _ctx: &RequestContext,
+        p: SetSettingsParams,
+    ) -> Result<RpcSettingsSetResult, String> {
         let update: Value = serde_json::to_value(&p.settings).map_err(|e| e.to_string())?;
-        let result: RpcSettingsSetResult = self.settings_op(move |s, c| s.apply_update(Some(&update), c)).await?;
+        let result: RpcSettingsSetResult = self
+            .settings_op(move |s, c| s.apply_update(Some(&update), c))
+            .await?;
         // The live switches follow the persisted defaults only where the reference's set_settings does not:
         // set_settings changes defaults, not the running session.
         Ok(result)
@@ -45,7 +66,8 @@ impl Runtime {
         p: EvaluateContextTrustParams,
     ) -> Result<RpcContextTrustEvaluation, String> {
         let path = Value::String(p.path);
-        self.settings_op(move |s, _| s.evaluate_context_trust(&path)).await
+        self.settings_op(move |s, _| s.evaluate_context_trust(&path))
+            .await
     }
 
     pub(crate) async fn cmd_trust_context_folder(
@@ -54,7 +76,8 @@ impl Runtime {
         p: TrustContextFolderParams,
     ) -> Result<RpcContextTrustMutationResult, String> {
         let path = Value::String(p.path);
-        self.settings_op(move |s, c| s.trust_context_folder(&path, c)).await
+        self.settings_op(move |s, c| s.trust_context_folder(&path, c))
+            .await
     }
 
     pub(crate) async fn cmd_untrust_context_folder(
@@ -63,7 +86,8 @@ impl Runtime {
         p: UntrustContextFolderParams,
     ) -> Result<RpcContextTrustMutationResult, String> {
         let path = Value::String(p.path);
-        self.settings_op(move |s, c| s.untrust_context_folder(&path, c)).await
+        self.settings_op(move |s, c| s.untrust_context_folder(&path, c))
+            .await
     }
 
     pub(crate) async fn cmd_remove_trusted_context_folder(
@@ -72,15 +96,27 @@ impl Runtime {
         p: RemoveTrustedContextFolderParams,
     ) -> Result<RpcTrustedFolderRemovalResult, String> {
         let path = Value::String(p.path);
-        self.settings_op(move |s, c| s.remove_trusted_context_folder(&path, c)).await
+        self.settings_op(move |s, c| s.remove_trusted_context_folder(&path, c))
+            .await
     }
 
-    pub(crate) async fn cmd_set_auto_compaction(&self, _ctx: &RequestContext, p: SetAutoCompactionParams) -> Result<(), String> {
-        self.inner.auto_compaction.store(p.enabled, Ordering::Release);
-        self.persist(move |s| s.set_compaction_enabled(p.enabled)).await
+    pub(crate) async fn cmd_set_auto_compaction(
+        &self,
+        _ctx: &RequestContext,
+        p: SetAutoCompactionParams,
+    ) -> Result<(), String> {
+        self.inner
+            .auto_compaction
+            .store(p.enabled, Ordering::Release);
+        self.persist(move |s| s.set_compaction_enabled(p.enabled))
+            .await
     }
 
-    pub(crate) async fn cmd_set_auto_retry(&self, _ctx: &RequestContext, p: SetAutoRetryParams) -> Result<(), String> {
+    pub(crate) async fn cmd_set_auto_retry(
+        &self,
+        _ctx: &RequestContext,
+        p: SetAutoRetryParams,
+    ) -> Result<(), String> {
         self.inner.auto_retry.store(p.enabled, Ordering::Release);
         self.persist(move |s| s.set_retry_enabled(p.enabled)).await
     }

@@ -25,7 +25,10 @@ pub(crate) struct GatedSink {
 
 impl GatedSink {
     pub(crate) fn new(inner: Arc<dyn FrameSink>) -> Self {
-        GatedSink { inner, gate: Mutex::new(()) }
+        GatedSink {
+            inner,
+            gate: Mutex::new(()),
+        }
     }
 }
 
@@ -72,9 +75,13 @@ impl Runtime {
         let _gate = lock(&gated.gate);
         let snapshot = self.capture_snapshot(id.clone())?;
         let barrier = json!({"type": "dashboard_snapshot_barrier", "snapshotId": id});
-        let response =
-            Response::ok(ctx.id.clone(), "get_dashboard_snapshot", ResponseData::GetDashboardSnapshot(snapshot.clone()));
-        let mut bytes = dreb_protocol::framing::encode_frame(&barrier).map_err(|e| e.to_string())?;
+        let response = Response::ok(
+            ctx.id.clone(),
+            "get_dashboard_snapshot",
+            ResponseData::GetDashboardSnapshot(snapshot.clone()),
+        );
+        let mut bytes =
+            dreb_protocol::framing::encode_frame(&barrier).map_err(|e| e.to_string())?;
         bytes.extend(dreb_protocol::framing::encode_frame(&response).map_err(|e| e.to_string())?);
         gated.inner.send_frame(bytes);
         Ok(snapshot)

@@ -8,7 +8,6 @@ use dreb_ai::Model;
 use dreb_protocol::support::{JsNumber, RequestContext};
 use dreb_protocol::*;
 
-
 use crate::convert::wire;
 use crate::runtime::{Runtime, lock};
 use crate::sink::emit;
@@ -34,7 +33,11 @@ impl Runtime {
         let model = agent.model();
         let (session_file, session_id, session_name) = {
             let s = lock(&self.inner.session);
-            (s.session_file().map(|p| p.to_string_lossy().into_owned()), s.session_id().to_string(), s.session_name())
+            (
+                s.session_file().map(|p| p.to_string_lossy().into_owned()),
+                s.session_id().to_string(),
+                s.session_name(),
+            )
         };
         let levels = match &model {
             Some(m) => available_thinking_levels(m),
@@ -43,7 +46,8 @@ impl Runtime {
         Ok(RpcSessionState {
             model: model.as_ref().map(wire).transpose()?,
             scoped_models: self.scoped_models_for_state()?,
-            tasks: serde_json::from_value(lock(&self.inner.tasks).clone()).map_err(|e| e.to_string())?,
+            tasks: serde_json::from_value(lock(&self.inner.tasks).clone())
+                .map_err(|e| e.to_string())?,
             using_subscription: false,
             thinking_level: wire(&agent.thinking_level())?,
             available_thinking_levels: wire(&levels)?,
@@ -53,7 +57,11 @@ impl Runtime {
             is_compacting: self.inner.is_compacting.load(Ordering::Acquire),
             steering_mode: wire(&agent.steering_mode())?,
             follow_up_mode: wire(&agent.follow_up_mode())?,
-            session_file: if self.inner.no_session { None } else { session_file },
+            session_file: if self.inner.no_session {
+                None
+            } else {
+                session_file
+            },
             session_id,
             session_name,
             auto_compaction_enabled: self.inner.auto_compaction.load(Ordering::Acquire),
@@ -64,12 +72,22 @@ impl Runtime {
         })
     }
 
-    pub(crate) async fn cmd_get_state(&self, _ctx: &RequestContext, _p: GetStateParams) -> Result<RpcSessionState, String> {
+    pub(crate) async fn cmd_get_state(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetStateParams,
+    ) -> Result<RpcSessionState, String> {
         self.state()
     }
 
-    pub(crate) async fn cmd_get_messages(&self, _ctx: &RequestContext, _p: GetMessagesParams) -> Result<MessagesResult, String> {
-        Ok(MessagesResult { messages: wire(&self.inner.agent.messages())? })
+    pub(crate) async fn cmd_get_messages(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetMessagesParams,
+    ) -> Result<MessagesResult, String> {
+        Ok(MessagesResult {
+            messages: wire(&self.inner.agent.messages())?,
+        })
     }
 
     pub(crate) async fn cmd_get_last_assistant_text(
@@ -77,13 +95,23 @@ impl Runtime {
         _ctx: &RequestContext,
         _p: GetLastAssistantTextParams,
     ) -> Result<LastAssistantTextResult, String> {
-        let text = self.inner.agent.messages().iter().rev().find_map(|m| match m {
-            AgentMessage::Assistant(a) if !(a.content.is_empty() && a.stop_reason == dreb_ai::StopReason::Aborted) => {
-                Some(a.text().trim().to_string())
-            }
-            _ => None,
-        });
-        Ok(LastAssistantTextResult { text: text.filter(|t| !t.is_empty()) })
+        let text = self
+            .inner
+            .agent
+            .messages()
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                AgentMessage::Assistant(a)
+                    if !(a.content.is_empty() && a.stop_reason == dreb_ai::StopReason::Aborted) =>
+                {
+                    Some(a.text().trim().to_string())
+                }
+                _ => None,
+            });
+        Ok(LastAssistantTextResult {
+            text: text.filter(|t| !t.is_empty()),
+        })
     }
 
     pub(crate) async fn cmd_get_session_stats(
@@ -93,7 +121,13 @@ impl Runtime {
     ) -> Result<SessionStats, String> {
         let messages = self.inner.agent.messages();
         let (mut user, mut assistant, mut calls, mut results) = (0i64, 0i64, 0i64, 0i64);
-        let mut tokens = SessionTokenStats { input: 0, output: 0, cache_read: 0, cache_write: 0, total: 0 };
+        let mut tokens = SessionTokenStats {
+            input: 0,
+            output: 0,
+            cache_read: 0,
+            cache_write: 0,
+            total: 0,
+        };
         let mut cost = 0.0;
         for m in &messages {
             match m {
@@ -114,10 +148,17 @@ impl Runtime {
         tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
         let (session_file, session_id) = {
             let s = lock(&self.inner.session);
-            (s.session_file().map(|p| p.to_string_lossy().into_owned()), s.session_id().to_string())
+            (
+                s.session_file().map(|p| p.to_string_lossy().into_owned()),
+                s.session_id().to_string(),
+            )
         };
         Ok(SessionStats {
-            session_file: if self.inner.no_session { None } else { session_file },
+            session_file: if self.inner.no_session {
+                None
+            } else {
+                session_file
+            },
             session_id,
             user_messages: user,
             assistant_messages: assistant,
@@ -130,22 +171,43 @@ impl Runtime {
         })
     }
 
-    pub(crate) async fn cmd_set_session_name(&self, _ctx: &RequestContext, p: SetSessionNameParams) -> Result<(), String> {
+    pub(crate) async fn cmd_set_session_name(
+        &self,
+        _ctx: &RequestContext,
+        p: SetSessionNameParams,
+    ) -> Result<(), String> {
         let name = p.name.trim().to_string();
         if name.is_empty() {
             return Err("Session name cannot be empty".into());
         }
-        lock(&self.inner.session).set_session_name(&name).map_err(|e| e.to_string())?;
-        emit(&*self.inner.sink, &serde_json::json!({"type": "session_name_changed", "name": name}));
+        lock(&self.inner.session)
+            .set_session_name(&name)
+            .map_err(|e| e.to_string())?;
+        emit(
+            &*self.inner.sink,
+            &serde_json::json!({"type": "session_name_changed", "name": name}),
+        );
         Ok(())
     }
 
-    pub(crate) async fn cmd_get_version(&self, _ctx: &RequestContext, _p: GetVersionParams) -> Result<VersionResult, String> {
-        Ok(VersionResult { version: env!("CARGO_PKG_VERSION").to_string() })
+    pub(crate) async fn cmd_get_version(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetVersionParams,
+    ) -> Result<VersionResult, String> {
+        Ok(VersionResult {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        })
     }
 
-    pub(crate) async fn cmd_get_git_branch(&self, _ctx: &RequestContext, _p: GetGitBranchParams) -> Result<GitBranchResult, String> {
-        Ok(GitBranchResult { branch: git_branch(&self.inner.cwd) })
+    pub(crate) async fn cmd_get_git_branch(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetGitBranchParams,
+    ) -> Result<GitBranchResult, String> {
+        Ok(GitBranchResult {
+            branch: git_branch(&self.inner.cwd),
+        })
     }
 }
 
@@ -180,7 +242,6 @@ pub(crate) fn git_branch(cwd: &Path) -> Option<String> {
     None
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,7 +255,11 @@ mod tests {
         let sub = dir.path().join("a/b");
         std::fs::create_dir_all(&sub).unwrap();
         assert_eq!(git_branch(&sub).as_deref(), Some("feature/x"));
-        std::fs::write(dir.path().join(".git/HEAD"), "0123456789abcdef0123456789abcdef01234567\n").unwrap();
+        std::fs::write(
+            dir.path().join(".git/HEAD"),
+            "0123456789abcdef0123456789abcdef01234567\n",
+        )
+        .unwrap();
         assert_eq!(git_branch(dir.path()).as_deref(), Some("detached"));
     }
 }
