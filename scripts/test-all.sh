@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 
+echo "==> Rust: formatting"
+cargo fmt --all -- --check
+
 echo "==> Rust: cargo test --workspace"
 # Default targets (libs, bins, tests, doctests). Benchmarks are run on purpose with `cargo bench`, not here:
 # in a debug build their numbers mean nothing and their large generated inputs only cost CI time.
