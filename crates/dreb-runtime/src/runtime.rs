@@ -223,7 +223,33 @@ impl Runtime {
                 }
                 _ => None,
             };
-            match saved.or_else(|| registry.default_model()) {
+            // With a model scope (`--models` / `enabledModels`), start on the saved default when it is in the
+            // scope, else on the first scoped model (with the thinking level its pattern pins).
+            let patterns: Option<Vec<String>> = match &options.models {
+                Some(list) => Some(list.split(',').map(|s| s.trim().to_string()).collect()),
+                None => settings.enabled_models(),
+            };
+            let scope = match patterns {
+                Some(p) if !p.is_empty() => crate::commands::extras::resolve_scope(&p, &registry),
+                _ => Vec::new(),
+            };
+            let in_scope = |m: &Model| {
+                scope.is_empty()
+                    || scope
+                        .iter()
+                        .any(|s| s.model.provider == m.provider && s.model.id == m.id)
+            };
+            let chosen = match saved.filter(in_scope) {
+                Some(m) => Some(m),
+                None => match scope.first() {
+                    Some(first) => {
+                        thinking_from_pattern = first.thinking_level;
+                        Some(first.model.clone())
+                    }
+                    None => registry.default_model(),
+                },
+            };
+            match chosen {
                 Some(m) => m,
                 None => return Err(StartupError(no_models_message())),
             }

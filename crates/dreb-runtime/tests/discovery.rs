@@ -276,12 +276,13 @@ async fn cycle_model_is_null_with_a_single_candidate() {
     let (req, resp) = spec_example("cycle_model", "c2");
     assert_eq!(h.call(req).await, resp);
 
-    // A scope of one model: null too, although two models are available.
+    // A scope of one model: null too, although two models are available; the session stays on the scoped model
+    // it started with.
     let h = start_mock(|o| o.models = Some("mock-claude".into()));
     assert_eq!(h.data(json!({"type": "cycle_model"})).await, Value::Null);
     assert_eq!(
         h.data(json!({"type": "get_state"})).await["model"]["id"],
-        "mock-model"
+        "mock-claude"
     );
 }
 
@@ -296,7 +297,15 @@ async fn scoped_models_come_from_the_models_flag_and_drive_cycling() {
             {"provider": "mock", "id": "mock-model", "name": "Mock (OpenAI wire)", "reasoning": false},
         ])
     );
-    // Current model mock-model is index 1: forward wraps to mock-claude; its pinned level is clamped to the model.
+    // With a scope and no saved default, the session starts on the first scoped model.
+    assert_eq!(state["model"]["id"], "mock-claude");
+    // Forward from index 0 is mock-model, then it wraps to mock-claude; the pinned `high` is clamped to the
+    // non-reasoning model.
+    let next = h.data(json!({"type": "cycle_model"})).await;
+    assert_eq!(
+        (next["model"]["id"].clone(), next["isScoped"].clone()),
+        (json!("mock-model"), json!(true))
+    );
     let next = h.data(json!({"type": "cycle_model"})).await;
     assert_eq!(
         (
@@ -306,10 +315,49 @@ async fn scoped_models_come_from_the_models_flag_and_drive_cycling() {
         ),
         (json!("mock-claude"), json!("off"), json!(true))
     );
-    let next = h.data(json!({"type": "cycle_model"})).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn startup_prefers_a_saved_default_inside_the_scope() {
+    let h = start(
+        |agent, _| {
+            std::fs::write(
+                agent.join("models.json"),
+                mock_models_json("http://127.0.0.1:9"),
+            )
+            .unwrap();
+            std::fs::write(
+                agent.join("settings.json"),
+                json!({"defaultProvider": "mock", "defaultModel": "mock-model"}).to_string(),
+            )
+            .unwrap();
+        },
+        |o| o.models = Some("mock-claude, mock-model".into()),
+    );
     assert_eq!(
-        (next["model"]["id"].clone(), next["isScoped"].clone()),
-        (json!("mock-model"), json!(true))
+        h.data(json!({"type": "get_state"})).await["model"]["id"],
+        "mock-model"
+    );
+
+    // A saved default outside the scope gives way to the first scoped model.
+    let h = start(
+        |agent, _| {
+            std::fs::write(
+                agent.join("models.json"),
+                mock_models_json("http://127.0.0.1:9"),
+            )
+            .unwrap();
+            std::fs::write(
+                agent.join("settings.json"),
+                json!({"defaultProvider": "mock", "defaultModel": "mock-model"}).to_string(),
+            )
+            .unwrap();
+        },
+        |o| o.models = Some("mock-claude".into()),
+    );
+    assert_eq!(
+        h.data(json!({"type": "get_state"})).await["model"]["id"],
+        "mock-claude"
     );
 }
 
@@ -335,6 +383,7 @@ async fn scoped_models_fall_back_to_settings_enabled_models() {
         state["scopedModels"],
         json!([{"provider": "mock-anthropic", "id": "mock-claude", "name": "Mock (Anthropic wire)", "reasoning": false}])
     );
+    assert_eq!(state["model"]["id"], "mock-claude");
     assert_eq!(h.data(json!({"type": "cycle_model"})).await, Value::Null);
 }
 
