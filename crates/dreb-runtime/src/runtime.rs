@@ -151,6 +151,18 @@ pub(crate) fn find_model(pattern: &str, provider: Option<&str>, models: &[Model]
     ModelRegistry::find_in(pattern, &scoped).cloned()
 }
 
+/// The model scope (`--models` / `enabledModels`) resolved against the available models; empty without one.
+fn resolve_startup_scope(
+    options: &RuntimeOptions,
+    settings: &SettingsManager,
+    registry: &ModelRegistry,
+) -> Vec<crate::commands::extras::ScopedModel> {
+    match crate::commands::extras::scope_patterns(options, settings) {
+        Some(p) if !p.is_empty() => crate::commands::extras::resolve_scope(&p, registry),
+        _ => Vec::new(),
+    }
+}
+
 fn no_models_message() -> String {
     "No models available. Set an API key environment variable:\n  ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY\n\
      or add a provider to models.json in the agent directory, or run offline with --provider faux."
@@ -179,6 +191,8 @@ impl Runtime {
         let mut thinking_from_pattern = None;
         let mut model_fallback_message = None;
         let explicit = options.model.is_some() || options.provider.is_some();
+        // Resolved once (its warnings are logged once); reused by the model choice and by `cycle_model`.
+        let mut startup_scope = None;
         let model = if explicit {
             let provider = options.provider.as_deref();
             let found = match options.model.as_deref() {
@@ -225,14 +239,7 @@ impl Runtime {
             };
             // With a model scope (`--models` / `enabledModels`), start on the saved default when it is in the
             // scope, else on the first scoped model (with the thinking level its pattern pins).
-            let patterns: Option<Vec<String>> = match &options.models {
-                Some(list) => Some(list.split(',').map(|s| s.trim().to_string()).collect()),
-                None => settings.enabled_models(),
-            };
-            let scope = match patterns {
-                Some(p) if !p.is_empty() => crate::commands::extras::resolve_scope(&p, &registry),
-                _ => Vec::new(),
-            };
+            let scope = resolve_startup_scope(&options, &settings, &registry);
             let in_scope = |m: &Model| {
                 scope.is_empty()
                     || scope
@@ -249,11 +256,15 @@ impl Runtime {
                     None => registry.default_model(),
                 },
             };
+            startup_scope = Some(scope);
             match chosen {
                 Some(m) => m,
                 None => return Err(StartupError(no_models_message())),
             }
         };
+        // With an explicit model, `--api-key` may have added credentials: resolve the scope against them.
+        let scoped_models =
+            startup_scope.unwrap_or_else(|| resolve_startup_scope(&options, &settings, &registry));
         if let Err(e) = registry.api_key_for(&model) {
             return Err(StartupError(format!(
                 "{e}. Set an API key or pass --api-key."
@@ -370,7 +381,7 @@ impl Runtime {
         let dialog =
             dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_sink.send_frame(bytes)));
         let inner = Arc::new(Inner {
-            extras: crate::commands::extras::Extras::new(&options, &settings, &registry),
+            extras: crate::commands::extras::Extras::new(&options, &settings, scoped_models),
             cwd,
             agent_dir,
             sink: gated_sink.clone(),

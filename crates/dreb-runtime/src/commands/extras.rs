@@ -35,16 +35,8 @@ impl Extras {
     pub(crate) fn new(
         options: &RuntimeOptions,
         settings: &SettingsManager,
-        registry: &ModelRegistry,
+        scoped_models: Vec<ScopedModel>,
     ) -> Extras {
-        let patterns: Option<Vec<String>> = match &options.models {
-            Some(list) => Some(list.split(',').map(|s| s.trim().to_string()).collect()),
-            None => settings.enabled_models(),
-        };
-        let scoped_models = match patterns {
-            Some(p) if !p.is_empty() => resolve_scope(&p, registry),
-            _ => Vec::new(),
-        };
         Extras {
             scoped_models,
             system_prompt: options.system_prompt.clone(),
@@ -53,6 +45,17 @@ impl Extras {
             daily_cost: Mutex::new(None),
             buddy: tokio::sync::Mutex::new(()),
         }
+    }
+}
+
+/// The model scope patterns: `--models`, else settings `enabledModels`.
+pub(crate) fn scope_patterns(
+    options: &RuntimeOptions,
+    settings: &SettingsManager,
+) -> Option<Vec<String>> {
+    match &options.models {
+        Some(list) => Some(list.split(',').map(|s| s.trim().to_string()).collect()),
+        None => settings.enabled_models(),
     }
 }
 
