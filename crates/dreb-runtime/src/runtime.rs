@@ -615,6 +615,25 @@ impl Runtime {
         Ok(())
     }
 
+    /// The model registry (read access).
+    pub(crate) fn registry(&self) -> std::sync::RwLockReadGuard<'_, ModelRegistry> {
+        self.inner
+            .registry
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Re-read `models.json` and `auth.json`, then list the models that have credentials.
+    pub(crate) fn refreshed_available_models(&self) -> Vec<Model> {
+        let mut registry = self
+            .inner
+            .registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        registry.refresh();
+        registry.available()
+    }
+
     /// The agent's messages as wire JSON values.
     pub(crate) fn message_values(&self) -> Vec<Value> {
         self.inner

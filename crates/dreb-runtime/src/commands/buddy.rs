@@ -303,11 +303,7 @@ impl Runtime {
             .agent
             .model()
             .ok_or("No model available. Set a model first.")?;
-        let registry = self
-            .inner
-            .registry
-            .read()
-            .unwrap_or_else(|e| e.into_inner());
+        let registry = self.registry();
         let key = registry
             .api_key_for(&model)
             .map_err(|_| "No API key available for the current model.".to_string())?;

@@ -120,11 +120,7 @@ impl Runtime {
     ) -> Result<dreb_compaction::CompactionResult, CompactError> {
         let model = self.inner.agent.model().ok_or(CompactError::NoModel)?;
         let api_key = {
-            let registry = self
-                .inner
-                .registry
-                .read()
-                .unwrap_or_else(|e| e.into_inner());
+            let registry = self.registry();
             registry
                 .api_key_for(&model)
                 .map_err(|_| CompactError::NoApiKey(model.provider.clone()))?

@@ -96,15 +96,7 @@ impl Runtime {
         _ctx: &RequestContext,
         p: ResolveModelParams,
     ) -> Result<Option<ResolveModelResult>, String> {
-        let available = {
-            let mut registry = self
-                .inner
-                .registry
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            registry.refresh();
-            registry.available()
-        };
+        let available = self.refreshed_available_models();
         let infos: Vec<ModelInfo> = available.iter().map(model_info).collect();
         let parsed = parse_model_pattern(&p.pattern, &infos);
         let Some(index) = parsed.index else {
@@ -126,11 +118,7 @@ impl Runtime {
         let scoped = &self.inner.extras.scoped_models;
         let is_scoped = !scoped.is_empty();
         let (next, pinned) = {
-            let registry = self
-                .inner
-                .registry
-                .read()
-                .unwrap_or_else(|e| e.into_inner());
+            let registry = self.registry();
             let candidates: Vec<(Model, Option<ThinkingLevel>)> = if is_scoped {
                 // Only scoped models whose provider has a key take part.
                 scoped

@@ -14,15 +14,7 @@ impl Runtime {
         _ctx: &RequestContext,
         _p: GetAvailableModelsParams,
     ) -> Result<AvailableModelsResult, String> {
-        let models = {
-            let mut registry = self
-                .inner
-                .registry
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            registry.refresh();
-            registry.available()
-        };
+        let models = self.refreshed_available_models();
         Ok(AvailableModelsResult {
             models: wire(&models)?,
         })
@@ -34,11 +26,7 @@ impl Runtime {
         p: SetModelParams,
     ) -> Result<Model, String> {
         let model = {
-            let registry = self
-                .inner
-                .registry
-                .read()
-                .unwrap_or_else(|e| e.into_inner());
+            let registry = self.registry();
             registry
                 .available()
                 .into_iter()

@@ -82,11 +82,7 @@ impl Runtime {
             return Err("No model selected.\n\nUse /login or set an API key environment variable. See docs/providers.md\n\nThen use /model to select a model.".into());
         };
         {
-            let registry = self
-                .inner
-                .registry
-                .read()
-                .unwrap_or_else(|e| e.into_inner());
+            let registry = self.registry();
             registry
                 .api_key_for(&model)
                 .map_err(|_| no_api_key_text(&model.provider))?;

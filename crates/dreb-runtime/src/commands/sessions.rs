@@ -115,11 +115,7 @@ impl Runtime {
                 return Err("No model available for summarization".into());
             };
             let api_key = {
-                let registry = self
-                    .inner
-                    .registry
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner());
+                let registry = self.registry();
                 registry
                     .api_key_for(&model)
                     .map_err(|_| "No model available for summarization".to_string())?

@@ -24,11 +24,7 @@ impl Runtime {
         + 'static,
     ) -> Result<U, String> {
         let catalog = {
-            let registry = self
-                .inner
-                .registry
-                .read()
-                .unwrap_or_else(|e| e.into_inner());
+            let registry = self.registry();
             RegistryCatalog::new(&registry)
         };
         let settings: Arc<SettingsManager> = self.inner.settings.clone();
