@@ -128,15 +128,41 @@ pub(crate) fn set_header(
     headers.push((name.to_string(), value.into()));
 }
 
+/// How [`post_json`] retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RetryPolicy {
+    pub max_retries: u32,
+    /// A retry the server asks to delay longer than this fails the request instead (0: no cap).
+    pub max_server_delay_ms: u64,
+}
+
+/// The reference's text for a server-requested delay above the cap (whole seconds, rounded up).
+fn delay_over_cap_text(requested_ms: f64, cap_ms: u64, err: &str) -> String {
+    let secs = |ms: f64| (ms / 1000.0).ceil() as u64;
+    format!(
+        "Server requested {}s retry delay (max: {}s). {err}",
+        secs(requested_ms),
+        secs(cap_ms as f64)
+    )
+}
+
+/// SDK rule: a server hint is used when it is under 60 s, otherwise the computed backoff.
+fn delay_from_hint(hint_ms: Option<f64>) -> Option<Duration> {
+    hint_ms
+        .filter(|ms| (0.0..60_000.0).contains(ms))
+        .map(|ms| Duration::from_millis(ms as u64))
+}
+
 /// POSTs a JSON body. Retries like the vendor SDKs do (connection errors, 408, 409, 429, 5xx; `x-should-retry`
-/// decides when present; `retry-after-ms` / `retry-after` honoured up to 60 s, else 0.5 s·2ⁿ capped at 8 s).
-/// Cancellation is checked around every wait.
+/// decides when present; `retry-after-ms` / `retry-after` honoured up to 60 s, else 0.5 s·2ⁿ capped at 8 s), except
+/// that a retry the server asks to delay beyond `max_server_delay_ms` fails at once (the reference's
+/// `maxRetryDelayMs`). Cancellation is checked around every wait.
 pub(crate) async fn post_json(
     out: &mut Output,
     url: &str,
     headers: &[(String, String)],
     body: &Value,
-    max_retries: u32,
+    retries: RetryPolicy,
     style: ErrorStyle,
 ) -> Result<reqwest::Response, ProviderError> {
     let header_map = header_map(headers)?;
@@ -177,10 +203,16 @@ pub(crate) async fn post_json(
                 (true, None, CONNECTION_ERROR.to_string())
             }
         };
-        if !retry || attempt >= max_retries {
+        if !retry || attempt >= retries.max_retries {
             return Err(ProviderError::Message(err));
         }
-        let delay = delay.unwrap_or_else(|| backoff(attempt));
+        let cap = retries.max_server_delay_ms;
+        if let Some(requested) = delay.filter(|ms| cap > 0 && *ms > cap as f64) {
+            return Err(ProviderError::Message(delay_over_cap_text(
+                requested, cap, &err,
+            )));
+        }
+        let delay = delay_from_hint(delay).unwrap_or_else(|| backoff(attempt));
         tracing::debug!(attempt, ?delay, "retrying request after: {err}");
         out.wait(tokio::time::sleep(delay)).await?;
         attempt += 1;
@@ -201,7 +233,8 @@ fn should_retry(resp: &reqwest::Response) -> bool {
     s == 408 || s == 409 || s == 429 || s >= 500
 }
 
-fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
+/// The server's requested retry delay in ms (`retry-after-ms`, else `retry-after` seconds), unfiltered.
+fn retry_after(resp: &reqwest::Response) -> Option<f64> {
     let h = resp.headers();
     let ms = h
         .get("retry-after-ms")
@@ -213,9 +246,7 @@ fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
                 .and_then(|v| v.trim().parse::<f64>().ok())
                 .map(|s| s * 1000.0)
         })?;
-    (0.0..60_000.0)
-        .contains(&ms)
-        .then(|| Duration::from_millis(ms as u64))
+    ms.is_finite().then_some(ms)
 }
 
 fn backoff(attempt: u32) -> Duration {
@@ -256,6 +287,29 @@ pub(crate) fn join_url(base: &str, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn delay_over_the_cap_is_reported_in_whole_seconds_rounded_up() {
+        assert_eq!(
+            delay_over_cap_text(120_000.0, 60_000, "429 Too many"),
+            "Server requested 120s retry delay (max: 60s). 429 Too many"
+        );
+        assert_eq!(
+            delay_over_cap_text(60_001.0, 1_500, "x"),
+            "Server requested 61s retry delay (max: 2s). x"
+        );
+    }
+
+    #[test]
+    fn only_hints_under_a_minute_set_the_delay() {
+        assert_eq!(
+            delay_from_hint(Some(59_999.0)),
+            Some(Duration::from_millis(59_999))
+        );
+        assert_eq!(delay_from_hint(Some(60_000.0)), None);
+        assert_eq!(delay_from_hint(Some(-1.0)), None);
+        assert_eq!(delay_from_hint(None), None);
+    }
 
     fn f(status: u16, body: &str) -> HttpFailure {
         HttpFailure {

@@ -571,6 +571,82 @@ async fn transient_http_errors_are_retried_like_the_sdks() {
 }
 
 #[tokio::test]
+async fn a_server_delay_beyond_max_retry_delay_fails_at_once() {
+    for wire in ALL {
+        let sc = json!({"turns": [{"fault": {"status": 429, "retryAfterMs": 120000}}, {"text": ["too late"]}]});
+        let mock = MockLlm::start(scenario(sc)).unwrap();
+        let m = model(wire, &mock, "test-model", false);
+        let events =
+            collect(Providers::new().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await;
+        assert_one_terminal(&events);
+        let (reason, msg) = failed(&events);
+        assert_eq!(reason, ErrorReason::Error);
+        let text = msg.error_message.unwrap();
+        assert!(
+            text.starts_with("Server requested 120s retry delay (max: 60s). "),
+            "{wire:?}: {text}"
+        );
+        // The SDK-worded HTTP error follows, and the session-level retry picks the failure up.
+        assert!(
+            text.contains("429") || text.contains("Rate limit"),
+            "{text}"
+        );
+        assert!(is_retryable_error(&text), "{text}");
+        assert_eq!(mock.requests().len(), 1, "{wire:?}: no retry was attempted");
+    }
+}
+
+#[tokio::test]
+async fn max_retry_delay_is_configurable_and_zero_disables_it() {
+    let wire = Wire::Anthropic;
+    // A lower cap: 1.5 s requested, 1 s allowed → fails, reporting whole seconds rounded up.
+    let sc =
+        json!({"turns": [{"fault": {"status": 529, "retryAfterMs": 1500}}, {"text": ["never"]}]});
+    let mock = MockLlm::start(scenario(sc)).unwrap();
+    let m = model(wire, &mock, "test-model", false);
+    let providers = Providers::new().with_max_retry_delay_ms(1000);
+    let (_, msg) =
+        failed(&collect(providers.stream(&m, &context("hi"), options(ThinkingLevel::Off))).await);
+    let text = msg.error_message.unwrap();
+    assert!(
+        text.starts_with("Server requested 2s retry delay (max: 1s). 529 "),
+        "{text}"
+    );
+    assert_eq!(mock.requests().len(), 1);
+
+    // Within the cap the request is retried after the server's delay.
+    let sc = json!({"turns": [{"fault": {"status": 529, "retryAfterMs": 1}}, {"text": ["fine"]}]});
+    let mock = MockLlm::start(scenario(sc)).unwrap();
+    let m = model(wire, &mock, "test-model", false);
+    let msg =
+        done(&collect(providers.stream(&m, &context("hi"), options(ThinkingLevel::Off))).await);
+    assert_eq!(msg.text(), "fine");
+    assert_eq!(mock.requests().len(), 2);
+
+    // 0 disables the cap: an over-long hint is ignored like the SDKs do (their own backoff), and the retry happens.
+    let sc =
+        json!({"turns": [{"fault": {"status": 529, "retryAfterMs": 120000}}, {"text": ["fine"]}]});
+    let mock = MockLlm::start(scenario(sc)).unwrap();
+    let m = model(wire, &mock, "test-model", false);
+    let providers = Providers::new().with_max_retry_delay_ms(0);
+    let msg =
+        done(&collect(providers.stream(&m, &context("hi"), options(ThinkingLevel::Off))).await);
+    assert_eq!(msg.text(), "fine");
+    assert_eq!(mock.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn the_delay_cap_does_not_apply_when_no_retry_is_left() {
+    // With retries off the plain HTTP error is reported, as the reference does once its retries are used up.
+    let sc = json!({"turns": [{"fault": {"status": 429, "retryAfterMs": 120000}}]});
+    let mock = MockLlm::start(scenario(sc)).unwrap();
+    let m = model(Wire::OpenAiCompletions, &mock, "test-model", false);
+    let (_, msg) =
+        failed(&collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await);
+    assert_eq!(msg.error_message.unwrap(), "429 Rate limit exceeded");
+}
+
+#[tokio::test]
 async fn client_errors_are_not_retried_and_overflow_is_detected() {
     for wire in [Wire::Anthropic, Wire::OpenAiCompletions] {
         let body = match wire {

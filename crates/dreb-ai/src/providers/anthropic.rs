@@ -395,7 +395,7 @@ pub(crate) async fn run(
     tuning: &Tuning,
 ) -> ProviderResult {
     let req = build_request(&out.model, ctx, opts, api_key, &tuning.budgets);
-    let retries = tuning.http_retries;
+    let retries = tuning.retry_policy();
     // The Anthropic SDK's stream object exists before the request is answered: `start` comes first.
     out.start();
     let resp = http::post_json(

@@ -341,7 +341,7 @@ pub(crate) async fn run(
     tuning: &Tuning,
 ) -> ProviderResult {
     let req = build_request(&out.model, ctx, opts, api_key, &tuning.budgets);
-    let retries = tuning.http_retries;
+    let retries = tuning.retry_policy();
     let resp = http::post_json(
         &mut *out,
         &req.url,

@@ -26,8 +26,22 @@ pub const SUPPORTED_APIS: [&str; 5] = [
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tuning {
     pub http_retries: u32,
+    /// The longest server-requested retry delay waited for; 0 disables the cap.
+    pub max_retry_delay_ms: u64,
     pub budgets: ThinkingBudgets,
 }
+
+impl Tuning {
+    pub fn retry_policy(&self) -> crate::http::RetryPolicy {
+        crate::http::RetryPolicy {
+            max_retries: self.http_retries,
+            max_server_delay_ms: self.max_retry_delay_ms,
+        }
+    }
+}
+
+/// The reference's default `maxRetryDelayMs` (settings `retry.maxDelayMs`).
+pub const DEFAULT_MAX_RETRY_DELAY_MS: u64 = 60_000;
 
 /// Streams from real providers over HTTP (and from the offline `faux` provider). Cheap to clone.
 #[derive(Clone)]
@@ -49,6 +63,7 @@ impl Providers {
         Providers {
             tuning: Tuning {
                 http_retries: 2,
+                max_retry_delay_ms: DEFAULT_MAX_RETRY_DELAY_MS,
                 budgets: ThinkingBudgets::default(),
             },
             faux: faux::FauxState::from_env(),
@@ -58,6 +73,14 @@ impl Providers {
     /// Transport-level retries per request (connection errors, 408/409/429/5xx); 0 disables them.
     pub fn with_http_retries(mut self, retries: u32) -> Self {
         self.tuning.http_retries = retries;
+        self
+    }
+
+    /// The reference's `maxRetryDelayMs` (settings `retry.maxDelayMs`, default 60 s): when a server asks for a longer
+    /// wait before a retry, the request fails at once with `Server requested <n>s retry delay (max: <m>s). <error>`,
+    /// so the session-level retry (which matches "retry delay") takes over visibly. 0 disables the cap.
+    pub fn with_max_retry_delay_ms(mut self, ms: u64) -> Self {
+        self.tuning.max_retry_delay_ms = ms;
         self
     }
 

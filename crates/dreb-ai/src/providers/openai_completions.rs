@@ -566,7 +566,7 @@ pub(crate) async fn run(
     api_key: &str,
     tuning: &Tuning,
 ) -> ProviderResult {
-    let retries = tuning.http_retries;
+    let retries = tuning.retry_policy();
     let req = build_request(&out.model, ctx, opts, api_key);
     let resp = http::post_json(
         &mut *out,
