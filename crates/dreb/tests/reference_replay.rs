@@ -21,10 +21,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "malformed_input",
         "a handler failure reads `Invalid entry ID for forking`; the reference prefixes `Command failed: `",
     ),
-    (
-        "set_settings",
-        "invalid payloads get serde's parameter errors, not the reference's per-key validation texts",
-    ),
 ];
 
 /// One replayed transcript: our frames and what differs from the reference.

@@ -12,6 +12,12 @@ use crate::catalog::RegistryCatalog;
 use crate::convert::wire;
 use crate::runtime::Runtime;
 
+/// A context-trust `path` param is raw JSON (`raw: true` in rpc.yaml) so that `null`, numbers or objects get the
+/// reference's validation text rather than a decoding error; absent reads as `null`.
+fn raw_path(path: Option<Value>) -> Value {
+    path.unwrap_or(Value::Null)
+}
+
 impl Runtime {
     /// Run a settings RPC operation off the async threads with a catalog of the available models.
     async fn settings_op<T: serde::Serialize + Send + 'static, U: serde::de::DeserializeOwned>(
@@ -47,9 +53,10 @@ impl Runtime {
         _ctx: &RequestContext,
         p: SetSettingsParams,
     ) -> Result<RpcSettingsSetResult, String> {
-        let update: Value = serde_json::to_value(&p.settings).map_err(|e| e.to_string())?;
+        // `settings` is raw JSON (`raw: true` in rpc.yaml): dreb-settings validates it with the reference's texts.
+        let update = p.settings;
         let result: RpcSettingsSetResult = self
-            .settings_op(move |s, c| s.apply_update(Some(&update), c))
+            .settings_op(move |s, c| s.apply_update(update.as_ref(), c))
             .await?;
         // The live switches follow the persisted defaults only where the reference's set_settings does not:
         // set_settings changes defaults, not the running session.
@@ -61,7 +68,7 @@ impl Runtime {
         _ctx: &RequestContext,
         p: EvaluateContextTrustParams,
     ) -> Result<RpcContextTrustEvaluation, String> {
-        let path = Value::String(p.path);
+        let path = raw_path(p.path);
         self.settings_op(move |s, _| s.evaluate_context_trust(&path))
             .await
     }
@@ -71,7 +78,7 @@ impl Runtime {
         _ctx: &RequestContext,
         p: TrustContextFolderParams,
     ) -> Result<RpcContextTrustMutationResult, String> {
-        let path = Value::String(p.path);
+        let path = raw_path(p.path);
         self.settings_op(move |s, c| s.trust_context_folder(&path, c))
             .await
     }
@@ -81,7 +88,7 @@ impl Runtime {
         _ctx: &RequestContext,
         p: UntrustContextFolderParams,
     ) -> Result<RpcContextTrustMutationResult, String> {
-        let path = Value::String(p.path);
+        let path = raw_path(p.path);
         self.settings_op(move |s, c| s.untrust_context_folder(&path, c))
             .await
     }
@@ -91,7 +98,7 @@ impl Runtime {
         _ctx: &RequestContext,
         p: RemoveTrustedContextFolderParams,
     ) -> Result<RpcTrustedFolderRemovalResult, String> {
-        let path = Value::String(p.path);
+        let path = raw_path(p.path);
         self.settings_op(move |s, c| s.remove_trusted_context_folder(&path, c))
             .await
     }
