@@ -358,7 +358,11 @@ impl Runtime {
             date: &date,
         });
 
-        let providers = options.providers.clone().unwrap_or_default();
+        let providers = options
+            .providers
+            .clone()
+            .unwrap_or_default()
+            .with_max_retry_delay_ms(settings.retry_settings().max_delay_ms);
         let llm: Arc<dyn LlmClient> = Arc::new(providers.clone());
         let mut agent_opts = AgentOptions::new(llm);
         agent_opts.model = Some(model);
