@@ -424,6 +424,227 @@ async fn abort_compaction_cancels_an_auto_compaction() {
     );
 }
 
+/// A reply that reports 120000 input tokens at its start and then stalls until aborted.
+fn big_stalled_turn() -> Value {
+    json!({"text": ["big", "never"], "deltaDelayMs": 600000, "usage": {"input": 120000, "output": 5}})
+}
+
+/// Prompt, wait for the assistant's `message_start`, then abort: an aborted reply above the threshold.
+async fn abort_a_big_reply(h: &Harness) {
+    h.prompt("fill the context").await;
+    h.wait_for("assistant message_start", |f| {
+        f.iter()
+            .any(|x| x["type"] == "message_start" && x["message"]["role"] == "assistant")
+    })
+    .await;
+    h.rt.abort(&ctx(), AbortParams {}).await.unwrap();
+    h.rt.wait_for_idle().await;
+    let last = h.messages().last().cloned().unwrap();
+    assert_eq!(last["stopReason"], "aborted");
+    assert_eq!(last["usage"]["input"], 120000);
+    // `agent_end` skips aborted replies.
+    assert!(of_type(&h.frames(), "auto_compaction_start").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pre_prompt_check_compacts_before_the_prompt_after_an_aborted_reply() {
+    let h = start(
+        json!({"turns": [
+            summary_turn("## Goal\npre-prompt"),
+            big_stalled_turn(),
+            {"text": ["after compaction"]}
+        ], "fallback": "error"}),
+        json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    abort_a_big_reply(&h).await;
+    h.sink.clear();
+
+    h.prompt("next question").await;
+    h.wait_for("the prompt's agent_end", |f| {
+        !of_type(f, "agent_end").is_empty()
+    })
+    .await;
+    let frames = h.frames();
+    let t = types(&frames);
+    let start_idx = t.iter().position(|x| x == "auto_compaction_start").unwrap();
+    let end_idx = t.iter().position(|x| x == "auto_compaction_end").unwrap();
+    let agent_start = t.iter().position(|x| x == "agent_start").unwrap();
+    assert!(start_idx < end_idx && end_idx < agent_start, "{t:?}");
+    assert_eq!(
+        frames[start_idx],
+        json!({"type": "auto_compaction_start", "reason": "threshold"})
+    );
+    let end = &frames[end_idx];
+    assert_eq!(end["aborted"], false);
+    assert_eq!(end["willRetry"], false);
+    assert!(
+        end["result"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("## Goal\npre-prompt"),
+        "{end}"
+    );
+    // Exactly one compaction: none after this run's `agent_end` either.
+    h.rt.wait_for_idle().await;
+    assert_eq!(of_type(&h.frames(), "auto_compaction_start").len(), 1);
+    assert!(!h.state().await.is_compacting);
+
+    // The prompt went out on the compacted context.
+    let messages = h.messages();
+    assert_eq!(
+        roles(&messages).first().map(String::as_str),
+        Some("compactionSummary")
+    );
+    let last_two: Vec<&Value> = messages.iter().rev().take(2).collect();
+    assert_eq!(last_two[0]["content"][0]["text"], "after compaction");
+    assert_eq!(last_two[1]["content"][0]["text"], "next question");
+    // In the file the compaction comes before the new prompt.
+    let entries = file_entries(&h.rt.session_file().unwrap());
+    let compaction = entries
+        .iter()
+        .position(|e| e["type"] == "compaction")
+        .unwrap();
+    let prompt = entries
+        .iter()
+        .position(|e| e["message"]["content"][0]["text"] == "next question")
+        .unwrap();
+    assert!(compaction < prompt);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pre_prompt_check_catches_a_context_grown_while_compaction_was_off() {
+    let h = start(
+        json!({"turns": [
+            summary_turn("## Goal\nre-enabled"),
+            {"text": ["big"], "usage": {"input": 120000, "output": 5}},
+            {"text": ["answer"]}
+        ], "fallback": "error"}),
+        json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    h.rt.set_auto_compaction(&ctx(), SetAutoCompactionParams { enabled: false })
+        .await
+        .unwrap();
+    h.prompt("fill the context").await;
+    h.rt.wait_for_idle().await;
+    assert!(of_type(&h.frames(), "auto_compaction_start").is_empty());
+    h.rt.set_auto_compaction(&ctx(), SetAutoCompactionParams { enabled: true })
+        .await
+        .unwrap();
+
+    h.prompt("next").await;
+    h.wait_for("the answer", |f| {
+        f.iter()
+            .any(|x| x["type"] == "message_end" && x["message"]["content"][0]["text"] == "answer")
+    })
+    .await;
+    let t = types(&h.frames());
+    let compaction_end = t.iter().position(|x| x == "auto_compaction_end").unwrap();
+    let agent_starts: Vec<usize> = t
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| *x == "agent_start")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(agent_starts.len(), 2);
+    assert!(
+        agent_starts[0] < compaction_end && compaction_end < agent_starts[1],
+        "{t:?}"
+    );
+    assert_eq!(h.messages()[0]["role"], "compactionSummary");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aborted_pre_prompt_compaction_still_sends_the_prompt() {
+    let h = start(
+        json!({"turns": [
+            {"when": {"lastUserContains": "<conversation>"}, "firstByteDelayMs": 600000, "text": ["never"]},
+            big_stalled_turn(),
+            {"text": ["uncompacted answer"]}
+        ], "fallback": "error"}),
+        json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    abort_a_big_reply(&h).await;
+    h.sink.clear();
+
+    // Acknowledged at once, while the compaction runs.
+    h.prompt("next question").await;
+    assert!(h.state().await.is_compacting);
+    h.wait_for("auto_compaction_start", |f| {
+        !of_type(f, "auto_compaction_start").is_empty()
+    })
+    .await;
+    assert!(of_type(&h.frames(), "agent_start").is_empty());
+    h.rt.abort_compaction(&ctx(), AbortCompactionParams {})
+        .await
+        .unwrap();
+    h.wait_for("the answer", |f| {
+        f.iter().any(|x| {
+            x["type"] == "message_end" && x["message"]["content"][0]["text"] == "uncompacted answer"
+        })
+    })
+    .await;
+    assert_eq!(
+        of_type(&h.frames(), "auto_compaction_end"),
+        vec![json!({"type": "auto_compaction_end", "aborted": true, "willRetry": false})]
+    );
+    h.rt.wait_for_idle().await;
+    assert!(
+        !file_entries(&h.rt.session_file().unwrap())
+            .iter()
+            .any(|e| e["type"] == "compaction")
+    );
+    assert_ne!(h.messages()[0]["role"], "compactionSummary");
+}
+
+async fn prompt_with_id(h: &Harness, id: &str, text: &str) {
+    let ctx = RequestContext {
+        id: Some(json!(id)),
+    };
+    let params = PromptParams {
+        message: text.into(),
+        images: None,
+        streaming_behavior: None,
+    };
+    h.rt.prompt(&ctx, params).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_that_cannot_start_after_its_compaction_gets_a_late_failure_response() {
+    let h = start(
+        json!({"turns": [
+            {"when": {"lastUserContains": "<conversation>"}, "firstByteDelayMs": 600000, "text": ["never"]},
+            big_stalled_turn(),
+            {"text": ["second", "stalls"], "deltaDelayMs": 600000}
+        ], "fallback": "error"}),
+        json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    abort_a_big_reply(&h).await;
+    h.sink.clear();
+    prompt_with_id(&h, "first", "compacts first").await;
+    h.wait_for("auto_compaction_start", |f| {
+        !of_type(f, "auto_compaction_start").is_empty()
+    })
+    .await;
+    // A compaction is already running: this one does not start another and goes straight to the model.
+    prompt_with_id(&h, "second", "overtakes").await;
+    h.wait_for("agent_start", |f| !of_type(f, "agent_start").is_empty())
+        .await;
+    h.rt.abort_compaction(&ctx(), AbortCompactionParams {})
+        .await
+        .unwrap();
+    h.wait_for("the late response", |f| !of_type(f, "response").is_empty())
+        .await;
+    assert_eq!(
+        of_type(&h.frames(), "response"),
+        vec![
+            json!({"id": "first", "type": "response", "command": "prompt", "success": false,
+            "error": "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."})
+        ]
+    );
+    assert_eq!(of_type(&h.frames(), "auto_compaction_start").len(), 1);
+    h.rt.abort(&ctx(), AbortParams {}).await.unwrap();
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // auto-retry
 

@@ -1,5 +1,5 @@
-//! `compact`, `abort_compaction`, and auto-compaction after `agent_end` (threshold, and overflow recovery with one
-//! compact-and-retry per user message).
+//! `compact`, `abort_compaction`, and auto-compaction after `agent_end` and before each `prompt` (threshold, and
+//! overflow recovery with one compact-and-retry per user message).
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -229,23 +229,34 @@ impl Runtime {
 
     /// After `agent_end` (no retry): compact on context overflow (then retry once) or above the threshold.
     pub(crate) fn check_compaction(&self, message: &AssistantMessage) {
-        if message.stop_reason == StopReason::Aborted {
-            return;
+        if let Some((reason, will_retry)) = self.compaction_verdict(message, false) {
+            self.start_auto_compaction(reason, will_retry);
         }
-        let Some(model) = self.inner.agent.model() else {
-            return;
-        };
+    }
+
+    /// The reference's compaction check, shared by `agent_end` and the pre-prompt check: which auto-compaction to
+    /// run, if any. Aborted replies count only for the pre-prompt check (`include_aborted`). A repeated overflow
+    /// emits the recovery-failed `auto_compaction_end` here; an overflow to recover from leaves the context here.
+    fn compaction_verdict(
+        &self,
+        message: &AssistantMessage,
+        include_aborted: bool,
+    ) -> Option<(Reason, bool)> {
+        if !include_aborted && message.stop_reason == StopReason::Aborted {
+            return None;
+        }
+        let model = self.inner.agent.model()?;
         let window = model.context_window;
         let compaction_ms = self.latest_compaction_ms();
         // A reply from before the latest compaction says nothing about the compacted context.
         if compaction_ms.is_some_and(|ts| message.timestamp <= ts) {
-            return;
+            return None;
         }
         let settings = self.compaction_settings();
         let same_model = message.provider == model.provider && message.model == model.id;
         if same_model && dreb_ai::is_context_overflow(message, Some(window)) {
             if !settings.enabled {
-                return;
+                return None;
             }
             if self
                 .inner
@@ -256,41 +267,68 @@ impl Runtime {
                     &*self.inner.sink,
                     &auto_end(None, false, false, Some(OVERFLOW_RETRY_FAILED.into())),
                 );
-                return;
+                return None;
             }
             self.remove_last_assistant();
-            self.start_auto_compaction(Reason::Overflow, true);
-            return;
+            return Some((Reason::Overflow, true));
         }
         let tokens = if message.stop_reason == StopReason::Error {
             // No usage on an error: the last valid usage plus estimates of what follows.
             let values = self.message_values();
             let estimate = dreb_compaction::estimate_context_tokens(&values);
-            let Some(i) = estimate.last_usage_index else {
-                return;
-            };
+            let i = estimate.last_usage_index?;
             let usage_ts = values[i]
                 .get("timestamp")
                 .and_then(Value::as_i64)
                 .unwrap_or(i64::MAX);
             if compaction_ms.is_some_and(|ts| usage_ts <= ts) {
-                return;
+                return None;
             }
             estimate.tokens
         } else {
             usage_context_tokens(&serde_json::to_value(message.usage).unwrap_or(Value::Null))
         };
-        if dreb_compaction::should_compact(tokens, window, &settings) {
-            self.start_auto_compaction(Reason::Threshold, false);
+        dreb_compaction::should_compact(tokens, window, &settings)
+            .then_some((Reason::Threshold, false))
+    }
+
+    /// Before a `prompt` reaches the model: check the last assistant reply in the context (aborted ones included,
+    /// which `agent_end` skips). When a compaction is due it is marked as running and returned, to be finished by
+    /// [`Runtime::run_pre_prompt_compaction`] before the prompt starts. Nothing when a compaction already runs: it
+    /// covers the same context.
+    pub(crate) fn pre_prompt_compaction(&self) -> Option<PendingCompaction> {
+        if self.inner.is_compacting.load(Ordering::Acquire) {
+            return None;
         }
+        let last = self
+            .inner
+            .agent
+            .messages()
+            .into_iter()
+            .rev()
+            .find_map(|m| match m {
+                AgentMessage::Assistant(a) => Some(a),
+                _ => None,
+            })?;
+        let (reason, will_retry) = self.compaction_verdict(&last, true)?;
+        Some(PendingCompaction {
+            reason,
+            will_retry,
+            cancel: self.begin_compaction(),
+        })
+    }
+
+    /// Run a compaction found by [`Runtime::pre_prompt_compaction`] with its events. The prompt that follows is the
+    /// continuation, so nothing is continued here even when `willRetry` is reported (as the reference reports it).
+    pub(crate) async fn run_pre_prompt_compaction(&self, pending: PendingCompaction) {
+        emit_auto_start(self, pending.reason);
+        self.finish_auto_compaction(pending.reason, pending.will_retry, pending.cancel)
+            .await;
     }
 
     /// Emit `auto_compaction_start` now (in event order), then compact once the run has fully ended.
     fn start_auto_compaction(&self, reason: Reason, will_retry: bool) {
-        emit(
-            &*self.inner.sink,
-            &json!({"type": "auto_compaction_start", "reason": reason.as_str()}),
-        );
+        emit_auto_start(self, reason);
         let cancel = self.begin_compaction();
         let rt = self.clone();
         tokio::spawn(async move {
@@ -298,36 +336,9 @@ impl Runtime {
                 _ = rt.inner.agent.wait_for_idle() => {}
                 _ = cancel.cancelled() => {}
             }
-            let outcome = if cancel.is_cancelled() {
-                Err(CompactError::Cancelled)
-            } else {
-                rt.run_compaction(None, cancel).await
-            };
-            rt.end_compaction();
-            let result = match outcome {
-                Ok(result) => result,
-                Err(CompactError::Cancelled) => {
-                    emit(&*rt.inner.sink, &auto_end(None, true, false, None));
-                    return;
-                }
-                Err(CompactError::Failed(m)) => {
-                    let text = match reason {
-                        Reason::Overflow => format!("Context overflow recovery failed: {m}"),
-                        Reason::Threshold => format!("Auto-compaction failed: {m}"),
-                    };
-                    emit(&*rt.inner.sink, &auto_end(None, false, false, Some(text)));
-                    return;
-                }
-                // No model, no key, nothing to compact: ends quietly.
-                Err(_) => {
-                    emit(&*rt.inner.sink, &auto_end(None, false, false, None));
-                    return;
-                }
-            };
-            emit(
-                &*rt.inner.sink,
-                &auto_end(Some(result.to_json()), false, will_retry, None),
-            );
+            if !rt.finish_auto_compaction(reason, will_retry, cancel).await {
+                return;
+            }
             if will_retry || rt.inner.agent.has_queued_messages() {
                 if will_retry {
                     let ends_in_error = matches!(
@@ -345,4 +356,61 @@ impl Runtime {
             }
         });
     }
+
+    /// Compact (unless already cancelled), clear the running mark and emit `auto_compaction_end`. `true` when the
+    /// compaction entry was written.
+    async fn finish_auto_compaction(
+        &self,
+        reason: Reason,
+        will_retry: bool,
+        cancel: CancellationToken,
+    ) -> bool {
+        let outcome = if cancel.is_cancelled() {
+            Err(CompactError::Cancelled)
+        } else {
+            self.run_compaction(None, cancel).await
+        };
+        self.end_compaction();
+        let sink = &*self.inner.sink;
+        match outcome {
+            Ok(result) => {
+                emit(
+                    sink,
+                    &auto_end(Some(result.to_json()), false, will_retry, None),
+                );
+                true
+            }
+            Err(CompactError::Cancelled) => {
+                emit(sink, &auto_end(None, true, false, None));
+                false
+            }
+            Err(CompactError::Failed(m)) => {
+                let text = match reason {
+                    Reason::Overflow => format!("Context overflow recovery failed: {m}"),
+                    Reason::Threshold => format!("Auto-compaction failed: {m}"),
+                };
+                emit(sink, &auto_end(None, false, false, Some(text)));
+                false
+            }
+            // No model, no key, nothing to compact: ends quietly.
+            Err(_) => {
+                emit(sink, &auto_end(None, false, false, None));
+                false
+            }
+        }
+    }
+}
+
+fn emit_auto_start(rt: &Runtime, reason: Reason) {
+    emit(
+        &*rt.inner.sink,
+        &json!({"type": "auto_compaction_start", "reason": reason.as_str()}),
+    );
+}
+
+/// A pre-prompt auto-compaction that is due and already marked as running (`isCompacting`).
+pub(crate) struct PendingCompaction {
+    reason: Reason,
+    will_retry: bool,
+    cancel: CancellationToken,
 }

@@ -2,11 +2,13 @@
 
 use dreb_agent::{AgentMessage, QueueMode};
 use dreb_ai::{ImageContent, TextContent, UserBlock, UserContent, UserMessage};
+use dreb_protocol::envelope::Response;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 
 use crate::convert::wire;
 use crate::runtime::{QueuedDisplay, Runtime, lock, no_api_key_text};
+use crate::sink::emit;
 
 fn builtin_slash_command(message: &str) -> Option<&str> {
     let first = message.trim().split_whitespace().next()?;
@@ -17,7 +19,7 @@ fn builtin_slash_command(message: &str) -> Option<&str> {
         .then_some(name)
 }
 
-fn reject_builtin(message: &str) -> Result<(), String> {
+pub(crate) fn reject_builtin(message: &str) -> Result<(), String> {
     match builtin_slash_command(message) {
         Some(name) => Err(format!(
             "Built-in slash command /{name} must be handled by the RPC client; it was not sent to the model."
@@ -65,7 +67,7 @@ impl Runtime {
 
     pub(crate) async fn cmd_prompt(
         &self,
-        _ctx: &RequestContext,
+        ctx: &RequestContext,
         p: PromptParams,
     ) -> Result<(), String> {
         reject_builtin(&p.message)?;
@@ -88,10 +90,31 @@ impl Runtime {
                 .map_err(|_| no_api_key_text(&model.provider))?;
         }
         self.flush_deferred_bash();
-        agent
-            .start_prompt(vec![user_message(&p.message, &images)])
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        let Some(pending) = self.pre_prompt_compaction() else {
+            return agent
+                .start_prompt(vec![user_message(&p.message, &images)])
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+        };
+        // Compact first, then prompt. Like the reference, the prompt is acknowledged at once; a failure to start
+        // afterwards is reported as a second response for the same id.
+        let rt = self.clone();
+        let id = ctx.id.clone();
+        tokio::spawn(async move {
+            rt.run_pre_prompt_compaction(pending).await;
+            if rt.inner.stop.is_cancelled() {
+                return;
+            }
+            let started = rt
+                .inner
+                .agent
+                .start_prompt(vec![user_message(&p.message, &images)]);
+            if let Err(e) = started {
+                let late = Response::error(id, Some("prompt".into()), e.to_string());
+                emit(&*rt.inner.sink, &late);
+            }
+        });
+        Ok(())
     }
 
     pub(crate) async fn cmd_steer(
@@ -121,6 +144,8 @@ impl Runtime {
         _ctx: &RequestContext,
         _p: AbortParams,
     ) -> Result<(), String> {
+        // Like the reference, `abort` also stops every background subagent.
+        self.inner.background.abort_all();
         self.abort_retry();
         self.inner.agent.abort();
         self.inner.agent.wait_for_idle().await;
