@@ -1,25 +1,73 @@
 //! `RpcHandler` for [`Runtime`]: each command delegates to the module of its group under `commands/`.
+//!
+//! Error texts follow the reference's two kinds of failure (protocol-behaviour.md §1.6): a text a handler returns on
+//! purpose is sent as it is, while anything thrown inside a handler is answered `Command failed: <message>`. Every
+//! command below says which of its failures are clean; the rest get the prefix here, in one place.
 
+use dreb_protocol::envelope::fill;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 
 use crate::runtime::Runtime;
 
+const FAILED_PREFIX: &str = "Command failed: ";
+
+/// `Command failed: <message>`. A few command modules already return prefixed texts; they are not prefixed twice.
+fn failed(message: String) -> String {
+    if message.starts_with(FAILED_PREFIX) {
+        message
+    } else {
+        fill(error_text::COMMAND_FAILED, &[("message", &message)])
+    }
+}
+
+/// Like [`failed`], except for the texts `is_clean` recognises as returned on purpose.
+fn failed_unless(is_clean: impl Fn(&str) -> bool) -> impl Fn(String) -> String {
+    move |message| {
+        if is_clean(&message) {
+            message
+        } else {
+            failed(message)
+        }
+    }
+}
+
+/// The refusal of a built-in slash command (`prompt`, `steer`, `follow_up`) is returned, not thrown.
+fn is_builtin_rejection(message: &str) -> bool {
+    message.starts_with("Built-in slash command /")
+        && message.ends_with(" must be handled by the RPC client; it was not sent to the model.")
+}
+
+/// The buddy commands return their precondition failures; a failing LLM call or file write is thrown.
+fn is_buddy_precondition(message: &str) -> bool {
+    matches!(
+        message,
+        "No model available. Set a model first."
+            | "No API key available for the current model."
+            | "No buddy to reroll. Use hatch first."
+    )
+}
+
 impl RpcHandler for Runtime {
     async fn prompt(&self, ctx: &RequestContext, params: PromptParams) -> Result<(), String> {
+        // Sent raw, like the reference's late prompt failure (its only way to fail besides the built-in refusal).
         self.cmd_prompt(ctx, params).await
     }
 
     async fn steer(&self, ctx: &RequestContext, params: SteerParams) -> Result<(), String> {
-        self.cmd_steer(ctx, params).await
+        self.cmd_steer(ctx, params)
+            .await
+            .map_err(failed_unless(is_builtin_rejection))
     }
 
     async fn follow_up(&self, ctx: &RequestContext, params: FollowUpParams) -> Result<(), String> {
-        self.cmd_follow_up(ctx, params).await
+        self.cmd_follow_up(ctx, params)
+            .await
+            .map_err(failed_unless(is_builtin_rejection))
     }
 
     async fn abort(&self, ctx: &RequestContext, params: AbortParams) -> Result<(), String> {
-        self.cmd_abort(ctx, params).await
+        self.cmd_abort(ctx, params).await.map_err(failed)
     }
 
     async fn new_session(
@@ -27,11 +75,11 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: NewSessionParams,
     ) -> Result<CancelledResult, String> {
-        self.cmd_new_session(ctx, params).await
+        self.cmd_new_session(ctx, params).await.map_err(failed)
     }
 
     async fn reload(&self, ctx: &RequestContext, params: ReloadParams) -> Result<(), String> {
-        self.cmd_reload(ctx, params).await
+        self.cmd_reload(ctx, params).await.map_err(failed)
     }
 
     async fn get_state(
@@ -39,7 +87,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetStateParams,
     ) -> Result<RpcSessionState, String> {
-        self.cmd_get_state(ctx, params).await
+        self.cmd_get_state(ctx, params).await.map_err(failed)
     }
 
     async fn get_dashboard_snapshot(
@@ -47,7 +95,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetDashboardSnapshotParams,
     ) -> Result<RpcDashboardSnapshot, String> {
-        self.cmd_get_dashboard_snapshot(ctx, params).await
+        self.cmd_get_dashboard_snapshot(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn get_resources(
@@ -55,7 +105,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetResourcesParams,
     ) -> Result<RpcResources, String> {
-        self.cmd_get_resources(ctx, params).await
+        self.cmd_get_resources(ctx, params).await.map_err(failed)
     }
 
     async fn get_git_branch(
@@ -63,7 +113,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetGitBranchParams,
     ) -> Result<GitBranchResult, String> {
-        self.cmd_get_git_branch(ctx, params).await
+        self.cmd_get_git_branch(ctx, params).await.map_err(failed)
     }
 
     async fn get_daily_cost(
@@ -71,7 +121,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetDailyCostParams,
     ) -> Result<DailyCostResult, String> {
-        self.cmd_get_daily_cost(ctx, params).await
+        self.cmd_get_daily_cost(ctx, params).await.map_err(failed)
     }
 
     async fn get_messages(
@@ -79,7 +129,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetMessagesParams,
     ) -> Result<MessagesResult, String> {
-        self.cmd_get_messages(ctx, params).await
+        self.cmd_get_messages(ctx, params).await.map_err(failed)
     }
 
     async fn set_model(
@@ -87,7 +137,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SetModelParams,
     ) -> Result<Model, String> {
-        self.cmd_set_model(ctx, params).await
+        self.cmd_set_model(ctx, params)
+            .await
+            .map_err(failed_unless(|m| m.starts_with("Model not found: ")))
     }
 
     async fn resolve_model(
@@ -95,7 +147,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ResolveModelParams,
     ) -> Result<Option<ResolveModelResult>, String> {
-        self.cmd_resolve_model(ctx, params).await
+        self.cmd_resolve_model(ctx, params).await.map_err(failed)
     }
 
     async fn cycle_model(
@@ -103,7 +155,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: CycleModelParams,
     ) -> Result<Option<ModelCycleResult>, String> {
-        self.cmd_cycle_model(ctx, params).await
+        self.cmd_cycle_model(ctx, params).await.map_err(failed)
     }
 
     async fn get_available_models(
@@ -111,7 +163,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetAvailableModelsParams,
     ) -> Result<AvailableModelsResult, String> {
-        self.cmd_get_available_models(ctx, params).await
+        self.cmd_get_available_models(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn buddy_hatch(
@@ -119,7 +173,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: BuddyHatchParams,
     ) -> Result<BuddyResult, String> {
-        self.cmd_buddy_hatch(ctx, params).await
+        self.cmd_buddy_hatch(ctx, params)
+            .await
+            .map_err(failed_unless(is_buddy_precondition))
     }
 
     async fn buddy_reroll(
@@ -127,7 +183,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: BuddyRerollParams,
     ) -> Result<BuddyResult, String> {
-        self.cmd_buddy_reroll(ctx, params).await
+        self.cmd_buddy_reroll(ctx, params)
+            .await
+            .map_err(failed_unless(is_buddy_precondition))
     }
 
     async fn set_thinking_level(
@@ -135,7 +193,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SetThinkingLevelParams,
     ) -> Result<(), String> {
-        self.cmd_set_thinking_level(ctx, params).await
+        self.cmd_set_thinking_level(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn cycle_thinking_level(
@@ -143,7 +203,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: CycleThinkingLevelParams,
     ) -> Result<Option<ThinkingLevelResult>, String> {
-        self.cmd_cycle_thinking_level(ctx, params).await
+        self.cmd_cycle_thinking_level(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn set_steering_mode(
@@ -151,7 +213,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SetSteeringModeParams,
     ) -> Result<(), String> {
-        self.cmd_set_steering_mode(ctx, params).await
+        self.cmd_set_steering_mode(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn set_follow_up_mode(
@@ -159,7 +223,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SetFollowUpModeParams,
     ) -> Result<(), String> {
-        self.cmd_set_follow_up_mode(ctx, params).await
+        self.cmd_set_follow_up_mode(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn get_pending_messages(
@@ -167,7 +233,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetPendingMessagesParams,
     ) -> Result<RpcPendingMessages, String> {
-        self.cmd_get_pending_messages(ctx, params).await
+        self.cmd_get_pending_messages(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn clear_pending_messages(
@@ -175,7 +243,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ClearPendingMessagesParams,
     ) -> Result<RpcPendingMessages, String> {
-        self.cmd_clear_pending_messages(ctx, params).await
+        self.cmd_clear_pending_messages(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn compact(
@@ -183,7 +253,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: CompactParams,
     ) -> Result<CompactionResult, String> {
-        self.cmd_compact(ctx, params).await
+        self.cmd_compact(ctx, params).await.map_err(failed)
     }
 
     async fn set_auto_compaction(
@@ -191,7 +261,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SetAutoCompactionParams,
     ) -> Result<(), String> {
-        self.cmd_set_auto_compaction(ctx, params).await
+        self.cmd_set_auto_compaction(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn abort_compaction(
@@ -199,7 +271,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: AbortCompactionParams,
     ) -> Result<(), String> {
-        self.cmd_abort_compaction(ctx, params).await
+        self.cmd_abort_compaction(ctx, params).await.map_err(failed)
     }
 
     async fn set_auto_retry(
@@ -207,7 +279,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SetAutoRetryParams,
     ) -> Result<(), String> {
-        self.cmd_set_auto_retry(ctx, params).await
+        self.cmd_set_auto_retry(ctx, params).await.map_err(failed)
     }
 
     async fn abort_retry(
@@ -215,11 +287,11 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: AbortRetryParams,
     ) -> Result<(), String> {
-        self.cmd_abort_retry(ctx, params).await
+        self.cmd_abort_retry(ctx, params).await.map_err(failed)
     }
 
     async fn bash(&self, ctx: &RequestContext, params: BashParams) -> Result<BashResult, String> {
-        self.cmd_bash(ctx, params).await
+        self.cmd_bash(ctx, params).await.map_err(failed)
     }
 
     async fn abort_bash(
@@ -227,7 +299,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: AbortBashParams,
     ) -> Result<(), String> {
-        self.cmd_abort_bash(ctx, params).await
+        self.cmd_abort_bash(ctx, params).await.map_err(failed)
     }
 
     async fn get_session_stats(
@@ -235,7 +307,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetSessionStatsParams,
     ) -> Result<SessionStats, String> {
-        self.cmd_get_session_stats(ctx, params).await
+        self.cmd_get_session_stats(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn get_performance_stats(
@@ -243,7 +317,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetPerformanceStatsParams,
     ) -> Result<RpcPerformanceStats, String> {
-        self.cmd_get_performance_stats(ctx, params).await
+        self.cmd_get_performance_stats(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn export_html(
@@ -251,7 +327,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ExportHtmlParams,
     ) -> Result<ExportHtmlResult, String> {
-        self.cmd_export_html(ctx, params).await
+        self.cmd_export_html(ctx, params).await.map_err(failed)
     }
 
     async fn import_jsonl(
@@ -259,7 +335,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ImportJsonlParams,
     ) -> Result<CancelledResult, String> {
-        self.cmd_import_jsonl(ctx, params).await
+        self.cmd_import_jsonl(ctx, params).await.map_err(failed)
     }
 
     async fn switch_session(
@@ -267,7 +343,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SwitchSessionParams,
     ) -> Result<CancelledResult, String> {
-        self.cmd_switch_session(ctx, params).await
+        self.cmd_switch_session(ctx, params).await.map_err(failed)
     }
 
     async fn delete_session(
@@ -275,11 +351,12 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: DeleteSessionParams,
     ) -> Result<DeleteSessionResult, String> {
+        // The reference returns every deletion failure as a clean result.
         self.cmd_delete_session(ctx, params).await
     }
 
     async fn fork(&self, ctx: &RequestContext, params: ForkParams) -> Result<ForkResult, String> {
-        self.cmd_fork(ctx, params).await
+        self.cmd_fork(ctx, params).await.map_err(failed)
     }
 
     async fn get_fork_messages(
@@ -287,7 +364,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetForkMessagesParams,
     ) -> Result<ForkMessagesResult, String> {
-        self.cmd_get_fork_messages(ctx, params).await
+        self.cmd_get_fork_messages(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn get_last_assistant_text(
@@ -295,7 +374,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetLastAssistantTextParams,
     ) -> Result<LastAssistantTextResult, String> {
-        self.cmd_get_last_assistant_text(ctx, params).await
+        self.cmd_get_last_assistant_text(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn set_session_name(
@@ -303,7 +384,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SetSessionNameParams,
     ) -> Result<(), String> {
-        self.cmd_set_session_name(ctx, params).await
+        self.cmd_set_session_name(ctx, params)
+            .await
+            .map_err(failed_unless(|m| m == "Session name cannot be empty"))
     }
 
     async fn get_commands(
@@ -311,7 +394,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetCommandsParams,
     ) -> Result<CommandsResult, String> {
-        self.cmd_get_commands(ctx, params).await
+        self.cmd_get_commands(ctx, params).await.map_err(failed)
     }
 
     async fn list_sessions(
@@ -319,7 +402,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ListSessionsParams,
     ) -> Result<SessionsResult, String> {
-        self.cmd_list_sessions(ctx, params).await
+        self.cmd_list_sessions(ctx, params).await.map_err(failed)
     }
 
     async fn list_all_sessions(
@@ -327,7 +410,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ListAllSessionsParams,
     ) -> Result<SessionsResult, String> {
-        self.cmd_list_all_sessions(ctx, params).await
+        self.cmd_list_all_sessions(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn list_background_agents(
@@ -335,6 +420,8 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ListBackgroundAgentsParams,
     ) -> Result<BackgroundAgentsResult, String> {
+        // Background agents (commands/background.rs) apply the rule themselves: the built-in refusal is clean, every
+        // other failure is prefixed.
         self.cmd_list_background_agents(ctx, params).await
     }
 
@@ -359,7 +446,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ListAgentTypesParams,
     ) -> Result<AgentTypesResult, String> {
-        self.cmd_list_agent_types(ctx, params).await
+        self.cmd_list_agent_types(ctx, params).await.map_err(failed)
     }
 
     async fn get_tree(
@@ -367,7 +454,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetTreeParams,
     ) -> Result<TreeResult, String> {
-        self.cmd_get_tree(ctx, params).await
+        self.cmd_get_tree(ctx, params).await.map_err(failed)
     }
 
     async fn navigate_tree(
@@ -375,6 +462,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: NavigateTreeParams,
     ) -> Result<NavigateTreeResult, String> {
+        // The reference catches every navigation error and returns it clean.
         self.cmd_navigate_tree(ctx, params).await
     }
 
@@ -383,6 +471,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetSettingsParams,
     ) -> Result<RpcSettingsSnapshot, String> {
+        // Settings and context-trust operations return result objects: their errors are clean.
         self.cmd_get_settings(ctx, params).await
     }
 
@@ -431,6 +520,6 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetVersionParams,
     ) -> Result<VersionResult, String> {
-        self.cmd_get_version(ctx, params).await
+        self.cmd_get_version(ctx, params).await.map_err(failed)
     }
 }

@@ -17,10 +17,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "get_commands",
         "the reference lists its bundled skill commands (with sourceInfo); we list none yet",
     ),
-    (
-        "malformed_input",
-        "a handler failure reads `Invalid entry ID for forking`; the reference prefixes `Command failed: `",
-    ),
 ];
 
 /// One replayed transcript: our frames and what differs from the reference.

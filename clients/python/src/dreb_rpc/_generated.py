@@ -1565,6 +1565,7 @@ class ReloadCommand(TypedDict):
 
     Error texts (`{...}` marks variable parts):
     - `Command failed: System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
+    - `Command failed: {message}`: `models.json` cannot be read or is invalid (`{message}` is the loader's error).
     """
     id: NotRequired[RequestId]
     type: Literal["reload"]
@@ -3520,6 +3521,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
 
         Error texts (`{...}` marks variable parts):
         - `Command failed: System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
+        - `Command failed: {message}`: `models.json` cannot be read or is invalid (`{message}` is the loader's error).
 
         Sends `reload`.
         """
@@ -4732,6 +4734,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
 
         Error texts (`{...}` marks variable parts):
         - `Command failed: System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
+        - `Command failed: {message}`: `models.json` cannot be read or is invalid (`{message}` is the loader's error).
 
         Sends `reload`.
         """

@@ -121,6 +121,7 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    *
    * Error texts (`{…}` marks variable parts):
    * - `Command failed: System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
+   * - `Command failed: {message}`: `models.json` cannot be read or is invalid (`{message}` is the loader's error).
    */
   reload(options?: RequestOptions): Promise<void> {
     return this.call<void>("reload", {}, options);

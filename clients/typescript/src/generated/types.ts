@@ -1652,6 +1652,7 @@ export interface NewSessionResponse {
  *
  * Error texts (`{…}` marks variable parts):
  * - `Command failed: System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
+ * - `Command failed: {message}`: `models.json` cannot be read or is invalid (`{message}` is the loader's error).
  */
 export interface ReloadCommand {
   id?: RequestId;

@@ -614,7 +614,7 @@ impl Runtime {
     }
 
     /// Re-read settings and models.json, check the model's prompt settings, reload resources and context files, and
-    /// rebuild the system prompt. Failures use the `Command failed: ` wrapper.
+    /// rebuild the system prompt. Every failure is thrown in the reference (the handler adds `Command failed: `).
     pub(crate) async fn cmd_reload(
         &self,
         _ctx: &RequestContext,
@@ -623,7 +623,7 @@ impl Runtime {
         let rt = self.clone();
         tokio::task::spawn_blocking(move || rt.reload_blocking())
             .await
-            .map_err(|e| format!("Command failed: {e}"))?
+            .map_err(|e| e.to_string())?
     }
 
     fn reload_blocking(&self) -> Result<(), String> {
@@ -635,7 +635,7 @@ impl Runtime {
             let mut registry = inner.registry.write().unwrap_or_else(|e| e.into_inner());
             registry.refresh();
             if let Some(err) = registry.error() {
-                return Err(format!("Command failed: {err}"));
+                return Err(err.to_string());
             }
             if let Some(model) = inner.agent.model() {
                 let from_models_json = registry
@@ -644,10 +644,10 @@ impl Runtime {
                 let from_settings = inner
                     .settings
                     .model_prompt_settings(&model.provider, &model.id)
-                    .map_err(|e| format!("Command failed: {e}"))?;
+                    .map_err(|e| e.to_string())?;
                 if from_models_json && from_settings.is_some() {
                     return Err(format!(
-                        "Command failed: System prompt behavior for {}/{} is configured in both models.json and settings.json; remove one source",
+                        "System prompt behavior for {}/{} is configured in both models.json and settings.json; remove one source",
                         model.provider, model.id
                     ));
                 }
