@@ -5,6 +5,7 @@
 //! compaction (`dreb-compaction`). It implements the generated [`dreb_protocol::RpcHandler`]; events reach the host
 //! through a [`FrameSink`] the serving layer provides (one ordered writer).
 
+mod background;
 mod catalog;
 mod commands;
 mod convert;

@@ -37,6 +37,10 @@ pub struct RuntimeOptions {
     pub session: Option<PathBuf>,
     pub session_dir: Option<PathBuf>,
     pub parent_session: Option<String>,
+    /// `--agent-type`: the subagent type written into a new session's header (children of the subagent tool).
+    pub agent_type: Option<String>,
+    /// The `dreb` executable the subagent tool runs children with (default: this process's executable).
+    pub subagent_binary: Option<PathBuf>,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     /// Enabled tools (None = all built-in tools).
@@ -111,6 +115,8 @@ pub(crate) struct Inner {
     pub dialog: dreb_dialog::DialogEngine,
     /// Mirrors the open dialogs for the dashboard snapshot (see `commands::dialogs`).
     pub dialog_tracker: Arc<crate::commands::dialogs::DialogTracker>,
+    /// Children launched by the subagent tool.
+    pub background: crate::background::BackgroundAgents,
 }
 
 /// The live session. Cheap to clone.
@@ -317,6 +323,11 @@ impl Runtime {
                 .set_parent_session(parent)
                 .map_err(|e| StartupError(e.to_string()))?;
         }
+        if let Some(agent_type) = &options.agent_type {
+            session
+                .set_agent_type(agent_type)
+                .map_err(|e| StartupError(e.to_string()))?;
+        }
         let restored: Vec<AgentMessage> = session
             .build_session_context()
             .messages
@@ -328,12 +339,21 @@ impl Runtime {
             let _ = session.append_thinking_level_change(thinking.as_str());
         }
 
-        // Tools and system prompt.
+        // Tools and system prompt. The subagent tool joins the default set after `ls` unless subagents are off.
+        let max_subagents = settings.max_concurrent_subagents() as usize;
         let tool_names: Vec<String> = options.tools.clone().unwrap_or_else(|| {
-            dreb_tools::IMPLEMENTED_TOOLS
+            let mut names: Vec<String> = dreb_tools::IMPLEMENTED_TOOLS
                 .iter()
                 .map(|s| s.to_string())
-                .collect()
+                .collect();
+            if max_subagents > 0 {
+                let at = names
+                    .iter()
+                    .position(|n| n == "ls")
+                    .map_or(names.len(), |i| i + 1);
+                names.insert(at, "subagent".into());
+            }
+            names
         });
         let (context_files, diagnostics) =
             dreb_settings::context_files::load_project_context_files(&cwd, &agent_dir);
@@ -415,9 +435,18 @@ impl Runtime {
             tool_names,
             dialog: dialog.clone(),
             dialog_tracker,
+            background: crate::background::BackgroundAgents::new(
+                max_subagents,
+                options
+                    .subagent_binary
+                    .clone()
+                    .or_else(|| std::env::current_exe().ok())
+                    .unwrap_or_else(|| PathBuf::from("dreb")),
+            ),
         });
         let runtime = Runtime { inner };
-        runtime.install_tools();
+        runtime.install_tools(max_subagents);
+        runtime.rehydrate_background_agents();
         agent.set_hooks(Arc::new(Hooks {
             inner: Arc::downgrade(&runtime.inner),
         }));
@@ -437,7 +466,7 @@ impl Runtime {
         Ok(runtime)
     }
 
-    fn install_tools(&self) {
+    fn install_tools(&self, max_subagents: usize) {
         let weak = Arc::downgrade(&self.inner);
         let mut ctx = ToolContext::new(self.inner.cwd.clone());
         ctx.auto_resize_images = self.inner.settings.image_auto_resize();
@@ -469,16 +498,48 @@ impl Runtime {
                 emit(&*inner.sink, &frame);
             }
         });
-        let names: Vec<&str> = self.inner.tool_names.iter().map(String::as_str).collect();
-        self.inner
-            .agent
-            .set_tools(dreb_tools::create_tools(&names, &ctx));
+        // Requested order is kept: the subagent tool (which needs the session) takes its place among the others.
+        let mut tools = Vec::new();
+        for name in &self.inner.tool_names {
+            if name == "subagent" {
+                if max_subagents > 0 {
+                    tools.push(Arc::new(crate::background::tool::SubagentTool::new(
+                        Arc::downgrade(&self.inner),
+                        &self.inner.cwd,
+                        max_subagents,
+                    )) as Arc<dyn dreb_agent::Tool>);
+                }
+            } else {
+                tools.extend(dreb_tools::create_tool(name, &ctx));
+            }
+        }
+        self.inner.agent.set_tools(tools);
+    }
+
+    /// Finished children of this (resumed) session, found again from their session files.
+    fn rehydrate_background_agents(&self) {
+        let parent = {
+            let session = lock(&self.inner.session);
+            match session.session_file() {
+                Some(f) if !self.inner.agent.messages().is_empty() => f.to_path_buf(),
+                _ => return,
+            }
+        };
+        let base = self.inner.agent_dir.join("subagent-sessions");
+        let n = self.inner.background.rehydrate(&base, &parent);
+        if n > 0 {
+            tracing::info!(
+                "[rpc] Rehydrated {n} background subagent{} from disk",
+                if n == 1 { "" } else { "s" }
+            );
+        }
     }
 
     /// Shutdown (also run when the stop token is cancelled; idempotent): every open dialog settles, each with its
     /// `extension_ui_response_handled` event (an open `ask` also stops the run), then the running work stops.
     pub fn shutdown(&self) {
         self.inner.dialog.cancel_all();
+        self.inner.background.abort_all();
         self.inner.agent.abort();
     }
 
@@ -552,6 +613,13 @@ impl AgentHooks for Hooks {
             &inner, &ctx,
         ))
     }
+
+    fn should_continue(&self) -> bool {
+        match self.inner.upgrade() {
+            Some(inner) => crate::background::should_continue(&inner),
+            None => true,
+        }
+    }
 }
 
 pub(crate) fn no_api_key_text(provider: &str) -> String {
@@ -573,6 +641,14 @@ impl AgentEventSink for EventBridge {
         };
         emit(&*inner.sink, event);
         match event {
+            AgentEvent::TurnStart => crate::background::on_turn_start(&inner),
+            AgentEvent::TurnEnd { .. } => crate::background::on_turn_end(&inner),
+            AgentEvent::MessageStart {
+                message: AgentMessage::Assistant(_),
+            } => crate::background::on_assistant_message_start(&inner),
+            AgentEvent::MessageUpdate {
+                assistant_message_event: dreb_ai::AssistantMessageEvent::TextDelta { partial, .. },
+            } => crate::background::on_text_delta(&inner, crate::background::first_text(partial)),
             AgentEvent::MessageStart {
                 message: AgentMessage::User(user),
             } => {

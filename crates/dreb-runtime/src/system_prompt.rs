@@ -14,6 +14,7 @@ fn tool_line(name: &str) -> Option<&'static str> {
         "grep" => "grep: search file contents (respects .gitignore)",
         "find" => "find: find files by glob pattern (respects .gitignore)",
         "ls" => "ls: list a directory",
+        "subagent" => "subagent: delegate focused work to child agents that run in the background",
         "wait" => "wait: pause until background work reports",
         "ask_user" => "ask_user: ask the user a clarifying question",
         "tasks_update" => "tasks_update: publish the current task list",

@@ -55,6 +55,10 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub parent_session: Option<String>,
 
+    /// Subagent type written into a new session's header (used by subagent children).
+    #[arg(long, value_name = "NAME")]
+    pub agent_type: Option<String>,
+
     /// System prompt text, or a path to a file holding it.
     #[arg(long, value_name = "TEXT|FILE")]
     pub system_prompt: Option<String>,

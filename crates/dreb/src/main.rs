@@ -76,6 +76,8 @@ async fn run(args: Args) -> i32 {
         session: args.session.as_ref().map(Into::into),
         session_dir: args.session_dir.clone(),
         parent_session: args.parent_session.clone(),
+        agent_type: args.agent_type.clone(),
+        subagent_binary: None,
         system_prompt: args.system_prompt.clone(),
         append_system_prompt: args.append_system_prompt.clone(),
         tools: args.tool_list(),

@@ -10,7 +10,6 @@ mod export;
 pub(crate) mod extras;
 mod model_select;
 mod models;
-mod not_yet;
 pub(crate) mod performance;
 mod prompting;
 mod retry;
@@ -18,3 +17,5 @@ mod sessions;
 mod settings;
 pub(crate) mod snapshot;
 mod state;
+
+pub(crate) use prompting::reject_builtin;

@@ -60,7 +60,7 @@ impl Runtime {
             snapshot_id,
             state,
             messages: wire(&messages)?,
-            background_agents: Vec::new(),
+            background_agents: wire(&self.inner.background.list())?,
             pending_extension_ui_requests: self.inner.dialog_tracker.pending(),
         })
     }

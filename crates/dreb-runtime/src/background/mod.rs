@@ -1,0 +1,498 @@
+//! Background subagents: the registry of launched children, their lifecycle (launch, relay, completion delivery to
+//! the parent agent), the parent's guardrails while they run, and the three RPC commands that reach them.
+
+pub mod agent_types;
+pub mod child;
+mod commands;
+mod rehydrate;
+pub mod tool;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+
+use dreb_agent::AgentMessage;
+use dreb_ai::{TextContent, UserBlock, UserContent, UserMessage};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::runtime::{Inner, lock};
+use crate::sink::emit;
+use child::{ControlClient, SubagentResult};
+
+/// Launched entries are dropped from the registry this long after they finished (rehydrated ones are kept: they
+/// come from disk anyway).
+const PRUNE_AFTER_MS: i64 = 5 * 60 * 1000;
+
+/// What the model sees if it starts writing a completion notice itself while agents still run.
+const SENTINEL: &str = "<background-agent-complete>";
+
+/// One registry entry, serialised as the protocol's `RpcBackgroundAgentInfo`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AgentInfo {
+    pub agent_id: String,
+    pub agent_type: String,
+    pub task_summary: String,
+    pub started_at: String,
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_dir: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+struct Entry {
+    info: AgentInfo,
+    /// When a finished launched entry may be pruned.
+    prune_at_ms: Option<i64>,
+    abort: Option<CancellationToken>,
+    control: Option<Arc<ControlClient>>,
+}
+
+/// Parent-side guardrail state (turns used while agents run, one pause notice, one sentinel steer per message).
+#[derive(Default)]
+struct Guardrail {
+    turns_used: u64,
+    running_at_turn_start: bool,
+    pause_notified: bool,
+    sentinel_steered: bool,
+}
+
+/// The session's background agents.
+pub(crate) struct BackgroundAgents {
+    entries: Mutex<Vec<Entry>>,
+    /// Bounds how many children run at once (`backgroundAgents.maxConcurrentSubagents`).
+    gate: Arc<Semaphore>,
+    guard: Mutex<Guardrail>,
+    /// The `dreb` executable children run.
+    pub binary: PathBuf,
+}
+
+pub(crate) fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+pub(crate) fn iso(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
+/// A fresh 12-hex id (agent ids and session directory names).
+pub(crate) fn new_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..12].to_string()
+}
+
+impl BackgroundAgents {
+    pub fn new(max_concurrent: usize, binary: PathBuf) -> Self {
+        BackgroundAgents {
+            entries: Mutex::new(Vec::new()),
+            gate: Arc::new(Semaphore::new(max_concurrent.max(1))),
+            guard: Mutex::new(Guardrail::default()),
+            binary,
+        }
+    }
+
+    /// Every entry (running and recently finished), oldest first; stale finished ones are pruned first.
+    pub fn list(&self) -> Vec<AgentInfo> {
+        let now = now_ms();
+        let mut entries = lock(&self.entries);
+        entries.retain(|e| e.prune_at_ms.is_none_or(|at| now < at));
+        entries.iter().map(|e| e.info.clone()).collect()
+    }
+
+    pub fn running(&self) -> Vec<AgentInfo> {
+        lock(&self.entries)
+            .iter()
+            .filter(|e| e.info.status == "running")
+            .map(|e| e.info.clone())
+            .collect()
+    }
+
+    fn running_count(&self) -> usize {
+        lock(&self.entries)
+            .iter()
+            .filter(|e| e.info.status == "running")
+            .count()
+    }
+
+    fn register(&self, info: AgentInfo, abort: Option<CancellationToken>) {
+        lock(&self.entries).push(Entry {
+            info,
+            prune_at_ms: None,
+            abort,
+            control: None,
+        });
+    }
+
+    fn update(&self, agent_id: &str, f: impl FnOnce(&mut Entry)) {
+        if let Some(e) = lock(&self.entries)
+            .iter_mut()
+            .find(|e| e.info.agent_id == agent_id)
+        {
+            f(e);
+        }
+    }
+
+    /// The control channel of a running child, or the reference's texts for why there is none.
+    pub fn control(&self, agent_id: &str) -> Result<Arc<ControlClient>, String> {
+        let entries = lock(&self.entries);
+        let Some(entry) = entries.iter().find(|e| e.info.agent_id == agent_id) else {
+            return Err(format!("Unknown background agent \"{agent_id}\"."));
+        };
+        if entry.info.status != "running" {
+            return Err(format!(
+                "Background agent \"{agent_id}\" is no longer running."
+            ));
+        }
+        entry.control.clone().ok_or_else(|| {
+            format!("Background agent \"{agent_id}\" has not started a controllable child yet.")
+        })
+    }
+
+    /// Stop every running child: its entry is marked failed and its completion is delivered as cancelled.
+    pub fn abort_all(&self) {
+        for entry in lock(&self.entries).iter_mut() {
+            if let Some(token) = entry.abort.take() {
+                token.cancel();
+                if entry.info.status == "running" {
+                    entry.info.status = "failed";
+                }
+            }
+            entry.control = None;
+        }
+    }
+
+    fn reset_guardrail(&self) {
+        let mut g = lock(&self.guard);
+        g.turns_used = 0;
+        g.pause_notified = false;
+    }
+}
+
+/// Where a launch's work reports to.
+pub(crate) struct LaunchHooks {
+    pub agent_id: String,
+    pub cancel: CancellationToken,
+    inner: Weak<Inner>,
+}
+
+impl LaunchHooks {
+    /// Relay one child frame as `background_agent_event`.
+    pub fn relay(&self, event: Value) {
+        if let Some(inner) = self.inner.upgrade() {
+            emit(
+                &*inner.sink,
+                &json!({"type": "background_agent_event", "agentId": self.agent_id, "event": event}),
+            );
+        }
+    }
+
+    /// Track (or forget) the child's control channel.
+    pub fn set_control(&self, control: Option<Arc<ControlClient>>) {
+        if let Some(inner) = self.inner.upgrade() {
+            inner
+                .background
+                .update(&self.agent_id, |e| e.control = control);
+        }
+    }
+}
+
+/// Register an agent, announce it, and run `work` in the background once a concurrency slot is free. The result
+/// is delivered to the parent agent when `work` finishes. Returns the agent id.
+pub(crate) fn launch<F, Fut>(
+    inner: &Arc<Inner>,
+    agent_type: &str,
+    task_summary: &str,
+    session_dir: PathBuf,
+    cwd: PathBuf,
+    work: F,
+) -> String
+where
+    F: FnOnce(Arc<LaunchHooks>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = SubagentResult> + Send + 'static,
+{
+    let agent_id = new_id();
+    let cancel = CancellationToken::new();
+    let started = now_ms();
+    let session_dir_text = session_dir.display().to_string();
+    inner.background.register(
+        AgentInfo {
+            agent_id: agent_id.clone(),
+            agent_type: agent_type.to_string(),
+            task_summary: task_summary.to_string(),
+            started_at: iso(started),
+            status: "running",
+            session_dir: Some(session_dir_text.clone()),
+            session_file: None,
+            cwd: Some(cwd.display().to_string()),
+        },
+        Some(cancel.clone()),
+    );
+    emit(
+        &*inner.sink,
+        &json!({"type": "background_agent_start", "agentId": agent_id, "agentType": agent_type,
+                "taskSummary": task_summary, "sessionDir": session_dir_text}),
+    );
+    let hooks = Arc::new(LaunchHooks {
+        agent_id: agent_id.clone(),
+        cancel: cancel.clone(),
+        inner: Arc::downgrade(inner),
+    });
+    let gate = inner.background.gate.clone();
+    let weak = Arc::downgrade(inner);
+    let agent_type = agent_type.to_string();
+    let id = agent_id.clone();
+    tokio::spawn(async move {
+        // Waiting for a slot ends early on abort; the work then reports "Aborted before spawn".
+        let _permit = tokio::select! {
+            p = gate.acquire_owned() => p.ok(),
+            _ = cancel.cancelled() => None,
+        };
+        let result = work(hooks).await;
+        let Some(inner) = weak.upgrade() else {
+            return;
+        };
+        let cancelled = cancel.is_cancelled();
+        inner.background.update(&id, |e| {
+            if !cancelled {
+                e.info.status = if result.success() {
+                    "completed"
+                } else {
+                    "failed"
+                };
+            }
+            if let Some(f) = &result.session_file {
+                e.info.session_file = Some(f.display().to_string());
+            }
+            e.abort = None;
+            e.control = None;
+            e.prune_at_ms = Some(now_ms() + PRUNE_AFTER_MS);
+        });
+        deliver_completion(&inner, &id, &agent_type, result, cancelled);
+    });
+    agent_id
+}
+
+/// The notice the parent agent receives when a child finishes.
+fn completion_text(
+    inner: &Inner,
+    agent_id: &str,
+    result: &SubagentResult,
+    cancelled: bool,
+) -> String {
+    let mut parts = Vec::new();
+    let metadata: Vec<String> = [
+        result.model.as_ref().map(|m| format!("model: {m}")),
+        result.thinking.as_ref().map(|t| format!("thinking: {t}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !metadata.is_empty() {
+        parts.push(format!("Execution metadata: {}", metadata.join(", ")));
+    }
+    if cancelled {
+        parts.push("This agent was cancelled by the user.".to_string());
+    } else if !result.success() || result.error_message.is_some() {
+        parts.push(format!(
+            "Error: {}",
+            result.error_message.as_deref().unwrap_or("unknown")
+        ));
+    }
+    if !result.output.is_empty() {
+        parts.push(result.output.clone());
+    }
+    if let Some(f) = &result.session_file {
+        parts.push(format!("Session log: {}", f.display()));
+    }
+    let still_running = inner.background.running();
+    if !still_running.is_empty() {
+        let list: Vec<String> = still_running
+            .iter()
+            .map(|a| format!("  {} ({}): {}", a.agent_id, a.agent_type, a.task_summary))
+            .collect();
+        parts.push(format!(
+            "Still running ({}):\n{}",
+            still_running.len(),
+            list.join("\n")
+        ));
+    }
+    let summary = if parts.is_empty() {
+        "(no output)".to_string()
+    } else {
+        parts.join("\n\n")
+    };
+    let status = if cancelled { "cancelled" } else { "completed" };
+    format!(
+        "{SENTINEL}\nBackground agent {agent_id} ({}) {status}.\n\n{summary}\n</background-agent-complete>",
+        result.agent
+    )
+}
+
+/// Hand a finished child's result to the parent agent: a cancelled one is only recorded; a finished one resumes
+/// the parent (steered into a running turn, else as a new prompt). Then `background_agent_end` is sent.
+fn deliver_completion(
+    inner: &Arc<Inner>,
+    agent_id: &str,
+    agent_type: &str,
+    result: SubagentResult,
+    cancelled: bool,
+) {
+    let message = AgentMessage::User(UserMessage {
+        content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
+            text: completion_text(inner, agent_id, &result, cancelled),
+            text_signature: None,
+        })]),
+        timestamp: dreb_agent::agent::now_ms(),
+    });
+    let agent = &inner.agent;
+    if cancelled {
+        agent.append_message(message.clone());
+        if let Err(e) = crate::persist::append_agent_message(&mut lock(&inner.session), &message) {
+            tracing::error!("could not persist a background agent notice: {e}");
+        }
+        emit(
+            &*inner.sink,
+            &json!({"type": "message_start", "message": message}),
+        );
+        emit(
+            &*inner.sink,
+            &json!({"type": "message_end", "message": message}),
+        );
+    } else if !inner.stop.is_cancelled() {
+        inner.background.reset_guardrail();
+        if agent.is_streaming() {
+            agent.steer(message);
+        } else if let Err(e) = agent.start_prompt(vec![message.clone()]) {
+            // A run started in between: deliver when it would otherwise stop.
+            tracing::debug!("background completion queued as a follow-up: {e}");
+            agent.follow_up(message);
+        }
+    }
+    let mut end = json!({"type": "background_agent_end", "agentId": agent_id,
+                         "agentType": if result.agent.is_empty() { agent_type } else { &result.agent },
+                         "success": result.success()});
+    if let Some(m) = &result.model {
+        end["model"] = json!(m);
+    }
+    if let Some(t) = &result.thinking {
+        end["thinking"] = json!(t);
+    }
+    if let Some(steps) = &result.steps {
+        end["steps"] = Value::Array(
+            steps
+                .iter()
+                .map(|s| {
+                    let mut v = json!({"step": s.step, "agent": s.agent, "success": s.success});
+                    if let Some(m) = &s.model {
+                        v["model"] = json!(m);
+                    }
+                    if let Some(t) = &s.thinking {
+                        v["thinking"] = json!(t);
+                    }
+                    v
+                })
+                .collect(),
+        );
+    }
+    if let Some(f) = &result.session_file {
+        end["sessionFile"] = json!(f.display().to_string());
+    }
+    emit(&*inner.sink, &end);
+}
+
+// ----- guardrails (called from the runtime's event bridge and hooks) ------------------------------------------
+
+/// A new assistant message may be checked for the sentinel again.
+pub(crate) fn on_assistant_message_start(inner: &Inner) {
+    lock(&inner.background.guard).sentinel_steered = false;
+}
+
+/// The parent model began writing a completion notice itself while agents run: tell it (once per message) that
+/// results arrive on their own.
+pub(crate) fn on_text_delta(inner: &Inner, partial_text: &str) {
+    if !partial_text.contains(SENTINEL) || inner.background.running_count() == 0 {
+        return;
+    }
+    {
+        let mut g = lock(&inner.background.guard);
+        if g.sentinel_steered {
+            return;
+        }
+        g.sentinel_steered = true;
+    }
+    inner.agent.steer(AgentMessage::User(UserMessage {
+        content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
+            text: "Background agents are still running and have not reported back; their results arrive as \
+                   messages of their own. Stop and wait for them instead of writing a result. If the tag is \
+                   intentional (for example inside a code block), say so and continue."
+                .into(),
+            text_signature: None,
+        })]),
+        timestamp: dreb_agent::agent::now_ms(),
+    }));
+}
+
+pub(crate) fn on_turn_start(inner: &Inner) {
+    let running = inner.background.running_count() > 0;
+    let mut g = lock(&inner.background.guard);
+    g.running_at_turn_start = running;
+    g.pause_notified = false;
+}
+
+pub(crate) fn on_turn_end(inner: &Inner) {
+    if inner.background.running_count() == 0 {
+        inner.background.reset_guardrail();
+        return;
+    }
+    let mut g = lock(&inner.background.guard);
+    if g.running_at_turn_start {
+        g.turns_used += 1;
+    }
+}
+
+/// Before each further LLM call of a run: false pauses the parent once its turn budget is spent while agents run.
+pub(crate) fn should_continue(inner: &Inner) -> bool {
+    let running = inner.background.running_count();
+    if running == 0 {
+        inner.background.reset_guardrail();
+        return true;
+    }
+    let guardrail = inner.settings.background_agent_guardrail();
+    if !guardrail.enabled {
+        return true;
+    }
+    let mut g = lock(&inner.background.guard);
+    if g.turns_used < guardrail.turn_limit {
+        return true;
+    }
+    if !g.pause_notified {
+        g.pause_notified = true;
+        let turns_used = g.turns_used;
+        drop(g);
+        emit(
+            &*inner.sink,
+            &json!({"type": "parent_paused_for_background_agents", "runningAgentCount": running,
+                    "turnsUsed": turns_used, "turnLimit": guardrail.turn_limit}),
+        );
+    }
+    false
+}
+
+/// The text of the first text block of an assistant message (what the sentinel check reads).
+pub(crate) fn first_text(message: &dreb_ai::AssistantMessage) -> &str {
+    message
+        .content
+        .iter()
+        .find_map(|b| match b {
+            dreb_ai::AssistantBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .unwrap_or("")
+}

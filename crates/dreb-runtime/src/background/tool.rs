@@ -1,0 +1,757 @@
+//! The `subagent` tool: launches child agents in the background (one task, up to eight in parallel, or a chain)
+//! and returns at once; each result reaches the parent agent as a message when its child finishes.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+
+use async_trait::async_trait;
+use dreb_agent::{Tool, ToolError, ToolOutput, ToolUpdateFn};
+use dreb_ai::{Model, ModelRegistry, ThinkingLevel, ToolDefinition};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::agent_types::{AgentTypeConfig, DEFAULT_AGENT, discover, home_dir};
+use super::child::{ChildSpec, StepMetadata, SubagentResult, run_child};
+use super::{LaunchHooks, launch, new_id};
+use crate::runtime::{Inner, find_model, lock};
+
+const MAX_PARALLEL_TASKS: usize = 8;
+/// Longer prompts risk the argument-size limit of the child's command line.
+const MAX_TASK_LENGTH: usize = 32_768;
+/// Tools a child never gets: it has a task to finish, so no waiting, no recursion, no turn-ending suggestions.
+const EXCLUDED_TOOLS: [&str; 4] = ["wait", "watch_github_ci", "subagent", "suggest_next"];
+const DEFAULT_TOOLS: &str = "read,bash,edit,write,grep,find,ls,web_search,web_fetch";
+const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+#[derive(Debug, Clone, Deserialize)]
+struct TaskItem {
+    agent: Option<String>,
+    task: String,
+    cwd: Option<String>,
+    model: Option<String>,
+    thinking: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Params {
+    agent: Option<String>,
+    task: Option<String>,
+    model: Option<String>,
+    thinking: Option<String>,
+    tasks: Option<Vec<TaskItem>>,
+    chain: Option<Vec<TaskItem>>,
+}
+
+fn schema() -> Value {
+    let thinking = json!({"type": "string", "enum": THINKING_LEVELS,
+        "description": "Thinking level for the child model; omit to keep the child's default."});
+    let item = json!({
+        "type": "object",
+        "properties": {
+            "agent": {"type": "string", "description": "Agent type (default: Explore)."},
+            "task": {"type": "string", "description": "What this child should do; include the context it needs."},
+            "cwd": {"type": "string", "description": "Working directory: absolute, or relative inside the parent's."},
+            "model": {"type": "string", "description": "Model for this task (replaces the agent's whole model list)."},
+            "thinking": thinking,
+        },
+        "required": ["task"]
+    });
+    json!({
+        "type": "object",
+        "properties": {
+            "agent": {"type": "string", "description": "Agent type (default: Explore)."},
+            "task": {"type": "string", "minLength": 1, "description": "A single task."},
+            "model": {"type": "string", "description": "Model override (replaces the agent's whole model list). In parallel and chain modes, per-task values win."},
+            "thinking": thinking,
+            "tasks": {"type": "array", "items": item, "minItems": 1, "maxItems": MAX_PARALLEL_TASKS,
+                      "description": "Independent tasks run in parallel (at most 8)."},
+            "chain": {"type": "array", "items": item, "minItems": 1,
+                      "description": "Steps run one after another; `{previous}` in a task is replaced by the previous step's output."},
+            "background": {"type": "boolean", "description": "Ignored: every subagent runs in the background."}
+        }
+    })
+}
+
+pub(crate) struct SubagentTool {
+    inner: Weak<Inner>,
+    def: ToolDefinition,
+}
+
+impl SubagentTool {
+    pub fn new(inner: Weak<Inner>, cwd: &Path, max_concurrent: usize) -> Self {
+        let agents: Vec<String> = discover(home_dir().as_deref(), cwd)
+            .iter()
+            .map(|a| {
+                let default = if a.name == DEFAULT_AGENT {
+                    " (default)"
+                } else {
+                    ""
+                };
+                let description = if a.description.is_empty() {
+                    &a.name
+                } else {
+                    &a.description
+                };
+                format!("'{}'{default}: {description}", a.name)
+            })
+            .collect();
+        let description = format!(
+            "Delegate focused, independent work to child agents whose role fits it. `task` runs one child, `tasks` \
+             up to {MAX_PARALLEL_TASKS} in parallel (at most {max_concurrent} at a time), `chain` a sequence where \
+             {{previous}} is the prior step's output. Children run in the background: the call returns at once and \
+             each result arrives as a message when its child finishes; end your turn to wait for them. Children have \
+             their own context, so give each task the context it needs. Agents: {}.",
+            agents.join("; ")
+        );
+        SubagentTool {
+            inner,
+            def: ToolDefinition {
+                name: "subagent".into(),
+                description,
+                parameters: schema(),
+            },
+        }
+    }
+}
+
+fn text(text: impl Into<String>) -> ToolOutput {
+    ToolOutput::text(text)
+}
+
+/// `itemCwd` made concrete: absolute paths as given, relative ones inside the parent's cwd only.
+fn clamp_cwd(parent: &Path, item: Option<&str>) -> Result<PathBuf, String> {
+    let Some(item) = item.filter(|s| !s.is_empty()) else {
+        return Ok(parent.to_path_buf());
+    };
+    if item.starts_with('/') {
+        return Ok(PathBuf::from(item));
+    }
+    let mut resolved = parent.to_path_buf();
+    for part in Path::new(item).components() {
+        match part {
+            std::path::Component::ParentDir => {
+                resolved.pop();
+            }
+            std::path::Component::Normal(p) => resolved.push(p),
+            _ => {}
+        }
+    }
+    if resolved.starts_with(parent) {
+        Ok(resolved)
+    } else {
+        Err(format!(
+            "Rejected cwd \"{item}\" — resolves outside parent cwd"
+        ))
+    }
+}
+
+/// The agent's tool list without the tools children never get (the defaults if nothing is left).
+pub fn filter_tools(tools: Option<&str>) -> String {
+    let kept: Vec<&str> = tools
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && !EXCLUDED_TOOLS.contains(t))
+        .collect();
+    if kept.is_empty() {
+        DEFAULT_TOOLS.to_string()
+    } else {
+        kept.join(",")
+    }
+}
+
+/// What one child launch needs from the parent, captured when the tool runs.
+#[derive(Clone)]
+struct ParentContext {
+    agents: Arc<Vec<AgentTypeConfig>>,
+    provider: Option<String>,
+    model: Option<String>,
+    session_file: Option<String>,
+    binary: PathBuf,
+}
+
+struct SingleLaunch {
+    agent: Option<String>,
+    task: String,
+    cwd: PathBuf,
+    model_override: Option<String>,
+    thinking: Option<String>,
+    session_dir: PathBuf,
+}
+
+fn resolve_single(
+    spec: &str,
+    parent_provider: Option<&str>,
+    registry: &ModelRegistry,
+) -> Result<Model, String> {
+    let explicit_provider = spec.split_once('/').map(|(p, _)| p);
+    let provider = if explicit_provider.is_some() {
+        None
+    } else {
+        parent_provider
+    };
+    let Some(model) = find_model(spec, provider, registry.all()) else {
+        return Err(match explicit_provider.or(provider) {
+            Some(p) => format!(
+                "Model \"{spec}\" not found for provider \"{p}\". Use --list-models to see available models."
+            ),
+            None => {
+                format!("Model \"{spec}\" not found. Use --list-models to see available models.")
+            }
+        });
+    };
+    if registry.api_key_for(&model).is_err() {
+        return Err(format!(
+            "No authentication configured for provider \"{}\". Model \"{spec}\" cannot be used.",
+            model.provider
+        ));
+    }
+    Ok(model)
+}
+
+/// The first model of `specs` that resolves and has credentials, else the parent's model (with a warning).
+fn resolve_with_fallbacks(
+    specs: &[String],
+    parent_provider: Option<&str>,
+    parent_model: Option<&str>,
+    registry: &ModelRegistry,
+) -> Result<(Model, Option<String>), String> {
+    let mut last_error = String::new();
+    for spec in specs {
+        match resolve_single(spec, parent_provider, registry) {
+            Ok(m) => return Ok((m, None)),
+            Err(e) => last_error = e,
+        }
+    }
+    if let Some(parent) = parent_model {
+        match resolve_single(parent, parent_provider, registry) {
+            Ok(m) => {
+                let warning = format!(
+                    "Agent preferred models were unavailable. Falling back to parent model \"{}\".",
+                    m.id
+                );
+                return Ok((m, Some(warning)));
+            }
+            Err(e) => last_error = e,
+        }
+    }
+    if specs.len() > 1 || parent_model.is_some() {
+        let all: Vec<&str> = specs
+            .iter()
+            .map(String::as_str)
+            .chain(parent_model)
+            .collect();
+        return Err(format!(
+            "None of the fallback models resolved: {}. Last error: {last_error}",
+            all.join(", ")
+        ));
+    }
+    Err(last_error)
+}
+
+fn validate_thinking(model: &Model, level: &str) -> Result<(), String> {
+    if level == "off" {
+        return Ok(());
+    }
+    let model_ref = format!("{}/{}", model.provider, model.id);
+    if !model.reasoning {
+        return Err(format!(
+            "Thinking level \"{level}\" is not supported by non-reasoning model \"{model_ref}\". Use \"off\" or choose a reasoning model."
+        ));
+    }
+    let supported = ThinkingLevel::parse(level)
+        .is_some_and(|l| dreb_agent::available_thinking_levels(model).contains(&l));
+    match (supported, level) {
+        (false, "max") => Err(format!(
+            "Thinking level \"max\" is not supported by model \"{model_ref}\". Use \"xhigh\" or choose a max-capable model."
+        )),
+        (false, "xhigh") => Err(format!(
+            "Thinking level \"xhigh\" is not supported by model \"{model_ref}\". Use \"high\" or choose an xhigh-capable model."
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Resolve the agent and its model, then run the child.
+async fn execute_single(
+    inner: &Weak<Inner>,
+    parent: &ParentContext,
+    launch: SingleLaunch,
+    hooks: &LaunchHooks,
+) -> SubagentResult {
+    let name = launch
+        .agent
+        .clone()
+        .unwrap_or_else(|| DEFAULT_AGENT.to_string());
+    let Some(config) = parent.agents.iter().find(|a| a.name == name) else {
+        let available: Vec<&str> = parent.agents.iter().map(|a| a.name.as_str()).collect();
+        return SubagentResult::failed(
+            &name,
+            &launch.task,
+            format!(
+                "Unknown agent type \"{name}\". Available: {}. If you expected \"{name}\" to exist, check the .md \
+                 file in ~/.dreb/agents/ or .dreb/agents/ for syntax errors.",
+                available.join(", ")
+            ),
+        );
+    };
+    if launch.task.chars().count() > MAX_TASK_LENGTH {
+        let head: String = launch.task.chars().take(200).collect();
+        return SubagentResult::failed(
+            &name,
+            &format!("{head}..."),
+            format!(
+                "Task prompt too long ({} chars, max {MAX_TASK_LENGTH}). Shorten the prompt.",
+                launch.task.chars().count()
+            ),
+        );
+    }
+    let Some(inner_rc) = inner.upgrade() else {
+        return SubagentResult::failed(&name, &launch.task, "The parent session has ended.");
+    };
+    // Precedence: the call's model, then the settings' agentModels, then the agent's own list, then the parent's.
+    let configured: Vec<String> = match &launch.model_override {
+        Some(m) => vec![m.clone()],
+        None => inner_rc
+            .settings
+            .agent_models_for_agent(&name)
+            .filter(|l| !l.is_empty())
+            .unwrap_or_else(|| config.models.clone()),
+    };
+    let resolved = {
+        let registry = inner_rc.registry.read().unwrap_or_else(|e| e.into_inner());
+        if configured.is_empty() {
+            match &parent.model {
+                Some(m) => resolve_single(m, parent.provider.as_deref(), &registry)
+                    .map(|m| Some((m, None))),
+                None => Ok(None),
+            }
+        } else {
+            resolve_with_fallbacks(
+                &configured,
+                parent.provider.as_deref(),
+                parent.model.as_deref(),
+                &registry,
+            )
+            .map(Some)
+        }
+    };
+    drop(inner_rc);
+    let (model, warning) = match resolved {
+        Ok(Some((m, w))) => (Some(m), w),
+        Ok(None) => (None, None),
+        Err(e) => return SubagentResult::failed(&name, &launch.task, e),
+    };
+    if let Some(level) = launch.thinking.as_deref() {
+        match &model {
+            None if level != "off" => {
+                return SubagentResult::failed(
+                    &name,
+                    &launch.task,
+                    format!(
+                        "Cannot validate thinking level \"{level}\" because agent \"{name}\" has no configured model \
+                         and no parent model is available. Set a model on the agent or pass a per-call model override."
+                    ),
+                );
+            }
+            Some(m) => {
+                if let Err(e) = validate_thinking(m, level) {
+                    return SubagentResult::failed(&name, &launch.task, e);
+                }
+            }
+            None => {}
+        }
+    }
+    let spec = ChildSpec {
+        binary: parent.binary.clone(),
+        cwd: launch.cwd,
+        agent: name,
+        task: launch.task,
+        tools: filter_tools(config.tools.as_deref()),
+        system_prompt: config.system_prompt.clone(),
+        model: model.as_ref().map(|m| m.id.clone()),
+        provider: model.as_ref().map(|m| m.provider.clone()),
+        thinking: launch.thinking,
+        session_dir: launch.session_dir,
+        parent_session: parent.session_file.clone(),
+    };
+    let relay = |event: Value| hooks.relay(event);
+    let control = |c| hooks.set_control(c);
+    let mut result = run_child(&spec, &hooks.cancel, &relay, &control).await;
+    if let Some(w) = warning {
+        result.output = format!("[WARNING: {w}]\n\n{}", result.output);
+    }
+    result
+}
+
+/// A single result as text (chains list one per step).
+pub fn format_single_result(r: &SubagentResult) -> String {
+    let metadata: Vec<String> = [
+        r.model.as_ref().map(|m| format!("model: {m}")),
+        r.thinking.as_ref().map(|t| format!("thinking: {t}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut text = if metadata.is_empty() {
+        format!("## Agent: {}\n", r.agent)
+    } else {
+        format!("## Agent: {} ({})\n", r.agent, metadata.join(", "))
+    };
+    if !r.success() {
+        text.push_str(&format!(
+            "**Error** (exit {}): {}\n",
+            r.exit_code,
+            r.error_message.as_deref().unwrap_or("Unknown error")
+        ));
+        if !r.stderr.is_empty() {
+            text.push_str(&format!("\nStderr:\n{}\n", r.stderr));
+        }
+    } else if let Some(e) = &r.error_message {
+        text.push_str(&format!("**Error**: {e}\n"));
+    }
+    if !r.output.is_empty() {
+        text.push_str(&format!("\n{}", r.output));
+    } else if r.success() && r.error_message.is_none() {
+        text.push_str("\n(No output)");
+    }
+    if let Some(f) = &r.session_file {
+        text.push_str(&format!("\n\nSession log: {}", f.display()));
+    }
+    text
+}
+
+async fn execute_chain(
+    inner: &Weak<Inner>,
+    parent: &ParentContext,
+    steps: Vec<TaskItem>,
+    defaults: (Option<String>, Option<String>, Option<String>),
+    cwd: PathBuf,
+    chain_dir: PathBuf,
+    hooks: &LaunchHooks,
+) -> Vec<SubagentResult> {
+    let (default_agent, default_model, default_thinking) = defaults;
+    let mut results: Vec<SubagentResult> = Vec::new();
+    let mut previous = String::new();
+    for (i, step) in steps.iter().enumerate() {
+        if hooks.cancel.is_cancelled() {
+            break;
+        }
+        let agent = step.agent.clone().or(default_agent.clone());
+        let agent_name = agent.clone().unwrap_or_else(|| DEFAULT_AGENT.to_string());
+        let task = step.task.replace("{previous}", &previous);
+        if task.chars().count() > MAX_TASK_LENGTH {
+            let head: String = task.chars().take(200).collect();
+            results.push(SubagentResult::failed(
+                &agent_name,
+                &format!("{head}..."),
+                format!(
+                    "Task prompt too long after {{previous}} substitution ({} chars, max {MAX_TASK_LENGTH}). Shorten \
+                     the prompt or summarize previous output.",
+                    task.chars().count()
+                ),
+            ));
+            break;
+        }
+        let step_cwd = match clamp_cwd(&cwd, step.cwd.as_deref()) {
+            Ok(c) => c,
+            Err(e) => {
+                results.push(SubagentResult::failed(&agent_name, &task, e));
+                break;
+            }
+        };
+        let result = execute_single(
+            inner,
+            parent,
+            SingleLaunch {
+                agent,
+                task,
+                cwd: step_cwd,
+                model_override: step.model.clone().or(default_model.clone()),
+                thinking: step.thinking.clone().or(default_thinking.clone()),
+                session_dir: chain_dir.join(format!("step-{}", i + 1)),
+            },
+            hooks,
+        )
+        .await;
+        let ok = result.success();
+        previous = result.output.clone();
+        results.push(result);
+        if !ok {
+            break;
+        }
+    }
+    results
+}
+
+#[async_trait]
+impl Tool for SubagentTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.def
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        _cancel: CancellationToken,
+        _on_update: ToolUpdateFn,
+    ) -> Result<ToolOutput, ToolError> {
+        let p: Params = serde_json::from_value(params)?;
+        let modes = [p.task.is_some(), p.tasks.is_some(), p.chain.is_some()]
+            .iter()
+            .filter(|m| **m)
+            .count();
+        if modes == 0 {
+            return Ok(text(
+                "Error: provide one of `task` (single), `tasks` (parallel), or `chain`.",
+            ));
+        }
+        if modes > 1 {
+            return Ok(text(
+                "Error: modes are mutually exclusive — provide only one of `task`, `tasks`, or `chain`.",
+            ));
+        }
+        let inner = self
+            .inner
+            .upgrade()
+            .ok_or_else(|| ToolError::new("The session has ended."))?;
+        let cwd = inner.cwd.clone();
+        let parent_model = inner.agent.model();
+        let parent = ParentContext {
+            agents: Arc::new(discover(home_dir().as_deref(), &cwd)),
+            provider: parent_model.as_ref().map(|m| m.provider.clone()),
+            model: parent_model.as_ref().map(|m| m.id.clone()),
+            session_file: lock(&inner.session)
+                .session_file()
+                .map(|f| f.display().to_string()),
+            binary: inner.background.binary.clone(),
+        };
+        let sessions_base = inner.agent_dir.join("subagent-sessions");
+        let weak = self.inner.clone();
+
+        let launch_single = |agent_name: String,
+                             task: String,
+                             label: String,
+                             task_cwd: PathBuf,
+                             model: Option<String>,
+                             thinking: Option<String>| {
+            let session_dir = sessions_base.join(new_id());
+            let parent = parent.clone();
+            let weak = weak.clone();
+            let run = SingleLaunch {
+                agent: (agent_name != DEFAULT_AGENT).then(|| agent_name.clone()),
+                task,
+                cwd: task_cwd.clone(),
+                model_override: model,
+                thinking,
+                session_dir: session_dir.clone(),
+            };
+            launch(
+                &inner,
+                &agent_name,
+                &label,
+                session_dir,
+                task_cwd,
+                move |hooks| async move { execute_single(&weak, &parent, run, &hooks).await },
+            )
+        };
+
+        if let Some(task) = p.task {
+            let agent_name = p.agent.unwrap_or_else(|| DEFAULT_AGENT.to_string());
+            let id = launch_single(
+                agent_name.clone(),
+                task,
+                format!("{agent_name} task"),
+                cwd.clone(),
+                p.model,
+                p.thinking,
+            );
+            return Ok(ToolOutput {
+                details: Some(json!({"mode": "single", "agentCount": 1})),
+                end_turn: true,
+                ..text(format!(
+                    "Background agent {id} started ({agent_name}). You will be notified when it completes."
+                ))
+            });
+        }
+
+        if let Some(tasks) = p.tasks {
+            let total = tasks.len();
+            let mut launched = Vec::new();
+            let mut skipped = Vec::new();
+            for (i, item) in tasks.into_iter().enumerate() {
+                let agent_name = item
+                    .agent
+                    .clone()
+                    .or(p.agent.clone())
+                    .unwrap_or_else(|| DEFAULT_AGENT.to_string());
+                let preview: String = item.task.chars().take(80).collect();
+                match clamp_cwd(&cwd, item.cwd.as_deref()) {
+                    Err(e) => {
+                        let short: String = item.task.chars().take(60).collect();
+                        skipped.push(format!("  SKIPPED: {short} — {e}"));
+                    }
+                    Ok(task_cwd) => {
+                        let id = launch_single(
+                            agent_name.clone(),
+                            item.task,
+                            format!("{agent_name} task {}/{total}", i + 1),
+                            task_cwd,
+                            item.model.or(p.model.clone()),
+                            item.thinking.or(p.thinking.clone()),
+                        );
+                        launched.push(format!("  {id} ({agent_name}): {preview}"));
+                    }
+                }
+            }
+            let mut parts = vec![format!(
+                "{} background agents started:\n{}",
+                launched.len(),
+                launched.join("\n")
+            )];
+            if !skipped.is_empty() {
+                parts.push(format!(
+                    "\n{} task(s) failed to launch:\n{}",
+                    skipped.len(),
+                    skipped.join("\n")
+                ));
+            }
+            parts.push(if launched.is_empty() {
+                "\nNo agents were launched.".into()
+            } else {
+                "\nEach will notify independently when complete.".into()
+            });
+            return Ok(ToolOutput {
+                details: Some(json!({"mode": "parallel", "agentCount": launched.len()})),
+                end_turn: !launched.is_empty(),
+                ..text(parts.join("\n"))
+            });
+        }
+
+        let steps = p.chain.unwrap_or_default();
+        let agent_name = p
+            .agent
+            .clone()
+            .or(steps.first().and_then(|s| s.agent.clone()))
+            .unwrap_or_else(|| DEFAULT_AGENT.to_string());
+        let summary = format!("{}-step chain", steps.len());
+        let step_count = steps.len();
+        let chain_dir = sessions_base.join(format!("chain-{}", new_id()));
+        let defaults = (p.agent, p.model, p.thinking);
+        let (chain_agent, chain_summary, chain_cwd, chain_dir2) = (
+            agent_name.clone(),
+            summary.clone(),
+            cwd.clone(),
+            chain_dir.clone(),
+        );
+        let id = launch(
+            &inner,
+            &agent_name,
+            &summary,
+            chain_dir,
+            cwd,
+            move |hooks| async move {
+                let results = execute_chain(
+                    &weak, &parent, steps, defaults, chain_cwd, chain_dir2, &hooks,
+                )
+                .await;
+                let failed = results.iter().any(|r| !r.success());
+                let output = results
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| format!("### Step {}\n{}", i + 1, format_single_result(r)))
+                    .collect::<Vec<_>>()
+                    .join("\n\n---\n\n");
+                SubagentResult {
+                    agent: chain_agent,
+                    task: chain_summary,
+                    steps: Some(
+                        results
+                            .iter()
+                            .enumerate()
+                            .map(|(i, r)| StepMetadata {
+                                step: i + 1,
+                                agent: r.agent.clone(),
+                                success: r.success(),
+                                model: r.model.clone(),
+                                thinking: r.thinking.clone(),
+                            })
+                            .collect(),
+                    ),
+                    exit_code: i32::from(failed),
+                    error_message: failed.then(|| {
+                        format!(
+                            "Chain stopped at step {} of {step_count}: {}",
+                            results.len(),
+                            results
+                                .last()
+                                .and_then(|r| r.error_message.clone())
+                                .unwrap_or_default()
+                        )
+                    }),
+                    output,
+                    ..Default::default()
+                }
+            },
+        );
+        Ok(ToolOutput {
+            details: Some(json!({"mode": "chain", "agentCount": step_count})),
+            end_turn: true,
+            ..text(format!(
+                "Background chain {id} started ({summary}). You will be notified when it completes."
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_lists_drop_what_children_never_get() {
+        assert_eq!(
+            filter_tools(Some("read, subagent, bash, wait")),
+            "read,bash"
+        );
+        assert_eq!(filter_tools(Some("subagent")), DEFAULT_TOOLS);
+        assert_eq!(filter_tools(None), DEFAULT_TOOLS);
+    }
+
+    #[test]
+    fn a_relative_cwd_must_stay_inside_the_parent() {
+        let parent = Path::new("/home/u/project");
+        assert_eq!(
+            clamp_cwd(parent, Some("src/../lib")).unwrap(),
+            Path::new("/home/u/project/lib")
+        );
+        assert_eq!(clamp_cwd(parent, None).unwrap(), parent);
+        assert_eq!(clamp_cwd(parent, Some("/tmp")).unwrap(), Path::new("/tmp"));
+        assert_eq!(
+            clamp_cwd(parent, Some("../other")).unwrap_err(),
+            "Rejected cwd \"../other\" — resolves outside parent cwd"
+        );
+    }
+
+    #[test]
+    fn results_read_like_the_reference() {
+        let ok = SubagentResult {
+            agent: "Explore".into(),
+            model: Some("p/m".into()),
+            output: "found it".into(),
+            session_file: Some("/s/x.jsonl".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            format_single_result(&ok),
+            "## Agent: Explore (model: p/m)\n\nfound it\n\nSession log: /s/x.jsonl"
+        );
+        let failed = SubagentResult::failed("Explore", "t", "boom");
+        assert_eq!(
+            format_single_result(&failed),
+            "## Agent: Explore\n**Error** (exit 1): boom\n"
+        );
+    }
+}
