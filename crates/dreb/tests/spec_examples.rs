@@ -12,11 +12,7 @@ use serde_json::{Value, json};
 
 /// Commands that still answer `<command> is not implemented yet in dreb-rs`. The test fails when this list is
 /// stale in either direction (a command landed, or one regressed), so update it as commands are implemented.
-const NOT_IMPLEMENTED: &[&str] = &[
-    "get_background_agent_pending",
-    "list_background_agents",
-    "steer_background_agent",
-];
+const NOT_IMPLEMENTED: &[&str] = &[];
 
 fn spec() -> dreb_codegen::Ir {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../protocol/rpc.yaml");
