@@ -398,16 +398,28 @@ fn builtins(commands: &[Value]) -> Vec<Value> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn get_commands_lists_the_twenty_builtins_as_recorded() {
-    let h = start(|_, _| {}, faux(json!({})));
-    let got = h.call(json!({"id": "gc1", "type": "get_commands"})).await;
+/// The recorded `get_commands` with the reference's package directory replaced by ours (the directory of the
+/// running executable: these tests do not set `DREB_PACKAGE_DIR`).
+fn recorded_commands_for_this_package() -> Value {
     let recorded = jsonl(&fixture("get_commands.out.jsonl"));
     let recorded = recorded.iter().find(|f| f["id"] == "gc1").unwrap();
-    // The reference also lists its bundled skills; dreb-rs ships none, so only the built-ins remain.
-    let expected_builtins = builtins(recorded["data"]["commands"].as_array().unwrap());
-    assert_eq!(expected_builtins.len(), 20);
-    assert_eq!(got["data"]["commands"], Value::Array(expected_builtins));
+    let package_dir = std::env::current_exe().unwrap();
+    let package_dir = package_dir.parent().unwrap().to_string_lossy();
+    let text = recorded["data"]["commands"]
+        .to_string()
+        .replace("/usr/lib/node_modules/@dreb/coding-agent", &package_dir);
+    serde_json::from_str(&text).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_commands_lists_the_bundled_skills_and_the_twenty_builtins_as_recorded() {
+    let h = start(|_, _| {}, faux(json!({})));
+    let got = h.call(json!({"id": "gc1", "type": "get_commands"})).await;
+    let expected = recorded_commands_for_this_package();
+    assert_eq!(builtins(expected.as_array().unwrap()).len(), 20);
+    // The bundled skills (telegram-send is for the Telegram UI only), then the built-ins.
+    assert_eq!(expected.as_array().unwrap().len(), 27);
+    assert_eq!(got["data"]["commands"], expected);
     assert_eq!(
         (
             got["id"].clone(),
@@ -424,6 +436,64 @@ async fn get_commands_lists_the_twenty_builtins_as_recorded() {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     assert_eq!(terminal_only, ["copy", "hotkeys", "buddy"]);
+    // get_resources lists the same skills.
+    let resources = h.data(json!({"type": "get_resources"})).await;
+    let skills: Vec<&str> = resources["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(skills, BUNDLED_RPC_SKILLS);
+}
+
+/// The bundled skills an RPC session sees, in order.
+const BUNDLED_RPC_SKILLS: [&str; 7] = [
+    "mach6-implement",
+    "mach6-issue",
+    "mach6-plan",
+    "mach6-publish",
+    "mach6-push",
+    "mach6-review",
+    "model-routing-guide",
+];
+
+/// `get_resources.skills` entries of the bundled skills, from the recorded `get_commands`.
+fn bundled_skill_resources() -> Vec<Value> {
+    recorded_commands_for_this_package()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["source"] == "skill")
+        .map(|c| json!({"name": c["name"].as_str().unwrap().trim_start_matches("skill:"), "description": c["description"]}))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_skill_replaces_a_bundled_skill_of_the_same_name() {
+    let h = start(
+        |agent, _| {
+            write(
+                agent.join("skills/mach6-push/SKILL.md"),
+                &skill("mach6-push", "Our own push workflow"),
+            );
+        },
+        faux(json!({})),
+    );
+    let commands = h.data(json!({"type": "get_commands"})).await["commands"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let push: Vec<&Value> = commands
+        .iter()
+        .filter(|c| c["name"] == "skill:mach6-push")
+        .collect();
+    assert_eq!(push.len(), 1);
+    assert_eq!(push[0]["description"], "Our own push workflow");
+    assert_eq!(push[0]["sourceInfo"]["source"], "auto");
+    // User skills come before the built-in ones.
+    assert_eq!(commands[0]["name"], "skill:mach6-push");
+    assert_eq!(commands[1]["name"], "skill:mach6-implement");
 }
 
 fn skill(name: &str, description: &str) -> String {
@@ -483,6 +553,10 @@ async fn get_commands_orders_prompts_then_skills_then_builtins_with_source_info(
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
+    let bundled: Vec<String> = BUNDLED_RPC_SKILLS
+        .iter()
+        .map(|s| format!("skill:{s}"))
+        .collect();
     let mut expected = vec![
         "fix-tests",
         "plan",
@@ -490,23 +564,20 @@ async fn get_commands_orders_prompts_then_skills_then_builtins_with_source_info(
         "review",
         "skill:lint",
         "skill:brave-search",
-        "settings",
     ];
+    expected.extend(bundled.iter().map(String::as_str));
     expected.extend([
+        "settings",
         "scoped-models",
         "export",
         "import",
         "copy",
         "name",
-        "session",
-        "hotkeys",
-        "fork",
-        "tree",
-        "login",
     ]);
     expected.extend([
-        "logout", "new", "compact", "dream", "resume", "reload", "buddy", "quit",
+        "session", "hotkeys", "fork", "tree", "login", "logout", "new",
     ]);
+    expected.extend(["compact", "dream", "resume", "reload", "buddy", "quit"]);
     assert_eq!(names, expected);
 
     let cwd = h.cwd().to_string_lossy().to_string();
@@ -538,11 +609,16 @@ async fn get_commands_orders_prompts_then_skills_then_builtins_with_source_info(
 
     // get_resources reports the same skills and templates as metadata only.
     let resources = h.data(json!({"type": "get_resources"})).await;
+    let mut skills = vec![
+        json!({"name": "lint", "description": "Run the linters"}),
+        json!({"name": "brave-search", "description": "Web search via Brave API"}),
+    ];
+    skills.extend(bundled_skill_resources());
     assert_eq!(
         resources,
         json!({
             "contextFiles": [],
-            "skills": [{"name": "lint", "description": "Run the linters"}, {"name": "brave-search", "description": "Web search via Brave API"}],
+            "skills": skills,
             "extensions": [],
             "promptTemplates": [
                 {"name": "fix-tests", "description": "Fix failing tests"},
@@ -599,7 +675,7 @@ async fn get_commands_takes_paths_listed_in_settings_first() {
     assert_eq!(commands[1]["description"], "Write the standup");
     assert_eq!(commands[1]["sourceInfo"]["scope"], "user");
     assert_eq!(commands[2]["sourceInfo"]["source"], "local");
-    assert_eq!(commands.len(), 23);
+    assert_eq!(commands.len(), 23 + BUNDLED_RPC_SKILLS.len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

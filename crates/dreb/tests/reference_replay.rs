@@ -12,12 +12,7 @@ use common::{Dreb, Env, fixture, is_response, normalise, read_jsonl, shape};
 use serde_json::Value;
 
 /// Transcripts whose replay differs from the reference today, with why. Remove an entry when it passes.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "get_commands",
-        "the reference lists its bundled skill commands (with sourceInfo); we list none yet",
-    ),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 /// One replayed transcript: our frames and what differs from the reference.
 struct Replay {
@@ -129,6 +124,14 @@ fn replay(env: &Env, name: &str, mut dreb: Dreb) -> Replay {
             ));
         }
         let (rs, os) = (shape(&r["data"]), shape(&o["data"]));
+        // Command lists hold no volatile values (the test binary runs with the recording's package dir), so they
+        // must match exactly, bundled skills included.
+        if r["command"] == "get_commands" && r["data"] != o["data"] {
+            problems.push(format!(
+                "`get_commands` data differs:\n  reference: {}\n  ours:      {}",
+                r["data"], o["data"]
+            ));
+        }
         if rs != os {
             problems.push(format!(
                 "`{}` data shape differs:\n  reference: {rs}\n  ours:      {os}",

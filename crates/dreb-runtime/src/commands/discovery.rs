@@ -13,6 +13,8 @@ use crate::convert::wire;
 use crate::runtime::{Runtime, lock};
 use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file};
 
+mod bundled_skills;
+
 /// The 20 interactive built-ins, with the `dashboard` flag (false: terminal-only), in the reference's order.
 pub(crate) const BUILTIN_COMMANDS: [(&str, &str, bool); 20] = [
     ("settings", "Open settings menu", true),
@@ -180,33 +182,41 @@ fn entries(dir: &Path) -> Vec<(PathBuf, bool)> {
     out
 }
 
-/// Skill files of a skills directory: root-level `*.md`, and `SKILL.md` files in subdirectories (recursively).
+/// Skill files of a skills directory: a directory holding `SKILL.md` is a skill (nothing below it is searched);
+/// otherwise root-level `*.md` files, and subdirectories searched the same way.
 fn skill_files(dir: &Path, root: bool, out: &mut Vec<PathBuf>) {
-    for (path, is_dir) in entries(dir) {
+    let list = entries(dir);
+    if let Some((skill, _)) = list
+        .iter()
+        .find(|(p, is_dir)| !is_dir && p.file_name().is_some_and(|n| n == "SKILL.md"))
+    {
+        out.push(skill.clone());
+        return;
+    }
+    for (path, is_dir) in list {
         if is_dir {
             skill_files(&path, false, out);
-        } else {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if (root && name.ends_with(".md")) || (!root && name == "SKILL.md") {
-                out.push(path);
-            }
+        } else if root && path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
         }
     }
 }
 
 fn load_skill(source: Source) -> Option<Skill> {
-    let path = source.path.as_path();
-    let text = std::fs::read_to_string(path).ok()?;
-    let (front, _) = parse_frontmatter(&text);
-    let parent = path
+    let text = std::fs::read_to_string(&source.path).ok()?;
+    skill_from_text(&text, source)
+}
+
+/// A skill from its `SKILL.md` text: `name` defaults to the parent directory's name; without a description it is not
+/// loaded.
+fn skill_from_text(text: &str, source: Source) -> Option<Skill> {
+    let (front, _) = parse_frontmatter(text);
+    let parent = source
+        .path
         .parent()
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    // A skill without a description is not loaded.
     let description = get(&front, "description")
         .map(str::trim)
         .filter(|d| !d.is_empty())?
@@ -217,6 +227,21 @@ fn load_skill(source: Source) -> Option<Skill> {
         ui: get(&front, "ui").map(str::to_string),
         source,
     })
+}
+
+/// The built-in skills (lowest priority), with `sourceInfo` `{source: "builtin", scope: "user", baseDir: <skill
+/// dir>}` as the reference reports them.
+fn builtin_skills() -> Vec<Skill> {
+    let builtin = |path: PathBuf| Source {
+        base_dir: path.parent().map(Path::to_path_buf),
+        path,
+        source: "builtin",
+        scope: "user",
+    };
+    bundled_skills::bundled_skills()
+        .into_iter()
+        .filter_map(|(path, text)| skill_from_text(text, builtin(path)))
+        .collect()
 }
 
 fn load_prompt(source: Source) -> Option<PromptTemplate> {
@@ -427,20 +452,25 @@ pub(crate) fn load_resources(
 ) -> Resources {
     let (project, global) = (settings.project_settings(), settings.global_settings());
     let mut skills: Vec<Skill> = Vec::new();
+    let mut add_skill = |skill: Skill| {
+        if skills.iter().any(|s| s.name == skill.name) {
+            tracing::warn!(
+                "skill \"{}\" from {} ignored: the name is already taken",
+                skill.name,
+                skill.source.path.display()
+            );
+        } else {
+            skills.push(skill);
+        }
+    };
     for source in candidate_files(cwd, agent_dir, &project, &global, true) {
         let file = source.path.clone();
         match load_skill(source) {
-            Some(skill) if skills.iter().any(|s| s.name == skill.name) => {
-                tracing::warn!(
-                    "skill \"{}\" from {} ignored: the name is already taken",
-                    skill.name,
-                    file.display()
-                );
-            }
-            Some(skill) => skills.push(skill),
+            Some(skill) => add_skill(skill),
             None => tracing::warn!("skill {} not loaded: missing description", file.display()),
         }
     }
+    builtin_skills().into_iter().for_each(add_skill);
     let mut prompts: Vec<PromptTemplate> = Vec::new();
     for source in candidate_files(cwd, agent_dir, &project, &global, false) {
         if let Some(p) = load_prompt(source)

@@ -22,6 +22,9 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The reference's package directory as the recording's placeholders write it.
+pub const REFERENCE_PACKAGE_DIR: &str = "/usr/lib/node_modules/@dreb/coding-agent";
+
 /// `inputs/models.json` of the reference recording, with its base URLs pointed at `mock`.
 pub fn models_json(mock: &MockLlm, template: &str) -> String {
     let text = std::fs::read_to_string(fixture(template)).expect("models template");
@@ -91,7 +94,9 @@ impl Env {
         self.spawn_raw(&args, &[])
     }
 
-    /// The binary with exactly `args`, a clean environment (PATH, HOME, DREB_CODING_AGENT_DIR) plus `envs`.
+    /// The binary with exactly `args`, a clean environment (PATH, HOME, DREB_CODING_AGENT_DIR, DREB_PACKAGE_DIR) plus
+    /// `envs`. The package dir is the reference recording's placeholder, so the paths of the bundled skills do not
+    /// depend on where the binary was built (and equal the recorded ones).
     pub fn spawn_raw(&self, args: &[&str], envs: &[(&str, &str)]) -> Dreb {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_dreb"));
         cmd.args(args)
@@ -99,6 +104,7 @@ impl Env {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.home.path())
             .env("DREB_CODING_AGENT_DIR", self.agent_dir())
+            .env("DREB_PACKAGE_DIR", REFERENCE_PACKAGE_DIR)
             .current_dir(self.cwd())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
