@@ -1,4 +1,4 @@
-//! End-to-end scenarios through the real binary and the mock LLM over HTTP: tool calls on both wire formats,
+//! End-to-end scenarios through the real binary and the mock LLM over HTTP: tool calls on all four wire formats,
 //! steering during a tool call, abort during a slow stream, and fork / navigate_tree on a real session file.
 
 mod common;
@@ -42,8 +42,7 @@ fn event_types(frames: &[Value]) -> Vec<String> {
         .collect()
 }
 
-fn tool_call_round_trip(provider: &str, model: &str, path: &str) -> Vec<String> {
-    let env = Env::new();
+fn tool_call_round_trip(env: &Env, provider: &str, model: &str, path: &str) -> Vec<String> {
     let mut dreb = env.spawn_raw(
         &["--mode", "rpc", "--provider", provider, "--model", model],
         &[],
@@ -72,22 +71,78 @@ fn tool_call_round_trip(provider: &str, model: &str, path: &str) -> Vec<String> 
         "{:?}",
         requests.iter().map(|r| &r.path).collect::<Vec<_>>()
     );
+    // The conversation is under `messages`, `input` or `contents` depending on the wire.
+    let second = requests[1].body.to_string();
     assert!(
-        requests[1].body["messages"].to_string().contains("hi\\n")
-            || requests[1].body["messages"].to_string().contains("\"hi\"")
+        second.contains("hi\\n") || second.contains("\"hi\""),
+        "{second}"
     );
-    event_types(&frames)
+    let kinds = event_types(&frames);
+    // Every wire gives the same event order; only the number of streamed deltas differs.
+    let mut collapsed = kinds.clone();
+    collapsed.dedup();
+    assert_eq!(collapsed, TOOL_ROUND_TRIP_ORDER, "{kinds:#?}");
+    kinds
 }
+
+/// A prompt whose reply calls `bash`, then a text reply after the tool result (repeated events collapsed).
+const TOOL_ROUND_TRIP_ORDER: &[&str] = &[
+    "response prompt",
+    "agent_start",
+    "turn_start",
+    "message_start",
+    "message_end",
+    "message_start",
+    "message_update toolcall_start",
+    "message_update toolcall_delta",
+    "message_update toolcall_end",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "message_start",
+    "message_end",
+    "turn_end",
+    "turn_start",
+    "message_start",
+    "message_update text_start",
+    "message_update text_delta",
+    "message_update text_end",
+    "message_end",
+    "turn_end",
+    "agent_end",
+];
 
 #[test]
 fn tool_call_over_openai_completions() {
-    let kinds = tool_call_round_trip("mock", "mock-model", "/v1/chat/completions");
+    let kinds = tool_call_round_trip(&Env::new(), "mock", "mock-model", "/v1/chat/completions");
     insta::assert_json_snapshot!(kinds);
 }
 
 #[test]
 fn tool_call_over_anthropic_messages() {
-    let kinds = tool_call_round_trip("mock-anthropic", "mock-claude", "/v1/messages");
+    let kinds = tool_call_round_trip(&Env::new(), "mock-anthropic", "mock-claude", "/v1/messages");
+    insta::assert_json_snapshot!(kinds);
+}
+
+fn all_wires() -> Env {
+    Env::with_setup("models-all-wires.json", Scenario::default(), &json!({}))
+}
+
+#[test]
+fn tool_call_over_openai_responses() {
+    let kinds = tool_call_round_trip(&all_wires(), "mock-responses", "mock-gpt", "/v1/responses");
+    insta::assert_json_snapshot!(kinds);
+}
+
+#[test]
+fn tool_call_over_google_generative_ai() {
+    let kinds = tool_call_round_trip(
+        &all_wires(),
+        "mock-google",
+        "mock-gemini",
+        "/v1beta/models/mock-gemini:streamGenerateContent?alt=sse",
+    );
     insta::assert_json_snapshot!(kinds);
 }
 

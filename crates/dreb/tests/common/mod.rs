@@ -22,6 +22,13 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Fixtures written for these tests (not from the reference recording).
+pub fn local_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
 /// The reference's package directory as the recording's placeholders write it.
 pub const REFERENCE_PACKAGE_DIR: &str = "/usr/lib/node_modules/@dreb/coding-agent";
 
@@ -63,6 +70,29 @@ impl Env {
         )
         .unwrap();
         env
+    }
+
+    /// A mock playing `scenario`, `models` (a file under `tests/fixtures/`, base URLs pointed at the mock) as
+    /// models.json, and `settings` as the global settings.json.
+    pub fn with_setup(models: &str, scenario: Scenario, settings: &Value) -> Env {
+        let env = Self::build("models.json", scenario);
+        let text = std::fs::read_to_string(local_fixture(models)).expect("models fixture");
+        std::fs::write(
+            env.agent_dir().join("models.json"),
+            text.replace("http://127.0.0.1:18431", &env.mock.base_url()),
+        )
+        .unwrap();
+        env.write_settings(settings);
+        env
+    }
+
+    /// Writes the global settings.json of the agent dir.
+    pub fn write_settings(&self, settings: &Value) {
+        std::fs::write(
+            self.agent_dir().join("settings.json"),
+            serde_json::to_string_pretty(settings).unwrap(),
+        )
+        .unwrap();
     }
 
     pub fn agent_dir(&self) -> PathBuf {

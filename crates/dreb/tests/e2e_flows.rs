@@ -1,0 +1,655 @@
+//! End-to-end flows through the real binary and the mock LLM over HTTP: auto-retry after a 529, manual and
+//! automatic compaction, `ask_user` dialogs (answered, timed out, cancelled, aborted) and the permission gate.
+//! Settings and models come from the temp agent dir, exactly as a host would set them up.
+
+mod common;
+
+use common::{Dreb, Env, Frame, is_response, read_jsonl};
+use dreb_mock_llm::Scenario;
+use serde_json::{Value, json};
+
+const MODELS: &str = "models-all-wires.json";
+
+fn scenario(v: Value) -> Scenario {
+    serde_json::from_value(v).expect("scenario")
+}
+
+fn text_of(message: &Value) -> String {
+    message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect()
+}
+
+fn of_type(frames: &[Frame], t: &str) -> Vec<Frame> {
+    frames.iter().filter(|f| f["type"] == t).cloned().collect()
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+fn index_of(frames: &[Frame], t: &str) -> usize {
+    frames
+        .iter()
+        .position(|f| f["type"] == t)
+        .unwrap_or_else(|| panic!("no {t} in {frames:#?}"))
+}
+
+/// Sends `cmd` and returns its (successful) response; events read meanwhile stay in `dreb.seen`.
+fn ok_response(dreb: &mut Dreb, cmd: Value) -> Value {
+    dreb.send(&cmd);
+    let r = dreb
+        .read_until(|f| is_response(f) && f["id"] == cmd["id"])
+        .pop()
+        .unwrap();
+    assert_eq!(r["success"], true, "{r}");
+    r
+}
+
+fn session_file(dreb: &mut Dreb) -> std::path::PathBuf {
+    let state = ok_response(dreb, json!({"id": "state", "type": "get_state"}));
+    state["data"]["sessionFile"].as_str().unwrap().into()
+}
+
+/// Final assistant messages of the whole run (`message_end` frames with role assistant).
+fn assistant_ends(frames: &[Frame]) -> Vec<Value> {
+    of_type(frames, "message_end")
+        .into_iter()
+        .map(|f| f["message"].clone())
+        .filter(|m| m["role"] == "assistant")
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// auto-retry
+
+/// The mock answers 529 three times (the provider's own transport retries use them up), then streams "recovered":
+/// the session retries once, with the reference events around the second run.
+fn auto_retry_after_529(provider: &str, model: &str) {
+    let fault = || json!({"fault": {"status": 529, "retryAfterMs": 1}});
+    let env = Env::with_setup(
+        MODELS,
+        scenario(
+            json!({"turns": [fault(), fault(), fault(), {"text": ["recov", "ered"]}], "fallback": "error"}),
+        ),
+        &json!({"retry": {"baseDelayMs": 1}}),
+    );
+    let mut dreb = env.spawn_raw(
+        &["--mode", "rpc", "--provider", provider, "--model", model],
+        &[],
+    );
+    let first = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "hello"}));
+    assert_eq!(first[0]["id"], "p1");
+    assert_eq!(first[0]["success"], true, "{:?}", first[0]);
+    let failed = assistant_ends(&first);
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0]["stopReason"], "error");
+    let rest = dreb.read_until(|f| f["type"] == "agent_end");
+
+    // agent_end of the failed run, then auto_retry_start, a second run, auto_retry_end before its agent_end.
+    let start = &rest[0];
+    assert_eq!(start["type"], "auto_retry_start", "{rest:#?}");
+    assert_eq!(
+        keys(start),
+        ["type", "attempt", "maxAttempts", "delayMs", "errorMessage"]
+    );
+    assert_eq!(start["attempt"], 1);
+    assert_eq!(start["maxAttempts"], 3);
+    assert_eq!(start["delayMs"], 1);
+    let error = start["errorMessage"].as_str().unwrap();
+    assert!(error.starts_with("529"), "{error}");
+    assert_eq!(error, failed[0]["errorMessage"].as_str().unwrap());
+    assert_eq!(rest[1]["type"], "agent_start", "{rest:#?}");
+    let retry_end = index_of(&rest, "auto_retry_end");
+    assert_eq!(
+        rest[retry_end],
+        json!({"type": "auto_retry_end", "success": true, "attempt": 1})
+    );
+    assert_eq!(rest[retry_end - 1]["type"], "message_end");
+    assert_eq!(text_of(&rest[retry_end - 1]["message"]), "recovered");
+    assert!(
+        retry_end < rest.len() - 1,
+        "auto_retry_end precedes agent_end"
+    );
+    // The retry run adds only the good reply; the failed one left the context.
+    let end = rest.last().unwrap();
+    assert_eq!(end["messages"].as_array().unwrap().len(), 1, "{end:#}");
+    let messages = ok_response(&mut dreb, json!({"id": "m1", "type": "get_messages"}));
+    let context = messages["data"]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = context
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"], "{context:#?}");
+    assert_eq!(context[1]["stopReason"], "stop");
+
+    let state = ok_response(&mut dreb, json!({"id": "s1", "type": "get_state"}));
+    assert_eq!(state["data"]["isRetrying"], false);
+    // The failed attempt stays in the session file.
+    let entries = read_jsonl(std::path::Path::new(
+        state["data"]["sessionFile"].as_str().unwrap(),
+    ));
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["message"]["stopReason"] == "error")
+    );
+    assert_eq!(
+        env.mock.requests().len(),
+        4,
+        "3 transport attempts + 1 retry"
+    );
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn auto_retry_after_a_529_over_anthropic_messages() {
+    auto_retry_after_529("mock-anthropic", "mock-claude");
+}
+
+#[test]
+fn auto_retry_after_a_529_over_openai_completions() {
+    auto_retry_after_529("mock", "mock-model");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// compaction
+
+/// The summary request is recognised by the `<conversation>` block the compactor sends.
+fn summary_turn(text: &str) -> Value {
+    json!({"when": {"lastUserContains": "<conversation>"}, "repeat": true, "text": [text]})
+}
+
+#[test]
+fn compact_command_answers_the_result_and_writes_the_entry() {
+    let env = Env::with_setup(
+        MODELS,
+        scenario(json!({"turns": [
+            summary_turn("## Goal\nsay hi"),
+            {"repeat": true, "text": ["hello ", "there"]}
+        ], "fallback": "error"})),
+        &json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    let mut dreb = env.spawn(&[]);
+    dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "first question"}));
+    dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "second question"}));
+    let before = dreb.seen.len();
+    let compact = ok_response(
+        &mut dreb,
+        json!({"id": "c1", "type": "compact", "customInstructions": "Focus on greetings"}),
+    );
+    assert_eq!(compact["command"], "compact");
+    let result = &compact["data"];
+    assert_eq!(
+        keys(result),
+        ["summary", "firstKeptEntryId", "tokensBefore", "details"]
+    );
+    assert!(
+        result["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("## Goal\nsay hi"),
+        "{result}\nrequests: {:#?}\nframes: {:#?}",
+        env.mock
+            .requests()
+            .iter()
+            .map(|r| r.body["messages"].clone())
+            .collect::<Vec<_>>(),
+        dreb.seen
+    );
+    assert!(result["tokensBefore"].as_i64().unwrap() > 0);
+    assert_eq!(
+        result["details"],
+        json!({"readFiles": [], "modifiedFiles": []})
+    );
+    // Manual compaction is answered, not announced.
+    assert_eq!(
+        dreb.seen.len(),
+        before + 1,
+        "only the response: {:#?}",
+        &dreb.seen[before..]
+    );
+
+    // keepRecentTokens 1 splits the last turn: the history and the turn's beginning are summarised in two
+    // requests over HTTP (in either order), with the custom instructions on the history summary.
+    let requests = env.mock.requests();
+    assert_eq!(requests.len(), 4);
+    let summaries: Vec<String> = requests[2..].iter().map(|r| r.body.to_string()).collect();
+    assert!(summaries.iter().all(|s| s.contains("<conversation>")));
+    assert!(
+        summaries
+            .iter()
+            .any(|s| s.contains("first question") && s.contains("Focus on greetings")),
+        "{summaries:#?}"
+    );
+    assert!(
+        summaries
+            .iter()
+            .any(|s| s.contains("second question") && !s.contains("first question")),
+        "{summaries:#?}"
+    );
+
+    let file = session_file(&mut dreb);
+    let entries = read_jsonl(&file);
+    let compactions: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["type"] == "compaction")
+        .collect();
+    assert_eq!(compactions.len(), 1, "{entries:#?}");
+    assert_eq!(compactions[0]["summary"], result["summary"]);
+    assert_eq!(
+        compactions[0]["firstKeptEntryId"],
+        result["firstKeptEntryId"]
+    );
+    assert_eq!(compactions[0]["tokensBefore"], result["tokensBefore"]);
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["id"] == result["firstKeptEntryId"]),
+        "the kept entry is in the file"
+    );
+
+    // Compacting again right away: the leaf is the compaction.
+    dreb.send(&json!({"id": "c2", "type": "compact"}));
+    let again = dreb.read_until(|f| f["id"] == "c2").pop().unwrap();
+    assert_eq!(again["success"], false, "{again}");
+    assert!(
+        again["error"]
+            .as_str()
+            .unwrap()
+            .contains("Already compacted"),
+        "{again}"
+    );
+
+    // The live context starts with the summary, and the next LLM call carries it.
+    let messages = ok_response(&mut dreb, json!({"id": "m1", "type": "get_messages"}));
+    assert_eq!(messages["data"]["messages"][0]["role"], "compactionSummary");
+    dreb.exchange(&json!({"id": "p3", "type": "prompt", "message": "third question"}));
+    let requests = env.mock.requests();
+    assert_eq!(requests.len(), 5);
+    let after = requests[4].body.to_string();
+    assert!(after.contains("say hi") && after.contains("third question"));
+    assert!(!after.contains("first question"), "compacted away: {after}");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn auto_compaction_on_a_small_context_window() {
+    // mock-small: contextWindow 20000, default reserve 16384 → compaction above 3616 context tokens.
+    let env = Env::with_setup(
+        MODELS,
+        scenario(json!({"turns": [
+            summary_turn("## Goal\nauto"),
+            {"text": ["big"], "usage": {"input": 10000, "output": 5}}
+        ], "fallback": "error"})),
+        &json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    let mut dreb = env.spawn_raw(
+        &[
+            "--mode",
+            "rpc",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-small",
+        ],
+        &[],
+    );
+    let run = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "fill the context"}));
+    assert_eq!(run[0]["success"], true);
+    let after = dreb.read_until(|f| f["type"] == "auto_compaction_end");
+    assert_eq!(
+        after[0],
+        json!({"type": "auto_compaction_start", "reason": "threshold"}),
+        "auto_compaction_start follows agent_end: {after:#?}"
+    );
+    let end = after.last().unwrap();
+    assert_eq!(keys(end), ["type", "result", "aborted", "willRetry"]);
+    assert_eq!(end["aborted"], false);
+    assert_eq!(end["willRetry"], false);
+    assert!(
+        end["result"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("## Goal\nauto"),
+        "{end}"
+    );
+    assert!(end["result"]["tokensBefore"].as_i64().unwrap() > 0);
+
+    let state = ok_response(&mut dreb, json!({"id": "s1", "type": "get_state"}));
+    assert_eq!(state["data"]["isCompacting"], false);
+    let entries = read_jsonl(std::path::Path::new(
+        state["data"]["sessionFile"].as_str().unwrap(),
+    ));
+    let compaction = entries
+        .iter()
+        .find(|e| e["type"] == "compaction")
+        .expect("compaction entry");
+    assert_eq!(compaction["summary"], end["result"]["summary"]);
+    let messages = ok_response(&mut dreb, json!({"id": "m1", "type": "get_messages"}));
+    assert_eq!(messages["data"]["messages"][0]["role"], "compactionSummary");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// ask_user dialogs
+
+/// The mock calls `tool` with `args` for the prompt, then says "done" after the tool result (other requests get
+/// the reference mock's replies).
+fn tool_env(tool: &str, args: Value, settings: Value) -> Env {
+    Env::with_setup(
+        MODELS,
+        scenario(json!({"turns": [
+            {"when": {"afterToolResult": false}, "toolCalls": [{"name": tool, "arguments": args}]},
+            {"when": {"afterToolResult": true}, "text": ["done"]}
+        ]})),
+        &settings,
+    )
+}
+
+fn ask_args(extra: Value) -> Value {
+    let mut args =
+        json!({"questions": [{"question": "Which database?", "options": ["sqlite", "postgres"]}]});
+    if let (Some(a), Value::Object(e)) = (args.as_object_mut(), extra) {
+        a.extend(e);
+    }
+    args
+}
+
+/// Prompts and returns the first dialog request.
+fn prompt_until_dialog(dreb: &mut Dreb) -> Value {
+    dreb.send(&json!({"id": "p1", "type": "prompt", "message": "go"}));
+    dreb.read_until(|f| f["type"] == "extension_ui_request")
+        .pop()
+        .unwrap()
+}
+
+/// The only `tool_execution_end` seen so far: (result text, isError).
+fn tool_end(dreb: &Dreb) -> (String, bool) {
+    let ends = of_type(&dreb.seen, "tool_execution_end");
+    assert_eq!(ends.len(), 1, "{ends:#?}");
+    (text_of(&ends[0]["result"]), ends[0]["isError"] == true)
+}
+
+/// Sends a `get_state` and checks it is the very next frame: nothing else (no handled event) came out.
+fn assert_quiet(dreb: &mut Dreb) {
+    dreb.send(&json!({"id": "quiet", "type": "get_state"}));
+    let next = dreb.next_frame().expect("a frame");
+    assert_eq!(next["id"], "quiet", "unexpected frame {next:#}");
+}
+
+#[test]
+fn ask_user_answered_by_the_host() {
+    let env = tool_env("ask_user", ask_args(json!({})), json!({}));
+    let mut dreb = env.spawn(&[]);
+    let request = prompt_until_dialog(&mut dreb);
+    let id = request["id"].as_str().unwrap().to_string();
+    assert_eq!(id.len(), 36, "a uuid: {id}");
+    assert_eq!(request["method"], "ask");
+    assert_eq!(request["title"], "Question");
+    assert_eq!(request["questions"][0]["question"], "Which database?");
+    assert_eq!(
+        request["questions"][0]["options"],
+        json!(["sqlite", "postgres"])
+    );
+    assert!(
+        request.get("timeout").is_none() && request.get("expiresAt").is_none(),
+        "no timeout asked for: {request:#}"
+    );
+    // The tool is running while the dialog is open.
+    assert!(!of_type(&dreb.seen, "tool_execution_start").is_empty());
+
+    // The pending dialog is listed in the dashboard snapshot exactly as emitted.
+    let snap = ok_response(
+        &mut dreb,
+        json!({"id": "d1", "type": "get_dashboard_snapshot"}),
+    );
+    assert_eq!(snap["data"]["pendingExtensionUiRequests"], json!([request]));
+
+    dreb.send(&json!({"type": "extension_ui_response", "id": id, "answers": [{"selected": ["sqlite"], "customText": "with WAL"}]}));
+    let frames = dreb.read_until(|f| f["type"] == "agent_end");
+    let handled = of_type(&frames, "extension_ui_response_handled");
+    assert_eq!(
+        handled,
+        vec![json!({"type": "extension_ui_response_handled", "id": id})]
+    );
+    // Settled before the tool finished.
+    assert!(
+        index_of(&frames, "extension_ui_response_handled")
+            < index_of(&frames, "tool_execution_end")
+    );
+    let (text, is_error) = tool_end(&dreb);
+    assert!(!is_error);
+    assert!(
+        text.contains("sqlite") && text.contains("with WAL"),
+        "{text}"
+    );
+    assert_eq!(text_of(&assistant_ends(&frames).pop().unwrap()), "done");
+    // The answer reached the model.
+    let requests = env.mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].body.to_string().contains("sqlite"));
+
+    // A second answer for the settled id is ignored.
+    dreb.send(&json!({"type": "extension_ui_response", "id": id, "cancelled": true}));
+    assert_quiet(&mut dreb);
+    let snap = ok_response(
+        &mut dreb,
+        json!({"id": "d2", "type": "get_dashboard_snapshot"}),
+    );
+    assert_eq!(snap["data"]["pendingExtensionUiRequests"], json!([]));
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+/// A closed ask stops the run: no second LLM call, no final "done".
+fn assert_stopped_without_answer(env: &Env, dreb: &Dreb, frames: &[Frame]) {
+    let (text, _) = tool_end(dreb);
+    assert_eq!(text, "The questions closed without an answer.");
+    assert_eq!(env.mock.requests().len(), 1, "the run was stopped");
+    assert!(
+        !assistant_ends(frames).iter().any(|m| text_of(m) == "done"),
+        "{frames:#?}"
+    );
+}
+
+#[test]
+fn ask_user_times_out() {
+    // 5 s is the tool's smallest timeout; the dialog settles itself, no answer is sent.
+    let env = tool_env(
+        "ask_user",
+        ask_args(json!({"timeoutSeconds": 5})),
+        json!({}),
+    );
+    let mut dreb = env.spawn(&[]);
+    let request = prompt_until_dialog(&mut dreb);
+    let id = request["id"].as_str().unwrap().to_string();
+    assert_eq!(request["timeout"], 5000);
+    assert!(request["expiresAt"].as_i64().unwrap() > 0, "{request:#}");
+    let frames = dreb.read_until(|f| f["type"] == "agent_end");
+    assert_eq!(
+        of_type(&frames, "extension_ui_response_handled"),
+        vec![json!({"type": "extension_ui_response_handled", "id": id})]
+    );
+    assert_stopped_without_answer(&env, &dreb, &frames);
+    // A late answer is ignored; the agent still serves.
+    dreb.send(
+        &json!({"type": "extension_ui_response", "id": id, "answers": [{"selected": ["sqlite"]}]}),
+    );
+    assert_quiet(&mut dreb);
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn ask_user_cancelled_by_the_host() {
+    let env = tool_env("ask_user", ask_args(json!({})), json!({}));
+    let mut dreb = env.spawn(&[]);
+    let id = prompt_until_dialog(&mut dreb)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    dreb.send(&json!({"type": "extension_ui_response", "id": id, "cancelled": true}));
+    let frames = dreb.read_until(|f| f["type"] == "agent_end");
+    assert_eq!(
+        of_type(&frames, "extension_ui_response_handled"),
+        vec![json!({"type": "extension_ui_response_handled", "id": id})]
+    );
+    assert_stopped_without_answer(&env, &dreb, &frames);
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn abort_while_ask_user_is_pending_settles_the_dialog() {
+    let env = tool_env("ask_user", ask_args(json!({})), json!({}));
+    let mut dreb = env.spawn(&[]);
+    let id = prompt_until_dialog(&mut dreb)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    dreb.send(&json!({"id": "a1", "type": "abort"}));
+    let mut frames = dreb.read_until(|f| f["type"] == "agent_end");
+    if !frames.iter().any(|f| f["id"] == "a1") {
+        frames.extend(dreb.read_until(|f| f["id"] == "a1"));
+    }
+    assert_eq!(
+        frames.iter().find(|f| f["id"] == "a1").unwrap(),
+        &json!({"id": "a1", "type": "response", "command": "abort", "success": true})
+    );
+    assert_eq!(
+        of_type(&frames, "extension_ui_response_handled"),
+        vec![json!({"type": "extension_ui_response_handled", "id": id})]
+    );
+    assert_stopped_without_answer(&env, &dreb, &frames);
+    let snap = ok_response(
+        &mut dreb,
+        json!({"id": "d1", "type": "get_dashboard_snapshot"}),
+    );
+    assert_eq!(snap["data"]["pendingExtensionUiRequests"], json!([]));
+    // The next prompt runs normally.
+    let next =
+        dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "Reply with just: again"}));
+    assert_eq!(text_of(&assistant_ends(&next).pop().unwrap()), "again");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// permission gate
+
+/// The gate on, with `timeout_ms` (0: wait for the answer), and a `build` dir for `rm -rf build` to remove.
+fn gate_env(command: &str, timeout_ms: u64) -> Env {
+    let env = tool_env(
+        "bash",
+        json!({"command": command}),
+        json!({"permissionGate": {"enabled": true, "timeoutMs": timeout_ms}}),
+    );
+    std::fs::create_dir_all(env.cwd().join("build")).unwrap();
+    env
+}
+
+#[test]
+fn permission_gate_blocks_a_dangerous_command_the_host_refuses() {
+    let env = gate_env("rm -rf build", 0);
+    let mut dreb = env.spawn(&[]);
+    let request = prompt_until_dialog(&mut dreb);
+    let id = request["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        request,
+        json!({"type": "extension_ui_request", "id": id, "method": "select",
+               "title": "Allow dangerous command?\n\nrm -rf build", "options": ["Allow", "Block"]}),
+        "timeoutMs 0: no timeout on the wire"
+    );
+    dreb.send(&json!({"type": "extension_ui_response", "id": id, "value": "Block"}));
+    let frames = dreb.read_until(|f| f["type"] == "agent_end");
+    assert_eq!(
+        of_type(&frames, "extension_ui_response_handled"),
+        vec![json!({"type": "extension_ui_response_handled", "id": id})]
+    );
+    let (text, is_error) = tool_end(&dreb);
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "Dangerous command (recursive delete) blocked by the user."
+    );
+    assert!(env.cwd().join("build").is_dir(), "the command did not run");
+    // The refusal is a tool error the model sees; the run goes on.
+    assert_eq!(text_of(&assistant_ends(&frames).pop().unwrap()), "done");
+    assert!(
+        env.mock.requests()[1]
+            .body
+            .to_string()
+            .contains("blocked by the user")
+    );
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn permission_gate_blocks_when_the_host_cancels() {
+    let env = gate_env("rm -rf build", 0);
+    let mut dreb = env.spawn(&[]);
+    let id = prompt_until_dialog(&mut dreb)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    dreb.send(&json!({"type": "extension_ui_response", "id": id, "cancelled": true}));
+    dreb.read_until(|f| f["type"] == "agent_end");
+    let (text, is_error) = tool_end(&dreb);
+    assert!(is_error);
+    // A host's cancel is the user's refusal.
+    assert_eq!(
+        text,
+        "Dangerous command (recursive delete) blocked by the user."
+    );
+    assert!(env.cwd().join("build").is_dir());
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn permission_gate_blocks_an_unanswered_command_at_its_timeout() {
+    let env = gate_env("rm -rf build", 10);
+    let mut dreb = env.spawn(&[]);
+    let request = prompt_until_dialog(&mut dreb);
+    assert_eq!(request["timeout"], 10);
+    let frames = dreb.read_until(|f| f["type"] == "agent_end");
+    assert_eq!(
+        of_type(&frames, "extension_ui_response_handled"),
+        vec![json!({"type": "extension_ui_response_handled", "id": request["id"]})]
+    );
+    let (text, is_error) = tool_end(&dreb);
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "Dangerous command (recursive delete) blocked: the user did not confirm it."
+    );
+    assert!(env.cwd().join("build").is_dir());
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn permission_gate_runs_a_command_the_host_allows() {
+    let env = gate_env("rm -rf build && echo removed", 0);
+    let mut dreb = env.spawn(&[]);
+    let id = prompt_until_dialog(&mut dreb)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    dreb.send(&json!({"type": "extension_ui_response", "id": id, "value": "Allow"}));
+    dreb.read_until(|f| f["type"] == "agent_end");
+    let (text, is_error) = tool_end(&dreb);
+    assert!(!is_error, "{text}");
+    assert_eq!(text.trim(), "removed");
+    assert!(!env.cwd().join("build").exists());
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
