@@ -117,6 +117,9 @@ pub(crate) struct Inner {
     pub dialog_tracker: Arc<crate::commands::dialogs::DialogTracker>,
     /// Children launched by the subagent tool.
     pub background: crate::background::BackgroundAgents,
+    /// Set when a run's `agent_end` goes out, cleared at the next `agent_start`: the loop is finishing, so a
+    /// `prompt` arriving now waits for it instead of failing as busy (hosts prompt as soon as they see agent_end).
+    pub run_ending: AtomicBool,
 }
 
 /// The live session. Cheap to clone.
@@ -443,6 +446,7 @@ impl Runtime {
                     .or_else(|| std::env::current_exe().ok())
                     .unwrap_or_else(|| PathBuf::from("dreb")),
             ),
+            run_ending: AtomicBool::new(false),
         });
         let runtime = Runtime { inner };
         runtime.install_tools(max_subagents);
@@ -639,6 +643,15 @@ impl AgentEventSink for EventBridge {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
+        match event {
+            AgentEvent::AgentStart { .. } => inner
+                .run_ending
+                .store(false, std::sync::atomic::Ordering::Release),
+            AgentEvent::AgentEnd { .. } => inner
+                .run_ending
+                .store(true, std::sync::atomic::Ordering::Release),
+            _ => {}
+        }
         emit(&*inner.sink, event);
         match event {
             AgentEvent::TurnStart => crate::background::on_turn_start(&inner),

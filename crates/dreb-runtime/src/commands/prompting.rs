@@ -1,5 +1,7 @@
 //! prompt, steer, follow_up, abort and the queues.
 
+use std::sync::atomic::Ordering;
+
 use dreb_agent::{AgentMessage, QueueMode};
 use dreb_ai::{ImageContent, TextContent, UserBlock, UserContent, UserMessage};
 use dreb_protocol::envelope::Response;
@@ -73,6 +75,10 @@ impl Runtime {
         reject_builtin(&p.message)?;
         let images = images_of(&p.images)?;
         let agent = &self.inner.agent;
+        if agent.is_streaming() && self.inner.run_ending.load(Ordering::Acquire) {
+            // The host saw agent_end; the loop is releasing its slot.
+            agent.wait_for_idle().await;
+        }
         if agent.is_streaming() {
             return match p.streaming_behavior {
                 Some(StreamingBehavior::Steer) => Ok(self.queue(true, &p.message, images)),
