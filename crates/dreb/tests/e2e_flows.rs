@@ -653,3 +653,89 @@ fn permission_gate_runs_a_command_the_host_allows() {
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// idle after agent_end
+
+/// A host that reads `agent_end` treats the agent as idle: the reference clears its streaming flag before it emits
+/// `agent_end`, so a command sent at once sees an idle agent. Each test repeats the exchange 200 times, since the
+/// window is small; `check` runs right after `agent_end` of run `n`.
+fn right_after_agent_end(mut check: impl FnMut(&mut Dreb, usize)) {
+    let env = Env::new();
+    let mut dreb = env.spawn(&[]);
+    for n in 0..200 {
+        dreb.send(&json!({"id": format!("p{n}"), "type": "prompt", "message": format!("Reply with just: r{n}")}));
+        dreb.read_until(|f| f["type"] == "agent_end");
+        check(&mut dreb, n);
+    }
+    // Every prompt was accepted (a refused one has a second, failed response).
+    let refused: Vec<&Value> = dreb
+        .seen
+        .iter()
+        .filter(|f| is_response(f) && f["success"] == false)
+        .collect();
+    assert!(refused.is_empty(), "{refused:#?}");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+/// The reply to a command sent right after `agent_end`.
+fn answer(dreb: &mut Dreb, cmd: Value) -> Value {
+    dreb.send(&cmd);
+    dreb.read_until(|f| is_response(f) && f["id"] == cmd["id"])
+        .pop()
+        .unwrap()
+}
+
+#[test]
+fn prompts_sent_right_after_agent_end_are_accepted() {
+    right_after_agent_end(|_, _| {});
+}
+
+#[test]
+#[ignore = "bug: get_state sent right after agent_end can still report isStreaming:true"]
+fn get_state_right_after_agent_end_reports_idle() {
+    right_after_agent_end(|dreb, n| {
+        let state = answer(dreb, json!({"id": format!("s{n}"), "type": "get_state"}));
+        assert_eq!(state["data"]["isStreaming"], false, "after run {n}");
+    });
+}
+
+#[test]
+#[ignore = "bug: navigate_tree sent right after agent_end can fail with 'while the agent is streaming'"]
+fn navigate_tree_right_after_agent_end_succeeds() {
+    let mut target = None;
+    right_after_agent_end(|dreb, n| {
+        if target.is_none() {
+            let fm = answer(dreb, json!({"id": "fm", "type": "get_fork_messages"}));
+            target = Some(fm["data"]["messages"][0]["entryId"].clone());
+            return;
+        }
+        let nav = answer(
+            dreb,
+            json!({"id": format!("n{n}"), "type": "navigate_tree", "targetId": target}),
+        );
+        assert_eq!(nav["success"], true, "after run {n}: {nav}");
+    });
+}
+
+#[test]
+#[ignore = "bug: bash sent right after agent_end can be deferred to the next prompt instead of recorded at once"]
+fn bash_right_after_agent_end_is_recorded_at_once() {
+    right_after_agent_end(|dreb, n| {
+        let bash = answer(
+            dreb,
+            json!({"id": format!("b{n}"), "type": "bash", "command": format!("echo b{n}")}),
+        );
+        assert_eq!(bash["success"], true, "{bash}");
+        let messages = answer(dreb, json!({"id": format!("m{n}"), "type": "get_messages"}));
+        let last = messages["data"]["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .cloned()
+            .unwrap();
+        assert_eq!(last["role"], "bashExecution", "after run {n}: {last:#}");
+        assert_eq!(last["command"], format!("echo b{n}"));
+    });
+}
