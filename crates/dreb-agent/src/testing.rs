@@ -416,6 +416,8 @@ impl Player {
                         name,
                         arguments: Map::new(),
                         partial_args: Some(String::new()),
+                        partial_json: None,
+                        index: None,
                         thought_signature: None,
                     }));
                     AssistantMessageEvent::ToolcallStart {

@@ -346,6 +346,8 @@ mod tests {
             name: "t".into(),
             arguments: args.as_object().unwrap().clone(),
             partial_args: None,
+            partial_json: None,
+            index: None,
             thought_signature: None,
         }
     }

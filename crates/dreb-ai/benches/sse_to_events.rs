@@ -252,6 +252,8 @@ fn main() {
                     name: "write".into(),
                     arguments: args,
                     partial_args: Some(format!("{{\"content\": \"{prefix}")),
+                    partial_json: None,
+                    index: None,
                     thought_signature: None,
                 }));
             } else {

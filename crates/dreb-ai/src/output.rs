@@ -25,6 +25,34 @@ use crate::types::{
 /// Text of the error message when the request is cancelled.
 pub const ABORTED_MESSAGE: &str = "Request was aborted";
 
+/// Where a tool call's raw argument text is kept while it streams: in the field the reference's provider for the
+/// API shows in its partials, or out of sight when that provider shows none (Gemini sends whole calls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RawArgsField {
+    PartialArgs,
+    PartialJson,
+    Hidden,
+}
+
+impl RawArgsField {
+    pub(crate) fn for_api(api: &str) -> Self {
+        match api {
+            crate::types::api::ANTHROPIC_MESSAGES | crate::types::api::OPENAI_RESPONSES => {
+                RawArgsField::PartialJson
+            }
+            crate::types::api::GOOGLE_GENERATIVE_AI => RawArgsField::Hidden,
+            _ => RawArgsField::PartialArgs,
+        }
+    }
+}
+
+/// A streaming tool call's parser state, and its raw text when that is hidden.
+struct ArgsState {
+    index: usize,
+    parser: StreamingArgs,
+    hidden_raw: String,
+}
+
 /// Why a provider run failed.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ProviderError {
@@ -48,8 +76,9 @@ pub(crate) struct Output {
     pending: VecDeque<Ev>,
     cancel: CancellationToken,
     started: bool,
-    /// Incremental argument parsers of streaming tool calls, by content index.
-    args: Vec<(usize, StreamingArgs)>,
+    /// Incremental argument parsers of streaming tool calls.
+    args: Vec<ArgsState>,
+    raw_field: RawArgsField,
 }
 
 /// Events buffered between a provider and its consumer.
@@ -65,6 +94,7 @@ impl Output {
             cancel,
             started: false,
             args: Vec::new(),
+            raw_field: RawArgsField::for_api(&model.api),
         }
     }
 
@@ -212,18 +242,37 @@ impl Output {
     }
 
     // ---- tool calls ----
-    /// Starts a streamed tool call; `partialArgs` holds the raw argument text until the call ends.
+    /// Starts a streamed tool call; its raw argument text is shown (as `partialArgs` or `partialJson`) until it ends.
     pub(crate) fn toolcall_start(
         &mut self,
         id: String,
         name: String,
         arguments: Map<String, Value>,
     ) -> usize {
+        self.toolcall_start_at(id, name, arguments, None)
+    }
+
+    /// [`Output::toolcall_start`] with the wire's content block index shown on the block until it ends (anthropic).
+    pub(crate) fn toolcall_start_at(
+        &mut self,
+        id: String,
+        name: String,
+        arguments: Map<String, Value>,
+        index: Option<u64>,
+    ) -> usize {
+        let raw = Some(String::new());
+        let (partial_args, partial_json) = match self.raw_field {
+            RawArgsField::PartialArgs => (raw, None),
+            RawArgsField::PartialJson => (None, raw),
+            RawArgsField::Hidden => (None, None),
+        };
         self.msg.content.push(AssistantBlock::ToolCall(ToolCall {
             id,
             name,
             arguments,
-            partial_args: Some(String::new()),
+            partial_args,
+            partial_json,
+            index,
             thought_signature: None,
         }));
         let i = self.last_index();
@@ -241,36 +290,85 @@ impl Output {
         }
     }
 
-    /// Appends argument text, re-parses the arguments leniently and emits `toolcall_delta`.
-    pub(crate) fn toolcall_delta(&mut self, i: usize, delta: &str) {
-        if let Some(AssistantBlock::ToolCall(t)) = self.msg.content.get_mut(i) {
-            let raw = t.partial_args.get_or_insert_with(String::new);
-            raw.push_str(delta);
-            let state = match self.args.iter().position(|(c, _)| *c == i) {
-                Some(p) => &mut self.args[p].1,
-                None => {
-                    self.args.push((i, StreamingArgs::default()));
-                    &mut self.args.last_mut().expect("just pushed").1
-                }
-            };
-            state.update(&mut t.arguments, raw, delta);
-            self.send(Ev::ToolcallDelta {
-                content_index: i,
-                delta: delta.to_string(),
-                partial: self.partial(),
-            });
+    /// Position in `args` of call `i`'s state, created on first use.
+    fn args_position(&mut self, i: usize) -> usize {
+        if let Some(p) = self.args.iter().position(|a| a.index == i) {
+            return p;
+        }
+        self.args.push(ArgsState {
+            index: i,
+            parser: StreamingArgs::default(),
+            hidden_raw: String::new(),
+        });
+        self.args.len() - 1
+    }
+
+    /// Replaces the raw argument text of call `i` (a wire that re-sends the whole text).
+    pub(crate) fn set_raw_args(&mut self, i: usize, text: String) {
+        let field = self.raw_field;
+        if field == RawArgsField::Hidden {
+            let p = self.args_position(i);
+            self.args[p].hidden_raw = text;
+        } else if let Some(t) = self.toolcall_mut(i) {
+            *raw_slot(t, field) = Some(text);
         }
     }
 
-    /// Finalises the arguments from the raw text (when any arrived), drops `partialArgs`, emits `toolcall_end`.
-    pub(crate) fn toolcall_end(&mut self, i: usize) {
-        self.args.retain(|(c, _)| *c != i);
+    /// Takes the raw argument text of call `i` (it no longer shows on the block).
+    pub(crate) fn take_raw_args(&mut self, i: usize) -> Option<String> {
+        let hidden = self
+            .args
+            .iter()
+            .position(|a| a.index == i)
+            .map(|p| self.args.remove(p).hidden_raw);
+        let field = self.raw_field;
+        match self.toolcall_mut(i) {
+            Some(t) if field != RawArgsField::Hidden => raw_slot(t, field).take(),
+            _ => hidden,
+        }
+    }
+
+    /// Appends argument text, re-parses the arguments leniently and emits `toolcall_delta`.
+    pub(crate) fn toolcall_delta(&mut self, i: usize, delta: &str) {
+        if !matches!(self.msg.content.get(i), Some(AssistantBlock::ToolCall(_))) {
+            return;
+        }
+        let field = self.raw_field;
+        let p = self.args_position(i);
+        let state = &mut self.args[p];
         if let Some(AssistantBlock::ToolCall(t)) = self.msg.content.get_mut(i) {
-            if let Some(raw) = t.partial_args.take()
+            // Split borrows: the raw text and the arguments are separate fields of the call.
+            let ToolCall {
+                arguments,
+                partial_args,
+                partial_json,
+                ..
+            } = t;
+            let raw: &mut String = match field {
+                RawArgsField::Hidden => &mut state.hidden_raw,
+                RawArgsField::PartialJson => partial_json.get_or_insert_with(String::new),
+                RawArgsField::PartialArgs => partial_args.get_or_insert_with(String::new),
+            };
+            raw.push_str(delta);
+            state.parser.update(arguments, raw, delta);
+        }
+        self.send(Ev::ToolcallDelta {
+            content_index: i,
+            delta: delta.to_string(),
+            partial: self.partial(),
+        });
+    }
+
+    /// Finalises the arguments from the raw text (when any arrived), drops the scratch fields, emits `toolcall_end`.
+    pub(crate) fn toolcall_end(&mut self, i: usize) {
+        let raw = self.take_raw_args(i);
+        if let Some(AssistantBlock::ToolCall(t)) = self.msg.content.get_mut(i) {
+            if let Some(raw) = raw
                 && !raw.is_empty()
             {
                 t.arguments = parse_streaming_json(&raw);
             }
+            t.index = None;
             let call = t.clone();
             self.send(Ev::ToolcallEnd {
                 content_index: i,
@@ -305,6 +403,12 @@ impl Output {
                 } else {
                     StopReason::Error
                 };
+                // Like the reference: block indices go, unfinished calls keep their raw argument text.
+                for block in &mut self.msg.content {
+                    if let AssistantBlock::ToolCall(t) = block {
+                        t.index = None;
+                    }
+                }
                 self.msg.error_message = Some(match e {
                     ProviderError::Aborted => ABORTED_MESSAGE.to_string(),
                     ProviderError::Message(m) => m,
@@ -344,4 +448,12 @@ where
     let out = Output::new(model, tx, cancel);
     let producer = run(out).into_stream().filter_map(|()| async { None::<Ev> });
     Box::pin(futures::stream::select(rx, producer))
+}
+
+/// The visible raw-argument field of a call.
+fn raw_slot(t: &mut ToolCall, field: RawArgsField) -> &mut Option<String> {
+    match field {
+        RawArgsField::PartialJson => &mut t.partial_json,
+        _ => &mut t.partial_args,
+    }
 }

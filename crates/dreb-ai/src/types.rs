@@ -133,10 +133,16 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: Map<String, Value>,
-    /// The raw JSON argument text received so far; present only on streaming partials (the reference shows it
-    /// inside `partial` messages of `toolcall_*` updates) and removed once the call is complete.
+    /// The raw JSON argument text received so far, as the reference's openai-completions provider shows it in
+    /// streaming partials (`partialArgs`); removed once the call is complete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_args: Option<String>,
+    /// The same, under the key the reference's anthropic and openai-responses providers use (`partialJson`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_json: Option<String>,
+    /// The anthropic stream's content block index, shown while the call streams (the reference's scratch field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,
 }

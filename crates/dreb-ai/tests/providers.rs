@@ -300,6 +300,9 @@ async fn thinking_levels_map_per_api() {
     }
 }
 
+const RECORDED_ANTHROPIC: &str = include_str!("fixtures/reference/prompt_tool_anthropic.out.jsonl");
+const RECORDED_OPENAI: &str = include_str!("fixtures/reference/prompt_tool_openai.out.jsonl");
+
 #[tokio::test]
 async fn tool_call_round_trip() {
     for wire in ALL {
@@ -320,29 +323,57 @@ async fn tool_call_round_trip() {
                 .clone()
         );
         assert_eq!(
-            call.partial_args, None,
-            "partialArgs is gone from the final call"
+            (&call.partial_args, &call.partial_json, call.index),
+            (&None, &None, None),
+            "the streaming scratch fields are gone from the final call"
         );
-        // While streaming, partials show the raw argument text and leniently parsed arguments.
-        let deltas: Vec<&ToolCall> = events
+        // While streaming, partials show the raw argument text and leniently parsed arguments, in the block shape
+        // the reference's provider for each API shows (recorded: anthropic `partialJson` + `index`,
+        // openai-completions `partialArgs`).
+        let blocks: Vec<String> = events
             .iter()
             .filter_map(|e| match e {
-                AssistantMessageEvent::ToolcallDelta { partial, .. } => partial.tool_calls().next(),
+                AssistantMessageEvent::ToolcallStart { partial, .. }
+                | AssistantMessageEvent::ToolcallDelta { partial, .. } => {
+                    Some(serde_json::to_string(&partial.content[0]).unwrap())
+                }
                 _ => None,
             })
             .collect();
-        assert!(!deltas.is_empty());
-        if wire != Wire::Google {
+        let id = serde_json::to_string(&call.id).unwrap();
+        let shape = |args: &str, raw: &str| match wire {
+            Wire::Anthropic => format!(
+                r#"{{"type":"toolCall","id":{id},"name":"bash","arguments":{args},"partialJson":{raw},"index":0}}"#
+            ),
+            Wire::OpenAiCompletions => format!(
+                r#"{{"type":"toolCall","id":{id},"name":"bash","arguments":{args},"partialArgs":{raw}}}"#
+            ),
+            Wire::OpenAiResponses => format!(
+                r#"{{"type":"toolCall","id":{id},"name":"bash","arguments":{args},"partialJson":{raw}}}"#
+            ),
+            Wire::Google => {
+                format!(r#"{{"type":"toolCall","id":{id},"name":"bash","arguments":{args}}}"#)
+            }
+        };
+        // The same block shapes appear in the reference's recorded transcripts (with the recorded call ids).
+        let recorded = match wire {
+            Wire::Anthropic => Some(("toolu_mock_16", RECORDED_ANTHROPIC)),
+            Wire::OpenAiCompletions => Some(("call_mock_14", RECORDED_OPENAI)),
+            _ => None,
+        };
+        if let Some((recorded_id, transcript)) = recorded {
+            let ours = shape(r#"{"command":"ech"}"#, r#""{\"command\": \"ech""#);
+            let theirs = ours.replace(&id, &format!("\"{recorded_id}\""));
+            assert!(transcript.contains(&theirs), "{wire:?}: {theirs}");
+        }
+        if wire == Wire::Google {
+            // Whole calls: no raw text is ever shown.
+            assert_eq!(blocks[0], shape("{}", ""), "{wire:?}");
+        } else {
+            assert_eq!(blocks[0], shape("{}", r#""""#), "{wire:?}");
             assert!(
-                deltas
-                    .iter()
-                    .any(|c| c.partial_args.as_deref() == Some("{\"command\": \"ech")),
-                "{wire:?}"
-            );
-            assert!(
-                deltas
-                    .iter()
-                    .any(|c| c.arguments.get("command") == Some(&json!("ech")))
+                blocks.contains(&shape(r#"{"command":"ech"}"#, r#""{\"command\": \"ech""#)),
+                "{wire:?}: {blocks:#?}"
             );
         }
         let end = events.iter().find_map(|e| match e {
@@ -676,6 +707,21 @@ async fn client_errors_are_not_retried_and_overflow_is_detected() {
 }
 
 #[tokio::test]
+async fn a_call_cut_mid_stream_keeps_its_raw_text_but_not_its_index() {
+    // As the reference's anthropic provider ends with an error: block indices are removed, the unfinished call
+    // keeps its raw argument text.
+    let sc = json!({"turns": [{"toolCalls": [{"name": "bash", "arguments": {"command": "echo hello-from-bash"}}], "cutAfter": 2}]});
+    let mock = MockLlm::start(scenario(sc)).unwrap();
+    let m = model(Wire::Anthropic, &mock, "test-model", false);
+    let events = collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await;
+    let (_, msg) = failed(&events);
+    let call = msg.tool_calls().next().unwrap();
+    assert_eq!(call.index, None);
+    assert_eq!(call.partial_json.as_deref(), Some("{\"command\": \"ech"));
+    assert_eq!(call.partial_args, None);
+}
+
+#[tokio::test]
 async fn a_cut_stream_is_a_dropped_connection() {
     for wire in ALL {
         let sc = json!({"turns": [{"text": ["one", " two", " three", " four"], "cutAfter": 2}]});
@@ -876,6 +922,8 @@ async fn history_from_another_model_is_normalised() {
                 name: "bash".into(),
                 arguments: Default::default(),
                 partial_args: None,
+                partial_json: None,
+                index: None,
                 thought_signature: None,
             }),
         ],

@@ -468,7 +468,8 @@ pub(crate) async fn process_stream(
                             name.to_string()
                         };
                         let args = b["input"].as_object().cloned().unwrap_or_default();
-                        out.toolcall_start(b["id"].as_str().unwrap_or("").to_string(), name, args)
+                        let id = b["id"].as_str().unwrap_or("").to_string();
+                        out.toolcall_start_at(id, name, args, Some(idx))
                     }
                     _ => continue,
                 };

@@ -336,10 +336,8 @@ pub(crate) async fn process_stream(
                             item["name"].as_str().unwrap_or("").to_string(),
                             Map::new(),
                         );
-                        if let Some(a) = item["arguments"].as_str().filter(|a| !a.is_empty())
-                            && let Some(t) = out.toolcall_mut(block)
-                        {
-                            t.partial_args = Some(a.to_string());
+                        if let Some(a) = item["arguments"].as_str().filter(|a| !a.is_empty()) {
+                            out.set_raw_args(block, a.to_string());
                         }
                         cur = Item::Call { block };
                     }
@@ -397,12 +395,12 @@ pub(crate) async fn process_stream(
                 }
             }
             "response.function_call_arguments.done" => {
-                if let Item::Call { block } = cur
-                    && let Some(t) = out.toolcall_mut(block)
-                {
+                if let Item::Call { block } = cur {
                     let a = e["arguments"].as_str().unwrap_or("").to_string();
-                    t.arguments = crate::partial_json::parse_streaming_json(&a);
-                    t.partial_args = Some(a);
+                    if let Some(t) = out.toolcall_mut(block) {
+                        t.arguments = crate::partial_json::parse_streaming_json(&a);
+                    }
+                    out.set_raw_args(block, a);
                 }
             }
             "response.output_item.done" => {
@@ -448,8 +446,8 @@ pub(crate) async fn process_stream(
                         out.text_end(block);
                     }
                     ("function_call", Item::Call { block }) => {
+                        let raw = out.take_raw_args(block).filter(|s| !s.is_empty());
                         if let Some(t) = out.toolcall_mut(block) {
-                            let raw = t.partial_args.take().filter(|s| !s.is_empty());
                             let text = raw.unwrap_or_else(|| {
                                 item["arguments"].as_str().unwrap_or("{}").to_string()
                             });
