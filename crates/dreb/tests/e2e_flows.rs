@@ -156,6 +156,112 @@ fn auto_retry_after_a_529_over_openai_completions() {
     auto_retry_after_529("mock", "mock-model");
 }
 
+/// Reads until `agent_end` has been seen `runs` times in all and a frame of type `last` arrived.
+fn read_runs_and(dreb: &mut Dreb, runs: usize, last: &str) -> Vec<Frame> {
+    let mut seen_last = false;
+    let mut frames = Vec::new();
+    while !(seen_last && of_type(&dreb.seen, "agent_end").len() >= runs) {
+        let f = dreb.next_frame().expect("EOF");
+        seen_last |= f["type"] == last;
+        frames.push(f);
+    }
+    frames
+}
+
+#[test]
+fn auto_retry_gives_up_after_three_attempts() {
+    let env = Env::with_setup(
+        MODELS,
+        scenario(
+            json!({"turns": [{"repeat": true, "fault": {"status": 529, "retryAfterMs": 1}}], "fallback": "error"}),
+        ),
+        &json!({"retry": {"baseDelayMs": 1}}),
+    );
+    let mut dreb = env.spawn(&[]);
+    dreb.send(&json!({"id": "p1", "type": "prompt", "message": "hello"}));
+    read_runs_and(&mut dreb, 4, "auto_retry_end");
+    let starts: Vec<(i64, i64, i64)> = of_type(&dreb.seen, "auto_retry_start")
+        .iter()
+        .map(|s| {
+            (
+                s["attempt"].as_i64().unwrap(),
+                s["maxAttempts"].as_i64().unwrap(),
+                s["delayMs"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(starts, [(1, 3, 1), (2, 3, 2), (3, 3, 4)]);
+    let ends = of_type(&dreb.seen, "auto_retry_end");
+    assert_eq!(ends.len(), 1);
+    assert_eq!(keys(&ends[0]), ["type", "success", "attempt", "finalError"]);
+    assert_eq!(ends[0]["success"], false);
+    assert_eq!(ends[0]["attempt"], 3);
+    assert!(
+        ends[0]["finalError"].as_str().unwrap().starts_with("529"),
+        "{}",
+        ends[0]
+    );
+    assert_eq!(of_type(&dreb.seen, "agent_start").len(), 4);
+    let state = ok_response(&mut dreb, json!({"id": "s1", "type": "get_state"}));
+    assert_eq!(state["data"]["isRetrying"], false);
+    // The last failure stays in the context; all four are in the file.
+    let messages = ok_response(&mut dreb, json!({"id": "m1", "type": "get_messages"}));
+    let context = messages["data"]["messages"].as_array().unwrap();
+    assert_eq!(context.len(), 2, "{context:#?}");
+    assert_eq!(context[1]["stopReason"], "error");
+    let file = session_file(&mut dreb);
+    let errors = read_jsonl(&file)
+        .iter()
+        .filter(|e| e["message"]["stopReason"] == "error")
+        .count();
+    assert_eq!(errors, 4);
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn abort_retry_during_the_backoff() {
+    let env = Env::with_setup(
+        MODELS,
+        scenario(
+            json!({"turns": [{"repeat": true, "fault": {"status": 529, "retryAfterMs": 1}}], "fallback": "error"}),
+        ),
+        &json!({"retry": {"baseDelayMs": 600000}}),
+    );
+    let mut dreb = env.spawn(&[]);
+    dreb.send(&json!({"id": "p1", "type": "prompt", "message": "hello"}));
+    let start = dreb
+        .read_until(|f| f["type"] == "auto_retry_start")
+        .pop()
+        .unwrap();
+    assert_eq!(start["delayMs"], 600000);
+    let state = ok_response(&mut dreb, json!({"id": "s1", "type": "get_state"}));
+    assert_eq!(state["data"]["isRetrying"], true);
+    assert_eq!(state["data"]["retryAttempt"], 1);
+    dreb.send(&json!({"id": "ar", "type": "abort_retry"}));
+    let frames = dreb.read_until(|f| f["type"] == "auto_retry_end");
+    let mut frames = frames;
+    if !frames.iter().any(|f| f["id"] == "ar") {
+        frames.extend(dreb.read_until(|f| f["id"] == "ar"));
+    }
+    assert_eq!(
+        frames.iter().find(|f| f["id"] == "ar").unwrap(),
+        &json!({"id": "ar", "type": "response", "command": "abort_retry", "success": true})
+    );
+    assert_eq!(
+        of_type(&frames, "auto_retry_end"),
+        vec![
+            json!({"type": "auto_retry_end", "success": false, "attempt": 1, "finalError": "Retry cancelled"})
+        ]
+    );
+    let state = ok_response(&mut dreb, json!({"id": "s2", "type": "get_state"}));
+    assert_eq!(state["data"]["isRetrying"], false);
+    assert_eq!(state["data"]["retryAttempt"], 0);
+    assert_eq!(of_type(&dreb.seen, "agent_start").len(), 1, "no retry run");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // compaction
 
@@ -333,6 +439,117 @@ fn auto_compaction_on_a_small_context_window() {
     assert_eq!(compaction["summary"], end["result"]["summary"]);
     let messages = ok_response(&mut dreb, json!({"id": "m1", "type": "get_messages"}));
     assert_eq!(messages["data"]["messages"][0]["role"], "compactionSummary");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn context_overflow_compacts_and_retries_over_http() {
+    // The provider's 400 body is what the overflow detector sees, through the wire's own error formatting.
+    let overflow = json!({"fault": {"status": 400, "body": "prompt is too long: 200000 tokens > 128000 maximum"}});
+    let env = Env::with_setup(
+        MODELS,
+        scenario(json!({"turns": [
+            summary_turn("## Goal\noverflow"),
+            {"text": ["earlier answer"]},
+            overflow,
+            {"text": ["after ", "compaction"]}
+        ], "fallback": "error"})),
+        &json!({"compaction": {"keepRecentTokens": 1}, "retry": {"enabled": false}}),
+    );
+    let mut dreb = env.spawn(&[]);
+    dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "first"}));
+    let failed = dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "second"}));
+    let error = assistant_ends(&failed).pop().unwrap();
+    assert_eq!(error["stopReason"], "error");
+    assert!(
+        error["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("prompt is too long"),
+        "{error:#}"
+    );
+    let rest = dreb.read_until(|f| f["type"] == "agent_end");
+    assert_eq!(
+        rest[0],
+        json!({"type": "auto_compaction_start", "reason": "overflow"}),
+        "{rest:#?}"
+    );
+    let end = &rest[index_of(&rest, "auto_compaction_end")];
+    assert_eq!(end["willRetry"], true);
+    assert_eq!(end["aborted"], false);
+    assert!(
+        end["result"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("## Goal\noverflow")
+    );
+    assert!(index_of(&rest, "auto_compaction_end") < index_of(&rest, "agent_start"));
+    assert_eq!(
+        text_of(&assistant_ends(&rest).pop().unwrap()),
+        "after compaction"
+    );
+    // The overflow error left the context but stays in the file.
+    let messages = ok_response(&mut dreb, json!({"id": "m1", "type": "get_messages"}));
+    let context = messages["data"]["messages"].as_array().unwrap();
+    assert_eq!(context[0]["role"], "compactionSummary");
+    assert!(
+        !context.iter().any(|m| m["stopReason"] == "error"),
+        "{context:#?}"
+    );
+    let file = session_file(&mut dreb);
+    assert!(
+        read_jsonl(&file)
+            .iter()
+            .any(|e| e["message"]["stopReason"] == "error")
+    );
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn abort_compaction_cancels_a_running_compact() {
+    let env = Env::with_setup(
+        MODELS,
+        scenario(json!({"turns": [
+            {"when": {"lastUserContains": "<conversation>"}, "repeat": true, "firstByteDelayMs": 600000, "text": ["never"]},
+            {"repeat": true, "text": ["ok"]}
+        ], "fallback": "error"})),
+        &json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    let mut dreb = env.spawn(&[]);
+    dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "hello"}));
+    dreb.send(&json!({"id": "c1", "type": "compact"}));
+    // isCompacting turns true once the compaction started; no timing involved, only polling the state.
+    let mut compacting = false;
+    for n in 0..10_000 {
+        let state = ok_response(
+            &mut dreb,
+            json!({"id": format!("s{n}"), "type": "get_state"}),
+        );
+        if state["data"]["isCompacting"] == true {
+            compacting = true;
+            break;
+        }
+    }
+    assert!(compacting, "get_state reports isCompacting");
+    dreb.send(&json!({"id": "ac", "type": "abort_compaction"}));
+    let mut frames = dreb.read_until(|f| f["id"] == "c1");
+    if !frames.iter().any(|f| f["id"] == "ac") {
+        frames.extend(dreb.read_until(|f| f["id"] == "ac"));
+    }
+    assert_eq!(
+        frames.iter().find(|f| f["id"] == "c1").unwrap(),
+        &json!({"id": "c1", "type": "response", "command": "compact", "success": false, "error": "Command failed: Compaction cancelled"})
+    );
+    assert_eq!(
+        frames.iter().find(|f| f["id"] == "ac").unwrap()["success"],
+        true
+    );
+    let state = ok_response(&mut dreb, json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["data"]["isCompacting"], false);
+    let file = session_file(&mut dreb);
+    assert!(!read_jsonl(&file).iter().any(|e| e["type"] == "compaction"));
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
 }
@@ -537,6 +754,48 @@ fn abort_while_ask_user_is_pending_settles_the_dialog() {
     let next =
         dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "Reply with just: again"}));
     assert_eq!(text_of(&assistant_ends(&next).pop().unwrap()), "again");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn ask_user_malformed_answer_settles_the_dialog_and_the_run_goes_on() {
+    let env = tool_env("ask_user", ask_args(json!({})), json!({}));
+    let mut dreb = env.spawn(&[]);
+    let id = prompt_until_dialog(&mut dreb)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A select-style answer to an ask: no `answers` array.
+    dreb.send(&json!({"type": "extension_ui_response", "id": id, "value": "sqlite"}));
+    let frames = dreb.read_until(|f| f["type"] == "agent_end");
+    assert_eq!(
+        of_type(&frames, "extension_ui_response_handled"),
+        vec![json!({"type": "extension_ui_response_handled", "id": id})]
+    );
+    let (text, _) = tool_end(&dreb);
+    assert_eq!(
+        text,
+        "The questions could not be delivered because the interactive UI or response protocol failed. Continue without this input."
+    );
+    assert_eq!(text_of(&assistant_ends(&frames).pop().unwrap()), "done");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn ask_user_all_skipped_is_an_answer() {
+    let env = tool_env("ask_user", ask_args(json!({})), json!({}));
+    let mut dreb = env.spawn(&[]);
+    let id = prompt_until_dialog(&mut dreb)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    dreb.send(&json!({"type": "extension_ui_response", "id": id, "answers": [{"selected": [], "skipped": true}]}));
+    let frames = dreb.read_until(|f| f["type"] == "agent_end");
+    assert_eq!(of_type(&frames, "extension_ui_response_handled").len(), 1);
+    assert_eq!(env.mock.requests().len(), 2, "the run continued");
+    assert_eq!(text_of(&assistant_ends(&frames).pop().unwrap()), "done");
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
 }
