@@ -183,58 +183,68 @@ impl Serialize for ToolResultsWire<'_> {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum StreamEventWire<'a> {
     Start {
-        partial: WithRole<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<WithRole<'a>>,
     },
     #[serde(rename_all = "camelCase")]
     TextStart {
         content_index: usize,
-        partial: WithRole<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<WithRole<'a>>,
     },
     #[serde(rename_all = "camelCase")]
     TextDelta {
         content_index: usize,
         delta: &'a str,
-        partial: WithRole<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<WithRole<'a>>,
     },
     #[serde(rename_all = "camelCase")]
     TextEnd {
         content_index: usize,
         content: &'a str,
-        partial: WithRole<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<WithRole<'a>>,
     },
     #[serde(rename_all = "camelCase")]
     ThinkingStart {
         content_index: usize,
-        partial: WithRole<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<WithRole<'a>>,
     },
     #[serde(rename_all = "camelCase")]
     ThinkingDelta {
         content_index: usize,
         delta: &'a str,
-        partial: WithRole<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<WithRole<'a>>,
     },
     #[serde(rename_all = "camelCase")]
     ThinkingEnd {
         content_index: usize,
         content: &'a str,
-        partial: WithRole<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<WithRole<'a>>,
     },
     #[serde(rename = "toolcall_start", rename_all = "camelCase")]
     ToolcallStart {
         content_index: usize,
-        partial: WithRole<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<WithRole<'a>>,
     },
     #[serde(rename = "toolcall_delta", rename_all = "camelCase")]
     ToolcallDelta {
         content_index: usize,
         delta: &'a str,
-        partial: WithRole<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<WithRole<'a>>,
     },
     #[serde(rename = "toolcall_end", rename_all = "camelCase")]
     ToolcallEnd {
         content_index: usize,
         tool_call: ToolCallWithType<'a>,
-        partial: WithRole<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<WithRole<'a>>,
     },
     Done {
         reason: DoneReason,
@@ -252,97 +262,101 @@ pub struct AssistantEventJson<'a>(pub &'a AssistantMessageEvent);
 
 impl Serialize for AssistantEventJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use AssistantMessageEvent as E;
-        let w = WithRole::Assistant;
-        let wire = match self.0 {
-            E::Start { partial } => StreamEventWire::Start {
-                partial: w(partial),
-            },
-            E::TextStart {
-                content_index,
-                partial,
-            } => StreamEventWire::TextStart {
-                content_index: *content_index,
-                partial: w(partial),
-            },
-            E::TextDelta {
-                content_index,
-                delta,
-                partial,
-            } => StreamEventWire::TextDelta {
-                content_index: *content_index,
-                delta,
-                partial: w(partial),
-            },
-            E::TextEnd {
-                content_index,
-                content,
-                partial,
-            } => StreamEventWire::TextEnd {
-                content_index: *content_index,
-                content,
-                partial: w(partial),
-            },
-            E::ThinkingStart {
-                content_index,
-                partial,
-            } => StreamEventWire::ThinkingStart {
-                content_index: *content_index,
-                partial: w(partial),
-            },
-            E::ThinkingDelta {
-                content_index,
-                delta,
-                partial,
-            } => StreamEventWire::ThinkingDelta {
-                content_index: *content_index,
-                delta,
-                partial: w(partial),
-            },
-            E::ThinkingEnd {
-                content_index,
-                content,
-                partial,
-            } => StreamEventWire::ThinkingEnd {
-                content_index: *content_index,
-                content,
-                partial: w(partial),
-            },
-            E::ToolcallStart {
-                content_index,
-                partial,
-            } => StreamEventWire::ToolcallStart {
-                content_index: *content_index,
-                partial: w(partial),
-            },
-            E::ToolcallDelta {
-                content_index,
-                delta,
-                partial,
-            } => StreamEventWire::ToolcallDelta {
-                content_index: *content_index,
-                delta,
-                partial: w(partial),
-            },
-            E::ToolcallEnd {
-                content_index,
-                tool_call,
-                partial,
-            } => StreamEventWire::ToolcallEnd {
-                content_index: *content_index,
-                tool_call: ToolCallWithType::ToolCall(tool_call),
-                partial: w(partial),
-            },
-            E::Done { reason, message } => StreamEventWire::Done {
-                reason: *reason,
-                message: w(message),
-            },
-            E::Error { reason, error } => StreamEventWire::Error {
-                reason: *reason,
-                error: w(error),
-            },
-        };
-        wire.serialize(s)
+        stream_wire(self.0, true).serialize(s)
+    }
+}
+
+/// The wire form of a stream event; `keep_partial: false` leaves out the cumulative `partial` (dashboard UI).
+fn stream_wire(ev: &AssistantMessageEvent, keep_partial: bool) -> StreamEventWire<'_> {
+    use AssistantMessageEvent as E;
+    let w = |partial| keep_partial.then_some(WithRole::Assistant(partial));
+    match ev {
+        E::Start { partial } => StreamEventWire::Start {
+            partial: w(partial),
+        },
+        E::TextStart {
+            content_index,
+            partial,
+        } => StreamEventWire::TextStart {
+            content_index: *content_index,
+            partial: w(partial),
+        },
+        E::TextDelta {
+            content_index,
+            delta,
+            partial,
+        } => StreamEventWire::TextDelta {
+            content_index: *content_index,
+            delta,
+            partial: w(partial),
+        },
+        E::TextEnd {
+            content_index,
+            content,
+            partial,
+        } => StreamEventWire::TextEnd {
+            content_index: *content_index,
+            content,
+            partial: w(partial),
+        },
+        E::ThinkingStart {
+            content_index,
+            partial,
+        } => StreamEventWire::ThinkingStart {
+            content_index: *content_index,
+            partial: w(partial),
+        },
+        E::ThinkingDelta {
+            content_index,
+            delta,
+            partial,
+        } => StreamEventWire::ThinkingDelta {
+            content_index: *content_index,
+            delta,
+            partial: w(partial),
+        },
+        E::ThinkingEnd {
+            content_index,
+            content,
+            partial,
+        } => StreamEventWire::ThinkingEnd {
+            content_index: *content_index,
+            content,
+            partial: w(partial),
+        },
+        E::ToolcallStart {
+            content_index,
+            partial,
+        } => StreamEventWire::ToolcallStart {
+            content_index: *content_index,
+            partial: w(partial),
+        },
+        E::ToolcallDelta {
+            content_index,
+            delta,
+            partial,
+        } => StreamEventWire::ToolcallDelta {
+            content_index: *content_index,
+            delta,
+            partial: w(partial),
+        },
+        E::ToolcallEnd {
+            content_index,
+            tool_call,
+            partial,
+        } => StreamEventWire::ToolcallEnd {
+            content_index: *content_index,
+            tool_call: ToolCallWithType::ToolCall(tool_call),
+            partial: w(partial),
+        },
+        E::Done { reason, message } => StreamEventWire::Done {
+            reason: *reason,
+            message: WithRole::Assistant(message),
+        },
+        E::Error { reason, error } => StreamEventWire::Error {
+            reason: *reason,
+            error: WithRole::Assistant(error),
+        },
     }
 }
 
@@ -368,7 +382,8 @@ enum EventWire<'a> {
     },
     #[serde(rename_all = "camelCase")]
     MessageUpdate {
-        assistant_message_event: AssistantEventJson<'a>,
+        assistant_message_event: StreamEventWire<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
         message: Option<WithRole<'a>>,
     },
     MessageEnd {
@@ -415,7 +430,25 @@ enum EventWire<'a> {
 
 impl Serialize for AgentEvent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let wire = match self {
+        self.wire(true).serialize(s)
+    }
+}
+
+/// Serialises an [`AgentEvent`] with the dashboard projection (`--ui dashboard`): a `message_update` leaves out its
+/// top-level `message` and `assistantMessageEvent.partial`, the two cumulative copies of the growing reply that make
+/// the stream quadratic in the reply's length. Every other event serialises exactly as [`AgentEvent`] does.
+pub struct DashboardEventJson<'a>(pub &'a AgentEvent);
+
+impl Serialize for DashboardEventJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.wire(false).serialize(s)
+    }
+}
+
+impl AgentEvent {
+    /// The borrowed wire mirror; `keep_partials: false` is the dashboard projection of `message_update`.
+    fn wire(&self, keep_partials: bool) -> EventWire<'_> {
+        match self {
             AgentEvent::AgentStart {
                 model,
                 thinking_level,
@@ -436,8 +469,12 @@ impl Serialize for AgentEvent {
             AgentEvent::MessageUpdate {
                 assistant_message_event,
             } => EventWire::MessageUpdate {
-                assistant_message_event: AssistantEventJson(assistant_message_event),
-                message: stream_event_message(assistant_message_event).map(WithRole::Assistant),
+                assistant_message_event: stream_wire(assistant_message_event, keep_partials),
+                message: if keep_partials {
+                    stream_event_message(assistant_message_event).map(WithRole::Assistant)
+                } else {
+                    None
+                },
             },
             AgentEvent::MessageEnd { message } => EventWire::MessageEnd { message },
             AgentEvent::ToolExecutionStart {
@@ -495,8 +532,7 @@ impl Serialize for AgentEvent {
                 next_max_tokens: *next_max_tokens,
                 discarded_partial: discarded_partial.as_ref().map(WithRole::Assistant),
             },
-        };
-        wire.serialize(s)
+        }
     }
 }
 
@@ -736,5 +772,83 @@ mod tests {
             serde_json::to_string(&retry).unwrap(),
             r#"{"type":"stream_retry","attempt":1,"maxAttempts":3,"error":"x"}"#
         );
+    }
+
+    fn update(frame: &str) -> AgentEvent {
+        let v: Value = serde_json::from_str(frame).unwrap();
+        AgentEvent::MessageUpdate {
+            assistant_message_event: serde_json::from_value(v["assistantMessageEvent"].clone())
+                .unwrap(),
+        }
+    }
+
+    /// The dashboard projection drops both cumulative copies and keeps the delta fields, in the reference's order.
+    #[test]
+    fn dashboard_serialisation_drops_message_and_partial() {
+        let text_delta = update(
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"Hello","partial":{"role":"assistant","content":[{"type":"text","text":"Hello"}],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1}}}"#,
+        );
+        assert_eq!(
+            serde_json::to_string(&DashboardEventJson(&text_delta)).unwrap(),
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"Hello"}}"#
+        );
+        let full: Value = serde_json::to_value(&text_delta).unwrap();
+        assert!(full.get("message").is_some());
+        assert!(full["assistantMessageEvent"].get("partial").is_some());
+        assert!(
+            serde_json::to_value(AssistantEventJson(match &text_delta {
+                AgentEvent::MessageUpdate {
+                    assistant_message_event,
+                } => assistant_message_event,
+                _ => unreachable!(),
+            }))
+            .unwrap()
+            .get("partial")
+            .is_some()
+        );
+
+        let tool_end = update(
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"toolcall_end","contentIndex":2,"toolCall":{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"}},"partial":{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1}}}"#,
+        );
+        assert_eq!(
+            serde_json::to_string(&DashboardEventJson(&tool_end)).unwrap(),
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"toolcall_end","contentIndex":2,"toolCall":{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"}}}}"#
+        );
+
+        let text_end = update(
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"text_end","contentIndex":1,"content":"done","partial":{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1}}}"#,
+        );
+        assert_eq!(
+            serde_json::to_string(&DashboardEventJson(&text_end)).unwrap(),
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"text_end","contentIndex":1,"content":"done"}}"#
+        );
+    }
+
+    /// Events other than `message_update` serialise the same with or without the projection.
+    #[test]
+    fn dashboard_serialisation_leaves_other_events_alone() {
+        let am: AssistantMessage = serde_json::from_str(r#"{"content":[{"type":"text","text":"x"}],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}"#).unwrap();
+        let events = [
+            AgentEvent::TurnStart,
+            AgentEvent::MessageEnd {
+                message: AgentMessage::Assistant(am.clone()),
+            },
+            AgentEvent::TurnEnd {
+                message: am.clone(),
+                tool_results: Vec::new(),
+            },
+            AgentEvent::StreamRetry {
+                attempt: 1,
+                max_attempts: 3,
+                error: "x".into(),
+                discarded_partial: Some(am),
+            },
+        ];
+        for ev in &events {
+            assert_eq!(
+                serde_json::to_string(&DashboardEventJson(ev)).unwrap(),
+                serde_json::to_string(ev).unwrap()
+            );
+        }
     }
 }
