@@ -11,9 +11,11 @@ mod commands;
 mod convert;
 mod handler;
 mod persist;
+mod projection;
 mod runtime;
 mod sink;
 mod system_prompt;
 
+pub use projection::project_dashboard_event;
 pub use runtime::{Runtime, RuntimeOptions, StartupError};
 pub use sink::{FrameSink, VecSink};

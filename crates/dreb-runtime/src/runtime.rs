@@ -51,6 +51,8 @@ pub struct RuntimeOptions {
     pub providers: Option<Providers>,
     /// Cancelled when the process shuts down: running work stops.
     pub stop: CancellationToken,
+    /// `--ui`: `dashboard` turns on the dashboard projection of events (see `projection`); other values do not.
+    pub ui: Option<String>,
 }
 
 /// Why the runtime could not start; the text goes to stderr and the process exits 1.
@@ -108,6 +110,8 @@ pub(crate) struct Inner {
     pub gated_sink: Arc<crate::commands::snapshot::GatedSink>,
     pub model_fallback_message: Option<String>,
     pub stop: CancellationToken,
+    /// `--ui dashboard`: events leave out `message_update`'s cumulative copies of the reply.
+    pub dashboard_projection: bool,
     pub tool_names: Vec<String>,
     /// Model scope, resource metadata and caches of the peripheral commands.
     pub extras: crate::commands::extras::Extras,
@@ -435,6 +439,7 @@ impl Runtime {
             bash_cancel: Mutex::new(None),
             model_fallback_message,
             stop: options.stop.clone(),
+            dashboard_projection: crate::projection::is_dashboard(options.ui.as_deref()),
             tool_names,
             dialog: dialog.clone(),
             dialog_tracker,
@@ -652,7 +657,11 @@ impl AgentEventSink for EventBridge {
                 .store(true, std::sync::atomic::Ordering::Release),
             _ => {}
         }
-        emit(&*inner.sink, event);
+        if inner.dashboard_projection {
+            emit(&*inner.sink, &dreb_agent::event::DashboardEventJson(event));
+        } else {
+            emit(&*inner.sink, event);
+        }
         match event {
             AgentEvent::TurnStart => crate::background::on_turn_start(&inner),
             AgentEvent::TurnEnd { .. } => crate::background::on_turn_end(&inner),

@@ -84,6 +84,7 @@ async fn run(args: Args) -> i32 {
         models: args.models.clone(),
         providers: None,
         stop: stop.clone(),
+        ui: args.ui.clone(),
     };
     let runtime = match Runtime::start(options, Arc::new(OutputSink(output.clone()))) {
         Ok(rt) => rt,

@@ -184,8 +184,11 @@ pub(crate) struct LaunchHooks {
 
 impl LaunchHooks {
     /// Relay one child frame as `background_agent_event`.
-    pub fn relay(&self, event: Value) {
+    pub fn relay(&self, mut event: Value) {
         if let Some(inner) = self.inner.upgrade() {
+            if inner.dashboard_projection {
+                crate::projection::project_dashboard_event(&mut event);
+            }
             emit(
                 &*inner.sink,
                 &json!({"type": "background_agent_event", "agentId": self.agent_id, "event": event}),
