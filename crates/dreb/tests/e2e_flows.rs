@@ -554,6 +554,47 @@ fn abort_compaction_cancels_a_running_compact() {
     assert_eq!(code, 0);
 }
 
+#[test]
+fn set_auto_compaction_off_skips_the_threshold_compaction() {
+    let env = Env::with_setup(
+        MODELS,
+        scenario(json!({"turns": [
+            summary_turn("## Goal\nauto"),
+            {"repeat": true, "text": ["big"], "usage": {"input": 10000, "output": 5}}
+        ], "fallback": "error"})),
+        &json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    let mut dreb = env.spawn_raw(
+        &[
+            "--mode",
+            "rpc",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-small",
+        ],
+        &[],
+    );
+    ok_response(
+        &mut dreb,
+        json!({"id": "a1", "type": "set_auto_compaction", "enabled": false}),
+    );
+    dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "fill the context"}));
+    dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "and again"}));
+    let state = ok_response(&mut dreb, json!({"id": "s1", "type": "get_state"}));
+    assert_eq!(state["data"]["autoCompactionEnabled"], false);
+    assert!(of_type(&dreb.seen, "auto_compaction_start").is_empty());
+    assert_eq!(env.mock.requests().len(), 2, "no summary request");
+    // The switch is persisted.
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.agent_dir().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(settings["compaction"]["enabled"], false, "{settings:#}");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // ask_user dialogs
 
@@ -800,6 +841,24 @@ fn ask_user_all_skipped_is_an_answer() {
     assert_eq!(code, 0);
 }
 
+#[test]
+fn closing_stdin_settles_a_pending_ask() {
+    let env = tool_env("ask_user", ask_args(json!({})), json!({}));
+    let mut dreb = env.spawn(&[]);
+    let id = prompt_until_dialog(&mut dreb)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, rest, stderr) = dreb.finish();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        of_type(&rest, "extension_ui_response_handled"),
+        vec![json!({"type": "extension_ui_response_handled", "id": id})],
+        "{rest:#?}"
+    );
+    assert_eq!(env.mock.requests().len(), 1, "no LLM call after shutdown");
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // permission gate
 
@@ -896,6 +955,38 @@ fn permission_gate_blocks_an_unanswered_command_at_its_timeout() {
 }
 
 #[test]
+fn abort_while_the_permission_gate_asks_blocks_the_command() {
+    let env = gate_env("rm -rf build", 0);
+    let mut dreb = env.spawn(&[]);
+    let request = prompt_until_dialog(&mut dreb);
+    // The open question is listed in the dashboard snapshot.
+    let snap = ok_response(
+        &mut dreb,
+        json!({"id": "d1", "type": "get_dashboard_snapshot"}),
+    );
+    assert_eq!(snap["data"]["pendingExtensionUiRequests"], json!([request]));
+    dreb.send(&json!({"id": "a1", "type": "abort"}));
+    let mut frames = dreb.read_until(|f| f["type"] == "agent_end");
+    if !frames.iter().any(|f| f["id"] == "a1") {
+        frames.extend(dreb.read_until(|f| f["id"] == "a1"));
+    }
+    assert_eq!(
+        of_type(&frames, "extension_ui_response_handled"),
+        vec![json!({"type": "extension_ui_response_handled", "id": request["id"]})]
+    );
+    let (text, is_error) = tool_end(&dreb);
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "Dangerous command (recursive delete) blocked: the user did not confirm it."
+    );
+    assert!(env.cwd().join("build").is_dir());
+    assert_eq!(env.mock.requests().len(), 1, "the run was aborted");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
 fn permission_gate_runs_a_command_the_host_allows() {
     let env = gate_env("rm -rf build && echo removed", 0);
     let mut dreb = env.spawn(&[]);
@@ -909,6 +1000,56 @@ fn permission_gate_runs_a_command_the_host_allows() {
     assert!(!is_error, "{text}");
     assert_eq!(text.trim(), "removed");
     assert!(!env.cwd().join("build").exists());
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// follow-up
+
+#[test]
+fn follow_up_sent_during_a_tool_call_runs_after_the_reply() {
+    let env = Env::new();
+    let mut dreb = env.spawn(&[]);
+    // The tool waits for a file the test creates once the follow-up was accepted: no timing involved.
+    dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Wait [[tool=bash:while [ ! -e go ]; do sleep 0.02; done; echo hi]]"}));
+    dreb.read_until(|f| f["type"] == "tool_execution_start");
+    let queued = ok_response(
+        &mut dreb,
+        json!({"id": "p2", "type": "prompt", "message": "Reply with just: later", "streamingBehavior": "followUp"}),
+    );
+    assert_eq!(
+        queued,
+        json!({"id": "p2", "type": "response", "command": "prompt", "success": true})
+    );
+    let state = ok_response(&mut dreb, json!({"id": "s1", "type": "get_state"}));
+    assert_eq!(state["data"]["pendingMessageCount"], 1, "{state}");
+    std::fs::write(env.cwd().join("go"), "").unwrap();
+    let frames = dreb.read_until(|f| f["type"] == "agent_end");
+    // One run: the reply to the tool result, then the follow-up and its answer.
+    assert!(of_type(&frames, "agent_start").is_empty());
+    let end = frames.last().unwrap();
+    let messages = end["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "user",
+            "assistant"
+        ],
+        "{messages:#?}"
+    );
+    assert_eq!(text_of(&messages[3]), "Tool finished; done.");
+    assert_eq!(text_of(&messages[4]), "Reply with just: later");
+    assert_eq!(text_of(&messages[5]), "later");
+    assert_eq!(env.mock.requests().len(), 3);
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
 }
