@@ -495,7 +495,8 @@ impl Resources {
     }
 
     /// `get_commands`: prompt templates, then `skill:<name>`, then the built-ins, which replace a colliding entry in
-    /// place (map semantics).
+    /// place (map semantics). As in the reference's RPC mode, `enableSkillCommands` does not filter the skills (it only
+    /// governs the interactive UI's slash-command list).
     pub(crate) fn commands(&self) -> Vec<Value> {
         let mut commands: Vec<(String, Value)> = Vec::new();
         for p in &self.prompts {
