@@ -554,6 +554,55 @@ async fn pre_prompt_check_catches_a_context_grown_while_compaction_was_off() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pre_prompt_check_recovers_from_an_overflow_left_while_compaction_was_off() {
+    let overflow = json!({"fault": {"status": 400, "body": "prompt is too long: 200000 tokens > 128000 maximum"}});
+    let h = start(
+        json!({"turns": [
+            summary_turn("## Goal\noverflow before prompt"),
+            {"text": ["earlier answer"]},
+            overflow,
+            {"text": ["fits now"]}
+        ], "fallback": "error"}),
+        json!({"compaction": {"keepRecentTokens": 1}, "retry": {"enabled": false}}),
+    );
+    h.prompt("first").await;
+    h.rt.wait_for_idle().await;
+    h.rt.set_auto_compaction(&ctx(), SetAutoCompactionParams { enabled: false })
+        .await
+        .unwrap();
+    h.prompt("too big").await;
+    h.rt.wait_for_idle().await;
+    assert!(of_type(&h.frames(), "auto_compaction_start").is_empty());
+    h.rt.set_auto_compaction(&ctx(), SetAutoCompactionParams { enabled: true })
+        .await
+        .unwrap();
+    h.sink.clear();
+
+    h.prompt("next").await;
+    h.wait_for("the answer", |f| {
+        f.iter()
+            .any(|x| x["type"] == "message_end" && x["message"]["content"][0]["text"] == "fits now")
+    })
+    .await;
+    h.rt.wait_for_idle().await;
+    let frames = h.frames();
+    assert_eq!(
+        of_type(&frames, "auto_compaction_start"),
+        vec![json!({"type": "auto_compaction_start", "reason": "overflow"})]
+    );
+    let end = &of_type(&frames, "auto_compaction_end")[0];
+    assert_eq!(end["willRetry"], true);
+    // The prompt is the continuation: one run, no separate continue.
+    assert_eq!(of_type(&frames, "agent_start").len(), 1);
+    let messages = h.messages();
+    assert!(
+        !messages.iter().any(|m| m["stopReason"] == "error"),
+        "the overflow error left the context: {messages:?}"
+    );
+    assert_eq!(messages[0]["role"], "compactionSummary");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aborted_pre_prompt_compaction_still_sends_the_prompt() {
     let h = start(
         json!({"turns": [

@@ -322,8 +322,23 @@ impl Runtime {
     /// continuation, so nothing is continued here even when `willRetry` is reported (as the reference reports it).
     pub(crate) async fn run_pre_prompt_compaction(&self, pending: PendingCompaction) {
         emit_auto_start(self, pending.reason);
-        self.finish_auto_compaction(pending.reason, pending.will_retry, pending.cancel)
+        let compacted = self
+            .finish_auto_compaction(pending.reason, pending.will_retry, pending.cancel)
             .await;
+        if compacted && pending.will_retry {
+            self.drop_trailing_error();
+        }
+    }
+
+    /// The rebuilt context ends with the overflow error again (it stays in the file): drop it before going on.
+    fn drop_trailing_error(&self) {
+        let ends_in_error = matches!(
+            self.inner.agent.messages().last(),
+            Some(AgentMessage::Assistant(a)) if a.stop_reason == StopReason::Error
+        );
+        if ends_in_error {
+            self.remove_last_assistant();
+        }
     }
 
     /// Emit `auto_compaction_start` now (in event order), then compact once the run has fully ended.
@@ -341,13 +356,7 @@ impl Runtime {
             }
             if will_retry || rt.inner.agent.has_queued_messages() {
                 if will_retry {
-                    let ends_in_error = matches!(
-                        rt.inner.agent.messages().last(),
-                        Some(AgentMessage::Assistant(a)) if a.stop_reason == StopReason::Error
-                    );
-                    if ends_in_error {
-                        rt.remove_last_assistant();
-                    }
+                    rt.drop_trailing_error();
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 if let Err(e) = rt.inner.agent.start_continue() {
