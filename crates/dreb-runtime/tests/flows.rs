@@ -837,6 +837,69 @@ async fn auto_retry_over_http_after_the_transport_retries() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_max_delay_setting_caps_server_requested_delays() {
+    // settings retry.maxDelayMs reaches the providers: a 2 s server delay against a 1 s cap fails at once, and the
+    // session-level retry (which matches "retry delay") takes over.
+    let scenario: Scenario = serde_json::from_value(json!({"turns": [
+        {"fault": {"status": 529, "retryAfterMs": 2000}},
+        {"text": ["after the session retry"]}
+    ], "fallback": "error"}))
+    .unwrap();
+    let mock = dreb_mock_llm::MockLlm::start(scenario).unwrap();
+    let agent_dir = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(
+        agent_dir.path().join("settings.json"),
+        json!({"retry": {"baseDelayMs": 1, "maxDelayMs": 1000}}).to_string(),
+    )
+    .unwrap();
+    let models = json!({"providers": {"mock": {"baseUrl": mock.base_url(), "api": "anthropic-messages", "apiKey": "test-key",
+        "models": [{"id": "mock-model"}]}}});
+    std::fs::write(agent_dir.path().join("models.json"), models.to_string()).unwrap();
+    let sink = Arc::new(VecSink::default());
+    let options = RuntimeOptions {
+        cwd: cwd.path().to_path_buf(),
+        agent_dir: agent_dir.path().to_path_buf(),
+        provider: Some("mock".into()),
+        model: Some("mock-model".into()),
+        session_dir: Some(agent_dir.path().join("sessions")),
+        ..Default::default()
+    };
+    let rt = Runtime::start(options, sink.clone()).unwrap();
+    rt.prompt(
+        &ctx(),
+        PromptParams {
+            message: "hello".into(),
+            images: None,
+            streaming_behavior: None,
+        },
+    )
+    .await
+    .unwrap();
+    until("auto_retry_end", || {
+        !of_type(&sink.frames(), "auto_retry_end").is_empty()
+    })
+    .await;
+    rt.wait_for_idle().await;
+    let frames = sink.frames();
+    let start = &of_type(&frames, "auto_retry_start")[0];
+    let error = start["errorMessage"].as_str().unwrap();
+    assert!(
+        error.starts_with("Server requested 2s retry delay (max: 1s). 529 "),
+        "{error}"
+    );
+    assert_eq!(
+        mock.requests().len(),
+        2,
+        "no transport retry, one session retry"
+    );
+    assert_eq!(
+        of_type(&frames, "auto_retry_end")[0],
+        json!({"type": "auto_retry_end", "success": true, "attempt": 1})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_retry_gives_up_after_three_attempts() {
     let h = start(
         json!({"turns": [{"repeat": true, "fault": {"status": 529}}], "fallback": "error"}),
