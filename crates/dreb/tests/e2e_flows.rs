@@ -385,6 +385,53 @@ fn compact_command_answers_the_result_and_writes_the_entry() {
 }
 
 #[test]
+fn compaction_details_list_the_files_the_tools_touched() {
+    let env = Env::with_setup(
+        MODELS,
+        scenario(json!({"turns": [
+            summary_turn("## Goal\nfiles"),
+            {"when": {"lastUserContains": "work on files", "afterToolResult": false}, "toolCalls": [
+                {"name": "read", "arguments": {"path": "notes.txt"}},
+                {"name": "write", "arguments": {"path": "out.txt", "content": "written\n"}}
+            ]},
+            {"when": {"afterToolResult": true}, "text": ["files done"]},
+            {"repeat": true, "text": ["ok"]}
+        ], "fallback": "error"})),
+        &json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    std::fs::write(env.cwd().join("notes.txt"), "some notes\n").unwrap();
+    let mut dreb = env.spawn(&[]);
+    let run = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "work on files"}));
+    let ends = of_type(&run, "tool_execution_end");
+    assert_eq!(ends.len(), 2);
+    assert!(ends.iter().all(|e| e["isError"] == false), "{ends:#?}");
+    assert_eq!(
+        std::fs::read_to_string(env.cwd().join("out.txt")).unwrap(),
+        "written\n"
+    );
+    dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "anything else"}));
+    let compact = ok_response(&mut dreb, json!({"id": "c1", "type": "compact"}));
+    assert_eq!(
+        compact["data"]["details"],
+        json!({"readFiles": ["notes.txt"], "modifiedFiles": ["out.txt"]})
+    );
+    // The summary text ends with the same lists.
+    let summary = compact["data"]["summary"].as_str().unwrap();
+    assert!(
+        summary.ends_with(
+            "\n\n<read-files>\nnotes.txt\n</read-files>\n\n<modified-files>\nout.txt\n</modified-files>"
+        ),
+        "{summary}"
+    );
+    let file = session_file(&mut dreb);
+    let entries = read_jsonl(&file);
+    let entry = entries.iter().find(|e| e["type"] == "compaction").unwrap();
+    assert_eq!(entry["details"], compact["data"]["details"]);
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
 fn auto_compaction_on_a_small_context_window() {
     // mock-small: contextWindow 20000, default reserve 16384 → compaction above 3616 context tokens.
     let env = Env::with_setup(
