@@ -270,3 +270,40 @@ fn relayed_child_updates_are_whole_without_the_flag() {
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
 }
+
+/// Measurement for docs/benchmarks.md (bytes, not time, so any build profile gives the same numbers):
+/// `cargo test -p dreb --test ui_dashboard -- --ignored --nocapture measure`.
+#[test]
+#[ignore]
+fn measure_bytes_per_streamed_reply() {
+    println!(
+        "| deltas | reply bytes | full: all events | full: message_update | dashboard: all events | dashboard: message_update | ratio (all) |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    for n in [100, 1_000, 4_000] {
+        let scenario: Scenario = serde_json::from_value(json!({
+            "turns": [{"repeat": true, "text": vec!["0123456789abcde "; n]}]
+        }))
+        .unwrap();
+        let env = Env::with_scenario(scenario);
+        let mut sizes = Vec::new();
+        for extra in [&[][..], &["--ui", "dashboard"][..]] {
+            let mut dreb = env.spawn(extra);
+            let frames = prompt(&mut dreb, "p1", "Write");
+            let events: Vec<Value> = frames.into_iter().filter(|f| !is_response(f)).collect();
+            let all: usize = events
+                .iter()
+                .map(|f| serde_json::to_string(f).unwrap().len() + 1)
+                .sum();
+            sizes.push((all, update_bytes(&events)));
+            let (code, _, _) = dreb.finish();
+            assert_eq!(code, 0);
+        }
+        let ((full_all, full_upd), (lean_all, lean_upd)) = (sizes[0], sizes[1]);
+        println!(
+            "| {n} | {} | {full_all} | {full_upd} | {lean_all} | {lean_upd} | {:.1}x |",
+            16 * n,
+            full_all as f64 / lean_all as f64
+        );
+    }
+}
