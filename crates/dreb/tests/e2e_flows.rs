@@ -100,7 +100,11 @@ fn auto_retry_after_529(provider: &str, model: &str) {
     assert_eq!(start["maxAttempts"], 3);
     assert_eq!(start["delayMs"], 1);
     let error = start["errorMessage"].as_str().unwrap();
-    assert!(error.starts_with("529"), "{error}");
+    // Each wire words it like its SDK (Google: the JSON body), but all carry the status and the reason.
+    assert!(
+        error.contains("529") && error.contains("Overloaded"),
+        "{error}"
+    );
     assert_eq!(error, failed[0]["errorMessage"].as_str().unwrap());
     assert_eq!(rest[1]["type"], "agent_start", "{rest:#?}");
     let retry_end = index_of(&rest, "auto_retry_end");
@@ -154,6 +158,16 @@ fn auto_retry_after_a_529_over_anthropic_messages() {
 #[test]
 fn auto_retry_after_a_529_over_openai_completions() {
     auto_retry_after_529("mock", "mock-model");
+}
+
+#[test]
+fn auto_retry_after_a_529_over_openai_responses() {
+    auto_retry_after_529("mock-responses", "mock-gpt");
+}
+
+#[test]
+fn auto_retry_after_a_529_over_google_generative_ai() {
+    auto_retry_after_529("mock-google", "mock-gemini");
 }
 
 /// Reads until `agent_end` has been seen `runs` times in all and a frame of type `last` arrived.
@@ -490,10 +504,9 @@ fn auto_compaction_on_a_small_context_window() {
     assert_eq!(code, 0);
 }
 
-#[test]
-fn context_overflow_compacts_and_retries_over_http() {
-    // The provider's 400 body is what the overflow detector sees, through the wire's own error formatting.
-    let overflow = json!({"fault": {"status": 400, "body": "prompt is too long: 200000 tokens > 128000 maximum"}});
+/// The provider's 400 body goes through the wire's own error formatting before the overflow detector sees it.
+fn context_overflow_compacts_and_retries(provider: &str, model: &str, body: Value) {
+    let overflow = json!({"fault": {"status": 400, "body": body.to_string()}});
     let env = Env::with_setup(
         MODELS,
         scenario(json!({"turns": [
@@ -504,18 +517,14 @@ fn context_overflow_compacts_and_retries_over_http() {
         ], "fallback": "error"})),
         &json!({"compaction": {"keepRecentTokens": 1}, "retry": {"enabled": false}}),
     );
-    let mut dreb = env.spawn(&[]);
+    let mut dreb = env.spawn_raw(
+        &["--mode", "rpc", "--provider", provider, "--model", model],
+        &[],
+    );
     dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "first"}));
     let failed = dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "second"}));
     let error = assistant_ends(&failed).pop().unwrap();
     assert_eq!(error["stopReason"], "error");
-    assert!(
-        error["errorMessage"]
-            .as_str()
-            .unwrap()
-            .contains("prompt is too long"),
-        "{error:#}"
-    );
     let rest = dreb.read_until(|f| f["type"] == "agent_end");
     assert_eq!(
         rest[0],
@@ -552,6 +561,42 @@ fn context_overflow_compacts_and_retries_over_http() {
     );
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
+}
+
+#[test]
+fn context_overflow_over_anthropic_messages() {
+    context_overflow_compacts_and_retries(
+        "mock-anthropic",
+        "mock-claude",
+        json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 200000 tokens > 199999 maximum"}}),
+    );
+}
+
+#[test]
+fn context_overflow_over_openai_completions() {
+    context_overflow_compacts_and_retries(
+        "mock",
+        "mock-model",
+        json!({"error": {"message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 200000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}),
+    );
+}
+
+#[test]
+fn context_overflow_over_openai_responses() {
+    context_overflow_compacts_and_retries(
+        "mock-responses",
+        "mock-gpt",
+        json!({"error": {"message": "Your input exceeds the context window of this model. Please adjust your input and try again.", "type": "invalid_request_error", "code": "context_length_exceeded"}}),
+    );
+}
+
+#[test]
+fn context_overflow_over_google_generative_ai() {
+    context_overflow_compacts_and_retries(
+        "mock-google",
+        "mock-gemini",
+        json!({"error": {"code": 400, "message": "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}),
+    );
 }
 
 #[test]
