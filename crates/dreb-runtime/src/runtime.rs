@@ -671,6 +671,12 @@ impl AgentEventSink for EventBridge {
             AgentEvent::MessageUpdate {
                 assistant_message_event: dreb_ai::AssistantMessageEvent::TextDelta { partial, .. },
             } => crate::background::on_text_delta(&inner, crate::background::first_text(partial)),
+            AgentEvent::ToolExecutionEnd {
+                tool_name,
+                result,
+                is_error,
+                ..
+            } => crate::background::on_tool_end(&inner, tool_name, result, *is_error),
             AgentEvent::MessageStart {
                 message: AgentMessage::User(user),
             } => {
@@ -692,6 +698,7 @@ impl AgentEventSink for EventBridge {
                 }
                 drop(session);
                 if let AgentMessage::Assistant(assistant) = message {
+                    crate::background::on_assistant_end(&inner, assistant);
                     Runtime { inner }.on_assistant_end(assistant);
                 }
             }

@@ -44,13 +44,21 @@ fn text_of(message: &Value) -> String {
         .unwrap_or_default()
 }
 
-fn is_resumed_run_end(f: &Value) -> bool {
-    f["type"] == "agent_end"
-        && text_of(&f["messages"][0]).starts_with("<background-agent-complete>")
+/// The completion notice in a run's messages (the run it started, or one it was steered into).
+fn notice_in(agent_end: &Value) -> Option<String> {
+    agent_end["messages"]
+        .as_array()?
+        .iter()
+        .map(text_of)
+        .find(|t| t.starts_with("<background-agent-complete>"))
 }
 
-/// Frames until a child's `background_agent_end` and the end of the parent run its result started (the two come
-/// in either order).
+fn is_resumed_run_end(f: &Value) -> bool {
+    f["type"] == "agent_end" && notice_in(f).is_some()
+}
+
+/// Frames until a child's `background_agent_end` and the end of the parent run that received its result (the two
+/// come in either order).
 fn read_until_resumed(dreb: &mut Dreb) -> Vec<Value> {
     let (mut ended, mut resumed) = (false, false);
     dreb.read_until(|f| {
@@ -60,9 +68,9 @@ fn read_until_resumed(dreb: &mut Dreb) -> Vec<Value> {
     })
 }
 
-/// The first message of the run the child's result started: the completion notice.
+/// The completion notice the parent received.
 fn notice_of(frames: &[Value]) -> String {
-    text_of(&frames.iter().find(|f| is_resumed_run_end(f)).unwrap()["messages"][0])
+    frames.iter().find_map(notice_in).unwrap()
 }
 
 fn session_file_of(dreb: &mut Dreb) -> PathBuf {
@@ -502,4 +510,182 @@ fn tool_names(body: &Value) -> Vec<String> {
                 .map(str::to_string)
         })
         .collect()
+}
+
+/// A routing guide that covers exactly `scope` (every required section, cold-start evidence).
+fn routing_guide(scope: &[&str]) -> String {
+    const SUBSECTIONS: [&str; 11] = [
+        "Capabilities and thinking support",
+        "Strengths",
+        "Weaknesses and failure modes",
+        "Recommended roles and tasks",
+        "Discouraged roles and tasks",
+        "Tool use, long context, and vision",
+        "Latency and cost",
+        "Local evidence",
+        "External evidence and contrary findings",
+        "Confidence and limitations",
+        "Sources",
+    ];
+    let ids: Vec<String> = scope.iter().map(|s| format!("  - {s}")).collect();
+    let mut text = format!(
+        "---\nschema_version: 1\ngenerated_at: \"2026-11-30T12:00:00Z\"\ncovered_model_ids:\n{}\nlocal_evidence: cold-start\n\
+         analyzed_session_directories:\n  - none\nsession_date_range:\n  start: null\n  end: null\n---\n\
+         # Model Routing Guide\n\n## Routing safeguards\n\nCheapest adequate model first.\n",
+        ids.join("\n")
+    );
+    for id in scope {
+        text.push_str(&format!("\n## Model: {id}\n"));
+        for sub in SUBSECTIONS {
+            text.push_str(&format!("\n### {sub}\n\nAbout {sub}.\n"));
+        }
+    }
+    text
+}
+
+/// The parent delegates; the arbiter call (recognised by its input marker) answers `arbiter_replies` in turn.
+fn arbitrated(arbiter_replies: &[&str]) -> Env {
+    let mut turns = vec![json!({
+        "when": {"lastUserContains": "Delegate", "afterToolResult": false},
+        "toolCalls": [{"name": "subagent", "arguments": {"task": "Reply with just: routed"}}]
+    })];
+    let markers = ["ARBITRATION_INPUT", "not the required object"];
+    for (reply, marker) in arbiter_replies.iter().zip(markers) {
+        turns.push(json!({"when": {"lastUserContains": marker}, "text": [reply]}));
+    }
+    let env = Env::with_scenario(serde_json::from_value(json!({"turns": turns})).unwrap());
+    let guide = env.agent_dir().join("guide.md");
+    std::fs::write(
+        &guide,
+        routing_guide(&["mock/mock-model", "mock-anthropic/mock-claude"]),
+    )
+    .unwrap();
+    std::fs::write(
+        env.agent_dir().join("settings.json"),
+        json!({"subagentArbiter": {"enabled": true, "model": "mock/mock-model", "guidePath": guide}}).to_string(),
+    )
+    .unwrap();
+    env
+}
+
+const SCOPE: &str = "mock/mock-model,mock-anthropic/mock-claude";
+
+#[test]
+fn the_dispatch_arbiter_routes_a_child_before_it_spawns() {
+    let env = arbitrated(&[
+        r#"{"agent": "code-reviewer", "model": "mock-anthropic/mock-claude", "thinking": "off"}"#,
+    ]);
+    let mut dreb = env.spawn(&["--models", SCOPE]);
+    dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Delegate it"}));
+    let frames = read_until_resumed(&mut dreb);
+    let arbitration_at = frames
+        .iter()
+        .position(|f| f["type"] == "subagent_arbitration")
+        .expect("subagent_arbitration");
+    let first_child_event = frames
+        .iter()
+        .position(|f| f["type"] == "background_agent_event")
+        .unwrap();
+    assert!(arbitration_at < first_child_event);
+    let agent_id = frames
+        .iter()
+        .find(|f| f["type"] == "background_agent_start")
+        .unwrap()["agentId"]
+        .clone();
+    let record = json!({"type": "subagent_arbitration", "agentId": agent_id, "status": "success",
+        "proposed": {"agent": "Explore", "model": "mock/mock-model", "thinking": "off"},
+        "final": {"agent": "code-reviewer", "model": "mock-anthropic/mock-claude", "thinking": "off"},
+        "changed": ["agent", "model"]});
+    assert_eq!(frames[arbitration_at], record);
+    let end = frames
+        .iter()
+        .find(|f| f["type"] == "background_agent_end")
+        .unwrap();
+    assert_eq!(end["agentType"], "code-reviewer");
+    assert_eq!(end["model"], "mock-anthropic/mock-claude");
+    assert!(notice_of(&frames).contains("\n\nrouted\n"));
+
+    // The arbiter call: its own system prompt, no tools, the task and the candidates as data.
+    let requests = env.mock.requests();
+    let call = requests
+        .iter()
+        .find(|r| r.body.to_string().contains("ARBITRATION_INPUT"))
+        .unwrap();
+    assert!(
+        call.body
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
+    );
+    let body = call.body.to_string();
+    assert!(body.contains("Reply with just: routed"));
+    assert!(body.contains(r#"\"candidateModels\":[{\"id\":\"mock/mock-model\"},{\"id\":\"mock-anthropic/mock-claude\"}]"#), "{body}");
+
+    // The record is kept on the registry entry and in the parent session (outside the LLM context).
+    let list = response(
+        &mut dreb,
+        json!({"id": "l", "type": "list_background_agents"}),
+    );
+    let agent = &list["data"]["agents"][0];
+    assert_eq!(agent["agentType"], "code-reviewer");
+    let mut expected = record.clone();
+    expected.as_object_mut().unwrap().remove("type");
+    expected.as_object_mut().unwrap().remove("agentId");
+    assert_eq!(agent["arbitrations"], json!([expected]));
+    let parent_file = session_file_of(&mut dreb);
+    let custom: Vec<Value> = read_jsonl(&parent_file)
+        .into_iter()
+        .filter(|e| e["type"] == "custom" && e["customType"] == "subagent_arbitration")
+        .collect();
+    assert_eq!(custom.len(), 1);
+    assert_eq!(custom[0]["data"], record);
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn the_dispatch_arbiter_fails_closed() {
+    // Malformed output twice: no child is spawned.
+    let env = arbitrated(&["route it to Explore please", "still prose"]);
+    let mut dreb = env.spawn(&["--models", SCOPE]);
+    dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Delegate it"}));
+    let frames = read_until_resumed(&mut dreb);
+    let record = frames
+        .iter()
+        .find(|f| f["type"] == "subagent_arbitration")
+        .unwrap();
+    assert_eq!(record["status"], "failure");
+    assert_eq!(record["final"], Value::Null);
+    assert_eq!(record["errorCode"], "malformed_output");
+    assert_eq!(
+        record["errorMessage"],
+        "Arbiter returned malformed structured output twice."
+    );
+    assert!(!frames.iter().any(|f| f["type"] == "background_agent_event"));
+    let end = frames
+        .iter()
+        .find(|f| f["type"] == "background_agent_end")
+        .unwrap();
+    assert_eq!(end["success"], false);
+    assert!(
+        notice_of(&frames).contains(
+            "Error: Dispatch arbitration failed: Arbiter returned malformed structured output twice."
+        ),
+        "{}",
+        notice_of(&frames)
+    );
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+
+    // Without an explicit model scope there is nothing to route among.
+    let env = arbitrated(&[]);
+    let mut dreb = env.spawn(&[]);
+    dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Delegate it"}));
+    let frames = read_until_resumed(&mut dreb);
+    let record = frames
+        .iter()
+        .find(|f| f["type"] == "subagent_arbitration")
+        .unwrap();
+    assert_eq!(record["errorCode"], "missing_scope");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
 }

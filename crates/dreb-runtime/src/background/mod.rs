@@ -2,9 +2,11 @@
 //! the parent agent), the parent's guardrails while they run, and the three RPC commands that reach them.
 
 pub mod agent_types;
+pub mod arbiter;
 pub mod child;
 mod commands;
 mod rehydrate;
+pub mod routing_guide;
 pub mod tool;
 
 use std::path::PathBuf;
@@ -43,6 +45,9 @@ pub(crate) struct AgentInfo {
     pub session_file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// Dispatch Arbiter records, in order (absent when the arbiter never ran for this agent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arbitrations: Option<Vec<Value>>,
 }
 
 struct Entry {
@@ -68,6 +73,8 @@ pub(crate) struct BackgroundAgents {
     /// Bounds how many children run at once (`backgroundAgents.maxConcurrentSubagents`).
     gate: Arc<Semaphore>,
     guard: Mutex<Guardrail>,
+    /// Recent parent activity, part of what the Dispatch Arbiter sees.
+    pub activity: Mutex<arbiter::ActivityBuffer>,
     /// The `dreb` executable children run.
     pub binary: PathBuf,
 }
@@ -94,6 +101,7 @@ impl BackgroundAgents {
             entries: Mutex::new(Vec::new()),
             gate: Arc::new(Semaphore::new(max_concurrent.max(1))),
             guard: Mutex::new(Guardrail::default()),
+            activity: Mutex::new(arbiter::ActivityBuffer::default()),
             binary,
         }
     }
@@ -196,6 +204,35 @@ impl LaunchHooks {
         }
     }
 
+    /// Keep a Dispatch Arbiter record: on the registry entry (a success also renames the agent type), as a
+    /// non-context `subagent_arbitration` entry of the parent session, and as an event.
+    pub fn record_arbitration(&self, record: Value) {
+        let Some(inner) = self.inner.upgrade() else {
+            return;
+        };
+        inner.background.update(&self.agent_id, |e| {
+            if record["status"] == "success" {
+                if let Some(agent) = record["final"]["agent"].as_str() {
+                    e.info.agent_type = agent.to_string();
+                }
+            }
+            e.info
+                .arbitrations
+                .get_or_insert_with(Vec::new)
+                .push(record.clone());
+        });
+        let mut event = json!({"type": "subagent_arbitration", "agentId": self.agent_id});
+        if let (Some(obj), Some(fields)) = (event.as_object_mut(), record.as_object()) {
+            obj.extend(fields.clone());
+        }
+        if let Err(e) =
+            lock(&inner.session).append_custom_entry("subagent_arbitration", Some(event.clone()))
+        {
+            tracing::error!("could not persist an arbitration record: {e}");
+        }
+        emit(&*inner.sink, &event);
+    }
+
     /// Track (or forget) the child's control channel.
     pub fn set_control(&self, control: Option<Arc<ControlClient>>) {
         if let Some(inner) = self.inner.upgrade() {
@@ -234,6 +271,7 @@ where
             session_dir: Some(session_dir_text.clone()),
             session_file: None,
             cwd: Some(cwd.display().to_string()),
+            arbitrations: None,
         },
         Some(cancel.clone()),
     );
@@ -486,6 +524,32 @@ pub(crate) fn should_continue(inner: &Inner) -> bool {
         );
     }
     false
+}
+
+/// Parent activity the Dispatch Arbiter is shown: assistant replies and tool calls…
+pub(crate) fn on_assistant_end(inner: &Inner, message: &dreb_ai::AssistantMessage) {
+    let mut activity = lock(&inner.background.activity);
+    for entry in arbiter::label_assistant(message) {
+        activity.push(entry);
+    }
+}
+
+/// … and tool results.
+pub(crate) fn on_tool_end(
+    inner: &Inner,
+    tool_name: &str,
+    result: &dreb_agent::ToolOutput,
+    is_error: bool,
+) {
+    let output: String = result
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            UserBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    lock(&inner.background.activity).push(arbiter::label_tool_end(tool_name, is_error, &output));
 }
 
 /// The text of the first text block of an assistant message (what the sentinel check reads).

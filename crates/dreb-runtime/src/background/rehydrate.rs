@@ -154,6 +154,7 @@ impl BackgroundAgents {
                     session_dir: Some(dir.display().to_string()),
                     session_file: Some(file.display().to_string()),
                     cwd: head["cwd"].as_str().map(str::to_string),
+                    arbitrations: None,
                 },
                 None,
             );

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::agent_types::{AgentTypeConfig, DEFAULT_AGENT, discover, home_dir};
 use super::child::{ChildSpec, StepMetadata, SubagentResult, run_child};
-use super::{LaunchHooks, launch, new_id};
+use super::{LaunchHooks, arbiter, launch, new_id};
 use crate::runtime::{Inner, find_model, lock};
 
 const MAX_PARALLEL_TASKS: usize = 8;
@@ -178,6 +178,8 @@ struct SingleLaunch {
     model_override: Option<String>,
     thinking: Option<String>,
     session_dir: PathBuf,
+    /// Chain step (1-based), for the arbiter's records.
+    step: Option<usize>,
 }
 
 fn resolve_single(
@@ -250,7 +252,7 @@ fn resolve_with_fallbacks(
     Err(last_error)
 }
 
-fn validate_thinking(model: &Model, level: &str) -> Result<(), String> {
+pub(crate) fn validate_thinking(model: &Model, level: &str) -> Result<(), String> {
     if level == "off" {
         return Ok(());
     }
@@ -337,30 +339,90 @@ async fn execute_single(
             .map(Some)
         }
     };
-    drop(inner_rc);
-    let (model, warning) = match resolved {
+    let (mut model, warning) = match resolved {
         Ok(Some((m, w))) => (Some(m), w),
         Ok(None) => (None, None),
         Err(e) => return SubagentResult::failed(&name, &launch.task, e),
     };
     if let Some(level) = launch.thinking.as_deref() {
-        match &model {
-            None if level != "off" => {
-                return SubagentResult::failed(
-                    &name,
-                    &launch.task,
-                    format!(
-                        "Cannot validate thinking level \"{level}\" because agent \"{name}\" has no configured model \
-                         and no parent model is available. Set a model on the agent or pass a per-call model override."
-                    ),
-                );
+        if model.is_none() && level != "off" {
+            return SubagentResult::failed(
+                &name,
+                &launch.task,
+                format!(
+                    "Cannot validate thinking level \"{level}\" because agent \"{name}\" has no configured model \
+                     and no parent model is available. Set a model on the agent or pass a per-call model override."
+                ),
+            );
+        }
+    }
+
+    // The Dispatch Arbiter (when the global policy enables it) may replace the whole route before the spawn.
+    let mut name = name;
+    let mut config = config;
+    let mut thinking = launch.thinking.clone();
+    let proposed = arbiter::Route {
+        agent: name.clone(),
+        model: model
+            .as_ref()
+            .map(|m| format!("{}/{}", m.provider, m.id))
+            .unwrap_or_default(),
+        thinking: proposed_thinking(&inner_rc, model.as_ref(), thinking.as_deref()),
+    };
+    let request = arbiter::Request {
+        task: &launch.task,
+        cwd: &launch.cwd,
+        proposed: proposed.clone(),
+        agents: agent_summaries(&inner_rc, &parent.agents),
+        parent_session_file: parent.session_file.as_deref(),
+        step: launch.step,
+    };
+    let record = |status: &str, fields: Value| {
+        let mut r = json!({"status": status, "proposed": proposed, "changed": []});
+        if let (Some(obj), Some(extra)) = (r.as_object_mut(), fields.as_object()) {
+            obj.extend(extra.clone());
+        }
+        if let Some(step) = launch.step {
+            r["step"] = json!(step);
+        }
+        r
+    };
+    let arbitrated = match arbiter::arbitrate(&inner_rc, request, &hooks.cancel).await {
+        arbiter::Outcome::Disabled => false,
+        arbiter::Outcome::Failed { code, error } => {
+            hooks.record_arbitration(record(
+                "failure",
+                json!({"final": null, "errorCode": code, "errorMessage": error}),
+            ));
+            return SubagentResult::failed(
+                &name,
+                &launch.task,
+                format!("Dispatch arbitration failed: {error}"),
+            );
+        }
+        arbiter::Outcome::Decided {
+            decision,
+            changed,
+            model: chosen,
+        } => {
+            // The arbiter only picks among the agents it was shown, so the lookup holds.
+            if let Some(c) = parent.agents.iter().find(|a| a.name == decision.agent) {
+                config = c;
             }
-            Some(m) => {
-                if let Err(e) = validate_thinking(m, level) {
-                    return SubagentResult::failed(&name, &launch.task, e);
-                }
-            }
-            None => {}
+            name = decision.agent.clone();
+            model = Some(chosen);
+            thinking = Some(decision.thinking.clone());
+            hooks.record_arbitration(record(
+                "success",
+                json!({"final": decision, "changed": changed}),
+            ));
+            true
+        }
+    };
+    drop(inner_rc);
+    if let (Some(level), Some(m)) = (thinking.as_deref(), model.as_ref()) {
+        if let Err(e) = validate_thinking(m, level) {
+            return SubagentResult::failed(&name, &launch.task, e);
         }
     }
     let spec = ChildSpec {
@@ -372,7 +434,7 @@ async fn execute_single(
         system_prompt: config.system_prompt.clone(),
         model: model.as_ref().map(|m| m.id.clone()),
         provider: model.as_ref().map(|m| m.provider.clone()),
-        thinking: launch.thinking,
+        thinking,
         session_dir: launch.session_dir,
         parent_session: parent.session_file.clone(),
     };
@@ -380,9 +442,64 @@ async fn execute_single(
     let control = |c| hooks.set_control(c);
     let mut result = run_child(&spec, &hooks.cancel, &relay, &control).await;
     if let Some(w) = warning {
+        let w = if arbitrated {
+            format!("Proposal resolution: {w}")
+        } else {
+            w
+        };
         result.output = format!("[WARNING: {w}]\n\n{}", result.output);
     }
     result
+}
+
+/// The thinking level the proposal states: the call's, else the default level, made concrete for the model.
+fn proposed_thinking(inner: &Inner, model: Option<&Model>, requested: Option<&str>) -> String {
+    let level = requested
+        .and_then(ThinkingLevel::parse)
+        .or_else(|| {
+            inner
+                .settings
+                .default_thinking_level()
+                .and_then(|t| ThinkingLevel::parse(&t))
+        })
+        .unwrap_or(ThinkingLevel::Xhigh);
+    match model {
+        Some(m) => dreb_agent::clamp_thinking_level(m, level)
+            .as_str()
+            .to_string(),
+        None => level.as_str().to_string(),
+    }
+}
+
+/// Children always get these in addition to their listed tools.
+const ALWAYS_ACTIVE_TOOLS: [&str; 3] = ["search", "skill", "tasks_update"];
+
+/// What the arbiter is told about each agent type.
+fn agent_summaries(inner: &Inner, agents: &[AgentTypeConfig]) -> Vec<arbiter::AgentSummary> {
+    agents
+        .iter()
+        .map(|a| {
+            let mut tools: Vec<String> = Vec::new();
+            for t in filter_tools(a.tools.as_deref())
+                .split(',')
+                .chain(ALWAYS_ACTIVE_TOOLS)
+            {
+                if !t.is_empty() && !tools.iter().any(|x| x == t) {
+                    tools.push(t.to_string());
+                }
+            }
+            arbiter::AgentSummary {
+                name: a.name.clone(),
+                description: a.description.clone(),
+                tools,
+                model_defaults: inner
+                    .settings
+                    .agent_models_for_agent(&a.name)
+                    .filter(|l| !l.is_empty())
+                    .unwrap_or_else(|| a.models.clone()),
+            }
+        })
+        .collect()
 }
 
 /// A single result as text (chains list one per step).
@@ -471,6 +588,7 @@ async fn execute_chain(
                 model_override: step.model.clone().or(default_model.clone()),
                 thinking: step.thinking.clone().or(default_thinking.clone()),
                 session_dir: chain_dir.join(format!("step-{}", i + 1)),
+                step: Some(i + 1),
             },
             hooks,
         )
@@ -547,6 +665,7 @@ impl Tool for SubagentTool {
                 model_override: model,
                 thinking,
                 session_dir: session_dir.clone(),
+                step: None,
             };
             launch(
                 &inner,

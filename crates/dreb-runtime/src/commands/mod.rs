@@ -19,3 +19,4 @@ pub(crate) mod snapshot;
 mod state;
 
 pub(crate) use prompting::reject_builtin;
+pub(crate) use state::git_branch;

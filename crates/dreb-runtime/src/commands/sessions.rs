@@ -206,6 +206,7 @@ impl Runtime {
         self.inner.agent.reset();
         lock(&self.inner.queued).clear();
         *lock(&self.inner.tasks) = serde_json::Value::Array(Vec::new());
+        lock(&self.inner.background.activity).clear();
     }
 
     pub(crate) async fn cmd_new_session(
