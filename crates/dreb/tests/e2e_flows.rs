@@ -1,5 +1,7 @@
-//! End-to-end flows through the real binary and the mock LLM over HTTP: auto-retry after a 529, manual and
-//! automatic compaction, `ask_user` dialogs (answered, timed out, cancelled, aborted) and the permission gate.
+//! End-to-end flows through the real binary and the mock LLM over HTTP: auto-retry after a 529 (all four wires,
+//! giving up, abort_retry), manual, automatic and overflow compaction (all four wires' overflow errors, file lists,
+//! abort_compaction), `ask_user` dialogs (answered, timed out, cancelled, aborted, malformed, one at a time, settled
+//! at shutdown), the permission gate, a follow-up during a tool call, and commands sent right after `agent_end`.
 //! Settings and models come from the temp agent dir, exactly as a host would set them up.
 
 mod common;
@@ -923,6 +925,55 @@ fn ask_user_all_skipped_is_an_answer() {
     let frames = dreb.read_until(|f| f["type"] == "agent_end");
     assert_eq!(of_type(&frames, "extension_ui_response_handled").len(), 1);
     assert_eq!(env.mock.requests().len(), 2, "the run continued");
+    assert_eq!(text_of(&assistant_ends(&frames).pop().unwrap()), "done");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn two_asks_in_one_reply_are_shown_one_at_a_time() {
+    let question = |q: &str| json!({"questions": [{"question": q, "options": ["yes", "no"]}]});
+    let env = Env::with_setup(
+        MODELS,
+        scenario(json!({"turns": [
+            {"when": {"afterToolResult": false}, "toolCalls": [
+                {"name": "ask_user", "arguments": question("First?")},
+                {"name": "ask_user", "arguments": question("Second?")}
+            ]},
+            {"when": {"afterToolResult": true}, "text": ["done"]}
+        ]})),
+        &json!({}),
+    );
+    let mut dreb = env.spawn(&[]);
+    let first = prompt_until_dialog(&mut dreb);
+    assert_eq!(first["questions"][0]["question"], "First?");
+    // The second ask waits: nothing else comes out while the first is open.
+    assert_quiet(&mut dreb);
+    dreb.send(&json!({"type": "extension_ui_response", "id": first["id"], "answers": [{"selected": ["yes"]}]}));
+    let frames = dreb.read_until(|f| f["type"] == "extension_ui_request");
+    let second = frames.last().unwrap().clone();
+    assert_eq!(second["questions"][0]["question"], "Second?");
+    assert_ne!(second["id"], first["id"]);
+    assert_eq!(
+        of_type(&frames, "extension_ui_response_handled"),
+        vec![json!({"type": "extension_ui_response_handled", "id": first["id"]})],
+        "the first is settled before the second is shown"
+    );
+    dreb.send(&json!({"type": "extension_ui_response", "id": second["id"], "answers": [{"selected": ["no"]}]}));
+    let frames = dreb.read_until(|f| f["type"] == "agent_end");
+    assert_eq!(of_type(&frames, "extension_ui_response_handled").len(), 1);
+    let ends = of_type(&dreb.seen, "tool_execution_end");
+    assert_eq!(ends.len(), 2);
+    let texts: Vec<String> = ends.iter().map(|e| text_of(&e["result"])).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("First?") && t.contains("yes"))
+            && texts
+                .iter()
+                .any(|t| t.contains("Second?") && t.contains("no")),
+        "{texts:#?}"
+    );
     assert_eq!(text_of(&assistant_ends(&frames).pop().unwrap()), "done");
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
