@@ -689,3 +689,54 @@ fn the_dispatch_arbiter_fails_closed() {
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
 }
+
+#[test]
+fn a_fallback_list_is_resolved_and_probed_in_order() {
+    // The probe request ("hi") of the second candidate fails with 401; the third answers.
+    let scenario: Scenario = serde_json::from_value(json!({"turns": [
+        {"when": {"lastUserContains": "Delegate", "afterToolResult": false},
+         "toolCalls": [{"name": "subagent", "arguments": {"agent": "Fallback", "task": "Reply with just: fallback-ok"}}]},
+        {"when": {"lastUserContains": "hi"}, "fault": {"status": 401}}
+    ]}))
+    .unwrap();
+    let env = Env::with_scenario(scenario);
+    let agents = env.cwd().join(".dreb/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("fallback.md"),
+        "---\nname: Fallback\ndescription: Tries its models in order.\ntools: read\n\
+         model: mock/no-such-model, mock-anthropic/mock-claude, mock/mock-model\n---\nYou test fallbacks.\n",
+    )
+    .unwrap();
+    let mut dreb = env.spawn(&[]);
+    dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Delegate now"}));
+    let frames = read_until_resumed(&mut dreb);
+    let end = frames
+        .iter()
+        .find(|f| f["type"] == "background_agent_end")
+        .unwrap();
+    assert_eq!(end["success"], true);
+    assert_eq!(end["model"], "mock/mock-model");
+    let notice = notice_of(&frames);
+    let expected = "[MODEL FALLBACK: skipped 2 unavailable model(s); using \"mock/mock-model\".]\n\
+         - mock/no-such-model: Model \"mock/no-such-model\" not found for provider \"mock\". Use --list-models to see available models.\n\
+         - mock-anthropic/mock-claude: ";
+    assert!(notice.contains(expected), "{notice}");
+    assert!(notice.contains("\n\nfallback-ok\n"), "{notice}");
+    // Probes are real requests: the failed one went to the anthropic wire, the good one to the openai wire.
+    let probes: Vec<String> = env
+        .mock
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.body
+                .to_string()
+                .contains("Reply with the single word OK.")
+        })
+        .map(|r| r.path.clone())
+        .collect();
+    assert_eq!(probes.len(), 2, "{probes:?}");
+    assert!(probes[0].ends_with("/messages") && probes[1].ends_with("/chat/completions"));
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}

@@ -252,6 +252,215 @@ fn resolve_with_fallbacks(
     Err(last_error)
 }
 
+/// How long a model availability probe may take.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// One line, at most 180 characters.
+fn compact_reason(reason: &str) -> String {
+    let line = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        "unknown error".into()
+    } else if line.chars().count() > 180 {
+        format!("{}...", line.chars().take(177).collect::<String>())
+    } else {
+        line
+    }
+}
+
+enum Probe {
+    Available,
+    Unavailable(String),
+    Aborted,
+}
+
+/// A tiny real completion: does this model answer right now (credentials, quota, outage)?
+async fn probe_model(inner: &Inner, model: &Model, cancel: &CancellationToken) -> Probe {
+    use futures::StreamExt;
+    let api_key = {
+        let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+        match registry.api_key_for(model) {
+            Ok(k) => k,
+            Err(e) => return Probe::Unavailable(compact_reason(&e)),
+        }
+    };
+    let context = dreb_ai::Context {
+        system_prompt: Some("Reply with the single word OK.".into()),
+        messages: vec![dreb_ai::Message::User(dreb_ai::UserMessage {
+            content: dreb_ai::UserContent::Text("hi".into()),
+            timestamp: chrono::Utc::now().timestamp_millis(),
+        })],
+        tools: Vec::new(),
+    };
+    let call_cancel = cancel.child_token();
+    let options = dreb_ai::StreamOptions {
+        api_key,
+        thinking: ThinkingLevel::parse(&proposed_thinking(inner, Some(model), None))
+            .unwrap_or(ThinkingLevel::Off),
+        cancel: call_cancel.clone(),
+        ..Default::default()
+    };
+    let mut stream = dreb_ai::LlmClient::stream(&inner.providers, model, &context, options);
+    let outcome = async {
+        while let Some(event) = stream.next().await {
+            match event {
+                dreb_ai::AssistantMessageEvent::Done { .. } => return Ok(()),
+                dreb_ai::AssistantMessageEvent::Error { error, .. } => {
+                    return Err(error
+                        .error_message
+                        .unwrap_or_else(|| "provider returned an error".into()));
+                }
+                _ => {}
+            }
+        }
+        Err("the stream ended without a result".to_string())
+    };
+    let result = tokio::select! {
+        r = outcome => r,
+        _ = tokio::time::sleep(PROBE_TIMEOUT) => {
+            call_cancel.cancel();
+            Err(format!("Model availability probe timed out after {}ms", PROBE_TIMEOUT.as_millis()))
+        }
+    };
+    if cancel.is_cancelled() {
+        return Probe::Aborted;
+    }
+    match result {
+        Ok(()) => Probe::Available,
+        Err(e) => Probe::Unavailable(compact_reason(&e)),
+    }
+}
+
+/// A model chosen for a child, with what was skipped on the way.
+struct Resolution {
+    model: Model,
+    warning: Option<String>,
+    /// `(model spec, reason)` of fallback entries passed over.
+    skipped: Vec<(String, String)>,
+}
+
+/// A fallback list from an agent definition or the settings: each entry must resolve and then answer a probe;
+/// the parent's model is the last resort (not probed).
+async fn resolve_probed(
+    inner: &Inner,
+    specs: &[String],
+    parent_provider: Option<&str>,
+    parent_model: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<Resolution, (String, Vec<(String, String)>)> {
+    const ABORTED: &str = "Aborted before spawn";
+    let mut skipped = Vec::new();
+    let mut last_error = String::new();
+    for spec in specs {
+        if cancel.is_cancelled() {
+            return Err((ABORTED.into(), skipped));
+        }
+        let resolved = {
+            let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+            resolve_single(spec, parent_provider, &registry)
+        };
+        let model = match resolved {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(
+                    "[subagent] Model \"{spec}\" unavailable ({}). Trying next fallback...",
+                    compact_reason(&e)
+                );
+                skipped.push((spec.clone(), compact_reason(&e)));
+                last_error = e;
+                continue;
+            }
+        };
+        match probe_model(inner, &model, cancel).await {
+            Probe::Available => {
+                return Ok(Resolution {
+                    model,
+                    warning: None,
+                    skipped,
+                });
+            }
+            Probe::Aborted => return Err((ABORTED.into(), skipped)),
+            Probe::Unavailable(reason) => {
+                tracing::warn!(
+                    "[subagent] Model \"{spec}\" failed probe ({reason}). Trying next fallback..."
+                );
+                skipped.push((spec.clone(), reason.clone()));
+                last_error = reason;
+            }
+        }
+    }
+    if cancel.is_cancelled() {
+        return Err((ABORTED.into(), skipped));
+    }
+    if let Some(parent) = parent_model {
+        let resolved = {
+            let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+            resolve_single(parent, parent_provider, &registry)
+        };
+        match resolved {
+            Ok(model) => {
+                let warning = format!(
+                    "Agent preferred models were unavailable. Falling back to parent model \"{}\".",
+                    model.id
+                );
+                return Ok(Resolution {
+                    model,
+                    warning: Some(warning),
+                    skipped,
+                });
+            }
+            Err(e) => last_error = e,
+        }
+    }
+    let all: Vec<&str> = specs
+        .iter()
+        .map(String::as_str)
+        .chain(parent_model)
+        .collect();
+    let last = if last_error.is_empty() {
+        "all probes failed".to_string()
+    } else {
+        last_error
+    };
+    Err((
+        format!(
+            "None of the fallback models passed availability checks: {}. Last error: {last}",
+            all.join(", ")
+        ),
+        skipped,
+    ))
+}
+
+fn skipped_lines(skipped: &[(String, String)]) -> String {
+    skipped
+        .iter()
+        .map(|(m, r)| format!("- {m}: {r}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `[MODEL FALLBACK: …]` heading the output when fallback entries were passed over.
+fn fallback_summary(
+    skipped: &[(String, String)],
+    proposal: Option<&str>,
+    selected: Option<&str>,
+) -> Option<String> {
+    if skipped.is_empty() {
+        return None;
+    }
+    let route = match selected {
+        Some(sel) if Some(sel) != proposal => format!(
+            "proposal resolved to \"{}\" before arbitration selected \"{sel}\".",
+            proposal.unwrap_or("unknown")
+        ),
+        _ => format!("using \"{}\".", selected.or(proposal).unwrap_or("unknown")),
+    };
+    Some(format!(
+        "[MODEL FALLBACK: skipped {} unavailable model(s); {route}]\n{}",
+        skipped.len(),
+        skipped_lines(skipped)
+    ))
+}
+
 pub(crate) fn validate_thinking(model: &Model, level: &str) -> Result<(), String> {
     if level == "off" {
         return Ok(());
@@ -313,35 +522,65 @@ async fn execute_single(
         return SubagentResult::failed(&name, &launch.task, "The parent session has ended.");
     };
     // Precedence: the call's model, then the settings' agentModels, then the agent's own list, then the parent's.
-    let configured: Vec<String> = match &launch.model_override {
-        Some(m) => vec![m.clone()],
-        None => inner_rc
-            .settings
-            .agent_models_for_agent(&name)
-            .filter(|l| !l.is_empty())
-            .unwrap_or_else(|| config.models.clone()),
+    // Precedence: the call's model, then the settings' agentModels, then the agent's own list, then the parent's.
+    // Fallback lists (settings, or several models in the definition) are probed; single models are not.
+    let from_settings = inner_rc
+        .settings
+        .agent_models_for_agent(&name)
+        .filter(|l| !l.is_empty());
+    let (configured, probe): (Vec<String>, bool) = match (&launch.model_override, from_settings) {
+        (Some(m), _) => (vec![m.clone()], false),
+        (None, Some(list)) => (list, true),
+        (None, None) => (config.models.clone(), config.models.len() > 1),
     };
-    let resolved = {
+    let resolved: Result<Option<Resolution>, String> = if configured.is_empty() {
         let registry = inner_rc.registry.read().unwrap_or_else(|e| e.into_inner());
-        if configured.is_empty() {
-            match &parent.model {
-                Some(m) => resolve_single(m, parent.provider.as_deref(), &registry)
-                    .map(|m| Some((m, None))),
-                None => Ok(None),
-            }
-        } else {
-            resolve_with_fallbacks(
-                &configured,
-                parent.provider.as_deref(),
-                parent.model.as_deref(),
-                &registry,
-            )
-            .map(Some)
+        match &parent.model {
+            Some(m) => resolve_single(m, parent.provider.as_deref(), &registry).map(|model| {
+                Some(Resolution {
+                    model,
+                    warning: None,
+                    skipped: Vec::new(),
+                })
+            }),
+            None => Ok(None),
         }
+    } else if probe {
+        resolve_probed(
+            &inner_rc,
+            &configured,
+            parent.provider.as_deref(),
+            parent.model.as_deref(),
+            &hooks.cancel,
+        )
+        .await
+        .map(Some)
+        .map_err(|(error, skipped)| {
+            if skipped.is_empty() {
+                error
+            } else {
+                format!("{error}\n\nSkipped models:\n{}", skipped_lines(&skipped))
+            }
+        })
+    } else {
+        let registry = inner_rc.registry.read().unwrap_or_else(|e| e.into_inner());
+        resolve_with_fallbacks(
+            &configured,
+            parent.provider.as_deref(),
+            parent.model.as_deref(),
+            &registry,
+        )
+        .map(|(model, warning)| {
+            Some(Resolution {
+                model,
+                warning,
+                skipped: Vec::new(),
+            })
+        })
     };
-    let (mut model, warning) = match resolved {
-        Ok(Some((m, w))) => (Some(m), w),
-        Ok(None) => (None, None),
+    let (mut model, warning, skipped) = match resolved {
+        Ok(Some(r)) => (Some(r.model), r.warning, r.skipped),
+        Ok(None) => (None, None, Vec::new()),
         Err(e) => return SubagentResult::failed(&name, &launch.task, e),
     };
     if let Some(level) = launch.thinking.as_deref() {
@@ -440,7 +679,20 @@ async fn execute_single(
     };
     let relay = |event: Value| hooks.relay(event);
     let control = |c| hooks.set_control(c);
+    let used = spec
+        .model
+        .as_ref()
+        .map(|id| format!("{}/{id}", spec.provider.as_deref().unwrap_or_default()));
     let mut result = run_child(&spec, &hooks.cancel, &relay, &control).await;
+    let selected = result.model.clone().or(used);
+    let summary = if arbitrated {
+        fallback_summary(&skipped, Some(&proposed.model), selected.as_deref())
+    } else {
+        fallback_summary(&skipped, selected.as_deref(), None)
+    };
+    if let Some(summary) = summary {
+        result.output = format!("{summary}\n\n{}", result.output);
+    }
     if let Some(w) = warning {
         let w = if arbitrated {
             format!("Proposal resolution: {w}")
