@@ -14,6 +14,7 @@ use crate::runtime::{Runtime, lock};
 use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file};
 
 mod bundled_skills;
+mod expand;
 
 /// The 20 interactive built-ins, with the `dashboard` flag (false: terminal-only), in the reference's order.
 pub(crate) const BUILTIN_COMMANDS: [(&str, &str, bool); 20] = [
@@ -102,6 +103,8 @@ pub(crate) struct Skill {
     pub name: String,
     pub description: String,
     pub ui: Option<String>,
+    /// The `SKILL.md` text of a compiled-in skill (the others are read from `source.path` when expanded).
+    pub text: Option<&'static str>,
     pub source: Source,
 }
 
@@ -109,6 +112,8 @@ pub(crate) struct Skill {
 pub(crate) struct PromptTemplate {
     pub name: String,
     pub description: String,
+    /// The body after the frontmatter, with `$1`/`$@`/… placeholders.
+    pub content: String,
     pub source: Source,
 }
 
@@ -225,6 +230,7 @@ fn skill_from_text(text: &str, source: Source) -> Option<Skill> {
         name: get(&front, "name").map(str::to_string).unwrap_or(parent),
         description,
         ui: get(&front, "ui").map(str::to_string),
+        text: None,
         source,
     })
 }
@@ -240,7 +246,13 @@ fn builtin_skills() -> Vec<Skill> {
     };
     bundled_skills::bundled_skills()
         .into_iter()
-        .filter_map(|(path, text)| skill_from_text(text, builtin(path)))
+        .filter_map(|(path, text)| {
+            let skill = skill_from_text(text, builtin(path))?;
+            Some(Skill {
+                text: Some(text),
+                ..skill
+            })
+        })
         .collect()
 }
 
@@ -272,6 +284,7 @@ fn load_prompt(source: Source) -> Option<PromptTemplate> {
     Some(PromptTemplate {
         name,
         description,
+        content: expand::body_of(&text),
         source,
     })
 }
