@@ -420,7 +420,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ListBackgroundAgentsParams,
     ) -> Result<BackgroundAgentsResult, String> {
-        // Background agents (commands/background.rs) apply the rule themselves: the built-in refusal is clean, every
+        // Background agents (background/commands.rs) apply the rule themselves: the built-in refusal is clean, every
         // other failure is prefixed.
         self.cmd_list_background_agents(ctx, params).await
     }
