@@ -552,6 +552,11 @@ impl Runtime {
         self.inner.agent.abort();
     }
 
+    /// After [`Runtime::shutdown`]: wait (at most `timeout`) for background children to exit and be reaped.
+    pub async fn wait_for_children(&self, timeout: std::time::Duration) {
+        self.inner.background.wait_for_children(timeout).await;
+    }
+
     /// The agent loop (for embedding and tests).
     pub fn agent(&self) -> &Agent {
         &self.inner.agent

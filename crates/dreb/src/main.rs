@@ -120,6 +120,7 @@ async fn run(args: Args) -> i32 {
     // The stop token already settles open dialogs from a task; do it here too so their handled events are
     // queued for certain before the last flush.
     runtime.shutdown();
+    runtime.wait_for_children(flush_timeout).await;
     if !matches!(outcome, dreb_cli::ServeOutcome::OutputOverflow) {
         let _ = output.flush(flush_timeout).await;
     }

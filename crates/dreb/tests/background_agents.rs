@@ -740,3 +740,30 @@ fn a_fallback_list_is_resolved_and_probed_in_order() {
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
 }
+
+#[test]
+fn closing_stdin_stops_running_children() {
+    let marker = format!("bg-eof-{}", std::process::id());
+    let env = delegating(
+        "Delegate",
+        json!({"task": format!("[[tool=bash:while true; do sleep 0.05; done # {marker}]]")}),
+    );
+    let mut dreb = env.spawn(&[]);
+    dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Delegate forever"}));
+    dreb.read_until(|f| {
+        f["type"] == "background_agent_event" && f["event"]["type"] == "tool_execution_start"
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !process_with(&marker) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(process_with(&marker), "the child's command never started");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+    // The child and its command go with the parent (allowing them a moment to wind down).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while process_with(&marker) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!process_with(&marker), "a child outlived its parent");
+}

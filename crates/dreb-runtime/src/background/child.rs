@@ -117,14 +117,17 @@ type PendingReplies = Mutex<HashMap<String, oneshot::Sender<Result<Value, String
 
 /// Commands to a running child; each waits for the child's response.
 pub struct ControlClient {
+    /// The child's process id (it leads its own process group).
+    pub pid: Option<u32>,
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     pending: PendingReplies,
     next_id: AtomicU64,
 }
 
 impl ControlClient {
-    fn new(stdin: Option<ChildStdin>) -> Self {
+    fn new(pid: Option<u32>, stdin: Option<ChildStdin>) -> Self {
         ControlClient {
+            pid,
             stdin: tokio::sync::Mutex::new(stdin),
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(0),
@@ -210,9 +213,13 @@ fn canonical_model(provider: Option<&str>, id: &str) -> String {
 
 fn signal(child: &Child, sig: nix::sys::signal::Signal) {
     if let Some(pid) = child.id() {
-        // The child leads its own process group: signal the group so nothing it started outlives it.
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid as i32), sig);
+        signal_group(pid, sig);
     }
+}
+
+/// The child leads its own process group: signal the group so nothing it started in it outlives it.
+pub fn signal_group(pid: u32, sig: nix::sys::signal::Signal) {
+    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid as i32), sig);
 }
 
 /// Run one child to completion. `on_event` gets every event frame the child prints (responses excluded);
@@ -252,7 +259,7 @@ pub async fn run_child(
             );
         }
     };
-    let control = Arc::new(ControlClient::new(child.stdin.take()));
+    let control = Arc::new(ControlClient::new(child.id(), child.stdin.take()));
     let stdout = child.stdout.take();
     let stderr_task = child.stderr.take().map(|mut pipe| {
         tokio::spawn(async move {
@@ -629,7 +636,7 @@ mod tests {
 
     #[test]
     fn responses_resolve_requests_and_are_not_relayed() {
-        let control = ControlClient::new(None);
+        let control = ControlClient::new(None, None);
         let (tx, mut rx) = oneshot::channel();
         lock(&control.pending).insert("subagent-1".into(), tx);
         let observed = Mutex::new(Observed::default());

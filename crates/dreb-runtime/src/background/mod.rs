@@ -56,6 +56,8 @@ struct Entry {
     prune_at_ms: Option<i64>,
     abort: Option<CancellationToken>,
     control: Option<Arc<ControlClient>>,
+    /// The live child process (its group leader), until it has exited and been reaped.
+    pid: Option<u32>,
 }
 
 /// Parent-side guardrail state (turns used while agents run, one pause notice, one sentinel steer per message).
@@ -135,6 +137,7 @@ impl BackgroundAgents {
             prune_at_ms: None,
             abort,
             control: None,
+            pid: None,
         });
     }
 
@@ -163,7 +166,8 @@ impl BackgroundAgents {
         })
     }
 
-    /// Stop every running child: its entry is marked failed and its completion is delivered as cancelled.
+    /// Stop every running child: its entry is marked failed and its completion is delivered as cancelled. Live
+    /// children get SIGTERM right away (not only from their tasks), so a shutdown that follows cannot outrun it.
     pub fn abort_all(&self) {
         for entry in lock(&self.entries).iter_mut() {
             if let Some(token) = entry.abort.take() {
@@ -172,7 +176,28 @@ impl BackgroundAgents {
                     entry.info.status = "failed";
                 }
             }
+            if let Some(pid) = entry.pid {
+                child::signal_group(pid, nix::sys::signal::Signal::SIGTERM);
+            }
             entry.control = None;
+        }
+    }
+
+    /// Wait until every child process has exited and been reaped, or `timeout` passed; then SIGKILL what is left.
+    pub async fn wait_for_children(&self, timeout: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let live: Vec<u32> = lock(&self.entries).iter().filter_map(|e| e.pid).collect();
+            if live.is_empty() {
+                return;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                for pid in live {
+                    child::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
+                }
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }
 
@@ -233,12 +258,14 @@ impl LaunchHooks {
         emit(&*inner.sink, &event);
     }
 
-    /// Track (or forget) the child's control channel.
+    /// Track the child's control channel and process once it is up; forget both once it has exited.
     pub fn set_control(&self, control: Option<Arc<ControlClient>>) {
         if let Some(inner) = self.inner.upgrade() {
-            inner
-                .background
-                .update(&self.agent_id, |e| e.control = control);
+            inner.background.update(&self.agent_id, |e| {
+                e.pid = control.as_ref().and_then(|c| c.pid);
+                // An aborted entry takes no more commands, even while its child winds down.
+                e.control = control.filter(|_| e.abort.is_some());
+            });
         }
     }
 }
