@@ -64,12 +64,6 @@ pub(crate) const BUILTIN_COMMANDS: [(&str, &str, bool); 20] = [
     ("quit", "Quit dreb", true),
 ];
 
-/// Agent definitions shipped with dreb (lowest precedence).
-const BUNDLED_AGENTS: [&str; 2] = [
-    include_str!("../../data/agents/explore.md"),
-    include_str!("../../data/agents/code-reviewer.md"),
-];
-
 /// The UI type RPC sessions filter skills by (a skill's `ui` frontmatter restricts it to one UI).
 const UI_TYPE: &str = "rpc";
 
@@ -536,50 +530,6 @@ impl Resources {
     }
 }
 
-/// A subagent definition's name and description (frontmatter `name` is required).
-fn parse_agent(text: &str) -> Option<(String, String)> {
-    let text = text.replace("\r\n", "\n");
-    let rest = text.strip_prefix("---\n")?;
-    let end = rest.find("\n---")?;
-    let front = &rest[..end];
-    let get = |key: &str| {
-        front
-            .lines()
-            .find_map(|l| {
-                l.strip_prefix(key)?
-                    .strip_prefix(':')
-                    .map(|v| v.trim().to_string())
-            })
-            .filter(|v| !v.is_empty())
-    };
-    Some((get("name")?, get("description").unwrap_or_default()))
-}
-
-fn load_agents(
-    texts: impl IntoIterator<Item = (String, String)>,
-    agents: &mut Vec<(String, String)>,
-) {
-    for (origin, text) in texts {
-        match parse_agent(&text) {
-            Some((name, description)) => match agents.iter_mut().find(|(n, _)| *n == name) {
-                Some(slot) => slot.1 = description,
-                None => agents.push((name, description)),
-            },
-            None => tracing::warn!(
-                "[subagent] Skipping agent file {origin}: missing frontmatter or name"
-            ),
-        }
-    }
-}
-
-fn agent_files(dir: &Path) -> Vec<(String, String)> {
-    entries(dir)
-        .into_iter()
-        .filter(|(p, is_dir)| !is_dir && p.extension().is_some_and(|e| e == "md"))
-        .filter_map(|(p, _)| Some((p.display().to_string(), std::fs::read_to_string(&p).ok()?)))
-        .collect()
-}
-
 /// Approximates JavaScript `localeCompare`: case-insensitive first, lower case before upper case on a tie.
 fn locale_compare(a: &str, b: &str) -> Ordering {
     a.to_lowercase()
@@ -587,20 +537,13 @@ fn locale_compare(a: &str, b: &str) -> Ordering {
         .then_with(|| b.cmp(a))
 }
 
-/// Subagent types: bundled, then `~/.dreb/agents/*.md` (HOME-based), then `<cwd>/.dreb/agents/*.md`, later sources
-/// replacing earlier ones by name; sorted by name.
+/// Subagent types as `(name, description)`: bundled, then `~/.dreb/agents/*.md` (HOME-based), then
+/// `<cwd>/.dreb/agents/*.md`, later sources replacing earlier ones by name; sorted by name.
 pub fn discover_agent_types(home: Option<&Path>, cwd: &Path) -> Vec<(String, String)> {
-    let mut agents = Vec::new();
-    load_agents(
-        BUNDLED_AGENTS
-            .iter()
-            .map(|t| ("<bundled>".to_string(), t.to_string())),
-        &mut agents,
-    );
-    if let Some(home) = home {
-        load_agents(agent_files(&home.join(".dreb").join("agents")), &mut agents);
-    }
-    load_agents(agent_files(&cwd.join(".dreb").join("agents")), &mut agents);
+    let mut agents: Vec<(String, String)> = crate::background::agent_types::discover(home, cwd)
+        .into_iter()
+        .map(|a| (a.name, a.description))
+        .collect();
     agents.sort_by(|a, b| locale_compare(&a.0, &b.0));
     agents
 }
