@@ -84,7 +84,7 @@ fn auto_retry_after_529(provider: &str, model: &str) {
         &[],
     );
     let first = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "hello"}));
-    assert_eq!(first[0]["id"], "p1");
+    assert_eq!(first[0]["id"], "p1", "{first:#?}");
     assert_eq!(first[0]["success"], true, "{:?}", first[0]);
     let failed = assistant_ends(&first);
     assert_eq!(failed.len(), 1, "{failed:#?}");
@@ -930,51 +930,100 @@ fn ask_user_all_skipped_is_an_answer() {
     assert_eq!(code, 0);
 }
 
-#[test]
-fn two_asks_in_one_reply_are_shown_one_at_a_time() {
+/// A mock whose every prompt gets one reply with two `ask_user` calls ("First?", then "Second?"), then "done".
+fn two_asks_env() -> Env {
     let question = |q: &str| json!({"questions": [{"question": q, "options": ["yes", "no"]}]});
-    let env = Env::with_setup(
+    Env::with_setup(
         MODELS,
         scenario(json!({"turns": [
-            {"when": {"afterToolResult": false}, "toolCalls": [
+            {"when": {"afterToolResult": false}, "repeat": true, "toolCalls": [
                 {"name": "ask_user", "arguments": question("First?")},
                 {"name": "ask_user", "arguments": question("Second?")}
             ]},
-            {"when": {"afterToolResult": true}, "text": ["done"]}
+            {"when": {"afterToolResult": true}, "repeat": true, "text": ["done"]}
         ]})),
         &json!({}),
-    );
-    let mut dreb = env.spawn(&[]);
-    let first = prompt_until_dialog(&mut dreb);
-    assert_eq!(first["questions"][0]["question"], "First?");
+    )
+}
+
+/// Runs one prompt of [`two_asks_env`], answering each ask with its own question; returns the questions in the
+/// order they were shown.
+fn answer_two_asks(dreb: &mut Dreb, n: usize) -> Vec<String> {
+    dreb.send(&json!({"id": format!("p{n}"), "type": "prompt", "message": "go"}));
+    let first = dreb
+        .read_until(|f| f["type"] == "extension_ui_request")
+        .pop()
+        .unwrap();
     // The second ask waits: nothing else comes out while the first is open.
-    assert_quiet(&mut dreb);
-    dreb.send(&json!({"type": "extension_ui_response", "id": first["id"], "answers": [{"selected": ["yes"]}]}));
+    assert_quiet(dreb);
+    let q1 = first["questions"][0]["question"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    dreb.send(&json!({"type": "extension_ui_response", "id": first["id"], "answers": [{"selected": [], "customText": format!("answer to {q1}")}]}));
     let frames = dreb.read_until(|f| f["type"] == "extension_ui_request");
     let second = frames.last().unwrap().clone();
-    assert_eq!(second["questions"][0]["question"], "Second?");
-    assert_ne!(second["id"], first["id"]);
+    let q2 = second["questions"][0]["question"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(q1, q2);
     assert_eq!(
         of_type(&frames, "extension_ui_response_handled"),
         vec![json!({"type": "extension_ui_response_handled", "id": first["id"]})],
         "the first is settled before the second is shown"
     );
-    dreb.send(&json!({"type": "extension_ui_response", "id": second["id"], "answers": [{"selected": ["no"]}]}));
+    dreb.send(&json!({"type": "extension_ui_response", "id": second["id"], "answers": [{"selected": [], "customText": format!("answer to {q2}")}]}));
     let frames = dreb.read_until(|f| f["type"] == "agent_end");
     assert_eq!(of_type(&frames, "extension_ui_response_handled").len(), 1);
-    let ends = of_type(&dreb.seen, "tool_execution_end");
-    assert_eq!(ends.len(), 2);
-    let texts: Vec<String> = ends.iter().map(|e| text_of(&e["result"])).collect();
-    assert!(
-        texts
+    // Each tool result carries the answer to its own question.
+    let ends = of_type(&frames, "tool_execution_end");
+    let ends: Vec<String> = if ends.len() == 2 {
+        ends.iter().map(|e| text_of(&e["result"])).collect()
+    } else {
+        // The first tool may have finished before the frames read here.
+        let all = of_type(&dreb.seen, "tool_execution_end");
+        all[all.len() - 2..]
             .iter()
-            .any(|t| t.contains("First?") && t.contains("yes"))
-            && texts
-                .iter()
-                .any(|t| t.contains("Second?") && t.contains("no")),
-        "{texts:#?}"
-    );
+            .map(|e| text_of(&e["result"]))
+            .collect()
+    };
+    for q in ["First?", "Second?"] {
+        assert!(
+            ends.iter()
+                .any(|t| t.contains(q) && t.contains(&format!("answer to {q}"))),
+            "{ends:#?}"
+        );
+    }
     assert_eq!(text_of(&assistant_ends(&frames).pop().unwrap()), "done");
+    vec![q1, q2]
+}
+
+#[test]
+fn two_asks_in_one_reply_are_shown_one_at_a_time() {
+    let env = two_asks_env();
+    let mut dreb = env.spawn(&[]);
+    let mut shown = answer_two_asks(&mut dreb, 0);
+    shown.sort();
+    assert_eq!(shown, ["First?", "Second?"]);
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+/// The reference starts parallel tool calls in order and queues their asks FIFO, so the user sees the questions in
+/// the order the model asked them. Repeated, since the order is a race.
+#[test]
+#[ignore = "bug: two ask_user calls in one reply are shown in a random order, not in call order"]
+fn two_asks_in_one_reply_are_shown_in_call_order() {
+    let env = two_asks_env();
+    let mut dreb = env.spawn(&[]);
+    for n in 0..30 {
+        assert_eq!(
+            answer_two_asks(&mut dreb, n),
+            ["First?", "Second?"],
+            "prompt {n}"
+        );
+    }
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
 }
