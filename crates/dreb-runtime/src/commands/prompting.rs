@@ -67,12 +67,19 @@ impl Runtime {
         }
     }
 
+    /// `/skill:name args` and `/template args` expanded, as the reference does before prompting or queueing.
+    fn expand_input(&self, text: &str) -> String {
+        let session_id = lock(&self.inner.session).session_id().to_string();
+        lock(&self.inner.extras.resources).expand_input(text, &session_id)
+    }
+
     pub(crate) async fn cmd_prompt(
         &self,
         ctx: &RequestContext,
         p: PromptParams,
     ) -> Result<(), String> {
         reject_builtin(&p.message)?;
+        let message = self.expand_input(&p.message);
         let images = images_of(&p.images)?;
         let agent = &self.inner.agent;
         if agent.is_streaming() && self.inner.run_ending.load(Ordering::Acquire) {
@@ -81,8 +88,8 @@ impl Runtime {
         }
         if agent.is_streaming() {
             return match p.streaming_behavior {
-                Some(StreamingBehavior::Steer) => Ok(self.queue(true, &p.message, images)),
-                Some(StreamingBehavior::FollowUp) => Ok(self.queue(false, &p.message, images)),
+                Some(StreamingBehavior::Steer) => Ok(self.queue(true, &message, images)),
+                Some(StreamingBehavior::FollowUp) => Ok(self.queue(false, &message, images)),
                 _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
             };
         }
@@ -98,7 +105,7 @@ impl Runtime {
         self.flush_deferred_bash();
         let Some(pending) = self.pre_prompt_compaction() else {
             return agent
-                .start_prompt(vec![user_message(&p.message, &images)])
+                .start_prompt(vec![user_message(&message, &images)])
                 .map(|_| ())
                 .map_err(|e| e.to_string());
         };
@@ -114,7 +121,7 @@ impl Runtime {
             let started = rt
                 .inner
                 .agent
-                .start_prompt(vec![user_message(&p.message, &images)]);
+                .start_prompt(vec![user_message(&message, &images)]);
             if let Err(e) = started {
                 let late = Response::error(id, Some("prompt".into()), e.to_string());
                 emit(&*rt.inner.sink, &late);
@@ -129,8 +136,9 @@ impl Runtime {
         p: SteerParams,
     ) -> Result<(), String> {
         reject_builtin(&p.message)?;
+        let message = self.expand_input(&p.message);
         let images = images_of(&p.images)?;
-        self.queue(true, &p.message, images);
+        self.queue(true, &message, images);
         Ok(())
     }
 
@@ -140,8 +148,9 @@ impl Runtime {
         p: FollowUpParams,
     ) -> Result<(), String> {
         reject_builtin(&p.message)?;
+        let message = self.expand_input(&p.message);
         let images = images_of(&p.images)?;
-        self.queue(false, &p.message, images);
+        self.queue(false, &message, images);
         Ok(())
     }
 

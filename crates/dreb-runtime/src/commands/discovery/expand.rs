@@ -155,13 +155,6 @@ impl Resources {
     /// `text` with a leading `/skill:<name> args` replaced by that skill's instructions, then a leading
     /// `/<template> args` replaced by the template's body. Unknown names, and skills whose file cannot be read, leave
     /// the text as it is. Every loaded skill can be named, whatever its `ui`.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "to be called by prompt/steer/follow_up (commands/prompting.rs) before queueing or prompting"
-        )
-    )]
     pub(crate) fn expand_input(&self, text: &str, session_id: &str) -> String {
         let text = self.expand_skill_command(text, session_id);
         self.expand_prompt_template(&text)
