@@ -50,7 +50,13 @@ fn tool_call_round_trip(env: &Env, provider: &str, model: &str, path: &str) -> V
     let frames = dreb.exchange(
         &json!({"id": "p1", "type": "prompt", "message": "Run it [[tool=bash:echo hi]]"}),
     );
-    assert_eq!(frames[0]["success"], true, "{:?}", frames[0]);
+    // The acknowledgement is not ordered against the run's events (under load it can follow agent_start, see
+    // e2e_flows.rs), so it is checked on its own and left out of the event order.
+    let responses: Vec<&Value> = frames.iter().filter(|f| is_response(f)).collect();
+    assert_eq!(
+        responses,
+        [&json!({"id": "p1", "type": "response", "command": "prompt", "success": true})]
+    );
     let tool_end = frames
         .iter()
         .find(|f| f["type"] == "tool_execution_end")
@@ -77,7 +83,8 @@ fn tool_call_round_trip(env: &Env, provider: &str, model: &str, path: &str) -> V
         second.contains("hi\\n") || second.contains("\"hi\""),
         "{second}"
     );
-    let kinds = event_types(&frames);
+    let events: Vec<Value> = frames.iter().filter(|f| !is_response(f)).cloned().collect();
+    let kinds = event_types(&events);
     // Every wire gives the same event order; only the number of streamed deltas differs.
     let mut collapsed = kinds.clone();
     collapsed.dedup();
@@ -87,7 +94,6 @@ fn tool_call_round_trip(env: &Env, provider: &str, model: &str, path: &str) -> V
 
 /// A prompt whose reply calls `bash`, then a text reply after the tool result (repeated events collapsed).
 const TOOL_ROUND_TRIP_ORDER: &[&str] = &[
-    "response prompt",
     "agent_start",
     "turn_start",
     "message_start",

