@@ -1,4 +1,5 @@
-//! The system prompt: a base prompt (or `--system-prompt`), the appended text, project context files, date and cwd.
+//! The system prompt: a base prompt (or `--system-prompt`), the appended text, project context files, the skills the
+//! model may load, date and cwd.
 
 use std::path::Path;
 
@@ -17,6 +18,7 @@ fn tool_line(name: &str) -> Option<&'static str> {
         "subagent" => "subagent: delegate focused work to child agents that run in the background",
         "wait" => "wait: pause until background work reports",
         "ask_user" => "ask_user: ask the user a clarifying question",
+        "skill" => "skill: load a skill's instructions for the task at hand",
         "tasks_update" => "tasks_update: publish the current task list",
         "suggest_next" => "suggest_next: suggest the user's next prompt and end the turn",
         _ => return None,
@@ -39,8 +41,41 @@ pub(crate) struct PromptParts<'a> {
     pub append: Option<&'a str>,
     pub tools: &'a [String],
     pub context_files: &'a [ContextFile],
+    /// `(name, description)` of the skills offered to the model (already without the model-invocation-disabled ones).
+    pub skills: &'a [(String, String)],
     pub cwd: &'a Path,
     pub date: &'a str,
+}
+
+/// `s` safe inside XML text and attribute values.
+pub(crate) fn escape_xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
+
+/// The skills the model may load, as an `<available_skills>` list (empty when there are none).
+fn skills_section(skills: &[(String, String)]) -> String {
+    if skills.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n\nSkills hold detailed instructions for particular kinds of work. When the task fits one of the \
+         descriptions below, call the skill tool with that skill's name to load its instructions.\nA path \
+         mentioned in a skill is relative to the skill's directory (the folder of its SKILL.md): make it absolute \
+         before using it in a tool call.\n\n<available_skills>",
+    );
+    for (name, description) in skills {
+        out.push_str(&format!(
+            "\n  <skill>\n    <name>{}</name>\n    <description>{}</description>\n  </skill>",
+            escape_xml(name),
+            escape_xml(description)
+        ));
+    }
+    out.push_str("\n</available_skills>");
+    out
 }
 
 pub(crate) fn build_system_prompt(parts: &PromptParts<'_>) -> String {
@@ -74,6 +109,10 @@ pub(crate) fn build_system_prompt(parts: &PromptParts<'_>) -> String {
         prompt.push_str(append);
     }
     prompt.push_str(&format_project_context_section(parts.context_files));
+    // The model can only use a skill through the `skill` tool or by reading its file.
+    if parts.tools.iter().any(|t| t == "read" || t == "skill") {
+        prompt.push_str(&skills_section(parts.skills));
+    }
     prompt.push_str(&format!("\nCurrent date: {}", parts.date));
     prompt.push_str(&format!(
         "\nCurrent working directory: {}",
@@ -97,6 +136,7 @@ mod tests {
             append: Some("Extra rule."),
             tools: &["read".into(), "bash".into()],
             context_files: &files,
+            skills: &[],
             cwd: Path::new("/p"),
             date: "2026-12-01",
         });
@@ -113,9 +153,49 @@ mod tests {
             append: None,
             tools: &[],
             context_files: &[],
+            skills: &[],
             cwd: Path::new("/"),
             date: "d",
         });
         assert!(p.starts_with("Only answer in haiku.\nCurrent date: d"));
+    }
+
+    fn with_skills(tools: &[&str], custom: Option<&str>) -> String {
+        let tools: Vec<String> = tools.iter().map(|t| t.to_string()).collect();
+        build_system_prompt(&PromptParts {
+            custom,
+            append: None,
+            tools: &tools,
+            context_files: &[],
+            skills: &[
+                ("review".into(), "Reviews a PR".into()),
+                ("a<b>".into(), "Uses \"quotes\" & 'apostrophes'".into()),
+            ],
+            cwd: Path::new("/p"),
+            date: "d",
+        })
+    }
+
+    #[test]
+    fn skills_are_listed_when_the_model_can_load_them() {
+        let p = with_skills(&["bash", "skill"], None);
+        let block = "<available_skills>\n  <skill>\n    <name>review</name>\n    <description>Reviews a PR</description>\
+                     \n  </skill>\n  <skill>\n    <name>a&lt;b&gt;</name>\n    <description>Uses &quot;quotes&quot; &amp; \
+                     &apos;apostrophes&apos;</description>\n  </skill>\n</available_skills>\nCurrent date: d";
+        assert!(p.contains(block), "{p}");
+        assert!(p.contains("- skill: load a skill's instructions"), "{p}");
+        // `read` alone is enough (the model can read SKILL.md itself); a custom prompt keeps the list too.
+        assert!(with_skills(&["read"], Some("Custom.")).contains("<available_skills>"));
+        assert!(!with_skills(&["bash"], None).contains("available_skills"));
+        let none = build_system_prompt(&PromptParts {
+            custom: None,
+            append: None,
+            tools: &["skill".into()],
+            context_files: &[],
+            skills: &[],
+            cwd: Path::new("/p"),
+            date: "d",
+        });
+        assert!(!none.contains("available_skills"));
     }
 }

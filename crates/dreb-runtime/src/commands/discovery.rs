@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_settings::SettingsManager;
+use dreb_settings::context_files::ContextFile;
 use serde_json::{Value, json};
 
 use crate::convert::wire;
@@ -15,6 +16,7 @@ use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file};
 
 mod bundled_skills;
 mod expand;
+mod skill_tool;
 
 /// The 20 interactive built-ins, with the `dashboard` flag (false: terminal-only), in the reference's order.
 pub(crate) const BUILTIN_COMMANDS: [(&str, &str, bool); 20] = [
@@ -97,6 +99,9 @@ pub(crate) struct Skill {
     pub name: String,
     pub description: String,
     pub ui: Option<String>,
+    /// `disable-model-invocation: true`: only the user may run it (`/skill:name`); the model neither sees it in the
+    /// system prompt nor can load it with the `skill` tool.
+    pub disable_model_invocation: bool,
     /// The `SKILL.md` text of a compiled-in skill (the others are read from `source.path` when expanded).
     pub text: Option<&'static str>,
     pub source: Source,
@@ -224,6 +229,8 @@ fn skill_from_text(text: &str, source: Source) -> Option<Skill> {
         name: get(&front, "name").map(str::to_string).unwrap_or(parent),
         description,
         ui: get(&front, "ui").map(str::to_string),
+        disable_model_invocation: get(&front, "disable-model-invocation")
+            .is_some_and(|v| matches!(v, "true" | "True" | "TRUE")),
         text: None,
         source,
     })
@@ -495,10 +502,19 @@ pub(crate) fn load_resources(
 }
 
 impl Resources {
-    fn visible_skills(&self) -> impl Iterator<Item = &Skill> {
+    /// The skills of this UI type (`rpc`): what `get_commands` lists and the `skill` tool can find.
+    pub(crate) fn visible_skills(&self) -> impl Iterator<Item = &Skill> {
         self.skills
             .iter()
             .filter(|s| s.ui.as_deref().is_none_or(|ui| ui == UI_TYPE))
+    }
+
+    /// `(name, description)` of the skills the system prompt offers the model: the visible ones it may invoke.
+    pub(crate) fn model_skills(&self) -> Vec<(String, String)> {
+        self.visible_skills()
+            .filter(|s| !s.disable_model_invocation)
+            .map(|s| (s.name.clone(), s.description.clone()))
+            .collect()
     }
 
     /// `get_commands`: prompt templates, then `skill:<name>`, then the built-ins, which replace a colliding entry in
@@ -647,6 +663,21 @@ impl Runtime {
         for d in diagnostics {
             tracing::warn!("{}", d.message);
         }
+        self.rebuild_system_prompt(&context_files);
+        Ok(())
+    }
+
+    /// The `skill` tool of this session.
+    pub(crate) fn skill_tool(&self) -> std::sync::Arc<dyn dreb_agent::Tool> {
+        std::sync::Arc::new(skill_tool::SkillTool::new(std::sync::Arc::downgrade(
+            &self.inner,
+        )))
+    }
+
+    /// Build the system prompt from the session's tools, prompt options, current skills and `context_files` (dated
+    /// today) and give it to the agent: at startup and on `reload`.
+    pub(crate) fn rebuild_system_prompt(&self, context_files: &[ContextFile]) {
+        let inner = &self.inner;
         let custom = inner
             .extras
             .system_prompt
@@ -657,16 +688,45 @@ impl Runtime {
             .append_system_prompt
             .as_deref()
             .map(|s| text_or_file(s, &inner.cwd));
+        let skills = lock(&inner.extras.resources).model_skills();
         let date = chrono::Local::now().format("%Y-%m-%d").to_string();
         let prompt = build_system_prompt(&PromptParts {
             custom: custom.as_deref(),
             append: append.as_deref(),
             tools: &inner.tool_names,
-            context_files: &context_files,
+            context_files,
+            skills: &skills,
             cwd: &inner.cwd,
             date: &date,
         });
         inner.agent.set_system_prompt(prompt);
-        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_is_offered_the_rpc_skills_it_may_invoke() {
+        let resources = Resources {
+            skills: builtin_skills(),
+            ..Default::default()
+        };
+        let routing = resources
+            .skills
+            .iter()
+            .find(|s| s.name == "model-routing-guide")
+            .unwrap();
+        assert!(routing.disable_model_invocation);
+        let offered: Vec<String> = resources
+            .model_skills()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert!(offered.contains(&"mach6-review".to_string()), "{offered:?}");
+        // Model-invocation-disabled, and restricted to another UI.
+        assert!(!offered.contains(&"model-routing-guide".to_string()));
+        assert!(!offered.contains(&"telegram-send".to_string()));
     }
 }

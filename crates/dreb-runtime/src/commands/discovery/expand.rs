@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::{Resources, Skill};
+use crate::system_prompt::escape_xml;
 
 /// Words of an argument string: split on spaces and tabs, `"…"` and `'…'` group (quotes removed, no escapes).
 pub(crate) fn parse_command_args(args: &str) -> Vec<String> {
@@ -117,14 +118,6 @@ pub(super) fn body_of(text: &str) -> String {
         Some(i) => text[3 + i + 4..].trim().to_string(),
         None => text,
     }
-}
-
-fn escape_xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&apos;")
 }
 
 /// A skill's instructions for `args`: the body with `$0` (the first argument), the argument placeholders,
@@ -242,6 +235,7 @@ mod tests {
                 name: "greet".into(),
                 description: "Greets".into(),
                 ui: Some("telegram".into()),
+                disable_model_invocation: false,
                 text: Some(skill_text),
                 source: source("/pkg/skills/greet/SKILL.md"),
             }],
