@@ -19,7 +19,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::persist;
 use crate::sink::{FrameSink, emit};
-use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file};
 
 /// How the runtime starts (the CLI flags and environment that matter).
 #[derive(Clone, Default)]
@@ -124,6 +123,44 @@ pub(crate) struct Inner {
     /// Set when a run's `agent_end` goes out, cleared at the next `agent_start`: the loop is finishing, so a
     /// `prompt` arriving now waits for it instead of failing as busy (hosts prompt as soon as they see agent_end).
     pub run_ending: AtomicBool,
+}
+
+/// Tools active whatever `--tools` says, in the reference's order.
+const ALWAYS_ACTIVE_TOOLS: [&str; 2] = ["skill", "tasks_update"];
+
+/// The session's tool names in request order: `requested` (`--tools`; empty for `--no-tools`) or the default set,
+/// plus the always-active tools, without repeats.
+fn active_tool_names(requested: Option<&[String]>, max_subagents: usize) -> Vec<String> {
+    let mut names: Vec<String> = match requested {
+        Some(list) => list
+            .iter()
+            .cloned()
+            .chain(ALWAYS_ACTIVE_TOOLS.iter().map(|s| s.to_string()))
+            .collect(),
+        None => {
+            let mut names: Vec<String> = dreb_tools::IMPLEMENTED_TOOLS
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            if max_subagents > 0 {
+                let at = names
+                    .iter()
+                    .position(|n| n == "ls")
+                    .map_or(names.len(), |i| i + 1);
+                names.insert(at, "subagent".into());
+            }
+            // `skill` goes where the reference puts it: first of the always-active tools.
+            let at = names
+                .iter()
+                .position(|n| n == ALWAYS_ACTIVE_TOOLS[1])
+                .unwrap_or(names.len());
+            names.insert(at, ALWAYS_ACTIVE_TOOLS[0].into());
+            names
+        }
+    };
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
+    names
 }
 
 /// The live session. Cheap to clone.
@@ -346,44 +383,15 @@ impl Runtime {
             let _ = session.append_thinking_level_change(thinking.as_str());
         }
 
-        // Tools and system prompt. The subagent tool joins the default set after `ls` unless subagents are off.
+        // Tools. The default set gets the subagent tool after `ls` unless subagents are off; `skill` and
+        // `tasks_update` are always on (the reference's third, `search`, does not exist here), also with `--tools`.
         let max_subagents = settings.max_concurrent_subagents() as usize;
-        let tool_names: Vec<String> = options.tools.clone().unwrap_or_else(|| {
-            let mut names: Vec<String> = dreb_tools::IMPLEMENTED_TOOLS
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            if max_subagents > 0 {
-                let at = names
-                    .iter()
-                    .position(|n| n == "ls")
-                    .map_or(names.len(), |i| i + 1);
-                names.insert(at, "subagent".into());
-            }
-            names
-        });
+        let tool_names = active_tool_names(options.tools.as_deref(), max_subagents);
         let (context_files, diagnostics) =
             dreb_settings::context_files::load_project_context_files(&cwd, &agent_dir);
         for d in diagnostics {
             tracing::warn!("{}", d.message);
         }
-        let custom = options
-            .system_prompt
-            .as_deref()
-            .map(|s| text_or_file(s, &cwd));
-        let append = options
-            .append_system_prompt
-            .as_deref()
-            .map(|s| text_or_file(s, &cwd));
-        let date = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let system_prompt = build_system_prompt(&PromptParts {
-            custom: custom.as_deref(),
-            append: append.as_deref(),
-            tools: &tool_names,
-            context_files: &context_files,
-            cwd: &cwd,
-            date: &date,
-        });
 
         let providers = options
             .providers
@@ -393,7 +401,7 @@ impl Runtime {
         let llm: Arc<dyn LlmClient> = Arc::new(providers.clone());
         let mut agent_opts = AgentOptions::new(llm);
         agent_opts.model = Some(model);
-        agent_opts.system_prompt = system_prompt;
+        // The system prompt needs the discovered skills: it is set once the session state exists (below).
         agent_opts.thinking_level = thinking;
         agent_opts.messages = restored;
         agent_opts.steering_mode = parse_queue_mode(&settings.steering_mode());
@@ -454,6 +462,7 @@ impl Runtime {
             run_ending: AtomicBool::new(false),
         });
         let runtime = Runtime { inner };
+        runtime.rebuild_system_prompt(&context_files);
         runtime.install_tools(max_subagents);
         runtime.rehydrate_background_agents();
         agent.set_hooks(Arc::new(Hooks {
@@ -510,7 +519,9 @@ impl Runtime {
         // Requested order is kept: the subagent tool (which needs the session) takes its place among the others.
         let mut tools = Vec::new();
         for name in &self.inner.tool_names {
-            if name == "subagent" {
+            if name == "skill" {
+                tools.push(self.skill_tool());
+            } else if name == "subagent" {
                 if max_subagents > 0 {
                     tools.push(Arc::new(crate::background::tool::SubagentTool::new(
                         Arc::downgrade(&self.inner),
