@@ -563,6 +563,28 @@ impl Runtime {
         self.inner.agent.abort();
     }
 
+    /// A run is in progress, as hosts see it: from `agent_start` until its `agent_end` was sent. (The loop still
+    /// holds its slot for a moment after `agent_end`; commands sent in that moment treat the session as idle.)
+    pub(crate) fn is_busy(&self) -> bool {
+        self.inner.agent.is_streaming()
+            && !self
+                .inner
+                .run_ending
+                .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Wait out the moment between a run's `agent_end` and the loop releasing its slot.
+    pub(crate) async fn settle_after_agent_end(&self) {
+        if self.inner.agent.is_streaming()
+            && self
+                .inner
+                .run_ending
+                .load(std::sync::atomic::Ordering::Acquire)
+        {
+            self.inner.agent.wait_for_idle().await;
+        }
+    }
+
     /// After [`Runtime::shutdown`]: wait (at most `timeout`) for background children to exit and be reaped.
     pub async fn wait_for_children(&self, timeout: std::time::Duration) {
         self.inner.background.wait_for_children(timeout).await;

@@ -1293,7 +1293,6 @@ fn prompts_sent_right_after_agent_end_are_accepted() {
 }
 
 #[test]
-#[ignore = "bug: get_state sent right after agent_end can still report isStreaming:true"]
 fn get_state_right_after_agent_end_reports_idle() {
     right_after_agent_end(|dreb, n| {
         let state = answer(dreb, json!({"id": format!("s{n}"), "type": "get_state"}));
@@ -1302,7 +1301,6 @@ fn get_state_right_after_agent_end_reports_idle() {
 }
 
 #[test]
-#[ignore = "bug: navigate_tree sent right after agent_end can fail with 'while the agent is streaming'"]
 fn navigate_tree_right_after_agent_end_succeeds() {
     let mut target = None;
     right_after_agent_end(|dreb, n| {
@@ -1320,7 +1318,6 @@ fn navigate_tree_right_after_agent_end_succeeds() {
 }
 
 #[test]
-#[ignore = "bug: bash sent right after agent_end can be deferred to the next prompt instead of recorded at once"]
 fn bash_right_after_agent_end_is_recorded_at_once() {
     right_after_agent_end(|dreb, n| {
         let bash = answer(

@@ -342,7 +342,7 @@ where
             e.control = None;
             e.prune_at_ms = Some(now_ms() + PRUNE_AFTER_MS);
         });
-        deliver_completion(&inner, &id, &agent_type, result, cancelled);
+        deliver_completion(&inner, &id, &agent_type, result, cancelled).await;
     });
     agent_id
 }
@@ -405,7 +405,7 @@ fn completion_text(
 
 /// Hand a finished child's result to the parent agent: a cancelled one is only recorded; a finished one resumes
 /// the parent (steered into a running turn, else as a new prompt). Then `background_agent_end` is sent.
-fn deliver_completion(
+async fn deliver_completion(
     inner: &Arc<Inner>,
     agent_id: &str,
     agent_type: &str,
@@ -435,6 +435,10 @@ fn deliver_completion(
         );
     } else if !inner.stop.is_cancelled() {
         inner.background.reset_guardrail();
+        if agent.is_streaming() && inner.run_ending.load(std::sync::atomic::Ordering::Acquire) {
+            // The run already sent agent_end: a steer would wait for the next prompt. Start a run instead.
+            agent.wait_for_idle().await;
+        }
         if agent.is_streaming() {
             agent.steer(message);
         } else if let Err(e) = agent.start_prompt(vec![message.clone()]) {

@@ -77,7 +77,7 @@ impl Runtime {
             timestamp: dreb_agent::now_ms(),
             exclude_from_context: None,
         });
-        if self.inner.agent.is_streaming() {
+        if self.is_busy() {
             // Appending mid-run would separate a tool call from its result.
             lock(&self.inner.deferred_bash).push(message);
             return;

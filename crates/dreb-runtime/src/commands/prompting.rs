@@ -1,7 +1,5 @@
 //! prompt, steer, follow_up, abort and the queues.
 
-use std::sync::atomic::Ordering;
-
 use dreb_agent::{AgentMessage, QueueMode};
 use dreb_ai::{ImageContent, TextContent, UserBlock, UserContent, UserMessage};
 use dreb_protocol::envelope::Response;
@@ -82,10 +80,8 @@ impl Runtime {
         let message = self.expand_input(&p.message);
         let images = images_of(&p.images)?;
         let agent = &self.inner.agent;
-        if agent.is_streaming() && self.inner.run_ending.load(Ordering::Acquire) {
-            // The host saw agent_end; the loop is releasing its slot.
-            agent.wait_for_idle().await;
-        }
+        // The host saw agent_end; the loop may still be releasing its slot.
+        self.settle_after_agent_end().await;
         if agent.is_streaming() {
             return match p.streaming_behavior {
                 Some(StreamingBehavior::Steer) => Ok(self.queue(true, &message, images)),

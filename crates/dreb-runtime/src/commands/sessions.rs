@@ -34,7 +34,7 @@ impl Runtime {
     }
 
     fn ensure_idle(&self) -> Result<(), String> {
-        if self.inner.agent.is_streaming() {
+        if self.is_busy() {
             return Err(
                 "Cannot navigate the session tree while the agent is streaming. Abort or wait for idle first.".into()
             );

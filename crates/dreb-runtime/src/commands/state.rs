@@ -51,7 +51,7 @@ impl Runtime {
             using_subscription: false,
             thinking_level: wire(&agent.thinking_level())?,
             available_thinking_levels: wire(&levels)?,
-            is_streaming: agent.is_streaming(),
+            is_streaming: self.is_busy(),
             is_retrying: self.inner.is_retrying.load(Ordering::Acquire),
             retry_attempt: self.inner.retry_attempt.load(Ordering::Acquire) as i64,
             is_compacting: self.inner.is_compacting.load(Ordering::Acquire),
