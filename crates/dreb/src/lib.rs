@@ -5,6 +5,7 @@
 pub mod args;
 pub mod output;
 pub mod server;
+pub mod stdio;
 
 pub use output::{Output, OutputClosed};
 pub use server::{InputRouter, ServeOptions, ServeOutcome, serve, termination_signal};

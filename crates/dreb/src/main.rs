@@ -49,14 +49,16 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(run(args));
+    // On a worker thread rather than the main thread: the serving loop then wakes up, dispatches and answers on
+    // the worker that received the request, without a hand-off between threads.
+    let code = runtime.block_on(async { tokio::spawn(run(args)).await.unwrap_or(1) });
     // stdin's reader thread may still be blocked in read(); do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(100));
     ExitCode::from(code as u8)
 }
 
 async fn run(args: Args) -> i32 {
-    let (output, _writer) = Output::start(tokio::io::stdout(), DEFAULT_MAX_QUEUED_BYTES);
+    let (output, _writer) = Output::start(dreb_cli::stdio::stdout(), DEFAULT_MAX_QUEUED_BYTES);
     let stop = CancellationToken::new();
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
@@ -109,7 +111,7 @@ async fn run(args: Args) -> i32 {
     let outcome = serve(
         Arc::new(runtime.clone()),
         router,
-        tokio::io::stdin(),
+        dreb_cli::stdio::stdin(),
         output.clone(),
         serve_options,
         termination_signal(),

@@ -1,17 +1,19 @@
-//! The serving loop: a stdin reader task, each command on its own task, responses and events through one
-//! [`Output`].
+//! The serving loop: a stdin reader task, each command on its own task (except a few that answer at once from
+//! memory), responses and events through one [`Output`].
 //!
 //! Commands run concurrently, so a slow `bash` or `compact` never blocks `abort`, `get_state` or an
 //! `extension_ui_response`. Every command line gets exactly one response. At stdin EOF or a termination signal
 //! the server cancels running work, gives in-flight commands a grace period to answer, flushes stdout and returns.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use dreb_protocol::framing::{DEFAULT_MAX_RECORD_BYTES, JsonlReader, RecordError};
 use dreb_protocol::{
-    Command, CommandService, Decoded, Input, Response, decode, envelope::fill, error_text,
+    Command, CommandService, Decoded, Input, Request, Response, decode, envelope::fill, error_text,
     handle_request,
 };
 use tokio::io::AsyncRead;
@@ -104,6 +106,33 @@ fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
     rx
 }
 
+/// Handle one request and write its response.
+async fn answer<S: CommandService + 'static>(
+    service: Arc<S>,
+    output: Output,
+    request: Request,
+    service_writes_snapshot: bool,
+) {
+    let snapshot = matches!(request.command, Command::GetDashboardSnapshot(_));
+    let response = handle_request(&*service, request).await;
+    // Already written by the service, adjacent to its barrier.
+    if !(snapshot && service_writes_snapshot && response.is_success()) {
+        let _ = output.send(&response);
+    }
+}
+
+/// Commands that only read in-memory state and finish without waiting: answered on the serving loop's own task
+/// instead of a new one (a sequential `get_state` round trip then involves no hand-off between tasks or threads).
+/// Everything else gets its own task, so a slow command never holds up the next line.
+fn answers_immediately(command: &Command) -> bool {
+    matches!(command, Command::GetState(_) | Command::GetVersion(_))
+}
+
+/// Poll `future` once with the current task's waker.
+async fn poll_once<F: Future + ?Sized>(mut future: Pin<&mut F>) -> Poll<F::Output> {
+    std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await
+}
+
 /// Serve `service` until stdin ends, `shutdown` completes, or stdout overflows.
 ///
 /// `stop` is cancelled when serving ends, before the grace period: the service should tie its running work
@@ -146,16 +175,24 @@ where
                 }
                 Some(Ok(Ok(line))) => match decode(&line) {
                     Decoded::Request(request) => {
-                        let service = service.clone();
-                        let output = output.clone();
-                        let snapshot = matches!(request.command, Command::GetDashboardSnapshot(_));
-                        tasks.spawn(async move {
-                            let response = handle_request(&*service, request).await;
-                            // Already written by the service, adjacent to its barrier.
-                            if !(snapshot && service_writes_snapshot && response.is_success()) {
-                                let _ = output.send(&response);
+                        let immediate = answers_immediately(&request.command);
+                        let job = answer(service.clone(), output.clone(), request, service_writes_snapshot);
+                        if immediate {
+                            // Polled once right here: a task hand-off would cost more than the command. Should it
+                            // wait on anything after all, it continues on its own task.
+                            let mut job = Box::pin(job);
+                            if poll_once(job.as_mut()).await.is_pending() {
+                                tasks.spawn(job);
                             }
-                        });
+                        } else {
+                            tasks.spawn(async move {
+                                // Start on a fresh scheduler turn (like a task from another thread would): what
+                                // the command spawns (an agent run) then stays queued behind it until its response
+                                // is written, so `prompt`'s response precedes the run's first event.
+                                tokio::task::yield_now().await;
+                                job.await
+                            });
+                        }
                     }
                     Decoded::Input(input) => router.route(input),
                     Decoded::Invalid(response) => {
@@ -209,7 +246,7 @@ mod tests {
     use super::*;
     use dreb_protocol::support::RequestContext;
     use dreb_protocol::{ResponseData, RpcDashboardSnapshot};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
     /// Answers `get_dashboard_snapshot` like the runtime: barrier and response written by the service in one go.
     struct SnapshotService {
@@ -283,6 +320,81 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
+    }
+
+    /// `get_state` waits until `abort` releases it; `get_version` answers at once.
+    struct WaitingStateService {
+        release: tokio::sync::Notify,
+    }
+
+    impl CommandService for WaitingStateService {
+        async fn call(
+            &self,
+            _ctx: &RequestContext,
+            command: Command,
+        ) -> Result<ResponseData, String> {
+            match command {
+                Command::GetState(_) => {
+                    self.release.notified().await;
+                    Err("released".into())
+                }
+                Command::Abort(_) => {
+                    self.release.notify_waiters();
+                    Ok(ResponseData::Abort)
+                }
+                Command::GetVersion(_) => {
+                    Ok(ResponseData::GetVersion(dreb_protocol::VersionResult {
+                        version: "1".into(),
+                    }))
+                }
+                _ => Err("unexpected".into()),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn an_immediate_command_that_waits_after_all_moves_to_its_own_task() {
+        let (mut stdin, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, stdout) = tokio::io::duplex(1 << 16);
+        let (output, _writer) = Output::start(server_out, 1 << 20);
+        let service = Arc::new(WaitingStateService {
+            release: tokio::sync::Notify::new(),
+        });
+        let router: Arc<dyn InputRouter> = Arc::new(|_i: dreb_protocol::Input| {});
+        let server = tokio::spawn(serve(
+            service,
+            router,
+            server_in,
+            output,
+            ServeOptions::default(),
+            std::future::pending::<()>(),
+            CancellationToken::new(),
+        ));
+        let mut lines = tokio::io::BufReader::new(stdout).lines();
+        let mut next_id = async || -> serde_json::Value {
+            let line = lines.next_line().await.unwrap().unwrap();
+            serde_json::from_str::<serde_json::Value>(&line).unwrap()["id"].clone()
+        };
+        stdin
+            .write_all(
+                b"{\"id\":\"s\",\"type\":\"get_state\"}\n{\"id\":\"v\",\"type\":\"get_version\"}\n",
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            next_id().await,
+            "v",
+            "the waiting get_state held up the next line"
+        );
+        stdin
+            .write_all(b"{\"id\":\"a\",\"type\":\"abort\"}\n")
+            .await
+            .unwrap();
+        let mut rest = vec![next_id().await, next_id().await];
+        rest.sort_by_key(|v| v.to_string());
+        assert_eq!(rest, ["a", "s"]);
+        stdin.shutdown().await.unwrap();
+        server.await.unwrap();
     }
 
     #[tokio::test]

@@ -19,13 +19,27 @@ impl Runtime {
         if model.context_window == 0 {
             return None;
         }
-        let estimate = dreb_compaction::estimate_context_tokens(&self.message_values());
+        let estimate = dreb_compaction::estimate_context_tokens(&self.context_tail_values());
         let window = model.context_window as f64;
         Some(ContextUsage {
             tokens: Some(estimate.tokens as i64),
             context_window: model.context_window as i64,
             percent: Some(JsNumber(estimate.tokens as f64 / window * 100.0)),
         })
+    }
+
+    /// The messages the context estimate reads: the last assistant message with usable usage (not aborted, not
+    /// an error) and everything after it, or every message when there is none. The estimate of this tail equals
+    /// the estimate of the whole list, and only the tail is cloned and converted to JSON (`get_state` is polled
+    /// often, and a long session would otherwise be copied and converted on every call).
+    fn context_tail_values(&self) -> Vec<serde_json::Value> {
+        let tail: Vec<AgentMessage> = self
+            .inner
+            .agent
+            .with_state(|s| context_tail(&s.messages).to_vec());
+        tail.iter()
+            .filter_map(|m| serde_json::to_value(m).ok())
+            .collect()
     }
 
     pub(crate) fn state(&self) -> Result<RpcSessionState, String> {
@@ -65,7 +79,7 @@ impl Runtime {
             session_id,
             session_name,
             auto_compaction_enabled: self.inner.auto_compaction.load(Ordering::Acquire),
-            message_count: agent.messages().len() as i64,
+            message_count: agent.with_state(|s| s.messages.len()) as i64,
             pending_message_count: lock(&self.inner.queued).len() as i64,
             context_usage: self.context_usage(model.as_ref()),
             model_fallback_message: self.inner.model_fallback_message.clone(),
@@ -211,6 +225,22 @@ impl Runtime {
     }
 }
 
+/// See [`Runtime::context_tail_values`].
+fn context_tail(messages: &[AgentMessage]) -> &[AgentMessage] {
+    let start = messages.iter().rposition(has_usable_usage).unwrap_or(0);
+    &messages[start..]
+}
+
+/// Whether the context estimate takes its usage from this message (`dreb_compaction::estimate_context_tokens`
+/// skips aborted and failed replies).
+fn has_usable_usage(message: &AgentMessage) -> bool {
+    matches!(
+        message,
+        AgentMessage::Assistant(a)
+            if !matches!(a.stop_reason, dreb_ai::StopReason::Aborted | dreb_ai::StopReason::Error)
+    )
+}
+
 /// The branch named by `.git/HEAD`, walking up from `cwd` (worktrees' `.git` files included); `"detached"` for a
 /// detached HEAD, `None` outside a repository.
 pub(crate) fn git_branch(cwd: &Path) -> Option<String> {
@@ -245,6 +275,54 @@ pub(crate) fn git_branch(cwd: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn values(messages: &[AgentMessage]) -> Vec<serde_json::Value> {
+        messages
+            .iter()
+            .map(|m| serde_json::to_value(m).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_context_tail_estimates_like_the_whole_conversation() {
+        let user =
+            |text: &str| serde_json::json!({"role": "user", "content": text, "timestamp": 1});
+        let assistant = |stop: &str, total: u64| {
+            serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": "reply text"}],
+                "api": "faux", "provider": "faux", "model": "faux", "stopReason": stop, "timestamp": 2,
+                "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": total,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}})
+        };
+        let cases = [
+            vec![],
+            vec![user("only a question")],
+            vec![
+                user("q"),
+                assistant("stop", 100),
+                user("next question here"),
+            ],
+            vec![
+                user("q"),
+                assistant("stop", 100),
+                user("again"),
+                assistant("aborted", 7),
+                user("more"),
+            ],
+            vec![user("q"), assistant("error", 50), user("retry please")],
+            vec![assistant("toolUse", 0), user("a"), assistant("length", 300)],
+        ];
+        for case in cases {
+            let messages: Vec<AgentMessage> = case
+                .into_iter()
+                .map(|v| serde_json::from_value(v).unwrap())
+                .collect();
+            let whole = dreb_compaction::estimate_context_tokens(&values(&messages));
+            let tail = dreb_compaction::estimate_context_tokens(&values(context_tail(&messages)));
+            assert_eq!(tail.tokens, whole.tokens, "{messages:?}");
+            assert_eq!(tail.usage_tokens, whole.usage_tokens);
+            assert_eq!(tail.trailing_tokens, whole.trailing_tokens);
+        }
+    }
 
     #[test]
     fn git_branch_reads_head_walking_up() {
