@@ -8,7 +8,7 @@ use dreb_ai::{AssistantMessage, ToolCall, ToolResultMessage, UserBlock};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -88,6 +88,9 @@ pub(crate) async fn execute_tool_calls(
         cancel: tool_cancel.clone(),
     };
     let mut running = FuturesUnordered::new();
+    // Tools start in call order, like the reference's (each runs until its first real wait before the next
+    // starts), so what they queue (e.g. `ask_user` dialogs) is queued in call order; then they run in parallel.
+    let mut previous_started: Option<oneshot::Receiver<()>> = None;
     for (index, p) in prepared.iter().enumerate() {
         let tx = update_tx.clone();
         let on_update: ToolUpdateFn = Arc::new(move |partial| {
@@ -99,7 +102,20 @@ pub(crate) async fn execute_tool_calls(
             p.args.clone(),
             tool_cancel.clone(),
         );
-        let handle = tokio::spawn(async move { tool.execute(&id, args, cancel, on_update).await });
+        let (started_tx, started_rx) = oneshot::channel::<()>();
+        let after = previous_started.replace(started_rx);
+        let handle = tokio::spawn(async move {
+            if let Some(after) = after {
+                let _ = after.await;
+            }
+            let mut execution = std::pin::pin!(tool.execute(&id, args, cancel, on_update));
+            let first = futures::poll!(execution.as_mut());
+            let _ = started_tx.send(());
+            match first {
+                std::task::Poll::Ready(output) => output,
+                std::task::Poll::Pending => execution.await,
+            }
+        });
         guard.handles.push(handle.abort_handle());
         running.push(async move { (index, handle.await) });
     }

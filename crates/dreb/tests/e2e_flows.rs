@@ -1026,7 +1026,6 @@ fn two_asks_in_one_reply_are_shown_one_at_a_time() {
 /// The reference starts parallel tool calls in order and queues their asks FIFO, so the user sees the questions in
 /// the order the model asked them. Repeated, since the order is a race.
 #[test]
-#[ignore = "bug: two ask_user calls in one reply are shown in a random order, not in call order"]
 fn two_asks_in_one_reply_are_shown_in_call_order() {
     let env = two_asks_env();
     let mut dreb = env.spawn(&[]);
