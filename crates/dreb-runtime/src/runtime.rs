@@ -40,6 +40,9 @@ pub struct RuntimeOptions {
     pub agent_type: Option<String>,
     /// The `dreb` executable the subagent tool runs children with (default: this process's executable).
     pub subagent_binary: Option<PathBuf>,
+    /// `prompt` writes its own success response through the sink, before the run's first event (the serving layer
+    /// must then not write it: `ServeOptions::service_writes_prompt_response`). Off: the caller answers.
+    pub writes_prompt_ack: bool,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     /// Enabled tools (None = all built-in tools).
@@ -120,6 +123,8 @@ pub(crate) struct Inner {
     pub dialog_tracker: Arc<crate::commands::dialogs::DialogTracker>,
     /// Children launched by the subagent tool.
     pub background: crate::background::BackgroundAgents,
+    /// See [`RuntimeOptions::writes_prompt_ack`].
+    pub writes_prompt_ack: bool,
     /// Set when a run's `agent_end` goes out, cleared at the next `agent_start`: the loop is finishing, so a
     /// `prompt` arriving now waits for it instead of failing as busy (hosts prompt as soon as they see agent_end).
     pub run_ending: AtomicBool,
@@ -460,6 +465,7 @@ impl Runtime {
                     .unwrap_or_else(|| PathBuf::from("dreb")),
             ),
             run_ending: AtomicBool::new(false),
+            writes_prompt_ack: options.writes_prompt_ack,
         });
         let runtime = Runtime { inner };
         runtime.rebuild_system_prompt(&context_files);

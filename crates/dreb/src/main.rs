@@ -80,6 +80,8 @@ async fn run(args: Args) -> i32 {
         parent_session: args.parent_session.clone(),
         agent_type: args.agent_type.clone(),
         subagent_binary: None,
+        // Paired with `service_writes_prompt_response` below.
+        writes_prompt_ack: true,
         system_prompt: args.system_prompt.clone(),
         append_system_prompt: args.append_system_prompt.clone(),
         tools: args.tool_list(),
@@ -99,7 +101,10 @@ async fn run(args: Args) -> i32 {
     // token) settles the open dialogs inside the runtime.
     let dialogs = runtime.clone();
     let router = Arc::new(move |input: dreb_protocol::Input| dialogs.handle_input(&input));
-    let mut serve_options = ServeOptions::default();
+    let mut serve_options = ServeOptions {
+        service_writes_prompt_response: true,
+        ..ServeOptions::default()
+    };
     // Tests (and cautious hosts) can lower the input line cap.
     if let Some(cap) = std::env::var("DREB_MAX_RECORD_BYTES")
         .ok()

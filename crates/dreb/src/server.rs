@@ -46,6 +46,9 @@ pub struct ServeOptions {
     /// `dashboard_snapshot_barrier` and in the same write (so the snapshot is atomic with its event stream); the
     /// server then does not write that response. Errors are always written by the server.
     pub service_writes_snapshot_response: bool,
+    /// The service writes `prompt`'s success response itself, before anything the prompt causes (so no event of
+    /// the run can precede it); the server then does not write it. Errors are always written by the server.
+    pub service_writes_prompt_response: bool,
 }
 
 impl Default for ServeOptions {
@@ -55,6 +58,7 @@ impl Default for ServeOptions {
             shutdown_grace: Duration::from_secs(3),
             flush_timeout: Duration::from_secs(5),
             service_writes_snapshot_response: true,
+            service_writes_prompt_response: false,
         }
     }
 }
@@ -106,17 +110,29 @@ fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
     rx
 }
 
+/// Which successful responses the service writes itself.
+#[derive(Clone, Copy)]
+struct SelfAnswered {
+    snapshot: bool,
+    prompt: bool,
+}
+
 /// Handle one request and write its response.
 async fn answer<S: CommandService + 'static>(
     service: Arc<S>,
     output: Output,
     request: Request,
-    service_writes_snapshot: bool,
+    self_answered: SelfAnswered,
 ) {
-    let snapshot = matches!(request.command, Command::GetDashboardSnapshot(_));
+    let written_by_service = match request.command {
+        // Adjacent to its barrier.
+        Command::GetDashboardSnapshot(_) => self_answered.snapshot,
+        // Ahead of the run's first event.
+        Command::Prompt(_) => self_answered.prompt,
+        _ => false,
+    };
     let response = handle_request(&*service, request).await;
-    // Already written by the service, adjacent to its barrier.
-    if !(snapshot && service_writes_snapshot && response.is_success()) {
+    if !(written_by_service && response.is_success()) {
         let _ = output.send(&response);
     }
 }
@@ -153,7 +169,10 @@ where
     let mut records = spawn_reader(input, options.max_record_bytes);
     let overflowed = output.overflowed();
     let mut tasks: JoinSet<()> = JoinSet::new();
-    let service_writes_snapshot = options.service_writes_snapshot_response;
+    let self_answered = SelfAnswered {
+        snapshot: options.service_writes_snapshot_response,
+        prompt: options.service_writes_prompt_response,
+    };
     tokio::pin!(shutdown);
 
     let outcome = loop {
@@ -176,7 +195,7 @@ where
                 Some(Ok(Ok(line))) => match decode(&line) {
                     Decoded::Request(request) => {
                         let immediate = answers_immediately(&request.command);
-                        let job = answer(service.clone(), output.clone(), request, service_writes_snapshot);
+                        let job = answer(service.clone(), output.clone(), request, self_answered);
                         if immediate {
                             // Polled once right here: a task hand-off would cost more than the command. Should it
                             // wait on anything after all, it continues on its own task.
@@ -186,9 +205,10 @@ where
                             }
                         } else {
                             tasks.spawn(async move {
-                                // Start on a fresh scheduler turn (like a task from another thread would): what
-                                // the command spawns (an agent run) then stays queued behind it until its response
-                                // is written, so `prompt`'s response precedes the run's first event.
+                                // Start on a fresh scheduler turn (like a task from another thread would), so
+                                // what the command spawns tends to queue behind its response. (`prompt` does not
+                                // rely on this: with `service_writes_prompt_response` its acknowledgement is
+                                // written before the run can start.)
                                 tokio::task::yield_now().await;
                                 job.await
                             });

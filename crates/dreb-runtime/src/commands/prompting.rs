@@ -71,6 +71,15 @@ impl Runtime {
         lock(&self.inner.extras.resources).expand_input(text, &session_id)
     }
 
+    /// With [`crate::RuntimeOptions::writes_prompt_ack`], `prompt`'s success response is written here, ahead of
+    /// anything the prompt causes (the reference answers before the run's first event); the server then skips it.
+    fn acknowledge_prompt(&self, ctx: &RequestContext) {
+        if self.inner.writes_prompt_ack {
+            let ack = Response::ok(ctx.id.clone(), "prompt", ResponseData::Prompt);
+            emit(&*self.inner.sink, &ack);
+        }
+    }
+
     pub(crate) async fn cmd_prompt(
         &self,
         ctx: &RequestContext,
@@ -83,11 +92,14 @@ impl Runtime {
         // The host saw agent_end; the loop may still be releasing its slot.
         self.settle_after_agent_end().await;
         if agent.is_streaming() {
-            return match p.streaming_behavior {
-                Some(StreamingBehavior::Steer) => Ok(self.queue(true, &message, images)),
-                Some(StreamingBehavior::FollowUp) => Ok(self.queue(false, &message, images)),
-                _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
+            let steering = match p.streaming_behavior {
+                Some(StreamingBehavior::Steer) => true,
+                Some(StreamingBehavior::FollowUp) => false,
+                _ => return Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
             };
+            self.acknowledge_prompt(ctx);
+            self.queue(steering, &message, images);
+            return Ok(());
         }
         let Some(model) = agent.model() else {
             return Err("No model selected.\n\nUse /login or set an API key environment variable. See docs/providers.md\n\nThen use /model to select a model.".into());
@@ -100,11 +112,21 @@ impl Runtime {
         }
         self.flush_deferred_bash();
         let Some(pending) = self.pre_prompt_compaction() else {
-            return agent
-                .start_prompt(vec![user_message(&message, &images)])
-                .map(|_| ())
-                .map_err(|e| e.to_string());
+            if !self.inner.writes_prompt_ack {
+                return agent
+                    .start_prompt(vec![user_message(&message, &images)])
+                    .map(|_| ())
+                    .map_err(|e| e.to_string());
+            }
+            // Acknowledged before the run can emit anything; a start that fails after all is a late failure.
+            self.acknowledge_prompt(ctx);
+            if let Err(e) = agent.start_prompt(vec![user_message(&message, &images)]) {
+                let late = Response::error(ctx.id.clone(), Some("prompt".into()), e.to_string());
+                emit(&*self.inner.sink, &late);
+            }
+            return Ok(());
         };
+        self.acknowledge_prompt(ctx);
         // Compact first, then prompt. Like the reference, the prompt is acknowledged at once; a failure to start
         // afterwards is reported as a second response for the same id.
         let rt = self.clone();
