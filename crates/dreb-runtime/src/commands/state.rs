@@ -7,6 +7,7 @@ use dreb_agent::{AgentMessage, available_thinking_levels};
 use dreb_ai::Model;
 use dreb_protocol::support::{JsNumber, RequestContext};
 use dreb_protocol::*;
+use serde::Deserialize;
 
 use crate::convert::wire;
 use crate::runtime::{Runtime, lock};
@@ -53,6 +54,9 @@ impl Runtime {
                 s.session_name(),
             )
         };
+        // Read in place (no copy of the list) and released before the other locks are taken.
+        let tasks =
+            Deserialize::deserialize(&*lock(&self.inner.tasks)).map_err(|e| e.to_string())?;
         let levels = match &model {
             Some(m) => available_thinking_levels(m),
             None => vec![dreb_ai::ThinkingLevel::Off],
@@ -60,8 +64,7 @@ impl Runtime {
         Ok(RpcSessionState {
             model: model.as_ref().map(wire).transpose()?,
             scoped_models: self.scoped_models_for_state()?,
-            tasks: serde_json::from_value(lock(&self.inner.tasks).clone())
-                .map_err(|e| e.to_string())?,
+            tasks,
             using_subscription: false,
             thinking_level: wire(&agent.thinking_level())?,
             available_thinking_levels: wire(&levels)?,
