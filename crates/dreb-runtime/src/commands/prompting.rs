@@ -118,11 +118,17 @@ impl Runtime {
                     .map(|_| ())
                     .map_err(|e| e.to_string());
             }
-            // Acknowledged before the run can emit anything; a start that fails after all is a late failure.
-            self.acknowledge_prompt(ctx);
-            if let Err(e) = agent.start_prompt(vec![user_message(&message, &images)]) {
-                let late = Response::error(ctx.id.clone(), Some("prompt".into()), e.to_string());
-                emit(&*self.inner.sink, &late);
+            // The run is started and acknowledged under the sink's gate: its first event waits for the ack, and a
+            // start that fails (a concurrent prompt won) is this request's only response, an error.
+            let gated = &self.inner.gated_sink;
+            let _gate = lock(&gated.gate);
+            agent
+                .start_prompt(vec![user_message(&message, &images)])
+                .map_err(|e| e.to_string())?;
+            let ack = Response::ok(ctx.id.clone(), "prompt", ResponseData::Prompt);
+            match dreb_protocol::framing::encode_frame(&ack) {
+                Ok(bytes) => gated.inner.send_frame(bytes),
+                Err(e) => tracing::error!("could not encode the prompt acknowledgement: {e}"),
             }
             return Ok(());
         };

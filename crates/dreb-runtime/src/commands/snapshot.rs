@@ -19,8 +19,8 @@ use crate::sink::FrameSink;
 /// Lock order: the gate comes before every runtime lock (the snapshot reads the state while holding it), so never
 /// emit an event while holding a runtime lock (`session`, `tasks`, `queued`, ...).
 pub(crate) struct GatedSink {
-    inner: Arc<dyn FrameSink>,
-    gate: Mutex<()>,
+    pub(crate) inner: Arc<dyn FrameSink>,
+    pub(crate) gate: Mutex<()>,
 }
 
 impl GatedSink {
