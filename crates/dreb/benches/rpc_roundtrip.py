@@ -7,6 +7,9 @@
 - the client's own floor: the same sequential loop against `cat` (which echoes each request line), i.e. the
   fastest any server could answer this Python client on this machine.
 
+- `get_state` round trips in a longer conversation (40 offline turns with ~1 KB prompts, 160 messages), where any
+  per-call work proportional to the conversation shows.
+
 Sequential figures are the median and best of ROUNDS rounds of 5,000 requests (after 500 warm-up requests), since a
 shared machine moves them a lot.
 
@@ -53,6 +56,20 @@ def sequential_rates(proc, n=5000):
     return rates
 
 
+def long_conversation_rate(proc, turns=40, n=2000):
+    text = "lorem ipsum dolor sit amet " * 40
+    for i in range(turns):
+        proc.stdin.write((json.dumps({"id": f"p{i}", "type": "prompt", "message": f"{i} {text}"}) + "\n").encode())
+        proc.stdin.flush()
+        while json.loads(proc.stdout.readline()).get("type") != "agent_end":
+            pass
+    count = request(proc, {"type": "get_state"})["data"]["messageCount"]
+    t0 = time.perf_counter()
+    for i in range(n):
+        request(proc, {"id": i, "type": "get_state"})
+    return count, n / (time.perf_counter() - t0)
+
+
 def main():
     with tempfile.TemporaryDirectory() as agent_dir, tempfile.TemporaryDirectory() as cwd:
         starts = []
@@ -87,6 +104,11 @@ def main():
         p.stdin.close()
         p.wait()
 
+        p = spawn(agent_dir, cwd)
+        messages, long_rate = long_conversation_rate(p)
+        p.stdin.close()
+        p.wait()
+
         echo = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         floor = sequential_rates(echo)
         echo.stdin.close()
@@ -98,6 +120,7 @@ def main():
     print(f"| idle RSS after startup | {rss_kb / 1024:.1f} MB | < 15 MB |")
     rates = lambda r: f"{statistics.median(r):,.0f} /s (best {max(r):,.0f})"
     print(f"| `get_state` round trips, sequential, median of {ROUNDS} | {rates(seq)} | > 20,000 /s |")
+    print(f"| `get_state` round trips, sequential, {messages} messages in the conversation | {long_rate:,.0f} /s | |")
     print(f"| client floor: same loop against `cat`, median of {ROUNDS} | {rates(floor)} | |")
     print(f"| `get_state` responses, pipelined (20,000 requests) | {piped:,.0f} /s | |")
 
