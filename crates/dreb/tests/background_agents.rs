@@ -299,15 +299,30 @@ fn steer_and_pending_reach_a_running_child() {
     assert_eq!(code, 0);
 }
 
-#[test]
-fn abort_stops_running_children_and_records_the_cancellation() {
-    let marker = format!("bg-abort-{}", std::process::id());
+/// A parent whose child runs a command that never ends (its command line carries `marker`).
+fn endless_child(marker: &str) -> (Env, Dreb) {
     let env = delegating(
         "Delegate",
         json!({"task": format!("[[tool=bash:while true; do sleep 0.05; done # {marker}]]")}),
     );
     let mut dreb = env.spawn(&[]);
     dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Delegate forever"}));
+    (env, dreb)
+}
+
+/// Wait (bounded) until a process whose command line contains `marker` exists (`present`) or is gone.
+fn wait_for_process(marker: &str, present: bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while process_with(marker) != present && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    process_with(marker) == present
+}
+
+#[test]
+fn abort_stops_running_children_and_records_the_cancellation() {
+    let marker = format!("bg-abort-{}", std::process::id());
+    let (_env, mut dreb) = endless_child(&marker);
     // The parent's run ends and the child's command starts, in either order.
     let (mut parent_done, mut child_busy) = (false, false);
     let frames = dreb.read_until(|f| {
@@ -324,11 +339,10 @@ fn abort_stops_running_children_and_records_the_cancellation() {
         .unwrap()
         .to_string();
     // The command starts just after its tool_execution_start.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !process_with(&marker) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(process_with(&marker), "the child's command never started");
+    assert!(
+        wait_for_process(&marker, true),
+        "the child's command never started"
+    );
 
     let abort = response(&mut dreb, json!({"id": "a", "type": "abort"}));
     assert_eq!(abort["success"], true);
@@ -355,7 +369,10 @@ fn abort_stops_running_children_and_records_the_cancellation() {
     assert_eq!(list["data"]["agents"][0]["status"], "failed");
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
-    assert!(!process_with(&marker), "the child's command outlived it");
+    assert!(
+        wait_for_process(&marker, false),
+        "the child's command outlived it"
+    );
 }
 
 #[test]
@@ -744,26 +761,19 @@ fn a_fallback_list_is_resolved_and_probed_in_order() {
 #[test]
 fn closing_stdin_stops_running_children() {
     let marker = format!("bg-eof-{}", std::process::id());
-    let env = delegating(
-        "Delegate",
-        json!({"task": format!("[[tool=bash:while true; do sleep 0.05; done # {marker}]]")}),
-    );
-    let mut dreb = env.spawn(&[]);
-    dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Delegate forever"}));
+    let (_env, mut dreb) = endless_child(&marker);
     dreb.read_until(|f| {
         f["type"] == "background_agent_event" && f["event"]["type"] == "tool_execution_start"
     });
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !process_with(&marker) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(process_with(&marker), "the child's command never started");
+    assert!(
+        wait_for_process(&marker, true),
+        "the child's command never started"
+    );
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
     // The child and its command go with the parent (allowing them a moment to wind down).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while process_with(&marker) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert!(!process_with(&marker), "a child outlived its parent");
+    assert!(
+        wait_for_process(&marker, false),
+        "a child outlived its parent"
+    );
 }
