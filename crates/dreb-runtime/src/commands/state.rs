@@ -1,6 +1,7 @@
 //! get_state, get_messages, stats, names, version, git branch.
 
 use std::path::Path;
+use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
 use dreb_agent::{AgentMessage, available_thinking_levels};
@@ -62,7 +63,7 @@ impl Runtime {
             None => vec![dreb_ai::ThinkingLevel::Off],
         };
         Ok(RpcSessionState {
-            model: model.as_ref().map(wire).transpose()?,
+            model: model.as_ref().map(wire_model).transpose()?,
             scoped_models: self.scoped_models_for_state()?,
             tasks,
             using_subscription: false,
@@ -228,6 +229,21 @@ impl Runtime {
     }
 }
 
+/// The protocol form of `model`. The last conversion is kept: `get_state` is polled often and the model rarely
+/// changes, and comparing two models is much cheaper than converting one (about 3 µs). Keyed by the whole model,
+/// so any change (even of a field `get_state` shows) converts again.
+fn wire_model(model: &Model) -> Result<dreb_protocol::Model, String> {
+    static LAST: Mutex<Option<(Model, dreb_protocol::Model)>> = Mutex::new(None);
+    if let Some((from, to)) = &*lock(&LAST)
+        && from == model
+    {
+        return Ok(to.clone());
+    }
+    let converted: dreb_protocol::Model = wire(model)?;
+    *lock(&LAST) = Some((model.clone(), converted.clone()));
+    Ok(converted)
+}
+
 /// See [`Runtime::context_tail_values`].
 fn context_tail(messages: &[AgentMessage]) -> &[AgentMessage] {
     let start = messages.iter().rposition(has_usable_usage).unwrap_or(0);
@@ -325,6 +341,23 @@ mod tests {
             assert_eq!(tail.usage_tokens, whole.usage_tokens);
             assert_eq!(tail.trailing_tokens, whole.trailing_tokens);
         }
+    }
+
+    #[test]
+    fn the_kept_model_conversion_follows_every_change() {
+        let mut model: Model = serde_json::from_value(serde_json::json!({
+            "id": "m", "name": "M", "api": "faux", "provider": "p", "baseUrl": "", "reasoning": false,
+            "input": ["text"], "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 1000, "maxTokens": 100
+        }))
+        .unwrap();
+        for window in [1000, 2000, 2000, 1000] {
+            model.context_window = window;
+            let fresh: dreb_protocol::Model = wire(&model).unwrap();
+            assert_eq!(wire_model(&model).unwrap(), fresh);
+        }
+        model.name = "Renamed".into();
+        assert_eq!(wire_model(&model).unwrap().name, "Renamed");
     }
 
     #[test]
