@@ -439,6 +439,11 @@ impl Agent {
         self.shared.lock().steering.push(message);
     }
 
+    /// Takes a queued steering message back out; false when a run already delivered it (or it was never queued).
+    pub fn take_queued_steering(&self, message: &AgentMessage) -> bool {
+        self.shared.lock().steering.remove(message)
+    }
+
     /// Queues a message delivered only when the agent would otherwise stop.
     pub fn follow_up(&self, message: AgentMessage) {
         self.shared.lock().follow_up.push(message);

@@ -66,6 +66,14 @@ impl MessageQueue {
         self.items.clear();
     }
 
+    /// Take `message` out of the queue (its first equal); false when it is not queued.
+    pub fn remove(&mut self, message: &AgentMessage) -> bool {
+        match self.items.iter().position(|m| m == message) {
+            Some(i) => self.items.remove(i).is_some(),
+            None => false,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.items.len()
     }
@@ -104,6 +112,17 @@ mod tests {
         assert_eq!(texts(q.dequeue()), ["a"]);
         assert_eq!(texts(q.dequeue()), ["b"]);
         assert!(q.dequeue().is_empty());
+    }
+
+    #[test]
+    fn a_queued_message_can_be_taken_back_once() {
+        let mut q = MessageQueue::new(QueueMode::OneAtATime);
+        q.push(msg("a"));
+        q.push(msg("b"));
+        assert!(q.remove(&msg("b")));
+        assert!(!q.remove(&msg("b")));
+        assert_eq!(texts(q.dequeue()), ["a"]);
+        assert!(q.is_empty());
     }
 
     #[test]

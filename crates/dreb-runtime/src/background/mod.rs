@@ -440,11 +440,18 @@ async fn deliver_completion(
             agent.wait_for_idle().await;
         }
         if agent.is_streaming() {
-            agent.steer(message);
-        } else if let Err(e) = agent.start_prompt(vec![message.clone()]) {
-            // A run started in between: deliver when it would otherwise stop.
-            tracing::debug!("background completion queued as a follow-up: {e}");
-            agent.follow_up(message);
+            agent.steer(message.clone());
+            // A run already past its last steering check would end with the notice still queued: once idle, a
+            // notice nobody took starts a run of its own.
+            let inner = inner.clone();
+            tokio::spawn(async move {
+                inner.agent.wait_for_idle().await;
+                if !inner.stop.is_cancelled() && inner.agent.take_queued_steering(&message) {
+                    start_or_follow_up(&inner, message);
+                }
+            });
+        } else {
+            start_or_follow_up(inner, message);
         }
     }
     let mut end = json!({"type": "background_agent_end", "agentId": agent_id,
@@ -477,6 +484,14 @@ async fn deliver_completion(
         end["sessionFile"] = json!(f.display().to_string());
     }
     emit(&*inner.sink, &end);
+}
+
+/// Resume the parent with `message`, or, if a run started in between, deliver it when that run would stop.
+fn start_or_follow_up(inner: &Inner, message: AgentMessage) {
+    if let Err(e) = inner.agent.start_prompt(vec![message.clone()]) {
+        tracing::debug!("background completion queued as a follow-up: {e}");
+        inner.agent.follow_up(message);
+    }
 }
 
 // ----- guardrails (called from the runtime's event bridge and hooks) ------------------------------------------
