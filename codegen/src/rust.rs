@@ -280,6 +280,11 @@ impl<'a> Gen<'a> {
                 ),
                 "A known command whose fields do not match the spec (`{command}`, `{message}` names the field).",
             ),
+            (
+                "SHUTTING_DOWN",
+                get("shuttingDown", "Shutting down: {command} was not run"),
+                "A command read after shutdown began (`{command}`); it was not run.",
+            ),
         ];
         self.w(
             0,

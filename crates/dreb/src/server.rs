@@ -225,8 +225,22 @@ where
 
     tracing::debug!(?outcome, in_flight = tasks.len(), "shutting down");
     stop.cancel();
+    // While in-flight commands wind down, lines still arriving are answered, not run.
+    let mut input_open = !matches!(outcome, ServeOutcome::Eof | ServeOutcome::InputError(_));
     if tokio::time::timeout(options.shutdown_grace, async {
-        while tasks.join_next().await.is_some() {}
+        loop {
+            tokio::select! {
+                done = tasks.join_next() => if done.is_none() { break },
+                record = records.recv(), if input_open => match record {
+                    Some(Ok(Ok(line))) => refuse_while_shutting_down(&line, &output, &*router),
+                    Some(Ok(Err(record_error))) => {
+                        let text = fill(error_text::PARSE, &[("message", &record_error.to_string())]);
+                        let _ = output.send(&Response::error(None, Some("parse".into()), text));
+                    }
+                    Some(Err(_)) | None => input_open = false,
+                },
+            }
+        }
     })
     .await
     .is_err()
@@ -243,6 +257,22 @@ where
         tracing::warn!("stdout did not drain before exit");
     }
     outcome
+}
+
+/// A line read after shutdown began: a command is answered with the shutting-down error (not run); other input is
+/// handled as usual.
+fn refuse_while_shutting_down(line: &str, output: &Output, router: &dyn InputRouter) {
+    match decode(line) {
+        Decoded::Request(request) => {
+            let name = request.command.name();
+            let text = fill(error_text::SHUTTING_DOWN, &[("command", name)]);
+            let _ = output.send(&Response::error(request.id, Some(name.to_string()), text));
+        }
+        Decoded::Input(input) => router.route(input),
+        Decoded::Invalid(response) => {
+            let _ = output.send(&response);
+        }
+    }
 }
 
 /// Completes on SIGTERM or SIGINT.

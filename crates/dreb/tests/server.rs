@@ -224,3 +224,95 @@ async fn invalid_utf8_and_oversized_lines_get_one_error_each_and_serving_continu
     assert_eq!(frames[2]["id"], "after");
     assert_eq!(frames[2]["success"], true);
 }
+
+/// `compact` runs until the test releases it (it ignores the stop token, like work that takes a moment to wind down).
+struct WindDownService {
+    started: Arc<Notify>,
+    release: Arc<Notify>,
+}
+
+impl CommandService for WindDownService {
+    async fn call(&self, _ctx: &RequestContext, command: Command) -> Result<ResponseData, String> {
+        match command {
+            Command::Compact(_) => {
+                self.started.notify_one();
+                self.release.notified().await;
+                Err("compaction stopped".into())
+            }
+            other => Err(format!("not served by the test service: {}", other.name())),
+        }
+    }
+}
+
+#[tokio::test]
+async fn commands_read_after_shutdown_began_are_refused_not_run() {
+    let (mut stdin, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, stdout) = tokio::io::duplex(1 << 16);
+    let release = Arc::new(Notify::new());
+    let started = Arc::new(Notify::new());
+    let service = Arc::new(WindDownService {
+        started: started.clone(),
+        release: release.clone(),
+    });
+    let inputs = Arc::new(Mutex::new(Vec::new()));
+    let seen = inputs.clone();
+    let router: Arc<dyn InputRouter> = Arc::new(move |i: Input| seen.lock().unwrap().push(i));
+    let (output, _writer) = Output::start(server_out, 1 << 20);
+    let begin_shutdown = Arc::new(Notify::new());
+    let shutdown = {
+        let begin = begin_shutdown.clone();
+        async move { begin.notified().await }
+    };
+    let stop = CancellationToken::new();
+    let server = tokio::spawn(serve(
+        service,
+        router,
+        server_in,
+        output,
+        ServeOptions::default(),
+        shutdown,
+        stop.clone(),
+    ));
+    let mut h = Harness {
+        stdin: tokio::io::duplex(1).0,
+        stdout,
+        inputs: inputs.clone(),
+        server: tokio::spawn(async { ServeOutcome::Eof }),
+        stop: stop.clone(),
+        pending: Vec::new(),
+    };
+    stdin
+        .write_all(b"{\"id\":\"c\",\"type\":\"compact\"}\n")
+        .await
+        .unwrap();
+    // Shutdown begins while `compact` is still running.
+    started.notified().await;
+    while !stop.is_cancelled() {
+        begin_shutdown.notify_one();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    stdin
+        .write_all(b"{\"id\":\"late\",\"type\":\"get_state\"}\n{\"type\":\"extension_ui_response\",\"id\":\"d1\",\"cancelled\":true}\nnot json\n")
+        .await
+        .unwrap();
+    let frames = h.frames(2).await;
+    assert_eq!(
+        frames[0],
+        json!({"id": "late", "type": "response", "command": "get_state", "success": false,
+               "error": "Shutting down: get_state was not run"})
+    );
+    assert_eq!(frames[1]["command"], "parse");
+    assert_eq!(
+        inputs.lock().unwrap().len(),
+        1,
+        "dialog answers are still routed"
+    );
+    release.notify_one();
+    let last = h.frames(1).await;
+    assert_eq!(last[0]["id"], "c");
+    assert_eq!(
+        last[0]["error"], "compaction stopped",
+        "in-flight work still answers"
+    );
+    assert!(matches!(server.await.unwrap(), ServeOutcome::Shutdown));
+}
