@@ -89,6 +89,8 @@ pub struct SessionManager {
     pub(crate) labels: Labels,
     pub(crate) leaf_id: Option<String>,
     pub(crate) has_assistant: bool,
+    /// Index in `lines` of the last `session_info` entry (the session name), so reading it is O(1).
+    pub(crate) last_session_info: Option<usize>,
     /// `lines[..written]` are on disk.
     pub(crate) written: usize,
     /// The file does not end in `\n` (torn or foreign last line): start the next write on a fresh line.
@@ -108,6 +110,7 @@ impl SessionManager {
             labels: Labels::default(),
             leaf_id: None,
             has_assistant: false,
+            last_session_info: None,
             written: 0,
             fresh_line_needed: false,
         }
@@ -268,6 +271,7 @@ impl SessionManager {
         self.labels.clear();
         self.leaf_id = None;
         self.has_assistant = false;
+        self.last_session_info = None;
         self.written = 0;
         self.fresh_line_needed = false;
         if self.persist {
@@ -311,9 +315,13 @@ impl SessionManager {
         self.labels.clear();
         self.leaf_id = None;
         self.has_assistant = false;
+        self.last_session_info = None;
         for (i, line) in self.lines.iter().enumerate() {
             if line.is_header() {
                 continue;
+            }
+            if line.kind() == EntryKind::SessionInfo {
+                self.last_session_info = Some(i);
             }
             let Some(id) = line.id() else { continue };
             self.by_id.insert(id.to_string(), i);
@@ -373,6 +381,9 @@ impl SessionManager {
         let id = entry.id().unwrap_or_default().to_string();
         if entry.message_role() == Some("assistant") {
             self.has_assistant = true;
+        }
+        if entry.kind() == EntryKind::SessionInfo {
+            self.last_session_info = Some(self.lines.len());
         }
         self.lines.push(entry);
         self.by_id.insert(id.clone(), self.lines.len() - 1);
@@ -550,10 +561,7 @@ impl SessionManager {
 
     /// Latest `session_info` name in the whole file (not branch-aware); an empty name clears it.
     pub fn session_name(&self) -> Option<String> {
-        let info = self
-            .entries()
-            .rev()
-            .find(|e| e.kind() == EntryKind::SessionInfo)?;
+        let info = &self.lines[self.last_session_info?];
         let name = crate::message::js_trim(info.str_field("name").unwrap_or(""));
         (!name.is_empty()).then(|| name.to_string())
     }

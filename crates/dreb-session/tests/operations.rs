@@ -70,9 +70,13 @@ fn nothing_is_written_before_the_first_assistant_message() {
     assert_eq!(lines[5]["name"], "Named");
     assert_eq!(sm.session_name().as_deref(), Some("Named"));
     // Reload gives the same state.
-    let again = SessionManager::open(&file, None).unwrap();
+    let mut again = SessionManager::open(&file, None).unwrap();
     assert_eq!(again.leaf_id(), sm.leaf_id());
     assert_eq!(again.build_session_context(), sm.build_session_context());
+    assert_eq!(again.session_name().as_deref(), Some("Named"));
+    // A new session has no name until one is set.
+    again.new_session(Default::default());
+    assert_eq!(again.session_name(), None);
 }
 
 #[test]
