@@ -180,10 +180,10 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Split `pattern:level` when the suffix is a thinking level.
 fn split_thinking_suffix(pattern: &str) -> (&str, Option<ThinkingLevel>) {
-    if let Some((head, tail)) = pattern.rsplit_once(':') {
-        if let Some(level) = ThinkingLevel::parse(tail) {
-            return (head, Some(level));
-        }
+    if let Some((head, tail)) = pattern.rsplit_once(':')
+        && let Some(level) = ThinkingLevel::parse(tail)
+    {
+        return (head, Some(level));
     }
     (pattern, None)
 }
@@ -502,7 +502,7 @@ impl Runtime {
         let tasks_weak = weak.clone();
         ctx.on_tasks_update = Arc::new(move |tasks| {
             if let Some(inner) = tasks_weak.upgrade() {
-                let value = serde_json::to_value(&tasks).unwrap_or(Value::Array(Vec::new()));
+                let value = serde_json::to_value(tasks).unwrap_or(Value::Array(Vec::new()));
                 *lock(&inner.tasks) = value.clone();
                 emit(
                     &*inner.sink,
@@ -515,7 +515,7 @@ impl Runtime {
             if let Some(inner) = suggest_weak.upgrade() {
                 let mut frame = serde_json::json!({"type": "suggest_next"});
                 if let (Some(obj), Ok(Value::Object(fields))) =
-                    (frame.as_object_mut(), serde_json::to_value(&suggestion))
+                    (frame.as_object_mut(), serde_json::to_value(suggestion))
                 {
                     obj.extend(fields);
                 }

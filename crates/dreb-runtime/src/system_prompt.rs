@@ -28,10 +28,11 @@ fn tool_line(name: &str) -> Option<&'static str> {
 /// `--system-prompt` / `--append-system-prompt` accept text or a path to a file holding it.
 pub(crate) fn text_or_file(value: &str, cwd: &Path) -> String {
     let path = cwd.join(value);
-    if value.len() < 4096 && path.is_file() {
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            return text;
-        }
+    if value.len() < 4096
+        && path.is_file()
+        && let Ok(text) = std::fs::read_to_string(&path)
+    {
+        return text;
     }
     value.to_string()
 }

@@ -419,10 +419,10 @@ fn handle_line(
                     let provider = frame.pointer("/model/provider").and_then(Value::as_str);
                     o.model = Some(canonical_model(provider, id));
                 }
-                if let Some(level) = frame.get("thinkingLevel").and_then(Value::as_str) {
-                    if THINKING_LEVELS.contains(&level) {
-                        o.thinking = Some(level.to_string());
-                    }
+                if let Some(level) = frame.get("thinkingLevel").and_then(Value::as_str)
+                    && THINKING_LEVELS.contains(&level)
+                {
+                    o.thinking = Some(level.to_string());
                 }
             }
             "message_end" if frame.pointer("/message/role") == Some(&json!("assistant")) => {

@@ -236,10 +236,10 @@ impl LaunchHooks {
             return;
         };
         inner.background.update(&self.agent_id, |e| {
-            if record["status"] == "success" {
-                if let Some(agent) = record["final"]["agent"].as_str() {
-                    e.info.agent_type = agent.to_string();
-                }
+            if record["status"] == "success"
+                && let Some(agent) = record["final"]["agent"].as_str()
+            {
+                e.info.agent_type = agent.to_string();
             }
             e.info
                 .arbitrations

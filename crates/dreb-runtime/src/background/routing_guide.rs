@@ -35,10 +35,10 @@ pub fn is_canonical_model_id(value: &str) -> bool {
 /// `~`, `~/…` and cwd-relative paths made absolute.
 pub fn resolve_path(path: &str, cwd: &Path) -> PathBuf {
     let home = super::agent_types::home_dir();
-    if path == "~" {
-        if let Some(h) = home {
-            return h;
-        }
+    if path == "~"
+        && let Some(h) = home
+    {
+        return h;
     }
     if let (Some(rest), Some(h)) = (path.strip_prefix("~/"), home) {
         return h.join(rest);

@@ -583,17 +583,18 @@ async fn execute_single(
         Ok(None) => (None, None, Vec::new()),
         Err(e) => return SubagentResult::failed(&name, &launch.task, e),
     };
-    if let Some(level) = launch.thinking.as_deref() {
-        if model.is_none() && level != "off" {
-            return SubagentResult::failed(
-                &name,
-                &launch.task,
-                format!(
-                    "Cannot validate thinking level \"{level}\" because agent \"{name}\" has no configured model \
+    if let Some(level) = launch.thinking.as_deref()
+        && model.is_none()
+        && level != "off"
+    {
+        return SubagentResult::failed(
+            &name,
+            &launch.task,
+            format!(
+                "Cannot validate thinking level \"{level}\" because agent \"{name}\" has no configured model \
                      and no parent model is available. Set a model on the agent or pass a per-call model override."
-                ),
-            );
-        }
+            ),
+        );
     }
 
     // The Dispatch Arbiter (when the global policy enables it) may replace the whole route before the spawn.
@@ -659,10 +660,10 @@ async fn execute_single(
         }
     };
     drop(inner_rc);
-    if let (Some(level), Some(m)) = (thinking.as_deref(), model.as_ref()) {
-        if let Err(e) = validate_thinking(m, level) {
-            return SubagentResult::failed(&name, &launch.task, e);
-        }
+    if let (Some(level), Some(m)) = (thinking.as_deref(), model.as_ref())
+        && let Err(e) = validate_thinking(m, level)
+    {
+        return SubagentResult::failed(&name, &launch.task, e);
     }
     let spec = ChildSpec {
         binary: parent.binary.clone(),

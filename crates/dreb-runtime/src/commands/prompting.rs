@@ -11,7 +11,7 @@ use crate::runtime::{QueuedDisplay, Runtime, lock, no_api_key_text};
 use crate::sink::emit;
 
 fn builtin_slash_command(message: &str) -> Option<&str> {
-    let first = message.trim().split_whitespace().next()?;
+    let first = message.split_whitespace().next()?;
     let name = first.strip_prefix('/')?;
     super::discovery::BUILTIN_COMMANDS
         .iter()
