@@ -6,7 +6,7 @@ use futures::Stream;
 use indexmap::IndexMap;
 use tokio_util::sync::CancellationToken;
 
-use crate::types::{AssistantMessageEvent, Context, Model, ThinkingLevel};
+use crate::types::{AssistantMessage, AssistantMessageEvent, Context, Model, ThinkingLevel};
 
 /// A provider response as a stream of assistant events. It always ends with exactly one `Done` or `Error` event:
 /// failures (HTTP errors, dropped streams, cancellation) are reported as an `Error` event whose message carries
@@ -28,6 +28,22 @@ pub struct StreamOptions {
     pub session_id: Option<String>,
     /// Extra HTTP headers (merged over the model's `headers`).
     pub headers: IndexMap<String, String>,
+}
+
+/// Drains `stream` to its terminal event: `Ok` with the message of `Done`, `Err` with the error message of `Error`
+/// (`stopReason` `error` or `aborted`). `None` only when the stream ended without one (a contract violation).
+pub async fn final_message(
+    mut stream: AssistantEventStream,
+) -> Option<Result<AssistantMessage, AssistantMessage>> {
+    use futures::StreamExt;
+    while let Some(event) = stream.next().await {
+        match event {
+            AssistantMessageEvent::Done { message, .. } => return Some(Ok(message)),
+            AssistantMessageEvent::Error { error, .. } => return Some(Err(error)),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Anything that can stream an assistant response for a model: the provider registry, or a scripted test double.

@@ -1,10 +1,9 @@
 //! The summary requests and the compaction result.
 
 use dreb_ai::{
-    AssistantMessageEvent, Context, LlmClient, Message, Model, StopReason, StreamOptions,
-    ThinkingLevel, UserContent, UserMessage,
+    Context, LlmClient, Message, Model, StopReason, StreamOptions, ThinkingLevel, UserContent,
+    UserMessage,
 };
-use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -87,23 +86,20 @@ pub(crate) async fn complete(
         cancel: llm.cancel.clone(),
         ..Default::default()
     };
-    let mut stream = llm.client.stream(llm.model, &context, options);
-    while let Some(event) = stream.next().await {
-        match event {
-            AssistantMessageEvent::Done { message, .. } => return Ok(message.text()),
-            AssistantMessageEvent::Error { error, .. } => {
-                if error.stop_reason == StopReason::Aborted || llm.cancel.is_cancelled() {
-                    return Err(SummaryError::Aborted);
-                }
-                let reason = error
-                    .error_message
-                    .unwrap_or_else(|| "unknown error".to_string());
-                return Err(SummaryError::Failed(format!(
-                    "Summarization failed: {reason}"
-                )));
+    match dreb_ai::final_message(llm.client.stream(llm.model, &context, options)).await {
+        Some(Ok(message)) => return Ok(message.text()),
+        Some(Err(error)) => {
+            if error.stop_reason == StopReason::Aborted || llm.cancel.is_cancelled() {
+                return Err(SummaryError::Aborted);
             }
-            _ => {}
+            let reason = error
+                .error_message
+                .unwrap_or_else(|| "unknown error".to_string());
+            return Err(SummaryError::Failed(format!(
+                "Summarization failed: {reason}"
+            )));
         }
+        None => {}
     }
     if llm.cancel.is_cancelled() {
         Err(SummaryError::Aborted)

@@ -23,6 +23,14 @@ fn delegating(trigger: &str, args: Value) -> Env {
     Env::with_scenario(scenario)
 }
 
+/// The first frame of type `ty` (the test fails when there is none).
+fn first<'a>(frames: &'a [Value], ty: &str) -> &'a Value {
+    frames
+        .iter()
+        .find(|f| f["type"] == ty)
+        .unwrap_or_else(|| panic!("no {ty} frame"))
+}
+
 fn response(dreb: &mut Dreb, cmd: Value) -> Value {
     let id = cmd["id"].clone();
     dreb.send(&cmd);
@@ -109,10 +117,7 @@ fn a_child_runs_in_the_background_and_its_result_resumes_the_parent() {
     let session_dir = PathBuf::from(start["sessionDir"].as_str().unwrap());
     assert!(session_dir.starts_with(env.agent_dir().join("subagent-sessions")));
 
-    let tool_end = frames
-        .iter()
-        .find(|f| f["type"] == "tool_execution_end")
-        .unwrap();
+    let tool_end = first(&frames, "tool_execution_end");
     let tool_text = text_of(&tool_end["result"]);
     assert_eq!(
         tool_text,
@@ -140,10 +145,7 @@ fn a_child_runs_in_the_background_and_its_result_resumes_the_parent() {
     assert!(child_types.contains(&"agent_end"), "{child_types:?}");
     assert!(!child_types.contains(&"response"));
 
-    let end = frames
-        .iter()
-        .find(|f| f["type"] == "background_agent_end")
-        .unwrap();
+    let end = first(&frames, "background_agent_end");
     assert_eq!(end["agentId"], agent_id.as_str());
     assert_eq!(end["success"], true);
     assert_eq!(end["model"], "mock/mock-model");
@@ -236,10 +238,7 @@ fn steer_and_pending_reach_a_running_child() {
     let frames = dreb.read_until(|f| {
         f["type"] == "background_agent_event" && f["event"]["type"] == "tool_execution_start"
     });
-    let agent_id = frames
-        .iter()
-        .find(|f| f["type"] == "background_agent_start")
-        .unwrap()["agentId"]
+    let agent_id = first(&frames, "background_agent_start")["agentId"]
         .as_str()
         .unwrap()
         .to_string();
@@ -331,10 +330,7 @@ fn abort_stops_running_children_and_records_the_cancellation() {
             f["type"] == "background_agent_event" && f["event"]["type"] == "tool_execution_start";
         parent_done && child_busy
     });
-    let agent_id = frames
-        .iter()
-        .find(|f| f["type"] == "background_agent_start")
-        .unwrap()["agentId"]
+    let agent_id = first(&frames, "background_agent_start")["agentId"]
         .as_str()
         .unwrap()
         .to_string();
@@ -401,10 +397,7 @@ fn parallel_tasks_and_chains() {
     assert_eq!(starts.len(), 2);
     assert_eq!(starts[0]["taskSummary"], "Explore task 1/3");
     assert_eq!(starts[1]["taskSummary"], "code-reviewer task 2/3");
-    let tool_end = frames
-        .iter()
-        .find(|f| f["type"] == "tool_execution_end")
-        .unwrap();
+    let tool_end = first(&frames, "tool_execution_end");
     let text = text_of(&tool_end["result"]);
     assert!(text.starts_with("2 background agents started:\n"), "{text}");
     assert!(
@@ -425,15 +418,9 @@ fn parallel_tasks_and_chains() {
     let mut dreb = env.spawn(&[]);
     dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Chain it"}));
     let frames = read_until_resumed(&mut dreb);
-    let start = frames
-        .iter()
-        .find(|f| f["type"] == "background_agent_start")
-        .unwrap();
+    let start = first(&frames, "background_agent_start");
     assert_eq!(start["taskSummary"], "2-step chain");
-    let end = frames
-        .iter()
-        .find(|f| f["type"] == "background_agent_end")
-        .unwrap();
+    let end = first(&frames, "background_agent_end");
     assert_eq!(end["success"], true);
     assert_eq!(
         end["steps"],
@@ -604,20 +591,13 @@ fn the_dispatch_arbiter_routes_a_child_before_it_spawns() {
         .position(|f| f["type"] == "background_agent_event")
         .unwrap();
     assert!(arbitration_at < first_child_event);
-    let agent_id = frames
-        .iter()
-        .find(|f| f["type"] == "background_agent_start")
-        .unwrap()["agentId"]
-        .clone();
+    let agent_id = first(&frames, "background_agent_start")["agentId"].clone();
     let record = json!({"type": "subagent_arbitration", "agentId": agent_id, "status": "success",
         "proposed": {"agent": "Explore", "model": "mock/mock-model", "thinking": "off"},
         "final": {"agent": "code-reviewer", "model": "mock-anthropic/mock-claude", "thinking": "off"},
         "changed": ["agent", "model"]});
     assert_eq!(frames[arbitration_at], record);
-    let end = frames
-        .iter()
-        .find(|f| f["type"] == "background_agent_end")
-        .unwrap();
+    let end = first(&frames, "background_agent_end");
     assert_eq!(end["agentType"], "code-reviewer");
     assert_eq!(end["model"], "mock-anthropic/mock-claude");
     assert!(notice_of(&frames).contains("\n\nrouted\n"));
@@ -666,10 +646,7 @@ fn the_dispatch_arbiter_fails_closed() {
     let mut dreb = env.spawn(&["--models", SCOPE]);
     dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Delegate it"}));
     let frames = read_until_resumed(&mut dreb);
-    let record = frames
-        .iter()
-        .find(|f| f["type"] == "subagent_arbitration")
-        .unwrap();
+    let record = first(&frames, "subagent_arbitration");
     assert_eq!(record["status"], "failure");
     assert_eq!(record["final"], Value::Null);
     assert_eq!(record["errorCode"], "malformed_output");
@@ -678,10 +655,7 @@ fn the_dispatch_arbiter_fails_closed() {
         "Arbiter returned malformed structured output twice."
     );
     assert!(!frames.iter().any(|f| f["type"] == "background_agent_event"));
-    let end = frames
-        .iter()
-        .find(|f| f["type"] == "background_agent_end")
-        .unwrap();
+    let end = first(&frames, "background_agent_end");
     assert_eq!(end["success"], false);
     assert!(
         notice_of(&frames).contains(
@@ -698,10 +672,7 @@ fn the_dispatch_arbiter_fails_closed() {
     let mut dreb = env.spawn(&[]);
     dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Delegate it"}));
     let frames = read_until_resumed(&mut dreb);
-    let record = frames
-        .iter()
-        .find(|f| f["type"] == "subagent_arbitration")
-        .unwrap();
+    let record = first(&frames, "subagent_arbitration");
     assert_eq!(record["errorCode"], "missing_scope");
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
@@ -728,10 +699,7 @@ fn a_fallback_list_is_resolved_and_probed_in_order() {
     let mut dreb = env.spawn(&[]);
     dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Delegate now"}));
     let frames = read_until_resumed(&mut dreb);
-    let end = frames
-        .iter()
-        .find(|f| f["type"] == "background_agent_end")
-        .unwrap();
+    let end = first(&frames, "background_agent_end");
     assert_eq!(end["success"], true);
     assert_eq!(end["model"], "mock/mock-model");
     let notice = notice_of(&frames);

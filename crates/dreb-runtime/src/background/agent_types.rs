@@ -132,12 +132,6 @@ pub fn discover(home: Option<&Path>, cwd: &Path) -> Vec<AgentTypeConfig> {
     agents
 }
 
-pub fn home_dir() -> Option<std::path::PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(std::path::PathBuf::from)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,10 +7,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use dreb_ai::{
-    AssistantBlock, AssistantMessageEvent, Context, Message, Model, StopReason, StreamOptions,
-    ThinkingLevel, UserContent, UserMessage,
+    AssistantBlock, Context, Message, Model, StopReason, StreamOptions, ThinkingLevel, UserContent,
+    UserMessage,
 };
-use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -421,7 +420,12 @@ pub async fn arbitrate(inner: &Inner, request: Request<'_>, cancel: &Cancellatio
             cancel: call_cancel.clone(),
             ..Default::default()
         };
-        let call = complete(inner, &arbiter_model, &context, options);
+        let call = dreb_ai::final_message(dreb_ai::LlmClient::stream(
+            &inner.providers,
+            &arbiter_model,
+            &context,
+            options,
+        ));
         let reply = tokio::select! {
             r = call => r,
             _ = tokio::time::sleep_until(deadline) => {
@@ -435,9 +439,15 @@ pub async fn arbitrate(inner: &Inner, request: Request<'_>, cancel: &Cancellatio
                 "Dispatch arbitration was aborted before child spawn.",
             );
         }
+        // An error or abort comes back as the message's stop reason (checked below).
         let message = match reply {
-            Ok(m) => m,
-            Err(e) => return failed("inference_failed", format!("Arbiter inference failed: {e}")),
+            Some(Ok(m) | Err(m)) => m,
+            None => {
+                return failed(
+                    "inference_failed",
+                    "Arbiter inference failed: the stream ended without a result",
+                );
+            }
         };
         match message.stop_reason {
             StopReason::Aborted => {
@@ -477,24 +487,6 @@ fn user_message(text: String) -> Message {
         content: UserContent::Text(text),
         timestamp: chrono::Utc::now().timestamp_millis(),
     })
-}
-
-/// One completion: the final assistant message (an error or abort comes back as its stop reason).
-async fn complete(
-    inner: &Inner,
-    model: &Model,
-    context: &Context,
-    options: StreamOptions,
-) -> Result<dreb_ai::AssistantMessage, String> {
-    let mut stream = dreb_ai::LlmClient::stream(&inner.providers, model, context, options);
-    while let Some(event) = stream.next().await {
-        match event {
-            AssistantMessageEvent::Done { message, .. } => return Ok(message),
-            AssistantMessageEvent::Error { error, .. } => return Ok(error),
-            _ => {}
-        }
-    }
-    Err("the stream ended without a result".into())
 }
 
 fn validate_decision(

@@ -435,10 +435,12 @@ async fn deliver_completion(
         );
     } else if !inner.stop.is_cancelled() {
         inner.background.reset_guardrail();
-        if agent.is_streaming() && inner.run_ending.load(std::sync::atomic::Ordering::Acquire) {
-            // The run already sent agent_end: a steer would wait for the next prompt. Start a run instead.
-            agent.wait_for_idle().await;
+        // A run that already sent agent_end would keep a steer until the next prompt: start a run instead.
+        crate::runtime::Runtime {
+            inner: inner.clone(),
         }
+        .settle_after_agent_end()
+        .await;
         if agent.is_streaming() {
             agent.steer(message.clone());
             // A run already past its last steering check would end with the notice still queued: once idle, a
@@ -504,12 +506,13 @@ pub(crate) fn on_assistant_message_start(inner: &Inner) {
 /// The parent model began writing a completion notice itself while agents run: tell it (once per message) that
 /// results arrive on their own.
 pub(crate) fn on_text_delta(inner: &Inner, partial_text: &str) {
-    if !partial_text.contains(SENTINEL) || inner.background.running_count() == 0 {
+    // Cheap checks first: this runs for every text delta, and the scan reads the whole reply so far.
+    if inner.background.running_count() == 0 {
         return;
     }
     {
         let mut g = lock(&inner.background.guard);
-        if g.sentinel_steered {
+        if g.sentinel_steered || !partial_text.contains(SENTINEL) {
             return;
         }
         g.sentinel_steered = true;

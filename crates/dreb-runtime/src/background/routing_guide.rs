@@ -2,7 +2,7 @@
 //! exactly the live model scope, one `## Model: provider/id` section per model with every required subsection.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -32,27 +32,13 @@ pub fn is_canonical_model_id(value: &str) -> bool {
     }
 }
 
-/// `~`, `~/…` and cwd-relative paths made absolute.
-pub fn resolve_path(path: &str, cwd: &Path) -> PathBuf {
-    let home = super::agent_types::home_dir();
-    if path == "~"
-        && let Some(h) = home
-    {
-        return h;
-    }
-    if let (Some(rest), Some(h)) = (path.strip_prefix("~/"), home) {
-        return h.join(rest);
-    }
-    cwd.join(path)
-}
-
 /// Read and validate the guide; returns its full text.
 pub fn load(configured: Option<&str>, cwd: &Path, scope: &[String]) -> Result<String, String> {
     let configured = configured
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .unwrap_or(DEFAULT_GUIDE_PATH);
-    let path = resolve_path(configured, cwd);
+    let path = crate::commands::resolve_entry(configured, cwd);
     let shown = path.display();
     let size = std::fs::metadata(&path)
         .map_err(|e| format!("Cannot read routing guide at {shown}: {e}"))?

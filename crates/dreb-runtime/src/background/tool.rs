@@ -11,9 +11,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::agent_types::{AgentTypeConfig, DEFAULT_AGENT, discover, home_dir};
+use super::agent_types::{AgentTypeConfig, DEFAULT_AGENT, discover};
 use super::child::{ChildSpec, StepMetadata, SubagentResult, run_child};
 use super::{LaunchHooks, arbiter, launch, new_id};
+use crate::commands::home_dir;
 use crate::runtime::{Inner, find_model, lock};
 
 const MAX_PARALLEL_TASKS: usize = 8;
@@ -275,7 +276,6 @@ enum Probe {
 
 /// A tiny real completion: does this model answer right now (credentials, quota, outage)?
 async fn probe_model(inner: &Inner, model: &Model, cancel: &CancellationToken) -> Probe {
-    use futures::StreamExt;
     let api_key = {
         let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
         match registry.api_key_for(model) {
@@ -299,20 +299,15 @@ async fn probe_model(inner: &Inner, model: &Model, cancel: &CancellationToken) -
         cancel: call_cancel.clone(),
         ..Default::default()
     };
-    let mut stream = dreb_ai::LlmClient::stream(&inner.providers, model, &context, options);
+    let stream = dreb_ai::LlmClient::stream(&inner.providers, model, &context, options);
     let outcome = async {
-        while let Some(event) = stream.next().await {
-            match event {
-                dreb_ai::AssistantMessageEvent::Done { .. } => return Ok(()),
-                dreb_ai::AssistantMessageEvent::Error { error, .. } => {
-                    return Err(error
-                        .error_message
-                        .unwrap_or_else(|| "provider returned an error".into()));
-                }
-                _ => {}
-            }
+        match dreb_ai::final_message(stream).await {
+            Some(Ok(_)) => Ok(()),
+            Some(Err(error)) => Err(error
+                .error_message
+                .unwrap_or_else(|| "provider returned an error".into())),
+            None => Err("the stream ended without a result".to_string()),
         }
-        Err("the stream ended without a result".to_string())
     };
     let result = tokio::select! {
         r = outcome => r,

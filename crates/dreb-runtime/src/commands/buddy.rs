@@ -6,12 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use dreb_ai::{
-    AssistantMessageEvent, Context, Message, Model, StreamOptions, UserContent, UserMessage,
-};
+use dreb_ai::{Context, Message, Model, StreamOptions, UserContent, UserMessage};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
 use crate::convert::wire;
@@ -327,22 +324,18 @@ impl Runtime {
             cancel: self.inner.stop.child_token(),
             ..Default::default()
         };
-        let mut stream =
-            dreb_ai::LlmClient::stream(&self.inner.providers, model, &context, options);
-        while let Some(event) = stream.next().await {
-            match event {
-                AssistantMessageEvent::Done { message, .. } => return message.text(),
-                AssistantMessageEvent::Error { error, .. } => {
-                    tracing::warn!(
-                        "buddy soul generation failed: {}",
-                        error.error_message.unwrap_or_default()
-                    );
-                    return String::new();
-                }
-                _ => {}
+        let stream = dreb_ai::LlmClient::stream(&self.inner.providers, model, &context, options);
+        match dreb_ai::final_message(stream).await {
+            Some(Ok(message)) => message.text(),
+            Some(Err(error)) => {
+                tracing::warn!(
+                    "buddy soul generation failed: {}",
+                    error.error_message.unwrap_or_default()
+                );
+                String::new()
             }
+            None => String::new(),
         }
-        String::new()
     }
 
     async fn new_buddy(&self, reroll: bool) -> Result<BuddyResult, String> {

@@ -306,14 +306,14 @@ fn ancestor_agents_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-fn home_dir() -> Option<PathBuf> {
+pub(crate) fn home_dir() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
 }
 
 /// `~`-expanded `entry`, relative to `base`, with `.` and `..` resolved lexically (as Node's `path.resolve`).
-fn resolve_entry(entry: &str, base: &Path) -> PathBuf {
+pub(crate) fn resolve_entry(entry: &str, base: &Path) -> PathBuf {
     let t = entry.trim();
     let joined = match (t.strip_prefix('~'), home_dir()) {
         (Some(rest), Some(home)) => home.join(rest.trim_start_matches('/')),

@@ -18,5 +18,6 @@ mod settings;
 pub(crate) mod snapshot;
 mod state;
 
+pub(crate) use discovery::{home_dir, resolve_entry};
 pub(crate) use prompting::reject_builtin;
 pub(crate) use state::git_branch;

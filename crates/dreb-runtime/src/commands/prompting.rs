@@ -50,6 +50,10 @@ fn images_of(images: &Option<Vec<ImageContent_>>) -> Result<Vec<ImageContent>, S
 /// The generated protocol's image type (same wire shape as `dreb_ai::ImageContent`).
 type ImageContent_ = dreb_protocol::ImageContent;
 
+fn prompt_ack(ctx: &RequestContext) -> Response {
+    Response::ok(ctx.id.clone(), "prompt", ResponseData::Prompt)
+}
+
 impl Runtime {
     fn queue(&self, steering: bool, text: &str, images: Vec<ImageContent>) {
         let message = user_message(text, &images);
@@ -75,8 +79,7 @@ impl Runtime {
     /// anything the prompt causes (the reference answers before the run's first event); the server then skips it.
     fn acknowledge_prompt(&self, ctx: &RequestContext) {
         if self.inner.writes_prompt_ack {
-            let ack = Response::ok(ctx.id.clone(), "prompt", ResponseData::Prompt);
-            emit(&*self.inner.sink, &ack);
+            emit(&*self.inner.sink, &prompt_ack(ctx));
         }
     }
 
@@ -125,11 +128,8 @@ impl Runtime {
             agent
                 .start_prompt(vec![user_message(&message, &images)])
                 .map_err(|e| e.to_string())?;
-            let ack = Response::ok(ctx.id.clone(), "prompt", ResponseData::Prompt);
-            match dreb_protocol::framing::encode_frame(&ack) {
-                Ok(bytes) => gated.inner.send_frame(bytes),
-                Err(e) => tracing::error!("could not encode the prompt acknowledgement: {e}"),
-            }
+            // Straight to the inner sink: this task holds the gate.
+            emit(&*gated.inner, &prompt_ack(ctx));
             return Ok(());
         };
         self.acknowledge_prompt(ctx);
