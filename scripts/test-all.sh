@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test of the project: Rust (cargo test), the TypeScript client and the Python client.
-# Installs the client packages' dev dependencies on first use (npm / pip into a local venv).
+# Installs what it needs on first use: Chromium and git when missing (scripts/setup.sh), the client packages'
+# dev dependencies (npm / pip into a local venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
+
+./scripts/setup.sh
 
 echo "==> Rust: formatting"
 cargo fmt --all -- --check

@@ -1,4 +1,4 @@
-//! HTML export, checked in a real headless Chromium (Debian package `chromium`; CI installs it in `.ci/run`).
+//! HTML export, checked in a real headless Chromium (Debian package `chromium`; `scripts/setup.sh`, run by the test command, installs it).
 //!
 //! Chromium loads the exported file from disk with networking disabled, and we read back the DOM it built:
 //! message texts, tool names, collapsed tool output, summaries, and escaped (inert) hostile text.
@@ -23,7 +23,7 @@ fn chromium() -> PathBuf {
             return PathBuf::from(candidate);
         }
     }
-    panic!("headless Chromium is required for the HTML export test: apt-get install -y chromium");
+    panic!("headless Chromium is required for the HTML export test: run ./scripts/setup.sh (or apt-get install -y chromium)");
 }
 
 /// Runs headless Chromium on `html` and returns the DOM it produced (`--dump-dom`), optionally a screenshot.
