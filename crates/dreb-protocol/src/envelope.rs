@@ -9,6 +9,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::outbox::{Outbox, Ticket};
 use crate::support::RequestContext;
 use crate::{Command, CommandService, Input, ResponseData, error_text};
 
@@ -273,13 +274,15 @@ pub fn decode_value(value: Value) -> Decoded {
     }
 }
 
-/// Runs one request on `service` and builds its response (id echoed). A panic inside the service becomes
-/// `Command failed: <panic message>` instead of tearing the connection down.
-pub async fn handle_request<S: CommandService>(service: &S, request: Request) -> Response {
-    let Request { id, command } = request;
+/// Runs the command on `service` with `ctx`. A panic inside the service becomes `Command failed: <panic message>`
+/// instead of tearing the connection down.
+async fn run_command<S: CommandService>(
+    service: &S,
+    ctx: &RequestContext,
+    command: Command,
+) -> Result<ResponseData, String> {
     let name = command.name();
-    let ctx = RequestContext { id: id.clone() };
-    let result = match AssertUnwindSafe(service.call(&ctx, command))
+    match AssertUnwindSafe(service.call(ctx, command))
         .catch_unwind()
         .await
     {
@@ -293,12 +296,52 @@ pub async fn handle_request<S: CommandService>(service: &S, request: Request) ->
             tracing::error!(command = name, "handler panicked: {msg}");
             Err(fill(error_text::COMMAND_FAILED, &[("message", &msg)]))
         }
-    };
+    }
+}
+
+/// Runs one request on `service` in-process (a detached context: nothing is written) and builds its response
+/// (id echoed).
+pub async fn handle_request<S: CommandService>(service: &S, request: Request) -> Response {
+    let Request { id, command } = request;
+    let name = command.name();
+    let ctx = RequestContext::detached(id.clone());
+    let result = run_command(service, &ctx, command).await;
     Response {
         id,
         command: Some(name.to_string()),
         result,
     }
+}
+
+/// Runs one request from a connection: waits for its turn (`ticket`, see [`crate::outbox`]), runs it, and writes
+/// its response through `outbox` unless the handler wrote it already. The response is written before the turn
+/// ends, so ordered commands answer in arrival order too.
+pub async fn serve_request<S: CommandService>(
+    service: &S,
+    request: Request,
+    outbox: &Outbox,
+    ticket: Option<Ticket>,
+) {
+    let Request { id, command } = request;
+    let name = command.name();
+    let ctx = RequestContext::attached(id.clone(), name, outbox.clone(), ticket);
+    ctx.reply.wait_turn().await;
+    let result = run_command(service, &ctx, command).await;
+    if ctx.reply.is_sent() {
+        if let Err(text) = result {
+            // A handler that answered early reports later failures itself (as a documented late response).
+            tracing::error!(
+                command = name,
+                "failure after the response was written: {text}"
+            );
+        }
+        return;
+    }
+    ctx.reply.finish(&Response {
+        id,
+        command: Some(name.to_string()),
+        result,
+    });
 }
 
 /// The outcome of [`dispatch`]: a response to write, or an input message for the caller to route.

@@ -9,6 +9,8 @@
 
 pub mod envelope;
 pub mod framing;
+pub mod lane;
+pub mod outbox;
 pub mod support;
 
 #[allow(clippy::all, missing_docs, unused_qualifications)]
@@ -21,7 +23,9 @@ pub const SPEC_FILE: &str = env!("DREB_PROTOCOL_SPEC_FILE");
 
 pub use envelope::{
     Decoded, Dispatched, Request, Response, decode, decode_value, dispatch, handle_request,
-    record_error_response,
+    record_error_response, serve_request,
 };
 pub use generated::*;
+pub use lane::Lane;
+pub use outbox::{FrameSink, Held, Outbox, Reply, Sequencer, Ticket};
 pub use support::{JsNumber, RequestContext, Tristate};

@@ -1,17 +1,14 @@
 //! Small hand-written runtime the generated code relies on: the tri-state for optional+nullable fields, present-
 //! but-nullable fields, const tags, frame wrappers, and JSON conversion with field paths in errors. Independent of
-//! the generated types, so golden fixture outputs can compile against it too.
+//! the generated types (except [`RequestContext`], which lives with the outbox), so golden fixture outputs can compile
+//! against it too.
 
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-/// Per-request information passed to every handler method.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RequestContext {
-    /// The request's `id`, any JSON value, echoed in the response; `None` when the request had none.
-    pub id: Option<Value>,
-}
+/// Per-request information passed to every handler method (defined with the reply handle it carries).
+pub use crate::outbox::RequestContext;
 
 /// A field that is both optional and nullable: absent, `null` and a value are three distinct states.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]

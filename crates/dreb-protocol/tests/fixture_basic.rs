@@ -260,9 +260,7 @@ async fn rpc_handler_serves_through_command_service() {
     let agent = FixtureAgent {
         last_prompt: std::sync::Mutex::new(None),
     };
-    let ctx = support::RequestContext {
-        id: Some(json!("r1")),
-    };
+    let ctx = support::RequestContext::detached(Some(json!("r1")));
     let call = |v: Value| {
         let mut obj = v.as_object().unwrap().clone();
         let ty = obj.shift_remove("type").unwrap();

@@ -18,6 +18,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::persist;
+use dreb_protocol::Outbox;
+
 use crate::sink::{FrameSink, emit};
 
 /// How the runtime starts (the CLI flags and environment that matter).
@@ -40,9 +42,6 @@ pub struct RuntimeOptions {
     pub agent_type: Option<String>,
     /// The `dreb` executable the subagent tool runs children with (default: this process's executable).
     pub subagent_binary: Option<PathBuf>,
-    /// `prompt` writes its own success response through the sink, before the run's first event (the serving layer
-    /// must then not write it: `ServeOptions::service_writes_prompt_response`). Off: the caller answers.
-    pub writes_prompt_ack: bool,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     /// Enabled tools (None = all built-in tools).
@@ -80,7 +79,8 @@ pub(crate) struct QueuedDisplay {
 pub(crate) struct Inner {
     pub cwd: PathBuf,
     pub agent_dir: PathBuf,
-    pub sink: Arc<dyn FrameSink>,
+    /// Every frame of this session (events here, responses by the serving layer) goes through it.
+    pub outbox: Outbox,
     pub settings: Arc<SettingsManager>,
     pub registry: RwLock<ModelRegistry>,
     pub providers: Providers,
@@ -108,8 +108,6 @@ pub(crate) struct Inner {
     pub retry_cancel: Mutex<Option<CancellationToken>>,
     /// Cancels the running `bash` command (`abort_bash`); only the latest one is tracked.
     pub bash_cancel: Mutex<Option<(u64, CancellationToken)>>,
-    /// The same sink as `sink`, with the gate that makes a dashboard snapshot atomic with the event stream.
-    pub gated_sink: Arc<crate::commands::snapshot::GatedSink>,
     pub model_fallback_message: Option<String>,
     pub stop: CancellationToken,
     /// `--ui dashboard`: events leave out `message_update`'s cumulative copies of the reply.
@@ -117,14 +115,12 @@ pub(crate) struct Inner {
     pub tool_names: Vec<String>,
     /// Model scope, resource metadata and caches of the peripheral commands.
     pub extras: crate::commands::extras::Extras,
-    /// The extension-UI dialogs (`ask_user`, the permission gate); its frames go through `gated_sink`.
+    /// The extension-UI dialogs (`ask_user`, the permission gate); its frames go through `outbox`.
     pub dialog: dreb_dialog::DialogEngine,
     /// Mirrors the open dialogs for the dashboard snapshot (see `commands::dialogs`).
     pub dialog_tracker: Arc<crate::commands::dialogs::DialogTracker>,
     /// Children launched by the subagent tool.
     pub background: crate::background::BackgroundAgents,
-    /// See [`RuntimeOptions::writes_prompt_ack`].
-    pub writes_prompt_ack: bool,
     /// Set when a run's `agent_end` goes out, cleared at the next `agent_start`: the loop is finishing, so a
     /// `prompt` arriving now waits for it instead of failing as busy (hosts prompt as soon as they see agent_end).
     pub run_ending: AtomicBool,
@@ -418,18 +414,15 @@ impl Runtime {
         let agent = Agent::new(agent_opts);
 
         let dialog_tracker = Arc::new(crate::commands::dialogs::DialogTracker::new(sink));
-        let gated_sink = Arc::new(crate::commands::snapshot::GatedSink::new(
-            dialog_tracker.clone(),
-        ));
-        let dialog_sink = gated_sink.clone();
+        let outbox = Outbox::new(dialog_tracker.clone());
+        let dialog_outbox = outbox.clone();
         let dialog =
-            dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_sink.send_frame(bytes)));
+            dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_outbox.send_frame(bytes)));
         let inner = Arc::new(Inner {
             extras: crate::commands::extras::Extras::new(&options, &settings, scoped_models),
             cwd,
             agent_dir,
-            sink: gated_sink.clone(),
-            gated_sink,
+            outbox,
             auto_compaction: AtomicBool::new(settings.compaction_enabled()),
             auto_retry: AtomicBool::new(settings.retry_enabled()),
             settings,
@@ -465,7 +458,6 @@ impl Runtime {
                     .unwrap_or_else(|| PathBuf::from("dreb")),
             ),
             run_ending: AtomicBool::new(false),
-            writes_prompt_ack: options.writes_prompt_ack,
         });
         let runtime = Runtime { inner };
         runtime.rebuild_system_prompt(&context_files);
@@ -505,7 +497,7 @@ impl Runtime {
                 let value = serde_json::to_value(tasks).unwrap_or(Value::Array(Vec::new()));
                 *lock(&inner.tasks) = value.clone();
                 emit(
-                    &*inner.sink,
+                    &inner.outbox,
                     &serde_json::json!({"type": "tasks_update", "tasks": value}),
                 );
             }
@@ -519,7 +511,7 @@ impl Runtime {
                 {
                     obj.extend(fields);
                 }
-                emit(&*inner.sink, &frame);
+                emit(&inner.outbox, &frame);
             }
         });
         // Requested order is kept: the subagent tool (which needs the session) takes its place among the others.
@@ -594,6 +586,11 @@ impl Runtime {
     /// After [`Runtime::shutdown`]: wait (at most `timeout`) for background children to exit and be reaped.
     pub async fn wait_for_children(&self, timeout: std::time::Duration) {
         self.inner.background.wait_for_children(timeout).await;
+    }
+
+    /// The outbox every frame of this session goes through: the serving layer writes its responses to it.
+    pub fn outbox(&self) -> Outbox {
+        self.inner.outbox.clone()
     }
 
     /// The agent loop (for embedding and tests).
@@ -702,9 +699,9 @@ impl AgentEventSink for EventBridge {
             _ => {}
         }
         if inner.dashboard_projection {
-            emit(&*inner.sink, &dreb_agent::event::DashboardEventJson(event));
+            emit(&inner.outbox, &dreb_agent::event::DashboardEventJson(event));
         } else {
-            emit(&*inner.sink, event);
+            emit(&inner.outbox, event);
         }
         match event {
             AgentEvent::TurnStart => crate::background::on_turn_start(&inner),

@@ -1,21 +1,15 @@
-//! Where the runtime's events go.
+//! Where the runtime's events go: the connection's [`Outbox`] (responses go through it too), in front of the
+//! host's [`FrameSink`].
 
 use std::sync::Mutex;
 
+pub use dreb_protocol::FrameSink;
+use dreb_protocol::Outbox;
 use serde::Serialize;
 
-/// Receives encoded frames (one JSON object plus `\n` each) in emission order. The serving layer writes them to
-/// stdout through its single ordered writer; tests collect them.
-pub trait FrameSink: Send + Sync {
-    fn send_frame(&self, frame: Vec<u8>);
-}
-
-/// Encode and send one frame.
-pub(crate) fn emit<T: Serialize + ?Sized>(sink: &dyn FrameSink, frame: &T) {
-    match dreb_protocol::framing::encode_frame(frame) {
-        Ok(bytes) => sink.send_frame(bytes),
-        Err(e) => tracing::error!("could not encode an event: {e}"),
-    }
+/// Encode and send one frame through the outbox.
+pub(crate) fn emit<T: Serialize + ?Sized>(outbox: &Outbox, frame: &T) {
+    outbox.send(frame);
 }
 
 /// Collects frames in memory (tests, embedding).

@@ -22,7 +22,7 @@ struct Harness {
 }
 
 fn ctx() -> RequestContext {
-    RequestContext { id: None }
+    RequestContext::detached(None)
 }
 
 /// A runtime on `faux`: the first reply calls `tool` with `args`, the reply after the tool result says "done".

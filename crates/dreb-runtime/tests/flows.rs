@@ -21,7 +21,7 @@ struct Harness {
 }
 
 fn ctx() -> RequestContext {
-    RequestContext { id: None }
+    RequestContext::detached(None)
 }
 
 /// A runtime on `faux` playing `scenario`, with `settings` as the global settings.json.
@@ -646,9 +646,7 @@ async fn an_aborted_pre_prompt_compaction_still_sends_the_prompt() {
 }
 
 async fn prompt_with_id(h: &Harness, id: &str, text: &str) {
-    let ctx = RequestContext {
-        id: Some(json!(id)),
-    };
+    let ctx = RequestContext::detached(Some(json!(id)));
     let params = PromptParams {
         message: text.into(),
         images: None,
@@ -1189,25 +1187,25 @@ async fn snapshot_barrier_and_response_go_out_in_one_write() {
     h.prompt("hello").await;
     h.rt.wait_for_idle().await;
     h.sink.clear();
-    let id = RequestContext {
-        id: Some(json!("snapshot-7")),
-    };
+    // As the serving layer calls it: the response goes through the session's outbox.
+    let id = RequestContext::attached(
+        Some(json!("snapshot-7")),
+        "get_dashboard_snapshot",
+        h.rt.outbox(),
+        None,
+    );
     let snap =
         h.rt.get_dashboard_snapshot(&id, GetDashboardSnapshotParams {})
             .await
             .unwrap();
+    assert!(id.reply.is_sent(), "the snapshot writes its own response");
     assert_eq!(snap.snapshot_id, "snapshot-7");
     assert!(!snap.state.is_streaming);
     assert_eq!(snap.messages.len(), 2);
     assert!(snap.background_agents.is_empty() && snap.pending_extension_ui_requests.is_empty());
 
-    let writes = h.sink.writes();
-    assert_eq!(writes.len(), 1, "barrier and response are one write");
-    let text = String::from_utf8(writes[0].clone()).unwrap();
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    // Barrier and response, adjacent: nothing else was written while the outbox was held.
+    let lines = h.frames();
     assert_eq!(lines.len(), 2);
     assert_eq!(
         lines[0],
@@ -1221,8 +1219,9 @@ async fn snapshot_barrier_and_response_go_out_in_one_write() {
 
     // Without an id: a fresh UUID, repeated by the barrier.
     h.sink.clear();
+    let no_id = RequestContext::attached(None, "get_dashboard_snapshot", h.rt.outbox(), None);
     let snap =
-        h.rt.get_dashboard_snapshot(&ctx(), GetDashboardSnapshotParams {})
+        h.rt.get_dashboard_snapshot(&no_id, GetDashboardSnapshotParams {})
             .await
             .unwrap();
     assert_eq!(snap.snapshot_id.len(), 36);

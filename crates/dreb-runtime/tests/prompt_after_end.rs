@@ -39,7 +39,7 @@ impl FrameSink for PromptOnAgentEnd {
         let prompt = async move {
             let r = rt
                 .prompt(
-                    &RequestContext { id: None },
+                    &RequestContext::detached(None),
                     PromptParams {
                         message: format!("Reply with just: again-{left}"),
                         images: None,
@@ -80,7 +80,7 @@ async fn a_prompt_sent_on_agent_end_starts_the_next_run() {
     let rt = Runtime::start(options, sink.clone()).unwrap();
     let _ = sink.runtime.set(rt.clone());
     rt.prompt(
-        &RequestContext { id: None },
+        &RequestContext::detached(None),
         PromptParams {
             message: "Reply with just: first".into(),
             images: None,

@@ -8,17 +8,8 @@ use clap::Parser;
 use dreb_cli::args::Args;
 use dreb_cli::output::DEFAULT_MAX_QUEUED_BYTES;
 use dreb_cli::{Output, ServeOptions, serve, termination_signal};
-use dreb_runtime::{FrameSink, Runtime, RuntimeOptions};
+use dreb_runtime::{Runtime, RuntimeOptions};
 use tokio_util::sync::CancellationToken;
-
-/// Events from the runtime go through the same ordered writer as responses.
-struct OutputSink(Output);
-
-impl FrameSink for OutputSink {
-    fn send_frame(&self, frame: Vec<u8>) {
-        let _ = self.0.send_encoded(frame);
-    }
-}
 
 fn init_logging() {
     let filter = std::env::var("DREB_LOG")
@@ -80,8 +71,6 @@ async fn run(args: Args) -> i32 {
         parent_session: args.parent_session.clone(),
         agent_type: args.agent_type.clone(),
         subagent_binary: None,
-        // Paired with `service_writes_prompt_response` below.
-        writes_prompt_ack: true,
         system_prompt: args.system_prompt.clone(),
         append_system_prompt: args.append_system_prompt.clone(),
         tools: args.tool_list(),
@@ -90,7 +79,7 @@ async fn run(args: Args) -> i32 {
         stop: stop.clone(),
         ui: args.ui.clone(),
     };
-    let runtime = match Runtime::start(options, Arc::new(OutputSink(output.clone()))) {
+    let runtime = match Runtime::start(options, Arc::new(output.clone())) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("{e}");
@@ -101,10 +90,7 @@ async fn run(args: Args) -> i32 {
     // token) settles the open dialogs inside the runtime.
     let dialogs = runtime.clone();
     let router = Arc::new(move |input: dreb_protocol::Input| dialogs.handle_input(&input));
-    let mut serve_options = ServeOptions {
-        service_writes_prompt_response: true,
-        ..ServeOptions::default()
-    };
+    let mut serve_options = ServeOptions::default();
     // Tests (and cautious hosts) can lower the input line cap.
     if let Some(cap) = std::env::var("DREB_MAX_RECORD_BYTES")
         .ok()
@@ -118,6 +104,8 @@ async fn run(args: Args) -> i32 {
         router,
         dreb_cli::stdio::stdin(),
         output.clone(),
+        // Responses go through the runtime's outbox, in order with the events.
+        runtime.outbox(),
         serve_options,
         termination_signal(),
         stop,

@@ -85,19 +85,6 @@ impl Output {
         }
     }
 
-    /// Queue several frames so that they are written back to back, with nothing between them (e.g. the
-    /// `dashboard_snapshot_barrier` event and its response).
-    pub fn send_adjacent(&self, frames: &[&dyn erased::Frame]) -> Result<(), OutputClosed> {
-        let mut bytes = Vec::new();
-        for f in frames {
-            match f.encode() {
-                Ok(b) => bytes.extend_from_slice(&b),
-                Err(e) => tracing::error!("could not encode a frame: {e}"),
-            }
-        }
-        self.send_encoded(bytes)
-    }
-
     /// Queue already encoded frame bytes (each frame ending in `\n`).
     pub fn send_encoded(&self, bytes: Vec<u8>) -> Result<(), OutputClosed> {
         if self.overflowed.is_cancelled() {
@@ -147,18 +134,11 @@ impl Output {
     }
 }
 
-/// Object-safe frame encoding for [`Output::send_adjacent`].
-pub mod erased {
-    use serde::Serialize;
-
-    pub trait Frame {
-        fn encode(&self) -> Result<Vec<u8>, serde_json::Error>;
-    }
-
-    impl<T: Serialize> Frame for T {
-        fn encode(&self) -> Result<Vec<u8>, serde_json::Error> {
-            dreb_protocol::framing::encode_frame(self)
-        }
+/// The writer as the outbox's sink. A frame the writer no longer takes (stdout closed or overflowed) is dropped: the
+/// server is already stopping.
+impl dreb_protocol::FrameSink for Output {
+    fn send_frame(&self, frame: Vec<u8>) {
+        let _ = self.send_encoded(frame);
     }
 }
 
@@ -176,8 +156,9 @@ mod tests {
             out.send(&json!({"type": "n", "i": i, "text": "x\u{2028}y"}))
                 .unwrap();
         }
-        out.send_adjacent(&[&json!({"type": "barrier"}), &json!({"type": "response"})])
-            .unwrap();
+        let mut adjacent = encode_frame(&json!({"type": "barrier"})).unwrap();
+        adjacent.extend(encode_frame(&json!({"type": "response"})).unwrap());
+        out.send_encoded(adjacent).unwrap();
         drop(out);
         let mut text = String::new();
         server.read_to_string(&mut text).await.unwrap();

@@ -1,7 +1,9 @@
 //! The serving loop: a stdin reader task, each command on its own task (except a few that answer at once from
-//! memory), responses and events through one [`Output`].
+//! memory), responses and events through one [`Outbox`] in front of the [`Output`] writer.
 //!
-//! Commands run concurrently, so a slow `bash` or `compact` never blocks `abort`, `get_state` or an
+//! Each command's [`Lane`] (from `dreb-protocol`) decides how it runs: state changes take their turn in arrival
+//! order (so pipelined `set_*` calls and session switches apply in the order sent), while aborts, `get_state` and
+//! other independent reads run at once beside them, so a slow command never blocks `abort`, `get_state` or an
 //! `extension_ui_response`. Every command line gets exactly one response. At stdin EOF or a termination signal
 //! the server cancels running work, gives in-flight commands a grace period to answer, flushes stdout and returns.
 
@@ -13,8 +15,8 @@ use std::time::Duration;
 
 use dreb_protocol::framing::{DEFAULT_MAX_RECORD_BYTES, JsonlReader, RecordError};
 use dreb_protocol::{
-    Command, CommandService, Decoded, Input, Request, Response, decode, envelope::fill, error_text,
-    handle_request,
+    CommandService, Decoded, Input, Lane, Outbox, Request, Response, Sequencer, Ticket, decode,
+    envelope::fill, error_text, serve_request,
 };
 use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
@@ -42,13 +44,6 @@ pub struct ServeOptions {
     pub shutdown_grace: Duration,
     /// How long to wait for stdout to drain before returning.
     pub flush_timeout: Duration,
-    /// The service writes a successful `get_dashboard_snapshot` response itself, right after its
-    /// `dashboard_snapshot_barrier` and in the same write (so the snapshot is atomic with its event stream); the
-    /// server then does not write that response. Errors are always written by the server.
-    pub service_writes_snapshot_response: bool,
-    /// The service writes `prompt`'s success response itself, before anything the prompt causes (so no event of
-    /// the run can precede it); the server then does not write it. Errors are always written by the server.
-    pub service_writes_prompt_response: bool,
 }
 
 impl Default for ServeOptions {
@@ -57,8 +52,6 @@ impl Default for ServeOptions {
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             shutdown_grace: Duration::from_secs(3),
             flush_timeout: Duration::from_secs(5),
-            service_writes_snapshot_response: true,
-            service_writes_prompt_response: false,
         }
     }
 }
@@ -110,38 +103,14 @@ fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
     rx
 }
 
-/// Which successful responses the service writes itself.
-#[derive(Clone, Copy)]
-struct SelfAnswered {
-    snapshot: bool,
-    prompt: bool,
-}
-
-/// Handle one request and write its response.
+/// Handle one request; its response goes through `outbox` (written by the handler or after it).
 async fn answer<S: CommandService + 'static>(
     service: Arc<S>,
-    output: Output,
+    outbox: Outbox,
     request: Request,
-    self_answered: SelfAnswered,
+    ticket: Option<Ticket>,
 ) {
-    let written_by_service = match request.command {
-        // Adjacent to its barrier.
-        Command::GetDashboardSnapshot(_) => self_answered.snapshot,
-        // Ahead of the run's first event.
-        Command::Prompt(_) => self_answered.prompt,
-        _ => false,
-    };
-    let response = handle_request(&*service, request).await;
-    if !(written_by_service && response.is_success()) {
-        let _ = output.send(&response);
-    }
-}
-
-/// Commands that only read in-memory state and finish without waiting: answered on the serving loop's own task
-/// instead of a new one (a sequential `get_state` round trip then involves no hand-off between tasks or threads).
-/// Everything else gets its own task, so a slow command never holds up the next line.
-fn answers_immediately(command: &Command) -> bool {
-    matches!(command, Command::GetState(_) | Command::GetVersion(_))
+    serve_request(&*service, request, &outbox, ticket).await;
 }
 
 /// Poll `future` once with the current task's waker.
@@ -149,7 +118,8 @@ async fn poll_once<F: Future + ?Sized>(mut future: Pin<&mut F>) -> Poll<F::Outpu
     std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await
 }
 
-/// Serve `service` until stdin ends, `shutdown` completes, or stdout overflows.
+/// Serve `service` until stdin ends, `shutdown` completes, or stdout overflows. Every frame goes through `outbox`
+/// (the same one the service writes its events to); `output` is the writer behind it, drained before returning.
 ///
 /// `stop` is cancelled when serving ends, before the grace period: the service should tie its running work
 /// (agent runs, bash, compaction, dialogs) to it so in-flight commands finish promptly and still answer.
@@ -158,6 +128,7 @@ pub async fn serve<S, R>(
     router: Arc<dyn InputRouter>,
     input: R,
     output: Output,
+    outbox: Outbox,
     options: ServeOptions,
     shutdown: impl Future<Output = ()>,
     stop: CancellationToken,
@@ -169,10 +140,7 @@ where
     let mut records = spawn_reader(input, options.max_record_bytes);
     let overflowed = output.overflowed();
     let mut tasks: JoinSet<()> = JoinSet::new();
-    let self_answered = SelfAnswered {
-        snapshot: options.service_writes_snapshot_response,
-        prompt: options.service_writes_prompt_response,
-    };
+    let sequencer = Sequencer::new();
     tokio::pin!(shutdown);
 
     let outcome = loop {
@@ -190,13 +158,15 @@ where
                 Some(Err(e)) => break ServeOutcome::InputError(e),
                 Some(Ok(Err(record_error))) => {
                     let text = fill(error_text::PARSE, &[("message", &record_error.to_string())]);
-                    let _ = output.send(&Response::error(None, Some("parse".into()), text));
+                    outbox.send(&Response::error(None, Some("parse".into()), text));
                 }
                 Some(Ok(Ok(line))) => match decode(&line) {
                     Decoded::Request(request) => {
-                        let immediate = answers_immediately(&request.command);
-                        let job = answer(service.clone(), output.clone(), request, self_answered);
-                        if immediate {
+                        let lane = request.command.lane();
+                        // Taken here, on the reading task: tickets are handed out in arrival order.
+                        let ticket = (lane != Lane::Concurrent).then(|| sequencer.ticket());
+                        let job = answer(service.clone(), outbox.clone(), request, ticket);
+                        if lane == Lane::Immediate {
                             // Polled once right here: a task hand-off would cost more than the command. Should it
                             // wait on anything after all, it continues on its own task.
                             let mut job = Box::pin(job);
@@ -204,20 +174,11 @@ where
                                 tasks.spawn(job);
                             }
                         } else {
-                            tasks.spawn(async move {
-                                // Start on a fresh scheduler turn (like a task from another thread would), so
-                                // what the command spawns tends to queue behind its response. (`prompt` does not
-                                // rely on this: with `service_writes_prompt_response` its acknowledgement is
-                                // written before the run can start.)
-                                tokio::task::yield_now().await;
-                                job.await
-                            });
+                            tasks.spawn(job);
                         }
                     }
                     Decoded::Input(input) => router.route(input),
-                    Decoded::Invalid(response) => {
-                        let _ = output.send(&response);
-                    }
+                    Decoded::Invalid(response) => outbox.send(&response),
                 },
             },
         }
@@ -232,10 +193,10 @@ where
             tokio::select! {
                 done = tasks.join_next() => if done.is_none() { break },
                 record = records.recv(), if input_open => match record {
-                    Some(Ok(Ok(line))) => refuse_while_shutting_down(&line, &output, &*router),
+                    Some(Ok(Ok(line))) => refuse_while_shutting_down(&line, &outbox, &*router),
                     Some(Ok(Err(record_error))) => {
                         let text = fill(error_text::PARSE, &[("message", &record_error.to_string())]);
-                        let _ = output.send(&Response::error(None, Some("parse".into()), text));
+                        outbox.send(&Response::error(None, Some("parse".into()), text));
                     }
                     Some(Err(_)) | None => input_open = false,
                 },
@@ -261,17 +222,15 @@ where
 
 /// A line read after shutdown began: a command is answered with the shutting-down error (not run); other input is
 /// handled as usual.
-fn refuse_while_shutting_down(line: &str, output: &Output, router: &dyn InputRouter) {
+fn refuse_while_shutting_down(line: &str, outbox: &Outbox, router: &dyn InputRouter) {
     match decode(line) {
         Decoded::Request(request) => {
             let name = request.command.name();
             let text = fill(error_text::SHUTTING_DOWN, &[("command", name)]);
-            let _ = output.send(&Response::error(request.id, Some(name.to_string()), text));
+            outbox.send(&Response::error(request.id, Some(name.to_string()), text));
         }
         Decoded::Input(input) => router.route(input),
-        Decoded::Invalid(response) => {
-            let _ = output.send(&response);
-        }
+        Decoded::Invalid(response) => outbox.send(&response),
     }
 }
 
@@ -295,12 +254,13 @@ pub async fn termination_signal() {
 mod tests {
     use super::*;
     use dreb_protocol::support::RequestContext;
-    use dreb_protocol::{ResponseData, RpcDashboardSnapshot};
+    use dreb_protocol::{Command, ResponseData, RpcDashboardSnapshot};
     use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
-    /// Answers `get_dashboard_snapshot` like the runtime: barrier and response written by the service in one go.
+    /// Answers `get_dashboard_snapshot` like the runtime: barrier and response written by the service while it
+    /// holds the outbox.
     struct SnapshotService {
-        output: Output,
+        outbox: Outbox,
         fail: bool,
     }
 
@@ -324,18 +284,18 @@ mod tests {
                     "autoCompactionEnabled": true, "messageCount": 0, "pendingMessageCount": 0}
             }))
             .unwrap();
-            let barrier =
-                serde_json::json!({"type": "dashboard_snapshot_barrier", "snapshotId": "s1"});
-            let response = Response::ok(
-                ctx.id.clone(),
-                "get_dashboard_snapshot",
-                ResponseData::GetDashboardSnapshot(data.clone()),
+            let held = self.outbox.hold();
+            held.send(
+                &serde_json::json!({"type": "dashboard_snapshot_barrier", "snapshotId": "s1"}),
             );
-            let mut bytes = dreb_protocol::framing::encode_frame(&barrier).unwrap();
-            bytes.extend(dreb_protocol::framing::encode_frame(&response).unwrap());
-            self.output.send_encoded(bytes).unwrap();
+            ctx.reply
+                .send_ok_in(&held, ResponseData::GetDashboardSnapshot(data.clone()));
             Ok(ResponseData::GetDashboardSnapshot(data))
         }
+    }
+
+    fn outbox_of(output: &Output) -> Outbox {
+        Outbox::new(Arc::new(output.clone()))
     }
 
     async fn serve_one(fail: bool) -> Vec<serde_json::Value> {
@@ -343,8 +303,9 @@ mod tests {
         let (server_out, mut stdout) = tokio::io::duplex(1 << 20);
         // The writer task lives on while the service holds an `Output` clone; read what was written instead of EOF.
         let (output, _writer) = Output::start(server_out, 1 << 20);
+        let outbox = outbox_of(&output);
         let service = Arc::new(SnapshotService {
-            output: output.clone(),
+            outbox: outbox.clone(),
             fail,
         });
         let router: Arc<dyn InputRouter> = Arc::new(|_i: dreb_protocol::Input| {});
@@ -353,6 +314,7 @@ mod tests {
             router,
             server_in,
             output,
+            outbox,
             ServeOptions::default(),
             std::future::pending::<()>(),
             CancellationToken::new(),
@@ -407,6 +369,7 @@ mod tests {
         let (mut stdin, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, stdout) = tokio::io::duplex(1 << 16);
         let (output, _writer) = Output::start(server_out, 1 << 20);
+        let outbox = outbox_of(&output);
         let service = Arc::new(WaitingStateService {
             release: tokio::sync::Notify::new(),
         });
@@ -416,6 +379,7 @@ mod tests {
             router,
             server_in,
             output,
+            outbox,
             ServeOptions::default(),
             std::future::pending::<()>(),
             CancellationToken::new(),

@@ -223,7 +223,7 @@ impl LaunchHooks {
                 crate::projection::project_dashboard_event(&mut event);
             }
             emit(
-                &*inner.sink,
+                &inner.outbox,
                 &json!({"type": "background_agent_event", "agentId": self.agent_id, "event": event}),
             );
         }
@@ -255,7 +255,7 @@ impl LaunchHooks {
         {
             tracing::error!("could not persist an arbitration record: {e}");
         }
-        emit(&*inner.sink, &event);
+        emit(&inner.outbox, &event);
     }
 
     /// Track the child's control channel and process once it is up; forget both once it has exited.
@@ -303,7 +303,7 @@ where
         Some(cancel.clone()),
     );
     emit(
-        &*inner.sink,
+        &inner.outbox,
         &json!({"type": "background_agent_start", "agentId": agent_id, "agentType": agent_type,
                 "taskSummary": task_summary, "sessionDir": session_dir_text}),
     );
@@ -426,11 +426,11 @@ async fn deliver_completion(
             tracing::error!("could not persist a background agent notice: {e}");
         }
         emit(
-            &*inner.sink,
+            &inner.outbox,
             &json!({"type": "message_start", "message": message}),
         );
         emit(
-            &*inner.sink,
+            &inner.outbox,
             &json!({"type": "message_end", "message": message}),
         );
     } else if !inner.stop.is_cancelled() {
@@ -485,7 +485,7 @@ async fn deliver_completion(
     if let Some(f) = &result.session_file {
         end["sessionFile"] = json!(f.display().to_string());
     }
-    emit(&*inner.sink, &end);
+    emit(&inner.outbox, &end);
 }
 
 /// Resume the parent with `message`, or, if a run started in between, deliver it when that run would stop.
@@ -567,7 +567,7 @@ pub(crate) fn should_continue(inner: &Inner) -> bool {
         let turns_used = g.turns_used;
         drop(g);
         emit(
-            &*inner.sink,
+            &inner.outbox,
             &json!({"type": "parent_paused_for_background_agents", "runningAgentCount": running,
                     "turnsUsed": turns_used, "turnLimit": guardrail.turn_limit}),
         );

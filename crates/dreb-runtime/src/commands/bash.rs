@@ -34,7 +34,7 @@ impl Runtime {
 
     pub(crate) async fn cmd_bash(
         &self,
-        _ctx: &RequestContext,
+        ctx: &RequestContext,
         p: BashParams,
     ) -> Result<BashResult, String> {
         let failed = |m: String| fill(error_text::COMMAND_FAILED, &[("message", &m)]);
@@ -43,6 +43,8 @@ impl Runtime {
         let id = NEXT_BASH.fetch_add(1, Ordering::Relaxed);
         // Only the latest command is tracked for `abort_bash`.
         *lock(&self.inner.bash_cancel) = Some((id, cancel.clone()));
+        // The process runs beside later commands (as in the reference); only its start is in arrival order.
+        ctx.release_order();
         let stop = self.inner.stop.clone();
         let linked = cancel.clone();
         let shutdown = tokio::spawn(async move {

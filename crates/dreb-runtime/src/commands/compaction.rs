@@ -182,12 +182,15 @@ impl Runtime {
 
     pub(crate) async fn cmd_compact(
         &self,
-        _ctx: &RequestContext,
+        ctx: &RequestContext,
         p: CompactParams,
     ) -> Result<CompactionResult, String> {
         // The run aborted below must not start a retry or an auto-compaction of its own.
         self.inner.manual_compaction.store(true, Ordering::Release);
         let cancel = self.begin_compaction();
+        // The compaction has begun (`isCompacting`); the summary call is a long wait later commands need not sit
+        // behind (`get_state`, `abort_compaction`, a queued prompt), as in the reference.
+        ctx.release_order();
         self.abort_retry();
         self.inner.agent.abort();
         self.inner.agent.wait_for_idle().await;
@@ -264,7 +267,7 @@ impl Runtime {
                 .swap(true, Ordering::AcqRel)
             {
                 emit(
-                    &*self.inner.sink,
+                    &self.inner.outbox,
                     &auto_end(None, false, false, Some(OVERFLOW_RETRY_FAILED.into())),
                 );
                 return None;
@@ -380,7 +383,7 @@ impl Runtime {
             self.run_compaction(None, cancel).await
         };
         self.end_compaction();
-        let sink = &*self.inner.sink;
+        let sink = &self.inner.outbox;
         match outcome {
             Ok(result) => {
                 emit(
@@ -412,7 +415,7 @@ impl Runtime {
 
 fn emit_auto_start(rt: &Runtime, reason: Reason) {
     emit(
-        &*rt.inner.sink,
+        &rt.inner.outbox,
         &json!({"type": "auto_compaction_start", "reason": reason.as_str()}),
     );
 }

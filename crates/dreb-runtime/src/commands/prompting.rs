@@ -50,10 +50,6 @@ fn images_of(images: &Option<Vec<ImageContent_>>) -> Result<Vec<ImageContent>, S
 /// The generated protocol's image type (same wire shape as `dreb_ai::ImageContent`).
 type ImageContent_ = dreb_protocol::ImageContent;
 
-fn prompt_ack(ctx: &RequestContext) -> Response {
-    Response::ok(ctx.id.clone(), "prompt", ResponseData::Prompt)
-}
-
 impl Runtime {
     fn queue(&self, steering: bool, text: &str, images: Vec<ImageContent>) {
         let message = user_message(text, &images);
@@ -75,12 +71,10 @@ impl Runtime {
         lock(&self.inner.extras.resources).expand_input(text, &session_id)
     }
 
-    /// With [`crate::RuntimeOptions::writes_prompt_ack`], `prompt`'s success response is written here, ahead of
-    /// anything the prompt causes (the reference answers before the run's first event); the server then skips it.
+    /// `prompt`'s success response is written here, ahead of anything the prompt causes (the reference answers
+    /// before the run's first event). In-process calls (a detached context) get it as the return value instead.
     fn acknowledge_prompt(&self, ctx: &RequestContext) {
-        if self.inner.writes_prompt_ack {
-            emit(&*self.inner.sink, &prompt_ack(ctx));
-        }
+        ctx.reply.send_ok(ResponseData::Prompt);
     }
 
     pub(crate) async fn cmd_prompt(
@@ -115,21 +109,13 @@ impl Runtime {
         }
         self.flush_deferred_bash();
         let Some(pending) = self.pre_prompt_compaction() else {
-            if !self.inner.writes_prompt_ack {
-                return agent
-                    .start_prompt(vec![user_message(&message, &images)])
-                    .map(|_| ())
-                    .map_err(|e| e.to_string());
-            }
-            // The run is started and acknowledged under the sink's gate: its first event waits for the ack, and a
-            // start that fails (a concurrent prompt won) is this request's only response, an error.
-            let gated = &self.inner.gated_sink;
-            let _gate = lock(&gated.gate);
+            // The run is started and acknowledged while the outbox is held: its first event waits for the ack, and
+            // a start that fails (a concurrent prompt won) is this request's only response, an error.
+            let held = self.inner.outbox.hold();
             agent
                 .start_prompt(vec![user_message(&message, &images)])
                 .map_err(|e| e.to_string())?;
-            // Straight to the inner sink: this task holds the gate.
-            emit(&*gated.inner, &prompt_ack(ctx));
+            ctx.reply.send_ok_in(&held, ResponseData::Prompt);
             return Ok(());
         };
         self.acknowledge_prompt(ctx);
@@ -148,7 +134,7 @@ impl Runtime {
                 .start_prompt(vec![user_message(&message, &images)]);
             if let Err(e) = started {
                 let late = Response::error(id, Some("prompt".into()), e.to_string());
-                emit(&*rt.inner.sink, &late);
+                emit(&rt.inner.outbox, &late);
             }
         });
         Ok(())

@@ -49,7 +49,7 @@ impl Runtime {
             let attempt = self.inner.retry_attempt.swap(0, Ordering::AcqRel);
             if attempt > 0 {
                 emit(
-                    &*self.inner.sink,
+                    &self.inner.outbox,
                     &json!({"type": "auto_retry_end", "success": true, "attempt": attempt}),
                 );
             }
@@ -89,7 +89,7 @@ impl Runtime {
             if let (Some(err), Some(obj)) = (self.inner.agent.error(), end.as_object_mut()) {
                 obj.insert("finalError".into(), Value::String(err));
             }
-            emit(&*self.inner.sink, &end);
+            emit(&self.inner.outbox, &end);
         }
     }
 
@@ -113,13 +113,13 @@ impl Runtime {
             if let (Some(err), Some(obj)) = (&message.error_message, end.as_object_mut()) {
                 obj.insert("finalError".into(), Value::String(err.clone()));
             }
-            emit(&*self.inner.sink, &end);
+            emit(&self.inner.outbox, &end);
             return false;
         }
         let delay_ms = backoff_ms(self.retry_base_delay_ms(settings.base_delay_ms), attempt);
         self.inner.is_retrying.store(true, Ordering::Release);
         emit(
-            &*self.inner.sink,
+            &self.inner.outbox,
             &json!({
                 "type": "auto_retry_start",
                 "attempt": attempt,
@@ -149,7 +149,7 @@ impl Runtime {
                 let attempt = rt.inner.retry_attempt.swap(0, Ordering::AcqRel);
                 rt.inner.is_retrying.store(false, Ordering::Release);
                 emit(
-                    &*rt.inner.sink,
+                    &rt.inner.outbox,
                     &json!({"type": "auto_retry_end", "success": false, "attempt": attempt, "finalError": "Retry cancelled"}),
                 );
                 return;

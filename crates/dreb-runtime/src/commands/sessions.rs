@@ -102,7 +102,7 @@ impl Runtime {
 
     pub(crate) async fn cmd_navigate_tree(
         &self,
-        _ctx: &RequestContext,
+        ctx: &RequestContext,
         p: NavigateTreeParams,
     ) -> Result<NavigateTreeResult, String> {
         self.ensure_idle()?;
@@ -139,6 +139,8 @@ impl Runtime {
                     cancel,
                 };
                 self.inner.is_compacting.store(true, Ordering::Release);
+                // The summary call is a long wait: later commands go ahead (as in the reference).
+                ctx.release_order();
                 let result = generate_branch_summary(
                     &prep,
                     &llm,

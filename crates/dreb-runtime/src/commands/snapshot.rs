@@ -1,10 +1,9 @@
-//! `get_dashboard_snapshot`: the state captured, the `dashboard_snapshot_barrier` event and the response written as
-//! one unit, so no event can fall between the capture and the barrier, or between the barrier and the response.
+//! `get_dashboard_snapshot`: the state captured, the `dashboard_snapshot_barrier` event and the response written
+//! while the outbox is held, so no event can fall between the capture and the barrier, or between the barrier and
+//! the response.
 //!
-//! The runtime writes both frames itself (through the gated sink, in one `send_frame`); the serving layer therefore
-//! does not write a successful `get_dashboard_snapshot` response again (see `dreb_cli::serve`).
-
-use std::sync::{Arc, Mutex};
+//! Lock order: the outbox's gate comes before every runtime lock (the snapshot reads the state while holding it),
+//! so never emit an event while holding a runtime lock (`session`, `tasks`, `queued`, ...).
 
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
@@ -12,32 +11,6 @@ use serde_json::{Value, json};
 
 use crate::convert::wire;
 use crate::runtime::{Runtime, lock};
-use crate::sink::FrameSink;
-
-/// Forwards frames to the host's sink under a gate; the snapshot holds the gate from capture to write.
-///
-/// Lock order: the gate comes before every runtime lock (the snapshot reads the state while holding it), so never
-/// emit an event while holding a runtime lock (`session`, `tasks`, `queued`, ...).
-pub(crate) struct GatedSink {
-    pub(crate) inner: Arc<dyn FrameSink>,
-    pub(crate) gate: Mutex<()>,
-}
-
-impl GatedSink {
-    pub(crate) fn new(inner: Arc<dyn FrameSink>) -> Self {
-        GatedSink {
-            inner,
-            gate: Mutex::new(()),
-        }
-    }
-}
-
-impl FrameSink for GatedSink {
-    fn send_frame(&self, frame: Vec<u8>) {
-        let _gate = lock(&self.gate);
-        self.inner.send_frame(frame);
-    }
-}
 
 fn snapshot_id(id: &Option<Value>) -> String {
     match id {
@@ -71,19 +44,11 @@ impl Runtime {
         _p: GetDashboardSnapshotParams,
     ) -> Result<RpcDashboardSnapshot, String> {
         let id = snapshot_id(&ctx.id);
-        let gated = &self.inner.gated_sink;
-        let _gate = lock(&gated.gate);
+        let held = self.inner.outbox.hold();
         let snapshot = self.capture_snapshot(id.clone())?;
-        let barrier = json!({"type": "dashboard_snapshot_barrier", "snapshotId": id});
-        let response = Response::ok(
-            ctx.id.clone(),
-            "get_dashboard_snapshot",
-            ResponseData::GetDashboardSnapshot(snapshot.clone()),
-        );
-        let mut bytes =
-            dreb_protocol::framing::encode_frame(&barrier).map_err(|e| e.to_string())?;
-        bytes.extend(dreb_protocol::framing::encode_frame(&response).map_err(|e| e.to_string())?);
-        gated.inner.send_frame(bytes);
+        held.send(&json!({"type": "dashboard_snapshot_barrier", "snapshotId": id}));
+        ctx.reply
+            .send_ok_in(&held, ResponseData::GetDashboardSnapshot(snapshot.clone()));
         Ok(snapshot)
     }
 }

@@ -202,7 +202,7 @@ impl Runtime {
             .set_session_name(&name)
             .map_err(|e| e.to_string())?;
         emit(
-            &*self.inner.sink,
+            &self.inner.outbox,
             &serde_json::json!({"type": "session_name_changed", "name": name}),
         );
         Ok(())
