@@ -5,7 +5,7 @@ use dreb_codegen_core::ir::{Command, CommandResult};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-use crate::context::Ctx;
+use crate::context::{Ctx, Paths};
 use crate::docs::Doc;
 use crate::names::{dedupe, field_name, ident, variant_name};
 use crate::structs::{StructSpec, struct_def};
@@ -75,9 +75,16 @@ impl<'a> CommandList<'a> {
     }
 
     fn command_enum(&self, ctx: &Ctx) -> TokenStream {
-        let crate::context::Variants {
-            some, none_, ok, ..
-        } = ctx.variants();
+        let Paths {
+            some,
+            none_,
+            ok,
+            option,
+            result,
+            string,
+            value,
+            ..
+        } = &ctx.p;
         let Self {
             variants,
             params,
@@ -89,12 +96,6 @@ impl<'a> CommandList<'a> {
                 .md(c.doc.as_deref())
                 .para(Some(&format!("Wire `type`: `{}`.", c.name)))
         });
-        let (option, result, string, value) = (
-            ctx.path("Option"),
-            ctx.path("Result"),
-            ctx.path("String"),
-            ctx.path("Value"),
-        );
         let object = ctx.json_object();
         // An empty spec still compiles: the matches need an arm.
         let none = self
@@ -117,7 +118,7 @@ impl<'a> CommandList<'a> {
                 pub fn from_wire(command_type: &str, fields: #object) -> #result<#option<Self>, #string> {
                     let fields = #value::Object(fields);
                     let command = match command_type {
-                        #(#wire => Self::#variants(crate::support::from_value(fields)?),)*
+                        #(#wire => Self::#variants(support::from_value(fields)?),)*
                         _ => return #ok(#none_),
                     };
                     #ok(#some(command))
@@ -130,7 +131,7 @@ impl<'a> CommandList<'a> {
                     s: S,
                 ) -> #result<S::Ok, S::Error> {
                     match self {
-                        #(Self::#variants(p) => crate::support::serialize_frame(s, id, #wire, p),)*
+                        #(Self::#variants(p) => support::serialize_frame(s, id, #wire, p),)*
                         #none
                     }
                 }
@@ -139,15 +140,16 @@ impl<'a> CommandList<'a> {
     }
 
     fn response_data(&self, ctx: &Ctx) -> TokenStream {
-        let crate::context::Variants {
-            some, none_, ok, ..
-        } = ctx.variants();
-        let (option, result, string, value) = (
-            ctx.path("Option"),
-            ctx.path("Result"),
-            ctx.path("String"),
-            ctx.path("Value"),
-        );
+        let Paths {
+            some,
+            none_,
+            ok,
+            option,
+            result,
+            string,
+            value,
+            ..
+        } = &ctx.p;
         let mut variants = Vec::new();
         let mut writes = Vec::new();
         let mut reads = Vec::new();
@@ -158,7 +160,7 @@ impl<'a> CommandList<'a> {
                     variants.push(quote!(#[doc = #doc] #v));
                     writes.push(quote!(Self::#v => #ok(()),));
                     reads.push(quote! {
-                        (#some(#wire), d) => crate::support::no_response_data(#wire, d).map(|()| Self::#v),
+                        #wire => support::no_response_data(command, data).map(|()| Self::#v),
                     });
                 }
                 CommandResult::Data { ty, nullable } => {
@@ -174,7 +176,7 @@ impl<'a> CommandList<'a> {
                     variants.push(quote!(#[doc = #doc] #v(#ty)));
                     writes.push(quote!(Self::#v(d) => map.serialize_entry("data", d),));
                     reads.push(quote! {
-                        (#some(#wire), d) => crate::support::response_data(#wire, d).map(Self::#v),
+                        #wire => support::response_data(command, data).map(Self::#v),
                     });
                 }
             }
@@ -200,9 +202,12 @@ impl<'a> CommandList<'a> {
 
                 /// Parses the `data` of a success response to `command` (`None` = the key is absent).
                 pub fn from_wire(command: #option<&str>, data: #option<#value>) -> #result<Self, #string> {
-                    match (command, data) {
+                    let #some(command) = command else {
+                        return #ok(Self::Unknown(data));
+                    };
+                    match command {
                         #(#reads)*
-                        (_, d) => #ok(Self::Unknown(d)),
+                        _ => #ok(Self::Unknown(data)),
                     }
                 }
             }
@@ -210,7 +215,12 @@ impl<'a> CommandList<'a> {
     }
 
     fn handler(&self, ctx: &Ctx) -> TokenStream {
-        let (option, result, string) = (ctx.path("Option"), ctx.path("Result"), ctx.path("String"));
+        let Paths {
+            option,
+            result,
+            string,
+            ..
+        } = &ctx.p;
         let (send, sync, future, request_context) = (
             ctx.path("Send"),
             ctx.path("Sync"),

@@ -16,6 +16,7 @@ pub const IMPORTS: &[(&str, &str)] = &[
     ("Value", "::serde_json::Value"),
     ("Map", "::serde_json::Map"),
     ("IndexMap", "::indexmap::IndexMap"),
+    ("support", "crate::support"),
     ("JsNumber", "crate::support::JsNumber"),
     ("Tristate", "crate::support::Tristate"),
     ("RequestContext", "crate::support::RequestContext"),
@@ -38,8 +39,12 @@ const PRELUDE: &[(&str, &str)] = &[
     ("Err", "::std::result::Result::Err"),
 ];
 
-/// `Some`, `None`, `Ok`, `Err` as the module writes them.
-pub struct Variants {
+/// The paths the emitters write most, as the module spells them (see [`Ctx::path`]).
+pub struct Paths {
+    pub option: TokenStream,
+    pub result: TokenStream,
+    pub string: TokenStream,
+    pub value: TokenStream,
     pub some: TokenStream,
     pub none_: TokenStream,
     pub ok: TokenStream,
@@ -51,17 +56,40 @@ pub struct Ctx<'a> {
     pub ir: &'a Ir,
     /// Spec type names (they shadow imports and prelude names).
     taken: HashSet<&'a str>,
+    /// Frequent paths.
+    pub p: Paths,
     /// `(marker type, literal)` of every string `const` field, in first-use order, for the `consts` module.
     consts: RefCell<Vec<(String, String)>>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(ir: &'a Ir) -> Self {
-        Ctx {
+        let mut ctx = Ctx {
             ir,
             taken: ir.types.iter().map(|t| t.name.as_str()).collect(),
+            p: Paths {
+                option: TokenStream::new(),
+                result: TokenStream::new(),
+                string: TokenStream::new(),
+                value: TokenStream::new(),
+                some: TokenStream::new(),
+                none_: TokenStream::new(),
+                ok: TokenStream::new(),
+                err: TokenStream::new(),
+            },
             consts: RefCell::new(Vec::new()),
-        }
+        };
+        ctx.p = Paths {
+            option: ctx.path("Option"),
+            result: ctx.path("Result"),
+            string: ctx.path("String"),
+            value: ctx.path("Value"),
+            some: ctx.path("Some"),
+            none_: ctx.path("None"),
+            ok: ctx.path("Ok"),
+            err: ctx.path("Err"),
+        };
+        ctx
     }
 
     /// A path to a well-known item: its short name unless a spec type takes it.
@@ -78,16 +106,6 @@ impl<'a> Ctx<'a> {
             short
         };
         text.parse().expect("a path parses")
-    }
-
-    /// `Some`, `None`, `Ok`, `Err`.
-    pub fn variants(&self) -> Variants {
-        Variants {
-            some: self.path("Some"),
-            none_: self.path("None"),
-            ok: self.path("Ok"),
-            err: self.path("Err"),
-        }
     }
 
     /// A path as a string for serde attributes (`"Option::is_none"`): `item` of `short`, short unless taken.

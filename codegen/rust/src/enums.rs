@@ -1,11 +1,11 @@
 //! String enums (`kind: enum`): the variant tables (`VALUES`, `as_str`, `from_wire`) are emitted, the serde and
-//! `Display` impls come from `crate::support::string_enum_serde!`. `open: true` adds `Other(String)`.
+//! `Display` impls come from `support::string_enum_serde!`. `open: true` adds `Other(String)`.
 
 use dreb_codegen_core::ir::{EnumDef, TypeDef};
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::context::Ctx;
+use crate::context::{Ctx, Paths};
 use crate::docs::Doc;
 use crate::names::{dedupe, ident, variant_name};
 
@@ -22,8 +22,13 @@ pub fn enum_def(ctx: &Ctx, t: &TypeDef, e: &EnumDef, doc: Doc) -> TokenStream {
             .md(v.doc.as_deref())
             .md(Some(&format!("Wire value `{}`.", v.value)))
     });
-    let (option, string) = (ctx.path("Option"), ctx.path("String"));
-    let crate::context::Variants { some, none_, .. } = ctx.variants();
+    let Paths {
+        option,
+        string,
+        some,
+        none_,
+        ..
+    } = &ctx.p;
     let (doc, derive, other, other_str, other_wire) = if e.open {
         (
             doc.para(Some(
@@ -66,6 +71,6 @@ pub fn enum_def(ctx: &Ctx, t: &TypeDef, e: &EnumDef, doc: Doc) -> TokenStream {
             }
         }
 
-        crate::support::string_enum_serde!(#name);
+        support::string_enum_serde!(#name);
     }
 }

@@ -11,7 +11,7 @@ use dreb_codegen_core::ir::{Message, MessageBody};
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::context::Ctx;
+use crate::context::{Ctx, Paths};
 use crate::docs::Doc;
 use crate::names::{dedupe, ident, variant_name};
 use crate::structs::{StructSpec, struct_def};
@@ -83,7 +83,14 @@ fn variant_doc(m: &Message, tail: String) -> Doc {
 }
 
 fn event_enum(ctx: &Ctx, events: &[Message]) -> TokenStream {
-    let crate::context::Variants { some, none_, .. } = ctx.variants();
+    let Paths {
+        some,
+        none_,
+        option,
+        result,
+        value,
+        ..
+    } = &ctx.p;
     let e = TaggedEnum {
         name: "Event".into(),
         doc: Doc::of(
@@ -107,14 +114,13 @@ fn event_enum(ctx: &Ctx, events: &[Message]) -> TokenStream {
     };
     let names: Vec<_> = e.variant_names().iter().map(|n| ident(n)).collect();
     let wire: Vec<&str> = events.iter().map(|m| m.name.as_str()).collect();
-    let (option, result, value) = (ctx.path("Option"), ctx.path("Result"), ctx.path("Value"));
     let writes = events.iter().zip(&names).map(|(m, n)| {
         let wire = &m.name;
         match &m.body {
             MessageBody::Type(t) if ctx.ir.body_declares_type(t) => {
                 quote!(Self::#n(v) => ::serde::Serialize::serialize(v, s),)
             }
-            _ => quote!(Self::#n(v) => crate::support::serialize_frame(s, #none_, #wire, v),),
+            _ => quote!(Self::#n(v) => support::serialize_frame(s, #none_, #wire, v),),
         }
     });
     let declaration = e.declaration(ctx, false);
@@ -148,7 +154,14 @@ fn event_enum(ctx: &Ctx, events: &[Message]) -> TokenStream {
 }
 
 fn input_enum(ctx: &Ctx, inputs: &[Message]) -> TokenStream {
-    let crate::context::Variants { ok, err, .. } = ctx.variants();
+    let Paths {
+        ok,
+        err,
+        result,
+        string,
+        value,
+        ..
+    } = &ctx.p;
     let names: Vec<_> = dedupe(inputs.iter().map(|m| variant_name(&m.name)).collect(), &[])
         .iter()
         .map(|n| ident(n))
@@ -162,7 +175,6 @@ fn input_enum(ctx: &Ctx, inputs: &[Message]) -> TokenStream {
         )
     });
     let object = ctx.json_object();
-    let (result, string, value) = (ctx.path("Result"), ctx.path("String"), ctx.path("Value"));
     quote! {
         /// A stdin message that is not a command and never gets a response. Carries the raw frame so the
         /// receiver can apply its own validation (and report malformed answers); parse it with
@@ -191,7 +203,7 @@ fn input_enum(ctx: &Ctx, inputs: &[Message]) -> TokenStream {
 
             /// Parses the frame as its typed form (the error names the offending field).
             pub fn parse<T: ::serde::de::DeserializeOwned>(&self) -> #result<T, #string> {
-                crate::support::from_value(#value::Object(self.frame().clone()))
+                support::from_value(#value::Object(self.frame().clone()))
             }
         }
     }

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use serde_json::Value;
 
-use crate::context::Ctx;
+use crate::context::{Ctx, Paths};
 use crate::docs::Doc;
 use crate::names::{dedupe, field_name, ident, variant_name};
 
@@ -69,11 +69,10 @@ fn field(ctx: &Ctx, s: &StructSpec, f: &Field, name: &str) -> TokenStream {
     let is_none = ctx.path_str("Option", "is_none");
     let skip_none = quote!(default, skip_serializing_if = #is_none);
     let inner = ctx.rust_type(&f.ty, s.shared && ctx.needs_box(s.name, &f.ty));
-    let option = ctx.path("Option");
+    let Paths { option, value, .. } = &ctx.p;
     let ty = if f.raw {
         // Validated by the handler, not by decoding: any JSON, absent → None.
         attrs.push(skip_none);
-        let value = ctx.path("Value");
         quote!(#option<#value>)
     } else if let Some(Value::String(literal)) = &f.constant {
         let marker = format!("{}{}", s.name, variant_name(&f.name));
@@ -90,9 +89,7 @@ fn field(ctx: &Ctx, s: &StructSpec, f: &Field, name: &str) -> TokenStream {
         quote!(#option<#inner>)
     } else if f.nullable {
         // Present-but-null is required: a missing key is an error, unlike serde's default for Option.
-        attrs.push(quote!(
-            deserialize_with = "crate::support::required_nullable"
-        ));
+        attrs.push(quote!(deserialize_with = "support::required_nullable"));
         quote!(#option<#inner>)
     } else {
         inner

@@ -2,7 +2,7 @@
 //! `type`) and untagged `oneOf`s.
 //!
 //! A tagged union's variants write their own tag, so serialising is `#[serde(untagged)]`; parsing goes through
-//! `crate::support::TaggedUnion` (a table from tag to variant) and `crate::support::tagged_deserialize!`.
+//! `support::TaggedUnion` (a table from tag to variant) and `support::tagged_deserialize!`.
 
 use std::collections::HashMap;
 
@@ -10,7 +10,7 @@ use dreb_codegen_core::ir::{OneOfDef, TypeDef, TypeRef, UnionDef};
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::context::Ctx;
+use crate::context::{Ctx, Paths};
 use crate::docs::Doc;
 use crate::names::{dedupe, ident, variant_name};
 
@@ -59,7 +59,7 @@ impl TaggedEnum {
                 let ty = ctx.rust_type(&TypeRef::Named(v.payload.clone()), v.boxed);
                 quote!(#doc #n(#ty))
             });
-        let value = ctx.path("Value");
+        let value = &ctx.p.value;
         let unknown = self.unknown.iter().map(|(n, doc)| {
             let n = ident(n);
             quote!(#doc #n(#value))
@@ -78,17 +78,20 @@ impl TaggedEnum {
 
     /// `impl TaggedUnion` (tag → variant) and `Deserialize` through it.
     pub fn parsing(&self, ctx: &Ctx) -> TokenStream {
-        let crate::context::Variants { some, ok, err, .. } = ctx.variants();
+        let Paths {
+            some,
+            ok,
+            err,
+            value,
+            string,
+            result,
+            option,
+            ..
+        } = &ctx.p;
         let name = ident(&self.name);
         let (tag, type_name) = (&self.tag, &self.name);
         let tags: Vec<&str> = self.variants.iter().map(|v| v.tag.as_str()).collect();
         let variants: Vec<_> = self.variant_names().iter().map(|n| ident(n)).collect();
-        let (value, string, result, option) = (
-            ctx.path("Value"),
-            ctx.path("String"),
-            ctx.path("Result"),
-            ctx.path("Option"),
-        );
         let unknown = self.unknown.as_ref().map(|(n, _)| {
             let n = ident(n);
             quote! {
@@ -98,14 +101,14 @@ impl TaggedEnum {
             }
         });
         quote! {
-            impl crate::support::TaggedUnion for #name {
+            impl support::TaggedUnion for #name {
                 const TAG: &'static str = #tag;
                 const NAME: &'static str = #type_name;
                 const KNOWN: &'static [&'static str] = &[#(#tags),*];
 
                 fn parse_variant(tag: &str, v: #value) -> #result<#result<Self, #string>, #value> {
                     match tag {
-                        #(#tags => #ok(crate::support::from_value(v).map(Self::#variants)),)*
+                        #(#tags => #ok(support::from_value(v).map(Self::#variants)),)*
                         _ => #err(v),
                     }
                 }
@@ -113,7 +116,7 @@ impl TaggedEnum {
                 #unknown
             }
 
-            crate::support::tagged_deserialize!(#name);
+            support::tagged_deserialize!(#name);
         }
     }
 
@@ -130,7 +133,7 @@ impl TaggedEnum {
             .filter(|(_, v)| counts[v.payload.as_str()] == 1)
             .map(|(n, v)| {
                 let (n, payload) = (ident(n), ident(&v.payload));
-                quote!(crate::support::impl_from!(#name::#n(#payload));)
+                quote!(support::impl_from!(#name::#n(#payload));)
             })
             .collect()
     }
@@ -188,7 +191,7 @@ pub fn union_def(ctx: &Ctx, t: &TypeDef, u: &UnionDef, doc: Doc) -> TokenStream 
 
         impl #name {
             #[doc = #tag_doc]
-            pub const TAGS: &'static [&'static str] = <Self as crate::support::TaggedUnion>::KNOWN;
+            pub const TAGS: &'static [&'static str] = <Self as support::TaggedUnion>::KNOWN;
         }
 
         #parsing
