@@ -1,7 +1,10 @@
 //! Drift gate: every checked-in generated file must equal what the backends produce from `protocol/rpc.yaml`
-//! now. On failure it prints a unified diff per file and the regenerate command.
+//! now, and no file the generator no longer writes may be left in a generated location. On failure it prints a
+//! unified diff per stale file, the missing and extra files, and the regenerate command.
 
 mod common;
+
+use dreb_codegen::drift::{Drift, check};
 
 #[test]
 fn checked_in_files_match_the_spec() {
@@ -10,28 +13,25 @@ fn checked_in_files_match_the_spec() {
     let ir = dreb_codegen::load_spec(&spec).unwrap_or_else(|e| {
         panic!("{e}\n(`cargo run -p dreb-codegen -- check` lists the same problems)")
     });
-    let files = dreb_codegen::generate_all(&ir);
-    let mut problems = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for file in &files {
-        if !seen.insert(file.path.clone()) {
-            problems.push(format!("{} is generated twice", file.path.display()));
-            continue;
-        }
-        if !file.contents.contains(dreb_codegen::BANNER) {
-            problems.push(format!(
-                "{} does not carry the generated-file banner",
-                file.path.display()
-            ));
-        }
-        match std::fs::read_to_string(root.join(&file.path)) {
-            Ok(on_disk) if on_disk == file.contents => {}
-            Ok(on_disk) => {
-                problems.push(common::unified_diff(&file.path, &on_disk, &file.contents))
+    let problems: Vec<String> = check(&root, &dreb_codegen::generate_all(&ir))
+        .into_iter()
+        .map(|p| match p {
+            Drift::Stale {
+                path,
+                on_disk,
+                generated,
+            } => common::unified_diff(&path, &on_disk, &generated),
+            Drift::Missing(p) => format!("{} is missing", p.display()),
+            Drift::Extra(p) => format!(
+                "{} is in a generated location but no longer generated; delete it",
+                p.display()
+            ),
+            Drift::Duplicate(p) => format!("{} is generated twice", p.display()),
+            Drift::NoBanner(p) => {
+                format!("{} does not carry the generated-file banner", p.display())
             }
-            Err(e) => problems.push(format!("{} is missing ({e})", file.path.display())),
-        }
-    }
+        })
+        .collect();
     assert!(
         problems.is_empty(),
         "generated files are out of date with {}; run `{}` and commit the result\n\n{}",

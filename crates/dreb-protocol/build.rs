@@ -14,7 +14,7 @@ fn main() {
     };
     println!("cargo:rerun-if-changed={}", spec.display());
     println!("cargo:rerun-if-changed=build.rs");
-    let ir = match dreb_codegen::load_spec(&spec) {
+    let ir = match dreb_codegen_core::load_spec(&spec) {
         Ok(ir) => ir,
         Err(e) => panic!(
             "protocol/rpc.yaml is not valid (run `cargo run -p dreb-codegen -- check`):\n{e}"
@@ -28,5 +28,6 @@ fn main() {
     );
     let out =
         PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("protocol.rs");
-    std::fs::write(&out, dreb_codegen::rust::generate(&ir)).expect("write OUT_DIR/protocol.rs");
+    let module = dreb_codegen_rust::generate(&ir).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&out, module).expect("write OUT_DIR/protocol.rs");
 }

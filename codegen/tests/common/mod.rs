@@ -26,8 +26,9 @@ pub struct Backend {
     pub generate: fn(&dreb_codegen::Ir) -> Vec<dreb_codegen::GeneratedFile>,
 }
 
+/// Every file under `dir` (recursively), relative to it.
 #[allow(dead_code)]
-fn files_under(dir: &Path) -> std::collections::BTreeSet<std::path::PathBuf> {
+pub fn files_under(dir: &Path) -> std::collections::BTreeSet<std::path::PathBuf> {
     let mut out = std::collections::BTreeSet::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -93,27 +94,5 @@ pub fn assert_fixture_matches_golden(backend: &Backend) {
         "{}\nrewrite with: UPDATE_GOLDENS=1 cargo test -p dreb-codegen --test {}",
         problems.join("\n"),
         backend.name
-    );
-}
-
-/// Drift gate: the checked-in output for `protocol/rpc.yaml` is what the backend generates now.
-#[allow(dead_code)]
-pub fn assert_checked_in_output_matches_protocol_spec(backend: &Backend) {
-    let root = dreb_codegen::repo_root();
-    let ir = dreb_codegen::load_spec(root.join(dreb_codegen::SPEC_PATH))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut problems = Vec::new();
-    for dreb_codegen::GeneratedFile { path, contents } in (backend.generate)(&ir) {
-        match std::fs::read_to_string(root.join(&path)) {
-            Ok(actual) if actual == contents => {}
-            Ok(actual) => problems.push(unified_diff(&path, &actual, &contents)),
-            Err(_) => problems.push(format!("{} is missing", path.display())),
-        }
-    }
-    assert!(
-        problems.is_empty(),
-        "{}\nregenerate with: {}",
-        problems.join("\n"),
-        dreb_codegen::REGENERATE_COMMAND
     );
 }

@@ -2,6 +2,11 @@
 //! but-nullable fields, const tags, frame wrappers, and JSON conversion with field paths in errors. Independent of
 //! the generated types (except [`RequestContext`], which lives with the outbox), so golden fixture outputs can compile
 //! against it too.
+//!
+//! The serde boilerplate the generator would otherwise repeat per type lives here too, as generic functions and
+//! small `macro_rules!` the generated module invokes once per type: [`string_enum_serde!`] (string enums),
+//! [`const_tag!`] (const marker types), [`TaggedUnion`] + [`tagged_deserialize!`] (tagged unions and `Event`),
+//! [`impl_from!`] (variant conversions).
 
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde::{Deserialize, Serialize, Serializer};
@@ -181,6 +186,167 @@ pub struct Frame<'a, B: Serialize> {
     #[serde(flatten)]
     pub body: &'a B,
 }
+
+/// Writes a [`Frame`]: `{"id": ..., "type": <name>, ...body}` (`id` only when given). Request frames, and events
+/// whose body does not declare its `type` key.
+pub fn serialize_frame<S: Serializer, B: Serialize>(
+    s: S,
+    id: Option<&Value>,
+    name: &str,
+    body: &B,
+) -> Result<S::Ok, S::Error> {
+    Frame {
+        id,
+        r#type: name,
+        body,
+    }
+    .serialize(s)
+}
+
+/// The `data` of a success response to `command` whose result is typed (`data` must be present).
+pub fn response_data<T: DeserializeOwned>(command: &str, data: Option<Value>) -> Result<T, String> {
+    match data {
+        Some(d) => from_value(d).map_err(|e| format!("data: {e}")),
+        None => Err(format!("`{command}` responses need `data`")),
+    }
+}
+
+/// Checks that a success response to `command` (`result: none`) carries no `data`.
+pub fn no_response_data(command: &str, data: Option<Value>) -> Result<(), String> {
+    match data {
+        Some(_) => Err(format!("`{command}` responses carry no `data`")),
+        None => Ok(()),
+    }
+}
+
+/// A generated enum whose variants are told apart by a string tag inside the JSON object: a `kind: union` type
+/// or `Event`. Serialising is the variant's own business (each variant struct writes its tag); parsing reads the
+/// tag from a [`Value`] and parses the matching variant ([`deserialize_tagged`]).
+pub trait TaggedUnion: Sized {
+    /// The tag key (`type`, `method`, `role`, ...).
+    const TAG: &'static str;
+    /// The type's name, for the missing-tag error.
+    const NAME: &'static str;
+    /// Every known tag value, in spec order.
+    const KNOWN: &'static [&'static str];
+    /// Parses `v` as the variant tagged `tag`; `Err(v)` gives the value back when the tag is not known.
+    fn parse_variant(tag: &str, v: Value) -> Result<Result<Self, String>, Value>;
+    /// An open union keeps a frame with an unknown or missing tag as raw JSON; a closed one rejects it (`None`).
+    fn unknown(v: Value) -> Option<Self> {
+        let _ = v;
+        None
+    }
+}
+
+/// `Deserialize` of a [`TaggedUnion`]: reads the value, then its tag, then the variant.
+pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(d: D) -> Result<T, D::Error> {
+    let v = Value::deserialize(d)?;
+    let Some(tag) = v.get(T::TAG).and_then(Value::as_str) else {
+        return T::unknown(v).ok_or_else(|| {
+            D::Error::custom(format!("missing string tag `{}` of {}", T::TAG, T::NAME))
+        });
+    };
+    let tag = tag.to_string();
+    match T::parse_variant(&tag, v) {
+        Ok(parsed) => parsed.map_err(D::Error::custom),
+        Err(v) => T::unknown(v).ok_or_else(|| D::Error::unknown_variant(&tag, T::KNOWN)),
+    }
+}
+
+/// Implements `Deserialize` for a generated [`TaggedUnion`] (through [`deserialize_tagged`]).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __tagged_deserialize {
+    ($t:ident) => {
+        impl<'de> ::serde::Deserialize<'de> for $t {
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::std::result::Result<Self, D::Error> {
+                $crate::support::deserialize_tagged(d)
+            }
+        }
+    };
+}
+pub use crate::__tagged_deserialize as tagged_deserialize;
+
+/// Implements `Display`, `Serialize` and `Deserialize` for a generated string enum, through its inherent
+/// `as_str`, `from_wire` and `VALUES` (an unlisted value of a closed enum is an `unknown variant` error).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __string_enum_serde {
+    ($t:ident) => {
+        impl ::std::fmt::Display for $t {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl ::serde::Serialize for $t {
+            fn serialize<S: ::serde::Serializer>(
+                &self,
+                s: S,
+            ) -> ::std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+        impl<'de> ::serde::Deserialize<'de> for $t {
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::std::result::Result<Self, D::Error> {
+                let s = <::std::string::String as ::serde::Deserialize>::deserialize(d)?;
+                Self::from_wire(&s).ok_or_else(|| {
+                    <D::Error as ::serde::de::Error>::unknown_variant(&s, Self::VALUES)
+                })
+            }
+        }
+    };
+}
+pub use crate::__string_enum_serde as string_enum_serde;
+
+/// Declares the zero-sized marker type of a `const` field (`const_tag!(TextContentType = "text")`): it writes
+/// its literal and accepts only that literal.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __const_tag {
+    ($name:ident = $lit:literal) => {
+        #[doc = concat!("Always `\"", $lit, "\"`.")]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct $name;
+        impl $name {
+            /// The literal.
+            pub const VALUE: &'static str = $lit;
+        }
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(
+                &self,
+                s: S,
+            ) -> ::std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(Self::VALUE)
+            }
+        }
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::std::result::Result<Self, D::Error> {
+                $crate::support::expect_const(d, Self::VALUE).map(|()| Self)
+            }
+        }
+    };
+}
+pub use crate::__const_tag as const_tag;
+
+/// `impl_from!(Enum::Variant(Payload))`: `From<Payload> for Enum` (the payload is boxed when the variant is).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_from {
+    ($e:ident :: $v:ident ($t:ty)) => {
+        impl ::std::convert::From<$t> for $e {
+            fn from(v: $t) -> Self {
+                Self::$v(::std::convert::From::from(v))
+            }
+        }
+    };
+}
+pub use crate::__impl_from as impl_from;
 
 #[cfg(test)]
 mod tests {

@@ -15,8 +15,8 @@ mod fixture {
 use fixture::*;
 use serde_json::{Value, json};
 
-fn spec() -> dreb_codegen::Ir {
-    dreb_codegen::load_spec(concat!(
+fn spec() -> dreb_codegen_core::Ir {
+    dreb_codegen_core::load_spec(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../codegen/tests/fixtures/basic.yaml"
     ))

@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use dreb_codegen::ir::{CommandResult, MessageBody, TypeKind, TypeRef};
-use dreb_codegen::{load_spec, load_spec_str};
+use dreb_codegen_core::ir::{CommandResult, MessageBody, TypeKind, TypeRef};
+use dreb_codegen_core::{load_spec, load_spec_str};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
+        .join("../tests/fixtures")
         .join(name)
 }
 

@@ -1,0 +1,136 @@
+//! The Rust backend of dreb-codegen: emits the protocol module that `crates/dreb-protocol/build.rs` writes to
+//! `OUT_DIR/protocol.rs` and the crate `include!`s. See `docs/adr/0001-rust-codegen-shape.md` for the shape and
+//! `docs/adr/0005-quote-rust-emitter.md` for how it is built.
+//!
+//! Code is built as `proc_macro2` tokens with `quote!`, parsed as a `syn::File` (so the output is checked to be
+//! valid Rust) and printed by `prettyplease`. The output relies on `crate::support` (hand-written in
+//! dreb-protocol: `Tristate`, `JsNumber`, the frame writer, and the generic serde helpers and `macro_rules!` that
+//! keep per-type boilerplate out of the generated module) and names `serde`, `serde_json`, `indexmap` by absolute
+//! path.
+//!
+//! One module per part of the output: [`context`] (shared state, type expressions), [`names`], [`docs`],
+//! [`structs`], [`enums`], [`unions`] (tagged unions, `Event`, `oneOf`), [`messages`] (events and inputs),
+//! [`commands`], [`module`] (constants, wire names, error texts, conformance, const markers).
+
+pub mod commands;
+pub mod context;
+pub mod docs;
+pub mod enums;
+pub mod messages;
+pub mod module;
+pub mod names;
+pub mod structs;
+pub mod unions;
+
+use dreb_codegen_core::banner_comment;
+use dreb_codegen_core::ir::{Ir, TypeDef, TypeKind};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::context::Ctx;
+use crate::docs::Doc;
+use crate::messages::Role;
+use crate::names::ident;
+use crate::structs::{StructSpec, struct_def};
+
+/// The emitted tokens do not parse as a Rust file: a bug of this backend, never of the spec.
+#[derive(Debug)]
+pub struct GenerateError(pub syn::Error);
+
+impl std::fmt::Display for GenerateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the Rust backend emitted invalid Rust (a generator bug): {}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for GenerateError {}
+
+/// Emits the Rust protocol module for `ir` (one file's contents, starting with the banner).
+pub fn generate(ir: &Ir) -> Result<String, GenerateError> {
+    let tokens = module_tokens(ir);
+    let file = syn::parse2::<syn::File>(tokens).map_err(GenerateError)?;
+    let mut out = banner_comment("//");
+    out.push_str(&format!(
+        "//\n// Protocol {} version {}. Types, wire names, the RpcHandler trait and dispatch.\n",
+        ir.protocol.name, ir.protocol.version
+    ));
+    out.push_str(&print_items(file));
+    Ok(out)
+}
+
+/// Every item of the module, in output order.
+pub fn module_tokens(ir: &Ir) -> TokenStream {
+    let ctx = Ctx::new(ir);
+    let header = module::header(&ctx);
+    let wire = module::wire_names(&ctx);
+    let errors = module::error_texts(&ctx);
+    let types: TokenStream = ir.types.iter().map(|t| type_def(&ctx, t)).collect();
+    let commands = commands::commands(&ctx);
+    let events = messages::messages(&ctx, Role::Event);
+    let inputs = messages::messages(&ctx, Role::Input);
+    let conformance = module::conformance(&ctx);
+    // Last: struct emission above registered the const markers.
+    let consts = module::consts(&ctx);
+    quote! {
+        #header #wire #errors #types #commands #events #inputs #conformance #consts
+    }
+}
+
+fn type_def(ctx: &Ctx, t: &TypeDef) -> TokenStream {
+    let doc = Doc::with_notes(t.doc.as_deref(), t.since.as_deref(), t.note.as_deref());
+    match &t.kind {
+        TypeKind::Struct(s) => struct_def(
+            ctx,
+            &StructSpec {
+                name: &t.name,
+                doc,
+                fields: &s.fields,
+                additional: s.additional_fields,
+                shared: true,
+            },
+        ),
+        TypeKind::Enum(e) => enums::enum_def(ctx, t, e, doc),
+        TypeKind::Union(u) => unions::union_def(ctx, t, u, doc),
+        TypeKind::OneOf(o) => unions::one_of_def(ctx, t, o, doc),
+        TypeKind::Alias(a) => {
+            let (name, ty) = (ident(&t.name), ctx.rust_type(a, false));
+            quote!(#doc pub type #name = #ty;)
+        }
+    }
+}
+
+/// Prints the file with an empty line between top-level items; runs of `use` items, and of invocations of the
+/// same macro, stay together.
+fn print_items(file: syn::File) -> String {
+    let mut out = String::new();
+    let mut prev: Option<String> = None;
+    for item in file.items {
+        let group = match &item {
+            syn::Item::Use(_) => Some("use".to_string()),
+            syn::Item::Macro(m) => Some(
+                m.mac
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect::<Vec<_>>()
+                    .join("::"),
+            ),
+            _ => None,
+        };
+        if group.is_none() || group != prev {
+            out.push('\n');
+        }
+        prev = group;
+        out.push_str(&prettyplease::unparse(&syn::File {
+            shebang: None,
+            attrs: Vec::new(),
+            items: vec![item],
+        }));
+    }
+    out
+}
