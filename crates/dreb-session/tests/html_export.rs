@@ -23,7 +23,9 @@ fn chromium() -> PathBuf {
             return PathBuf::from(candidate);
         }
     }
-    panic!("headless Chromium is required for the HTML export test: run ./scripts/setup.sh (or apt-get install -y chromium)");
+    panic!(
+        "headless Chromium is required for the HTML export test: run ./scripts/setup.sh (or apt-get install -y chromium)"
+    );
 }
 
 /// Runs headless Chromium on `html` and returns the DOM it produced (`--dump-dom`), optionally a screenshot.
