@@ -77,26 +77,36 @@ pub fn same_json(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Parses a response frame and serialises it back.
+/// Parses a response frame and serialises it back; the frame written must match the spec's JSON Schema.
 pub fn reserialize_response(frame: &Value) -> Result<Value, String> {
     let r = Response::from_value(frame.clone())?;
-    serde_json::to_value(&r).map_err(|e| e.to_string())
+    let back = serde_json::to_value(&r).map_err(|e| e.to_string())?;
+    dreb_spec_check::check_frame(&back)?;
+    Ok(back)
 }
 
-/// Parses an event frame (must be a known event) and serialises it back.
+/// Parses an event frame (must be a known event) and serialises it back; the frame written must match the spec's
+/// JSON Schema.
 pub fn reserialize_event(frame: &Value) -> Result<Value, String> {
     let e: dreb_protocol::Event =
         serde_json::from_value(frame.clone()).map_err(|e| e.to_string())?;
     if matches!(e, dreb_protocol::Event::Unknown(_)) {
         return Err(format!("not a known event: {frame}"));
     }
-    serde_json::to_value(&e).map_err(|e| e.to_string())
+    let back = serde_json::to_value(&e).map_err(|e| e.to_string())?;
+    dreb_spec_check::check_frame(&back)?;
+    Ok(back)
 }
 
-/// Replays a request frame through [`dispatch`] on `service`; the one response it produced, as JSON.
+/// Replays a request frame through [`dispatch`] on `service`; the one response it produced, as JSON (checked
+/// against the spec's JSON Schema).
 pub async fn replay<S: CommandService>(service: &S, line: &str) -> Value {
     match dispatch(service, line).await {
-        Dispatched::Response(r) => serde_json::to_value(&r).expect("responses serialise"),
+        Dispatched::Response(r) => {
+            let frame = serde_json::to_value(&r).expect("responses serialise");
+            dreb_spec_check::assert_frame(&frame);
+            frame
+        }
         Dispatched::Input(i) => {
             panic!("`{line}` is an input message ({}), not a command", i.name())
         }

@@ -1,13 +1,12 @@
-//! `Agent`: state, queues, subscribers and the run lifecycle (prompt / continue / abort / idle).
+//! `Agent`: the handle over the state it shares with its runs (module `state`): subscribers, state accessors, queues and the run
+//! lifecycle (prompt / continue / abort / idle).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use dreb_ai::{
-    AssistantBlock, AssistantMessage, ImageContent, LlmClient, Model, StopReason, TextContent,
-    ThinkingLevel, Usage, UserBlock, UserContent, UserMessage,
+    ImageContent, LlmClient, Model, TextContent, ThinkingLevel, UserBlock, UserContent, UserMessage,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -17,85 +16,15 @@ use crate::event::AgentEvent;
 use crate::hooks::{AgentHooks, DefaultHooks};
 use crate::message::AgentMessage;
 use crate::queue::{MessageQueue, QueueMode};
-use crate::run::{self, Fatal, RunCtx};
+use crate::run;
+use crate::run_context::{Fatal, RunCtx, error_assistant_message};
+use crate::state::{Inner, Shared};
 use crate::tool::Tool;
 use crate::validate::ValidatorCache;
 
-/// Loop-level retry settings (reference defaults: 3 stream-drop retries from 1 s, 2 length retries doubling).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RetryConfig {
-    pub stream_retries: u32,
-    /// Backoff before stream-drop retry `n` (0-based) is `base · 2^n`.
-    pub stream_retry_base_delay: Duration,
-    pub length_retries: u32,
-    pub length_budget_multiplier: f64,
-}
-
-impl Default for RetryConfig {
-    fn default() -> Self {
-        RetryConfig {
-            stream_retries: 3,
-            stream_retry_base_delay: Duration::from_millis(1000),
-            length_retries: 2,
-            length_budget_multiplier: 2.0,
-        }
-    }
-}
-
-/// Per-request settings forwarded to the provider.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct AgentConfig {
-    pub retry: RetryConfig,
-    /// Explicit output budget; None = provider default `min(model.maxTokens, 32000)`.
-    pub max_tokens: Option<u64>,
-    /// Prompt-cache affinity for providers that support it.
-    pub session_id: Option<String>,
-}
-
-/// The agent's observable state.
-#[derive(Clone)]
-pub struct AgentState {
-    pub system_prompt: String,
-    pub model: Option<Model>,
-    /// The requested level (clamped per run for `agent_start` and the provider).
-    pub thinking_level: ThinkingLevel,
-    pub tools: Vec<Arc<dyn Tool>>,
-    /// The conversation; grows on every `message_end` (and by the synthetic message of a fatal error).
-    pub messages: Vec<AgentMessage>,
-    pub is_streaming: bool,
-    /// Tool calls between `tool_execution_start` and `tool_execution_end`, in start order.
-    pub pending_tool_calls: Vec<String>,
-    /// The error text of the last failed turn or fatal error of the current/last run.
-    pub error: Option<String>,
-}
-
-impl std::fmt::Debug for AgentState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentState")
-            .field("system_prompt", &self.system_prompt)
-            .field(
-                "model",
-                &self
-                    .model
-                    .as_ref()
-                    .map(|m| format!("{}/{}", m.provider, m.id)),
-            )
-            .field("thinking_level", &self.thinking_level)
-            .field(
-                "tools",
-                &self
-                    .tools
-                    .iter()
-                    .map(|t| t.definition().name.clone())
-                    .collect::<Vec<_>>(),
-            )
-            .field("messages", &self.messages.len())
-            .field("is_streaming", &self.is_streaming)
-            .field("pending_tool_calls", &self.pending_tool_calls)
-            .field("error", &self.error)
-            .finish()
-    }
-}
+// Defined below the loop modules (which use them too); public here, where they always were.
+pub use crate::clock::now_ms;
+pub use crate::state::{AgentConfig, AgentEventSink, AgentState, RetryConfig};
 
 /// Everything needed to build an [`Agent`].
 pub struct AgentOptions {
@@ -145,14 +74,6 @@ pub enum AgentError {
     CannotContinueFromAssistant,
 }
 
-/// Receives every event of every run, in order. The loop awaits each call, so a slow sink slows the loop rather
-/// than buffering without bound. A sink must not wait for the current run to finish (that would deadlock); to
-/// start a follow-up run from `agent_end`, spawn a task that awaits [`Agent::wait_for_idle`].
-#[async_trait]
-pub trait AgentEventSink: Send + Sync {
-    async fn on_event(&self, event: &AgentEvent);
-}
-
 struct FnSink<F>(F);
 
 #[async_trait]
@@ -174,77 +95,6 @@ impl AgentEventSink for ChannelSink {
 /// Handle of a subscription, for [`Agent::unsubscribe`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SubscriptionId(u64);
-
-type Subscribers = Arc<Vec<(u64, Arc<dyn AgentEventSink>)>>;
-
-pub(crate) struct Inner {
-    pub(crate) state: AgentState,
-    steering: MessageQueue,
-    follow_up: MessageQueue,
-    config: AgentConfig,
-    hooks: Arc<dyn AgentHooks>,
-    llm: Arc<dyn LlmClient>,
-    run_cancel: Option<CancellationToken>,
-}
-
-pub(crate) struct Shared {
-    inner: Mutex<Inner>,
-    subscribers: Mutex<Subscribers>,
-    next_subscription: AtomicU64,
-    idle: watch::Sender<bool>,
-    pub(crate) validators: ValidatorCache,
-}
-
-impl Shared {
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
-        // A panicking subscriber must not wedge the agent: keep using the data.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Applies an event to the state (like the reference's `_processLoopEvent`), then hands it to every subscriber.
-    pub(crate) async fn emit(&self, event: &AgentEvent) {
-        {
-            let mut inner = self.lock();
-            let state = &mut inner.state;
-            match event {
-                AgentEvent::MessageEnd { message } => state.messages.push(message.clone()),
-                AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
-                    state.pending_tool_calls.push(tool_call_id.clone())
-                }
-                AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
-                    state.pending_tool_calls.retain(|id| id != tool_call_id)
-                }
-                AgentEvent::TurnEnd { message, .. } => {
-                    if let Some(err) = &message.error_message {
-                        state.error = Some(err.clone());
-                    }
-                }
-                _ => {}
-            }
-        }
-        self.deliver(event).await;
-    }
-
-    /// Hands an event to the subscribers without touching the state.
-    pub(crate) async fn deliver(&self, event: &AgentEvent) {
-        let subscribers = self
-            .subscribers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        for (_, sink) in subscribers.iter() {
-            sink.on_event(event).await;
-        }
-    }
-
-    pub(crate) fn dequeue_steering(&self) -> Vec<AgentMessage> {
-        self.lock().steering.dequeue()
-    }
-
-    pub(crate) fn dequeue_follow_up(&self) -> Vec<AgentMessage> {
-        self.lock().follow_up.dequeue()
-    }
-}
 
 /// A started run. Dropping it does not stop the run (use [`Agent::abort`]).
 pub struct RunHandle(JoinHandle<()>);
@@ -623,8 +473,12 @@ impl Agent {
             if let Err(Fatal(message)) =
                 run::run(&ctx, prompts, skip_initial_steering, initial).await
             {
-                let error_message =
-                    fatal_error_message(&ctx.model, message.clone(), ctx.cancel.is_cancelled());
+                let error_message = error_assistant_message(
+                    &ctx.model,
+                    None,
+                    message.clone(),
+                    ctx.cancel.is_cancelled(),
+                );
                 {
                     let mut inner = ctx.shared.lock();
                     inner
@@ -642,35 +496,4 @@ impl Agent {
             }
         }))
     }
-}
-
-/// The synthetic assistant message of a fatal run error.
-fn fatal_error_message(model: &Model, message: String, aborted: bool) -> AssistantMessage {
-    AssistantMessage {
-        content: vec![AssistantBlock::Text(TextContent {
-            text: String::new(),
-            text_signature: None,
-        })],
-        api: model.api.clone(),
-        provider: model.provider.clone(),
-        model: model.id.clone(),
-        usage: Usage::default(),
-        stop_reason: if aborted {
-            StopReason::Aborted
-        } else {
-            StopReason::Error
-        },
-        timestamp: now_ms(),
-        response_id: None,
-        error_message: Some(message),
-        duration_ms: None,
-    }
-}
-
-/// Unix time in milliseconds.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }

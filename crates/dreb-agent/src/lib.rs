@@ -24,12 +24,15 @@
 //! ```
 
 pub mod agent;
+mod clock;
 pub mod event;
 pub mod hooks;
 pub mod llm_call;
 pub mod message;
 pub mod queue;
 mod run;
+mod run_context;
+mod state;
 pub mod thinking;
 pub mod tool;
 mod tool_exec;

@@ -8,7 +8,7 @@ use futures::StreamExt;
 
 use crate::event::{AgentEvent, into_stream_event_message};
 use crate::message::AgentMessage;
-use crate::run::{Fatal, RunCtx, error_assistant_message};
+use crate::run_context::{Fatal, RunCtx, error_assistant_message};
 
 /// Provider default output budget when no explicit `maxTokens` is set: `min(model.maxTokens, 32000)`.
 pub use dreb_ai::thinking::DEFAULT_MAX_OUTPUT_TOKENS;

@@ -1,58 +1,12 @@
 //! One run of the loop (runtime-behaviour §1.2): turns, steering and follow-up polls, the event sequence.
 
-use std::sync::Arc;
+use dreb_ai::{StopReason, ToolCall};
 
-use dreb_ai::{
-    AssistantMessage, LlmClient, Model, StopReason, ThinkingLevel, ToolCall, ToolDefinition,
-};
-use tokio_util::sync::CancellationToken;
-
-use crate::agent::{AgentConfig, Shared};
 use crate::event::{AgentEvent, ModelRef};
-use crate::hooks::AgentHooks;
 use crate::message::AgentMessage;
+use crate::run_context::{Fatal, RunCtx};
 use crate::thinking::effective_thinking_level;
-use crate::tool::Tool;
 use crate::{llm_call, tool_exec};
-
-/// An error that escapes the loop (a failing hook): the run ends with a synthetic error message.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Fatal(pub String);
-
-/// What a run sees, snapshotted when it starts.
-pub(crate) struct RunCtx {
-    pub shared: Arc<Shared>,
-    pub model: Model,
-    pub thinking_level: ThinkingLevel,
-    pub system_prompt: String,
-    pub tools: Vec<Arc<dyn Tool>>,
-    pub tool_defs: Vec<ToolDefinition>,
-    pub hooks: Arc<dyn AgentHooks>,
-    pub llm: Arc<dyn LlmClient>,
-    pub config: AgentConfig,
-    pub cancel: CancellationToken,
-}
-
-impl RunCtx {
-    pub async fn emit(&self, event: &AgentEvent) {
-        self.shared.emit(event).await
-    }
-
-    /// Emits `message_start` + `message_end` for a message that arrives whole (prompts, queued messages).
-    async fn emit_whole(&self, message: AgentMessage) -> AgentMessage {
-        let start = AgentEvent::MessageStart { message };
-        self.emit(&start).await;
-        let AgentEvent::MessageStart { message } = start else {
-            unreachable!()
-        };
-        let end = AgentEvent::MessageEnd { message };
-        self.emit(&end).await;
-        let AgentEvent::MessageEnd { message } = end else {
-            unreachable!()
-        };
-        message
-    }
-}
 
 /// Runs the loop. `prompts` is None for `continue`. Returns Err only for fatal errors (no `agent_end` emitted yet).
 pub(crate) async fn run(
@@ -164,37 +118,4 @@ pub(crate) async fn run(
     })
     .await;
     Ok(())
-}
-
-/// The error message used for synthetic assistant messages: the partial's content/usage/timestamp if streaming
-/// had started, otherwise an empty text block and zero usage.
-pub(crate) fn error_assistant_message(
-    model: &Model,
-    partial: Option<&AssistantMessage>,
-    error: String,
-    aborted: bool,
-) -> AssistantMessage {
-    AssistantMessage {
-        content: partial.map(|p| p.content.clone()).unwrap_or_else(|| {
-            vec![dreb_ai::AssistantBlock::Text(dreb_ai::TextContent {
-                text: String::new(),
-                text_signature: None,
-            })]
-        }),
-        api: model.api.clone(),
-        provider: model.provider.clone(),
-        model: model.id.clone(),
-        usage: partial.map(|p| p.usage).unwrap_or_default(),
-        stop_reason: if aborted {
-            StopReason::Aborted
-        } else {
-            StopReason::Error
-        },
-        timestamp: partial
-            .map(|p| p.timestamp)
-            .unwrap_or_else(crate::agent::now_ms),
-        response_id: None,
-        error_message: Some(error),
-        duration_ms: None,
-    }
 }

@@ -12,11 +12,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::now_ms;
+use crate::clock::now_ms;
 use crate::event::AgentEvent;
 use crate::hooks::{AfterToolCallContext, BeforeToolCallContext};
 use crate::message::AgentMessage;
-use crate::run::{Fatal, RunCtx};
+use crate::run_context::{Fatal, RunCtx};
 use crate::tool::{Tool, ToolOutput, ToolUpdateFn};
 use crate::validate::validate_tool_arguments;
 

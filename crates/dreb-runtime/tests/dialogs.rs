@@ -1,6 +1,6 @@
 //! Extension-UI dialogs and tool guards through the runtime: `ask_user` answered over `handle_input`, timed out and
 //! cancelled; pending dialogs in the dashboard snapshot; shutdown settling them; the forbidden-command and
-//! sensitive-path guards; the permission gate; secret scrubbing. Offline `faux` provider, real tools, `VecSink`.
+//! sensitive-path guards; the permission gate; secret scrubbing. Offline `faux` provider, real tools, `SpecSink`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,14 +9,17 @@ use dreb_ai::Providers;
 use dreb_ai::scenario::Scenario;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
-use dreb_runtime::{Runtime, RuntimeOptions, VecSink};
+use dreb_runtime::{Runtime, RuntimeOptions};
+
+mod common;
+use common::SpecSink;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 struct Harness {
     rt: Runtime,
-    sink: Arc<VecSink>,
+    sink: Arc<SpecSink>,
     stop: CancellationToken,
     _dirs: (TempDir, TempDir),
 }
@@ -35,7 +38,7 @@ fn start(tool: &str, args: Value, settings: Value) -> Harness {
         {"when": {"afterToolResult": true}, "text": ["done"]}
     ], "fallback": "error"}))
     .unwrap();
-    let sink = Arc::new(VecSink::default());
+    let sink = Arc::new(SpecSink::default());
     let stop = CancellationToken::new();
     let options = RuntimeOptions {
         cwd: cwd.path().to_path_buf(),
@@ -75,6 +78,15 @@ fn input(frame: Value) -> Input {
         panic!("an object")
     };
     Input::from_wire("extension_ui_response", map).unwrap()
+}
+
+/// Frames written after a test's last read are checked here (not while a failing test is already unwinding).
+impl Drop for Harness {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.sink.assert_spec();
+        }
+    }
 }
 
 impl Harness {

@@ -11,7 +11,10 @@ use dreb_ai::Providers;
 use dreb_ai::scenario::Scenario;
 use dreb_mock_llm::MockLlm;
 use dreb_protocol::{Dispatched, dispatch};
-use dreb_runtime::{Runtime, RuntimeOptions, VecSink};
+use dreb_runtime::{Runtime, RuntimeOptions};
+
+mod common;
+use common::SpecSink;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -73,10 +76,18 @@ fn spec_example(command: &str, id: &str) -> (Value, Value) {
 
 struct H {
     rt: Runtime,
-    #[allow(dead_code)]
-    sink: Arc<VecSink>,
+    sink: Arc<SpecSink>,
     agent_dir: TempDir,
     cwd: TempDir,
+}
+
+/// Frames written after a test's last read are checked here (not while a failing test is already unwinding).
+impl Drop for H {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.sink.assert_spec();
+        }
+    }
 }
 
 impl H {
@@ -91,7 +102,7 @@ impl H {
     /// Send one command line through the real dispatch and return the response frame as JSON.
     async fn call(&self, line: Value) -> Value {
         match dispatch(&self.rt, &line.to_string()).await {
-            Dispatched::Response(r) => serde_json::to_value(&r).unwrap(),
+            Dispatched::Response(r) => common::checked_response(serde_json::to_value(&r).unwrap()),
             Dispatched::Input(_) => panic!("not a command: {line}"),
         }
     }
@@ -117,7 +128,7 @@ fn start(prepare: impl FnOnce(&Path, &Path), configure: impl FnOnce(&mut Runtime
         ..Default::default()
     };
     configure(&mut options);
-    let sink = Arc::new(VecSink::default());
+    let sink = Arc::new(SpecSink::default());
     let rt = Runtime::start(options, sink.clone()).unwrap();
     H {
         rt,

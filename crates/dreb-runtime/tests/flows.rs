@@ -1,5 +1,5 @@
 //! Compaction, auto-compaction, auto-retry, RPC bash and the dashboard snapshot, driven through the `RpcHandler`
-//! with the scripted offline `faux` provider and a `VecSink`.
+//! with the scripted offline `faux` provider and a `SpecSink` (every frame checked against the spec).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,13 +9,16 @@ use dreb_ai::Providers;
 use dreb_ai::scenario::Scenario;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
-use dreb_runtime::{Runtime, RuntimeOptions, VecSink};
+use dreb_runtime::{Runtime, RuntimeOptions};
+
+mod common;
+use common::SpecSink;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
 struct Harness {
     rt: Runtime,
-    sink: Arc<VecSink>,
+    sink: Arc<SpecSink>,
     _dirs: (TempDir, TempDir),
     cwd: PathBuf,
 }
@@ -34,7 +37,7 @@ fn start_with(scenario: Value, settings: Value, no_session: bool) -> Harness {
     let cwd = tempfile::tempdir().unwrap();
     std::fs::write(agent_dir.path().join("settings.json"), settings.to_string()).unwrap();
     let scenario: Scenario = serde_json::from_value(scenario).unwrap();
-    let sink = Arc::new(VecSink::default());
+    let sink = Arc::new(SpecSink::default());
     let options = RuntimeOptions {
         cwd: cwd.path().to_path_buf(),
         agent_dir: agent_dir.path().to_path_buf(),
@@ -82,6 +85,15 @@ fn file_entries(path: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// Frames written after a test's last read are checked here (not while a failing test is already unwinding).
+impl Drop for Harness {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.sink.assert_spec();
+        }
+    }
 }
 
 impl Harness {
@@ -786,7 +798,7 @@ async fn auto_retry_over_http_after_the_transport_retries() {
     let models = json!({"providers": {"mock": {"baseUrl": mock.base_url(), "api": "anthropic-messages", "apiKey": "test-key",
         "models": [{"id": "mock-model"}]}}});
     std::fs::write(agent_dir.path().join("models.json"), models.to_string()).unwrap();
-    let sink = Arc::new(VecSink::default());
+    let sink = Arc::new(SpecSink::default());
     let options = RuntimeOptions {
         cwd: cwd.path().to_path_buf(),
         agent_dir: agent_dir.path().to_path_buf(),
@@ -854,7 +866,7 @@ async fn retry_max_delay_setting_caps_server_requested_delays() {
     let models = json!({"providers": {"mock": {"baseUrl": mock.base_url(), "api": "anthropic-messages", "apiKey": "test-key",
         "models": [{"id": "mock-model"}]}}});
     std::fs::write(agent_dir.path().join("models.json"), models.to_string()).unwrap();
-    let sink = Arc::new(VecSink::default());
+    let sink = Arc::new(SpecSink::default());
     let options = RuntimeOptions {
         cwd: cwd.path().to_path_buf(),
         agent_dir: agent_dir.path().to_path_buf(),

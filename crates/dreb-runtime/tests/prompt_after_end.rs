@@ -9,11 +9,14 @@ use dreb_ai::Providers;
 use dreb_ai::scenario::Scenario;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
-use dreb_runtime::{FrameSink, Runtime, RuntimeOptions, VecSink};
+use dreb_runtime::{FrameSink, Runtime, RuntimeOptions};
+
+mod common;
+use common::SpecSink;
 
 /// Sends the next prompt from inside the write of each `agent_end` frame, i.e. as early as any host could.
 struct PromptOnAgentEnd {
-    frames: VecSink,
+    frames: SpecSink,
     runtime: OnceLock<Runtime>,
     prompts_left: AtomicUsize,
     results: Arc<Mutex<Vec<Result<(), String>>>>,
@@ -64,7 +67,7 @@ async fn a_prompt_sent_on_agent_end_starts_the_next_run() {
     let cwd = tempfile::tempdir().unwrap();
     let results = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::new(PromptOnAgentEnd {
-        frames: VecSink::default(),
+        frames: SpecSink::default(),
         runtime: OnceLock::new(),
         prompts_left: AtomicUsize::new(10),
         results: results.clone(),
@@ -114,4 +117,5 @@ async fn a_prompt_sent_on_agent_end_starts_the_next_run() {
     }
     let results = results.lock().unwrap();
     assert!(results.iter().all(Result::is_ok), "{results:?}");
+    sink.frames.assert_spec();
 }

@@ -100,7 +100,9 @@ impl Harness {
         while out.len() < n {
             if let Some(pos) = self.pending.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = self.pending.drain(..=pos).collect();
-                out.push(serde_json::from_slice(&line[..line.len() - 1]).unwrap());
+                let frame = serde_json::from_slice(&line[..line.len() - 1]).unwrap();
+                dreb_spec_check::assert_frame(&frame);
+                out.push(frame);
                 continue;
             }
             let k = tokio::time::timeout(Duration::from_secs(10), self.stdout.read(&mut chunk))

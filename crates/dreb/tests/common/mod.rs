@@ -193,7 +193,10 @@ impl Dreb {
                         ))
                     } else {
                         match serde_json::from_slice::<Value>(&line) {
-                            Ok(v @ Value::Object(_)) => Ok(v),
+                            // Every frame any test reads is checked against the spec.
+                            Ok(v @ Value::Object(_)) => {
+                                dreb_spec_check::check_frame(&v).map(|()| v)
+                            }
                             Ok(other) => Err(format!("stdout record is not an object: {other}")),
                             Err(e) => Err(format!(
                                 "stdout record is not JSON ({e}): {:?}",
