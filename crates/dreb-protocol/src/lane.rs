@@ -25,8 +25,10 @@ impl Command {
     pub fn lane(&self) -> Lane {
         use Command as C;
         match self {
-            C::GetState(_) | C::GetVersion(_) => Lane::Immediate,
-            C::Abort(_)
+            C::GetState(_) => Lane::Immediate,
+            // Reads nothing any command changes.
+            C::GetVersion(_)
+            | C::Abort(_)
             | C::AbortBash(_)
             | C::AbortCompaction(_)
             | C::AbortRetry(_)
