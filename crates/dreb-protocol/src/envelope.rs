@@ -2,16 +2,11 @@
 //! handed back to the caller). Texts come from the spec's `envelope.errors` (see [`crate::error_text`]); the
 //! choices are recorded in `docs/adr/0002-dispatch-and-invalid-params.md`.
 
-use std::panic::AssertUnwindSafe;
-
-use futures::FutureExt;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::outbox::{Outbox, Ticket};
-use crate::support::RequestContext;
-use crate::{Command, CommandService, Input, ResponseData, error_text};
+use crate::{Command, Input, ResponseData, error_text};
 
 /// A decoded command request: the optional `id` (any JSON value, echoed in the response) and the command.
 #[derive(Debug, Clone, PartialEq)]
@@ -271,95 +266,5 @@ pub fn decode_value(value: Value) -> Decoded {
             );
             Decoded::Invalid(Response::error(id, Some(ty), text))
         }
-    }
-}
-
-/// Runs the command on `service` with `ctx`. A panic inside the service becomes `Command failed: <panic message>`
-/// instead of tearing the connection down.
-async fn run_command<S: CommandService>(
-    service: &S,
-    ctx: &RequestContext,
-    command: Command,
-) -> Result<ResponseData, String> {
-    let name = command.name();
-    match AssertUnwindSafe(service.call(ctx, command))
-        .catch_unwind()
-        .await
-    {
-        Ok(r) => r,
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "handler panicked".into());
-            tracing::error!(command = name, "handler panicked: {msg}");
-            Err(fill(error_text::COMMAND_FAILED, &[("message", &msg)]))
-        }
-    }
-}
-
-/// Runs one request on `service` in-process (a detached context: nothing is written) and builds its response
-/// (id echoed).
-pub async fn handle_request<S: CommandService>(service: &S, request: Request) -> Response {
-    let Request { id, command } = request;
-    let name = command.name();
-    let ctx = RequestContext::detached(id.clone());
-    let result = run_command(service, &ctx, command).await;
-    Response {
-        id,
-        command: Some(name.to_string()),
-        result,
-    }
-}
-
-/// Runs one request from a connection: waits for its turn (`ticket`, see [`crate::outbox`]), runs it, and writes
-/// its response through `outbox` unless the handler wrote it already. The response is written before the turn
-/// ends, so ordered commands answer in arrival order too.
-pub async fn serve_request<S: CommandService>(
-    service: &S,
-    request: Request,
-    outbox: &Outbox,
-    ticket: Option<Ticket>,
-) {
-    let Request { id, command } = request;
-    let name = command.name();
-    let ctx = RequestContext::attached(id.clone(), name, outbox.clone(), ticket);
-    ctx.reply.wait_turn().await;
-    let result = run_command(service, &ctx, command).await;
-    if ctx.reply.is_sent() {
-        if let Err(text) = result {
-            // A handler that answered early reports later failures itself (as a documented late response).
-            tracing::error!(
-                command = name,
-                "failure after the response was written: {text}"
-            );
-        }
-        return;
-    }
-    ctx.reply.finish(&Response {
-        id,
-        command: Some(name.to_string()),
-        result,
-    });
-}
-
-/// The outcome of [`dispatch`]: a response to write, or an input message for the caller to route.
-#[allow(clippy::large_enum_variant)] // short-lived, written or routed at once
-#[derive(Debug, Clone, PartialEq)]
-pub enum Dispatched {
-    /// Write this response (exactly one per command line, valid or not).
-    Response(Response),
-    /// Not a command: route it (e.g. to the pending extension dialog); it gets no response.
-    Input(Input),
-}
-
-/// Turns one input line into exactly one response (or an [`Input`] for the caller): parse errors, unknown
-/// commands and invalid parameters are answered here; valid commands run on `service`.
-pub async fn dispatch<S: CommandService>(service: &S, line: &str) -> Dispatched {
-    match decode(line) {
-        Decoded::Request(req) => Dispatched::Response(handle_request(service, req).await),
-        Decoded::Input(input) => Dispatched::Input(input),
-        Decoded::Invalid(resp) => Dispatched::Response(resp),
     }
 }

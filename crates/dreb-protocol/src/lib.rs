@@ -11,6 +11,7 @@ pub mod envelope;
 pub mod framing;
 pub mod lane;
 pub mod outbox;
+pub mod request;
 pub mod support;
 
 #[allow(clippy::all, missing_docs, unused_qualifications)]
@@ -21,11 +22,9 @@ mod generated {
 /// Absolute path of the spec file this crate was generated from (for spec-driven tests).
 pub const SPEC_FILE: &str = env!("DREB_PROTOCOL_SPEC_FILE");
 
-pub use envelope::{
-    Decoded, Dispatched, Request, Response, decode, decode_value, dispatch, handle_request,
-    record_error_response, serve_request,
-};
+pub use envelope::{Decoded, Request, Response, decode, decode_value, record_error_response};
 pub use generated::*;
 pub use lane::Lane;
-pub use outbox::{FrameSink, Held, Outbox, Reply, Sequencer, Ticket};
+pub use outbox::{FrameSink, Held, Outbox, Sequencer, Ticket};
+pub use request::{Dispatched, Reply, dispatch, handle_request, serve_request};
 pub use support::{JsNumber, RequestContext, Tristate};

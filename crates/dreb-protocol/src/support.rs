@@ -1,6 +1,6 @@
 //! Small hand-written runtime the generated code relies on: the tri-state for optional+nullable fields, present-
 //! but-nullable fields, const tags, frame wrappers, and JSON conversion with field paths in errors. Independent of
-//! the generated types (except [`RequestContext`], which lives with the outbox), so golden fixture outputs can compile
+//! the generated types (except [`RequestContext`], which lives with the reply it carries), so golden fixture outputs can compile
 //! against it too.
 //!
 //! The serde boilerplate the generator would otherwise repeat per type lives here too, as generic functions and
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 /// Per-request information passed to every handler method (defined with the reply handle it carries).
-pub use crate::outbox::RequestContext;
+pub use crate::request::RequestContext;
 
 /// A field that is both optional and nullable: absent, `null` and a value are three distinct states.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]

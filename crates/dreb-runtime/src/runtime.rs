@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::persist;
 use dreb_protocol::Outbox;
 
-use crate::sink::{FrameSink, emit};
+use crate::sink::FrameSink;
 
 /// How the runtime starts (the CLI flags and environment that matter).
 #[derive(Clone, Default)]
@@ -496,10 +496,9 @@ impl Runtime {
             if let Some(inner) = tasks_weak.upgrade() {
                 let value = serde_json::to_value(tasks).unwrap_or(Value::Array(Vec::new()));
                 *lock(&inner.tasks) = value.clone();
-                emit(
-                    &inner.outbox,
-                    &serde_json::json!({"type": "tasks_update", "tasks": value}),
-                );
+                inner
+                    .outbox
+                    .send(&serde_json::json!({"type": "tasks_update", "tasks": value}));
             }
         });
         let suggest_weak = weak;
@@ -511,7 +510,7 @@ impl Runtime {
                 {
                     obj.extend(fields);
                 }
-                emit(&inner.outbox, &frame);
+                inner.outbox.send(&frame);
             }
         });
         // Requested order is kept: the subagent tool (which needs the session) takes its place among the others.
@@ -699,9 +698,11 @@ impl AgentEventSink for EventBridge {
             _ => {}
         }
         if inner.dashboard_projection {
-            emit(&inner.outbox, &dreb_agent::event::DashboardEventJson(event));
+            inner
+                .outbox
+                .send(&dreb_agent::event::DashboardEventJson(event));
         } else {
-            emit(&inner.outbox, event);
+            inner.outbox.send(event);
         }
         match event {
             AgentEvent::TurnStart => crate::background::on_turn_start(&inner),

@@ -1,16 +1,9 @@
-//! Where the runtime's events go: the connection's [`Outbox`] (responses go through it too), in front of the
-//! host's [`FrameSink`].
+//! Where the runtime's events go: the session's `dreb_protocol::Outbox` (responses go through it too), in front of
+//! the host's [`FrameSink`].
 
 use std::sync::Mutex;
 
 pub use dreb_protocol::FrameSink;
-use dreb_protocol::Outbox;
-use serde::Serialize;
-
-/// Encode and send one frame through the outbox.
-pub(crate) fn emit<T: Serialize + ?Sized>(outbox: &Outbox, frame: &T) {
-    outbox.send(frame);
-}
 
 /// Collects frames in memory (tests, embedding).
 #[derive(Default)]

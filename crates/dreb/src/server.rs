@@ -123,6 +123,7 @@ async fn poll_once<F: Future + ?Sized>(mut future: Pin<&mut F>) -> Poll<F::Outpu
 ///
 /// `stop` is cancelled when serving ends, before the grace period: the service should tie its running work
 /// (agent runs, bash, compaction, dialogs) to it so in-flight commands finish promptly and still answer.
+#[allow(clippy::too_many_arguments)] // each is a distinct part of the connection; a bundle would only rename them
 pub async fn serve<S, R>(
     service: Arc<S>,
     router: Arc<dyn InputRouter>,

@@ -20,7 +20,6 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::{Inner, lock};
-use crate::sink::emit;
 use child::{ControlClient, SubagentResult};
 
 /// Launched entries are dropped from the registry this long after they finished (rehydrated ones are kept: they
@@ -222,9 +221,7 @@ impl LaunchHooks {
             if inner.dashboard_projection {
                 crate::projection::project_dashboard_event(&mut event);
             }
-            emit(
-                &inner.outbox,
-                &json!({"type": "background_agent_event", "agentId": self.agent_id, "event": event}),
+            inner.outbox.send(&json!({"type": "background_agent_event", "agentId": self.agent_id, "event": event}),
             );
         }
     }
@@ -255,7 +252,7 @@ impl LaunchHooks {
         {
             tracing::error!("could not persist an arbitration record: {e}");
         }
-        emit(&inner.outbox, &event);
+        inner.outbox.send(&event);
     }
 
     /// Track the child's control channel and process once it is up; forget both once it has exited.
@@ -302,8 +299,7 @@ where
         },
         Some(cancel.clone()),
     );
-    emit(
-        &inner.outbox,
+    inner.outbox.send(
         &json!({"type": "background_agent_start", "agentId": agent_id, "agentType": agent_type,
                 "taskSummary": task_summary, "sessionDir": session_dir_text}),
     );
@@ -425,14 +421,12 @@ async fn deliver_completion(
         if let Err(e) = crate::persist::append_agent_message(&mut lock(&inner.session), &message) {
             tracing::error!("could not persist a background agent notice: {e}");
         }
-        emit(
-            &inner.outbox,
-            &json!({"type": "message_start", "message": message}),
-        );
-        emit(
-            &inner.outbox,
-            &json!({"type": "message_end", "message": message}),
-        );
+        inner
+            .outbox
+            .send(&json!({"type": "message_start", "message": message}));
+        inner
+            .outbox
+            .send(&json!({"type": "message_end", "message": message}));
     } else if !inner.stop.is_cancelled() {
         inner.background.reset_guardrail();
         // A run that already sent agent_end would keep a steer until the next prompt: start a run instead.
@@ -485,7 +479,7 @@ async fn deliver_completion(
     if let Some(f) = &result.session_file {
         end["sessionFile"] = json!(f.display().to_string());
     }
-    emit(&inner.outbox, &end);
+    inner.outbox.send(&end);
 }
 
 /// Resume the parent with `message`, or, if a run started in between, deliver it when that run would stop.
@@ -566,8 +560,7 @@ pub(crate) fn should_continue(inner: &Inner) -> bool {
         g.pause_notified = true;
         let turns_used = g.turns_used;
         drop(g);
-        emit(
-            &inner.outbox,
+        inner.outbox.send(
             &json!({"type": "parent_paused_for_background_agents", "runningAgentCount": running,
                     "turnsUsed": turns_used, "turnLimit": guardrail.turn_limit}),
         );

@@ -18,7 +18,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::convert::wire;
 use crate::runtime::{Runtime, lock};
-use crate::sink::emit;
 
 const OVERFLOW_RETRY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing \
                                      context or switching to a larger-context model.";
@@ -266,10 +265,12 @@ impl Runtime {
                 .overflow_recovery_attempted
                 .swap(true, Ordering::AcqRel)
             {
-                emit(
-                    &self.inner.outbox,
-                    &auto_end(None, false, false, Some(OVERFLOW_RETRY_FAILED.into())),
-                );
+                self.inner.outbox.send(&auto_end(
+                    None,
+                    false,
+                    false,
+                    Some(OVERFLOW_RETRY_FAILED.into()),
+                ));
                 return None;
             }
             self.remove_last_assistant();
@@ -386,14 +387,11 @@ impl Runtime {
         let sink = &self.inner.outbox;
         match outcome {
             Ok(result) => {
-                emit(
-                    sink,
-                    &auto_end(Some(result.to_json()), false, will_retry, None),
-                );
+                sink.send(&auto_end(Some(result.to_json()), false, will_retry, None));
                 true
             }
             Err(CompactError::Cancelled) => {
-                emit(sink, &auto_end(None, true, false, None));
+                sink.send(&auto_end(None, true, false, None));
                 false
             }
             Err(CompactError::Failed(m)) => {
@@ -401,12 +399,12 @@ impl Runtime {
                     Reason::Overflow => format!("Context overflow recovery failed: {m}"),
                     Reason::Threshold => format!("Auto-compaction failed: {m}"),
                 };
-                emit(sink, &auto_end(None, false, false, Some(text)));
+                sink.send(&auto_end(None, false, false, Some(text)));
                 false
             }
             // No model, no key, nothing to compact: ends quietly.
             Err(_) => {
-                emit(sink, &auto_end(None, false, false, None));
+                sink.send(&auto_end(None, false, false, None));
                 false
             }
         }
@@ -414,10 +412,9 @@ impl Runtime {
 }
 
 fn emit_auto_start(rt: &Runtime, reason: Reason) {
-    emit(
-        &rt.inner.outbox,
-        &json!({"type": "auto_compaction_start", "reason": reason.as_str()}),
-    );
+    rt.inner
+        .outbox
+        .send(&json!({"type": "auto_compaction_start", "reason": reason.as_str()}));
 }
 
 /// A pre-prompt auto-compaction that is due and already marked as running (`isCompacting`).

@@ -8,7 +8,6 @@ use dreb_protocol::*;
 
 use crate::convert::wire;
 use crate::runtime::{QueuedDisplay, Runtime, lock, no_api_key_text};
-use crate::sink::emit;
 
 fn builtin_slash_command(message: &str) -> Option<&str> {
     let first = message.split_whitespace().next()?;
@@ -134,7 +133,7 @@ impl Runtime {
                 .start_prompt(vec![user_message(&message, &images)]);
             if let Err(e) = started {
                 let late = Response::error(id, Some("prompt".into()), e.to_string());
-                emit(&rt.inner.outbox, &late);
+                rt.inner.outbox.send(&late);
             }
         });
         Ok(())

@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::{Runtime, lock};
-use crate::sink::emit;
 
 /// Overrides `retry.baseDelayMs` (tests use a few milliseconds instead of seconds).
 pub const RETRY_BASE_DELAY_ENV: &str = "DREB_RETRY_BASE_DELAY_MS";
@@ -48,10 +47,9 @@ impl Runtime {
                 .store(false, Ordering::Release);
             let attempt = self.inner.retry_attempt.swap(0, Ordering::AcqRel);
             if attempt > 0 {
-                emit(
-                    &self.inner.outbox,
-                    &json!({"type": "auto_retry_end", "success": true, "attempt": attempt}),
-                );
+                self.inner
+                    .outbox
+                    .send(&json!({"type": "auto_retry_end", "success": true, "attempt": attempt}));
             }
         }
     }
@@ -89,7 +87,7 @@ impl Runtime {
             if let (Some(err), Some(obj)) = (self.inner.agent.error(), end.as_object_mut()) {
                 obj.insert("finalError".into(), Value::String(err));
             }
-            emit(&self.inner.outbox, &end);
+            self.inner.outbox.send(&end);
         }
     }
 
@@ -113,14 +111,12 @@ impl Runtime {
             if let (Some(err), Some(obj)) = (&message.error_message, end.as_object_mut()) {
                 obj.insert("finalError".into(), Value::String(err.clone()));
             }
-            emit(&self.inner.outbox, &end);
+            self.inner.outbox.send(&end);
             return false;
         }
         let delay_ms = backoff_ms(self.retry_base_delay_ms(settings.base_delay_ms), attempt);
         self.inner.is_retrying.store(true, Ordering::Release);
-        emit(
-            &self.inner.outbox,
-            &json!({
+        self.inner.outbox.send(&json!({
                 "type": "auto_retry_start",
                 "attempt": attempt,
                 "maxAttempts": settings.max_retries,
@@ -148,9 +144,7 @@ impl Runtime {
             if !slept {
                 let attempt = rt.inner.retry_attempt.swap(0, Ordering::AcqRel);
                 rt.inner.is_retrying.store(false, Ordering::Release);
-                emit(
-                    &rt.inner.outbox,
-                    &json!({"type": "auto_retry_end", "success": false, "attempt": attempt, "finalError": "Retry cancelled"}),
+                rt.inner.outbox.send(&json!({"type": "auto_retry_end", "success": false, "attempt": attempt, "finalError": "Retry cancelled"}),
                 );
                 return;
             }

@@ -12,7 +12,6 @@ use serde::Deserialize;
 
 use crate::convert::wire;
 use crate::runtime::{Runtime, lock};
-use crate::sink::emit;
 
 impl Runtime {
     /// `contextUsage`: the session's own estimate (last usage + trailing estimates), absent without a window.
@@ -201,10 +200,9 @@ impl Runtime {
         lock(&self.inner.session)
             .set_session_name(&name)
             .map_err(|e| e.to_string())?;
-        emit(
-            &self.inner.outbox,
-            &serde_json::json!({"type": "session_name_changed", "name": name}),
-        );
+        self.inner
+            .outbox
+            .send(&serde_json::json!({"type": "session_name_changed", "name": name}));
         Ok(())
     }
 
