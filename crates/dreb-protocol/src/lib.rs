@@ -25,6 +25,6 @@ pub const SPEC_FILE: &str = env!("DREB_PROTOCOL_SPEC_FILE");
 pub use envelope::{Decoded, Request, Response, decode, decode_value, record_error_response};
 pub use generated::*;
 pub use lane::Lane;
-pub use outbox::{FrameSink, Held, Outbox, Sequencer, Ticket};
+pub use outbox::{DeltaFrame, DeltaKey, FrameSink, Held, Outbox, ReadyFuture, Sequencer, Ticket};
 pub use request::{Dispatched, Reply, dispatch, handle_request, serve_request};
 pub use support::{JsNumber, RequestContext, Tristate};

@@ -18,8 +18,95 @@ use crate::framing::encode_frame;
 
 /// Receives encoded frames (one JSON object plus `\n` each, possibly several per call) in emission order: the
 /// serving layer's stdout writer, or a collector in tests.
+///
+/// Only `send_frame` is required. A sink with a bounded queue (the stdout writer) also implements the flow
+/// control: [`ready`](FrameSink::ready) makes producers wait while it is behind, [`is_behind`](FrameSink::is_behind)
+/// tells a producer that its streaming deltas may be merged, and [`send_delta`](FrameSink::send_delta) takes such a
+/// mergeable delta.
 pub trait FrameSink: Send + Sync {
     fn send_frame(&self, frame: Vec<u8>);
+
+    /// A streaming delta that may merge with the delta queued right before it (see [`DeltaFrame`]). A sink that
+    /// never merges writes it as it is.
+    fn send_delta(&self, mut delta: DeltaFrame) {
+        self.send_frame(delta.encode());
+    }
+
+    /// Whether the sink is behind its reader, so that producers should send mergeable deltas.
+    fn is_behind(&self) -> bool {
+        false
+    }
+
+    /// Completes when the sink can take more frames within its memory budget (or will never write again).
+    fn ready(&self) -> ReadyFuture<'_> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// What [`FrameSink::ready`] returns.
+pub type ReadyFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
+
+/// Which deltas merge: those of the same kind (`text_delta`, `thinking_delta`, `toolcall_delta`) for the same
+/// content block, queued one right after the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeltaKey {
+    pub kind: &'static str,
+    pub content_index: u64,
+}
+
+/// A `message_update` frame carrying one streaming delta, kept unencoded so that a sink which is behind can merge
+/// it with the next one of the same [`DeltaKey`]: the deltas are joined and everything else (the cumulative
+/// `partial` and `message`) is the newer frame's. Merging is lossless: the joined deltas are exactly the deltas
+/// sent, and the merged frame carries the latest state.
+pub struct DeltaFrame {
+    key: DeltaKey,
+    delta: String,
+    render: Box<dyn FnMut(&str) -> Vec<u8> + Send>,
+}
+
+impl DeltaFrame {
+    /// `render` encodes the frame with the given delta in place of its own (it owns the event).
+    pub fn new(
+        key: DeltaKey,
+        delta: String,
+        render: impl FnMut(&str) -> Vec<u8> + Send + 'static,
+    ) -> DeltaFrame {
+        DeltaFrame {
+            key,
+            delta,
+            render: Box::new(render),
+        }
+    }
+
+    pub fn key(&self) -> &DeltaKey {
+        &self.key
+    }
+
+    /// The delta so far (joined over every merged frame).
+    pub fn delta(&self) -> &str {
+        &self.delta
+    }
+
+    /// Take in `newer` (same key, sent right after this one): its delta is appended, its state replaces ours.
+    pub fn absorb(&mut self, newer: DeltaFrame) {
+        debug_assert_eq!(self.key, newer.key);
+        self.delta.push_str(&newer.delta);
+        self.render = newer.render;
+    }
+
+    /// The frame's bytes, with the joined delta.
+    pub fn encode(&mut self) -> Vec<u8> {
+        (self.render)(&self.delta)
+    }
+}
+
+impl std::fmt::Debug for DeltaFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeltaFrame")
+            .field("key", &self.key)
+            .field("delta_len", &self.delta.len())
+            .finish_non_exhaustive()
+    }
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -62,6 +149,23 @@ impl Outbox {
             Ok(bytes) => self.send_frame(bytes),
             Err(e) => tracing::error!("could not encode a frame: {e}"),
         }
+    }
+
+    /// Write a mergeable streaming delta (see [`DeltaFrame`]).
+    pub fn send_delta(&self, delta: DeltaFrame) {
+        let _gate = lock(&self.shared.gate);
+        self.shared.sink.send_delta(delta);
+    }
+
+    /// Whether the writer is behind its reader (streaming producers then send [`DeltaFrame`]s).
+    pub fn is_behind(&self) -> bool {
+        self.shared.sink.is_behind()
+    }
+
+    /// Wait until the writer can take more within its memory budget: producers that can wait (the agent loop, the
+    /// stdin reader) call this after sending, which is what paces them to the host's reading speed.
+    pub async fn ready(&self) {
+        self.shared.sink.ready().await
     }
 
     /// Hold the outbox: until the returned guard drops, only frames sent through it are written.

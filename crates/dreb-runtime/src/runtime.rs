@@ -582,6 +582,14 @@ impl Runtime {
         }
     }
 
+    /// After [`Runtime::shutdown`]: wait (at most `timeout`) for the aborted run to end (its `agent_end` sent, its
+    /// messages persisted). Returns whether it ended in time.
+    pub async fn wait_for_run_end(&self, timeout: std::time::Duration) -> bool {
+        tokio::time::timeout(timeout, self.inner.agent.wait_for_idle())
+            .await
+            .is_ok()
+    }
+
     /// After [`Runtime::shutdown`]: wait (at most `timeout`) for background children to exit and be reaped.
     pub async fn wait_for_children(&self, timeout: std::time::Duration) {
         self.inner.background.wait_for_children(timeout).await;
@@ -697,13 +705,86 @@ impl AgentEventSink for EventBridge {
                 .store(true, std::sync::atomic::Ordering::Release),
             _ => {}
         }
-        if inner.dashboard_projection {
-            inner
+        match mergeable_delta(event, inner.dashboard_projection, &inner.outbox) {
+            Some(delta) => inner.outbox.send_delta(delta),
+            None if inner.dashboard_projection => inner
                 .outbox
-                .send(&dreb_agent::event::DashboardEventJson(event));
-        } else {
-            inner.outbox.send(event);
+                .send(&dreb_agent::event::DashboardEventJson(event)),
+            None => inner.outbox.send(event),
         }
+        let outbox = inner.outbox.clone();
+        self.after_sent(inner, event);
+        // Backpressure: the loop (and so the provider stream) goes no faster than the host reads.
+        outbox.ready().await;
+    }
+}
+
+/// A streaming delta as a [`DeltaFrame`] the writer may merge, when the writer is behind; `None` otherwise (a
+/// reader that keeps up gets every delta in its own frame, and the clone below is not paid).
+fn mergeable_delta(
+    event: &AgentEvent,
+    dashboard_projection: bool,
+    outbox: &dreb_protocol::Outbox,
+) -> Option<dreb_protocol::DeltaFrame> {
+    use dreb_ai::AssistantMessageEvent as E;
+    let AgentEvent::MessageUpdate {
+        assistant_message_event: stream_event,
+    } = event
+    else {
+        return None;
+    };
+    let (kind, content_index, delta) = match stream_event {
+        E::TextDelta {
+            content_index,
+            delta,
+            ..
+        } => ("text_delta", content_index, delta),
+        E::ThinkingDelta {
+            content_index,
+            delta,
+            ..
+        } => ("thinking_delta", content_index, delta),
+        E::ToolcallDelta {
+            content_index,
+            delta,
+            ..
+        } => ("toolcall_delta", content_index, delta),
+        _ => return None,
+    };
+    if !outbox.is_behind() {
+        return None;
+    }
+    let key = dreb_protocol::DeltaKey {
+        kind,
+        content_index: *content_index as u64,
+    };
+    let mut owned = event.clone();
+    let render = move |joined: &str| {
+        if let AgentEvent::MessageUpdate {
+            assistant_message_event:
+                E::TextDelta { delta, .. }
+                | E::ThinkingDelta { delta, .. }
+                | E::ToolcallDelta { delta, .. },
+        } = &mut owned
+        {
+            joined.clone_into(delta);
+        }
+        let encoded = if dashboard_projection {
+            dreb_protocol::framing::encode_frame(&dreb_agent::event::DashboardEventJson(&owned))
+        } else {
+            dreb_protocol::framing::encode_frame(&owned)
+        };
+        encoded.unwrap_or_else(|e| {
+            tracing::error!("could not encode a frame: {e}");
+            Vec::new()
+        })
+    };
+    Some(dreb_protocol::DeltaFrame::new(key, delta.clone(), render))
+}
+
+impl EventBridge {
+    /// What an event changes once the host has it: background bookkeeping, the queue, persistence.
+    fn after_sent(&self, inner: Arc<Inner>, event: &AgentEvent) {
         match event {
             AgentEvent::TurnStart => crate::background::on_turn_start(&inner),
             AgentEvent::TurnEnd { .. } => crate::background::on_turn_end(&inner),

@@ -4,8 +4,9 @@
 
 pub mod args;
 pub mod output;
+pub mod pipe_space;
 pub mod server;
 pub mod stdio;
 
-pub use output::{Output, OutputClosed};
+pub use output::{Output, OutputClosed, OutputOptions};
 pub use server::{InputRouter, ServeOptions, ServeOutcome, serve, termination_signal};

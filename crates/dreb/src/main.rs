@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use dreb_cli::args::Args;
-use dreb_cli::output::DEFAULT_MAX_QUEUED_BYTES;
-use dreb_cli::{Output, ServeOptions, serve, termination_signal};
+use dreb_cli::{Output, OutputOptions, ServeOptions, ServeOutcome, serve, termination_signal};
 use dreb_runtime::{Runtime, RuntimeOptions};
 use tokio_util::sync::CancellationToken;
 
@@ -49,7 +48,16 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> i32 {
-    let (output, _writer) = Output::start(dreb_cli::stdio::stdout(), DEFAULT_MAX_QUEUED_BYTES);
+    let mut output_options = match OutputOptions::from_env() {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
+    let (stdout, pipe) = dreb_cli::stdio::stdout_with_probe();
+    output_options.pipe = pipe;
+    let (output, _writer) = Output::start(stdout, output_options);
     let stop = CancellationToken::new();
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
@@ -98,7 +106,7 @@ async fn run(args: Args) -> i32 {
     {
         serve_options.max_record_bytes = cap;
     }
-    let flush_timeout = serve_options.flush_timeout;
+    let children_timeout = serve_options.children_timeout;
     let outcome = serve(
         Arc::new(runtime.clone()),
         router,
@@ -115,9 +123,26 @@ async fn run(args: Args) -> i32 {
     // The stop token already settles open dialogs from a task; do it here too so their handled events are
     // queued for certain before the last flush.
     runtime.shutdown();
-    runtime.wait_for_children(flush_timeout).await;
-    if !matches!(outcome, dreb_cli::ServeOutcome::OutputOverflow) {
-        let _ = output.flush(flush_timeout).await;
+    if matches!(outcome, ServeOutcome::OutputStalled) {
+        // The run ends as an abort would end it (its `agent_end` is queued, its messages are in the session file);
+        // what is still queued cannot be written, and stdout already ends on a whole line.
+        let ended = runtime.wait_for_run_end(children_timeout).await;
+        runtime.wait_for_children(children_timeout).await;
+        eprintln!(
+            "Error: the host stopped reading stdout: no output was accepted for {:.0} s while {} bytes were waiting. \
+             {} Exiting with code {}.",
+            output.since_progress().as_secs_f64(),
+            output.queued_bytes(),
+            if ended {
+                "The run was aborted and the session saved."
+            } else {
+                "The run did not end in time; the session holds what was saved before."
+            },
+            dreb_cli::server::STALLED_EXIT_CODE,
+        );
+        return outcome.exit_code();
     }
+    runtime.wait_for_children(children_timeout).await;
+    let _ = output.flush().await;
     outcome.exit_code()
 }

@@ -1,25 +1,84 @@
-//! The single ordered stdout writer.
+//! The single ordered stdout writer, with flow control instead of a fatal cap.
 //!
 //! Every frame (responses and events alike) goes through one [`Output`] handle into one writer task, so frames are
-//! written whole, in the order they were sent, and never interleave. A reader that stops reading cannot make memory
-//! grow without bound: the bytes queued for stdout are capped (16 MiB by default, like the reference); going over
-//! the cap is fatal, reported on stderr and turned into exit code 1 by the caller, because silently dropping frames
-//! would desynchronise the host.
+//! written whole, in the order they were sent, and never interleave. When the host reads slower than frames are
+//! made:
+//!
+//! - **Backpressure.** Producers that can wait (the agent loop, and through it the provider stream; the stdin
+//!   reader) await [`Output::ready`], which holds them while more than the budget
+//!   ([`OutputOptions::budget_bytes`]) is queued. Frames sent by code that cannot wait (a command's response, a
+//!   state change's event) are always taken, so the queue can pass the budget by those frames, which the input
+//!   line cap bounds. Nothing is ever dropped and output volume alone never ends the process.
+//! - **Coalescing.** While more than [`OutputOptions::coalesce_over_bytes`] is queued, consecutive streaming
+//!   deltas of the same content block merge into one `message_update` (deltas joined, the latest `partial` and
+//!   `message`): a slow reader gets fewer, larger frames. A reader that keeps up gets every delta in its own frame.
+//! - **A reader that stopped for good.** When no byte was accepted for [`OutputOptions::stall_timeout`] while
+//!   frames were pending, [`Output::stalled`] fires: the server ends the run and the process exits with
+//!   [`crate::ServeOutcome::OutputStalled`]'s code. The writer starts a frame into a pipe only when the pipe can take
+//!   all of it ([`crate::pipe_space`]), so stdout then ends on a whole line.
+//!
+//! The rules are documented for hosts in `docs/output-flow-control.md`.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
+use dreb_protocol::DeltaFrame;
 use dreb_protocol::framing::encode_frame;
 use serde::Serialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// Default cap on bytes queued for stdout while the reader is not keeping up.
-pub const DEFAULT_MAX_QUEUED_BYTES: usize = 16 * 1024 * 1024;
+use crate::pipe_space::PipeSpace;
 
-/// The frame could not be queued: the writer has stopped (stdout closed, or the queue overflowed).
+/// Default budget of queued bytes above which waiting producers are held.
+pub const DEFAULT_BUDGET_BYTES: usize = 8 * 1024 * 1024;
+/// Default queue size above which streaming deltas merge.
+pub const DEFAULT_COALESCE_OVER_BYTES: usize = 1024 * 1024;
+/// Default time without progress, while frames are pending, after which the reader is taken to have stopped.
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// The environment variable that sets the stall timeout in seconds (`0`: never give up).
+pub const STALL_TIMEOUT_ENV: &str = "DREB_STDOUT_STALL_TIMEOUT_SECS";
+
+/// How the writer paces its producers and when it gives up on its reader.
+pub struct OutputOptions {
+    pub budget_bytes: usize,
+    pub coalesce_over_bytes: usize,
+    /// `None`: wait for the reader forever.
+    pub stall_timeout: Option<Duration>,
+    /// The pipe behind the sink, if it is one: frames are then started only when they fit whole.
+    pub pipe: Option<PipeSpace>,
+}
+
+impl Default for OutputOptions {
+    fn default() -> Self {
+        OutputOptions {
+            budget_bytes: DEFAULT_BUDGET_BYTES,
+            coalesce_over_bytes: DEFAULT_COALESCE_OVER_BYTES,
+            stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
+            pipe: None,
+        }
+    }
+}
+
+impl OutputOptions {
+    /// The defaults, with the stall timeout from [`STALL_TIMEOUT_ENV`] when it is set to a number of seconds.
+    pub fn from_env() -> Result<OutputOptions, String> {
+        let mut options = OutputOptions::default();
+        if let Ok(value) = std::env::var(STALL_TIMEOUT_ENV) {
+            let secs: f64 = value.trim().parse().ok().filter(|s: &f64| s.is_finite() && *s >= 0.0).ok_or_else(
+                || format!("Error: {STALL_TIMEOUT_ENV} must be a number of seconds (0 for never), got {value:?}"),
+            )?;
+            options.stall_timeout = (secs > 0.0).then(|| Duration::from_secs_f64(secs));
+        }
+        Ok(options)
+    }
+}
+
+/// The frame could not be queued: the writer has stopped (stdout closed or failed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputClosed;
 
@@ -31,46 +90,119 @@ impl std::fmt::Display for OutputClosed {
 
 impl std::error::Error for OutputClosed {}
 
+/// A frame waiting for the writer.
+enum Pending {
+    Frame(Vec<u8>),
+    /// A mergeable delta; `encoded` is its bytes until a newer delta is merged in (then it is encoded when
+    /// written). `len` is what it counts against the queue.
+    Delta {
+        frame: DeltaFrame,
+        encoded: Option<Vec<u8>>,
+        len: usize,
+    },
+}
+
+struct Shared {
+    queue: Mutex<VecDeque<Pending>>,
+    /// Bytes in `queue` plus the frame being written.
+    queued: AtomicUsize,
+    /// Live [`Output`] handles; the writer ends when none is left and the queue is empty.
+    handles: AtomicUsize,
+    /// Wakes the writer.
+    work: Notify,
+    /// Wakes producers waiting in `ready` or `flush`: a frame was written, or the writer stopped or stalled.
+    progress: Notify,
+    /// The writer ended (every handle dropped and the queue written, or a write failed).
+    finished: CancellationToken,
+    stalled: CancellationToken,
+    /// When a byte was last accepted (or frames became pending), in ms since `epoch`.
+    last_progress_ms: AtomicU64,
+    epoch: Instant,
+    budget: usize,
+    coalesce_over: usize,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, VecDeque<Pending>> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn mark_progress(&self) {
+        let now = self.epoch.elapsed().as_millis() as u64;
+        self.last_progress_ms.store(now, Ordering::Release);
+    }
+
+    fn since_progress(&self) -> Duration {
+        let last = self.last_progress_ms.load(Ordering::Acquire);
+        self.epoch
+            .elapsed()
+            .saturating_sub(Duration::from_millis(last))
+    }
+
+    fn push(&self, entry: Pending, len: usize) {
+        let mut queue = self.lock();
+        if queue.is_empty() && self.queued.load(Ordering::Acquire) == 0 {
+            // Frames become pending now: the stall clock starts here, not at the last write long ago.
+            self.mark_progress();
+        }
+        queue.push_back(entry);
+        self.queued.fetch_add(len, Ordering::AcqRel);
+        drop(queue);
+        self.work.notify_one();
+    }
+
+    fn closed(&self) -> bool {
+        self.finished.is_cancelled()
+    }
+}
+
 /// A cloneable handle that queues frames for the writer task.
-#[derive(Clone)]
 pub struct Output {
-    tx: mpsc::UnboundedSender<Vec<u8>>,
-    queued: Arc<AtomicUsize>,
-    max_queued: usize,
-    /// Cancelled when the queue overflowed; the server stops and the process exits 1.
-    overflowed: CancellationToken,
+    shared: Arc<Shared>,
+}
+
+impl Clone for Output {
+    fn clone(&self) -> Self {
+        self.shared.handles.fetch_add(1, Ordering::AcqRel);
+        Output {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if self.shared.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.shared.work.notify_one();
+        }
+    }
 }
 
 impl Output {
     /// Start the writer task on `sink`. Returns the handle and the task, which ends (after writing everything
     /// queued) once every handle is dropped, or at the first write error.
-    pub fn start<W>(sink: W, max_queued: usize) -> (Output, JoinHandle<std::io::Result<()>>)
+    pub fn start<W>(sink: W, options: OutputOptions) -> (Output, JoinHandle<std::io::Result<()>>)
     where
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let queued = Arc::new(AtomicUsize::new(0));
-        let out = Output {
-            tx,
-            queued: queued.clone(),
-            max_queued,
-            overflowed: CancellationToken::new(),
-        };
-        let task = tokio::spawn(async move {
-            let mut sink = sink;
-            while let Some(bytes) = rx.recv().await {
-                let len = bytes.len();
-                let result = sink.write_all(&bytes).await;
-                queued.fetch_sub(len, Ordering::AcqRel);
-                result?;
-                // Flush when the queue is drained, so a burst is written in few syscalls but nothing lingers.
-                if rx.is_empty() {
-                    sink.flush().await?;
-                }
-            }
-            sink.flush().await
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(VecDeque::new()),
+            queued: AtomicUsize::new(0),
+            handles: AtomicUsize::new(1),
+            work: Notify::new(),
+            progress: Notify::new(),
+            finished: CancellationToken::new(),
+            stalled: CancellationToken::new(),
+            last_progress_ms: AtomicU64::new(0),
+            epoch: Instant::now(),
+            budget: options.budget_bytes,
+            coalesce_over: options.coalesce_over_bytes,
         });
-        (out, task)
+        if let Some(timeout) = options.stall_timeout {
+            tokio::spawn(watch_for_stall(shared.clone(), timeout));
+        }
+        let task = tokio::spawn(write_frames(shared.clone(), sink, options.pipe));
+        (Output { shared }, task)
     }
 
     /// Queue one frame.
@@ -85,119 +217,234 @@ impl Output {
         }
     }
 
-    /// Queue already encoded frame bytes (each frame ending in `\n`).
+    /// Queue already encoded frame bytes (each frame ending in `\n`). Never refused for size or backlog: producers
+    /// that can wait pace themselves with [`Output::ready`].
     pub fn send_encoded(&self, bytes: Vec<u8>) -> Result<(), OutputClosed> {
-        if self.overflowed.is_cancelled() {
+        if self.shared.closed() {
             return Err(OutputClosed);
         }
         let len = bytes.len();
-        let before = self.queued.fetch_add(len, Ordering::AcqRel);
-        // One frame larger than the cap is allowed when the queue was within it (a big transcript must go out).
-        if before > 0 && before + len > self.max_queued {
-            self.queued.fetch_sub(len, Ordering::AcqRel);
-            if !self.overflowed.is_cancelled() {
-                tracing::error!(
-                    "Fatal: stdout write queue exceeded {} bytes while the stream was backpressured. The consumer of \
-                     this process's stdout is not reading; refusing unbounded memory growth. Aborting.",
-                    self.max_queued
-                );
-                self.overflowed.cancel();
-            }
-            return Err(OutputClosed);
-        }
-        self.tx.send(bytes).map_err(|_| {
-            self.queued.fetch_sub(len, Ordering::AcqRel);
-            OutputClosed
-        })
+        self.shared.push(Pending::Frame(bytes), len);
+        Ok(())
     }
 
-    /// Wait until every queued frame has been written, or `timeout` passes. Returns whether the queue drained.
-    pub async fn flush(&self, timeout: std::time::Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
-        while self.queued_bytes() > 0 {
-            if tokio::time::Instant::now() >= deadline || self.tx.is_closed() {
-                return self.queued_bytes() == 0;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    /// Queue a mergeable streaming delta: while the writer is behind, merged into the delta queued last when that
+    /// one has the same key and is still waiting; queued on its own otherwise.
+    pub fn send_delta(&self, mut delta: DeltaFrame) -> Result<(), OutputClosed> {
+        if self.shared.closed() {
+            return Err(OutputClosed);
         }
-        true
+        let mut queue = self.shared.lock();
+        if self.is_behind()
+            && let Some(Pending::Delta {
+                frame,
+                encoded,
+                len,
+            }) = queue.back_mut()
+            && frame.key() == delta.key()
+        {
+            // The merged frame grows by the delta in `delta`, `partial` and `message` (an estimate: it is encoded
+            // when written).
+            let growth = 3 * delta.delta().len();
+            frame.absorb(delta);
+            *encoded = None;
+            *len += growth;
+            self.shared.queued.fetch_add(growth, Ordering::AcqRel);
+            return Ok(());
+        }
+        drop(queue);
+        let bytes = delta.encode();
+        let len = bytes.len();
+        self.shared.push(
+            Pending::Delta {
+                frame: delta,
+                encoded: Some(bytes),
+                len,
+            },
+            len,
+        );
+        Ok(())
+    }
+
+    /// Completes when no more than the budget is queued, or the writer will never write again (stopped, stalled).
+    pub async fn ready(&self) {
+        let shared = &self.shared;
+        loop {
+            let progressed = shared.progress.notified();
+            tokio::pin!(progressed);
+            progressed.as_mut().enable();
+            if shared.queued.load(Ordering::Acquire) <= shared.budget
+                || shared.closed()
+                || shared.stalled.is_cancelled()
+            {
+                return;
+            }
+            progressed.await;
+        }
+    }
+
+    /// Whether the writer is behind enough that streaming deltas should merge.
+    pub fn is_behind(&self) -> bool {
+        self.shared.queued.load(Ordering::Acquire) > self.shared.coalesce_over
+    }
+
+    /// Wait until every queued frame has been written, or the writer stopped or stalled (so a slow reader still gets
+    /// everything, and one that stopped for good is bounded by the stall timeout). Returns whether the queue
+    /// drained.
+    pub async fn flush(&self) -> bool {
+        let shared = &self.shared;
+        loop {
+            let progressed = shared.progress.notified();
+            tokio::pin!(progressed);
+            progressed.as_mut().enable();
+            if shared.queued.load(Ordering::Acquire) == 0 {
+                return true;
+            }
+            if shared.closed() || shared.stalled.is_cancelled() {
+                return false;
+            }
+            progressed.await;
+        }
     }
 
     /// Bytes queued and not yet written.
     pub fn queued_bytes(&self) -> usize {
-        self.queued.load(Ordering::Acquire)
+        self.shared.queued.load(Ordering::Acquire)
     }
 
-    /// Cancelled when the output queue overflowed.
-    pub fn overflowed(&self) -> CancellationToken {
-        self.overflowed.clone()
+    /// Cancelled when the reader stopped for good (see [`OutputOptions::stall_timeout`]).
+    pub fn stalled(&self) -> CancellationToken {
+        self.shared.stalled.clone()
+    }
+
+    /// How long the writer has gone without progress (meaningful once [`Output::stalled`] fired).
+    pub fn since_progress(&self) -> Duration {
+        self.shared.since_progress()
     }
 }
 
-/// The writer as the outbox's sink. A frame the writer no longer takes (stdout closed or overflowed) is dropped: the
-/// server is already stopping.
+/// The writer task: frames in queue order, each whole.
+async fn write_frames<W>(
+    shared: Arc<Shared>,
+    mut sink: W,
+    mut pipe: Option<PipeSpace>,
+) -> std::io::Result<()>
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let result = async {
+        loop {
+            let next = loop {
+                let woken = shared.work.notified();
+                tokio::pin!(woken);
+                woken.as_mut().enable();
+                if let Some(entry) = shared.lock().pop_front() {
+                    break Some(entry);
+                }
+                if shared.handles.load(Ordering::Acquire) == 0 {
+                    break None;
+                }
+                woken.await;
+            };
+            let Some(entry) = next else {
+                return sink.flush().await;
+            };
+            let (bytes, len) = match entry {
+                Pending::Frame(bytes) => {
+                    let len = bytes.len();
+                    (bytes, len)
+                }
+                Pending::Delta {
+                    mut frame,
+                    encoded,
+                    len,
+                } => (encoded.unwrap_or_else(|| frame.encode()), len),
+            };
+            let written = write_whole(&shared, &mut sink, pipe.as_mut(), &bytes).await;
+            shared.queued.fetch_sub(len, Ordering::AcqRel);
+            shared.progress.notify_waiters();
+            written?;
+            // Flush when the queue is drained, so a burst is written in few syscalls but nothing lingers.
+            if shared.lock().is_empty() {
+                sink.flush().await?;
+            }
+        }
+    }
+    .await;
+    shared.finished.cancel();
+    shared.progress.notify_waiters();
+    result
+}
+
+/// Write one frame: started only when a measurable pipe can take it whole; progress is every byte accepted (and,
+/// while waiting for room, every byte the reader takes out of the pipe).
+async fn write_whole<W: AsyncWrite + Unpin>(
+    shared: &Shared,
+    sink: &mut W,
+    mut pipe: Option<&mut PipeSpace>,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    if let Some(pipe) = pipe.as_deref_mut() {
+        let mut last_pending = pipe.pending();
+        let mut pause = Duration::from_micros(200);
+        while pipe.fits(bytes.len()) == Some(false) {
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(10));
+            let pending = pipe.pending();
+            if pending < last_pending {
+                shared.mark_progress();
+                pause = Duration::from_micros(200);
+            }
+            last_pending = pending;
+        }
+    }
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let n = sink.write(rest).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        shared.mark_progress();
+        rest = &rest[n..];
+    }
+    Ok(())
+}
+
+/// Fires `stalled` when frames have been pending with no progress for `timeout`.
+async fn watch_for_stall(shared: Arc<Shared>, timeout: Duration) {
+    let tick = (timeout / 10).clamp(Duration::from_millis(20), Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = shared.finished.cancelled() => return,
+            _ = tokio::time::sleep(tick) => {}
+        }
+        if shared.queued.load(Ordering::Acquire) > 0 && shared.since_progress() >= timeout {
+            shared.stalled.cancel();
+            shared.progress.notify_waiters();
+            return;
+        }
+    }
+}
+
+/// The writer as the outbox's sink. A frame the writer no longer takes (stdout closed) is dropped: the server is
+/// already stopping.
 impl dreb_protocol::FrameSink for Output {
     fn send_frame(&self, frame: Vec<u8>) {
         let _ = self.send_encoded(frame);
     }
+
+    fn send_delta(&self, delta: DeltaFrame) {
+        let _ = Output::send_delta(self, delta);
+    }
+
+    fn is_behind(&self) -> bool {
+        Output::is_behind(self)
+    }
+
+    fn ready(&self) -> dreb_protocol::ReadyFuture<'_> {
+        Box::pin(Output::ready(self))
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use tokio::io::AsyncReadExt;
-
-    #[tokio::test]
-    async fn frames_are_written_whole_and_in_order() {
-        let (client, mut server) = tokio::io::duplex(64);
-        let (out, task) = Output::start(client, DEFAULT_MAX_QUEUED_BYTES);
-        for i in 0..100 {
-            out.send(&json!({"type": "n", "i": i, "text": "x\u{2028}y"}))
-                .unwrap();
-        }
-        let mut adjacent = encode_frame(&json!({"type": "barrier"})).unwrap();
-        adjacent.extend(encode_frame(&json!({"type": "response"})).unwrap());
-        out.send_encoded(adjacent).unwrap();
-        drop(out);
-        let mut text = String::new();
-        server.read_to_string(&mut text).await.unwrap();
-        task.await.unwrap().unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 102);
-        for (i, line) in lines[..100].iter().enumerate() {
-            assert_eq!(
-                *line,
-                format!(r#"{{"type":"n","i":{i},"text":"x\u2028y"}}"#)
-            );
-        }
-        assert_eq!(
-            &lines[100..],
-            [r#"{"type":"barrier"}"#, r#"{"type":"response"}"#]
-        );
-    }
-
-    #[tokio::test]
-    async fn a_reader_that_stops_reading_trips_the_cap_instead_of_growing_memory() {
-        // The other end is never read: after the pipe buffer fills, frames pile up in the queue.
-        let (client, _server) = tokio::io::duplex(1024);
-        let (out, _task) = Output::start(client, 64 * 1024);
-        let frame = json!({"type": "message_update", "pad": "p".repeat(1000)});
-        let mut sent = 0usize;
-        let result = loop {
-            match out.send(&frame) {
-                Ok(()) => sent += 1,
-                Err(e) => break e,
-            }
-            if sent > 10_000 {
-                panic!("the cap never tripped");
-            }
-            tokio::task::yield_now().await;
-        };
-        assert_eq!(result, OutputClosed);
-        assert!(out.overflowed().is_cancelled());
-        assert!(out.queued_bytes() <= 64 * 1024 + 2048);
-        // Once overflowed, nothing more is accepted.
-        assert_eq!(out.send(&json!({"type": "late"})), Err(OutputClosed));
-    }
-}
+mod tests;

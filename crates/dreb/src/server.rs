@@ -42,8 +42,9 @@ pub struct ServeOptions {
     pub max_record_bytes: usize,
     /// How long in-flight commands may take to answer after shutdown began (they are cancelled first).
     pub shutdown_grace: Duration,
-    /// How long to wait for stdout to drain before returning.
-    pub flush_timeout: Duration,
+    /// How long to wait for background children to exit after serving ended. (stdout is drained without a time
+    /// limit: a slow reader still gets everything; one that stopped for good is bounded by the writer's stall rule.)
+    pub children_timeout: Duration,
 }
 
 impl Default for ServeOptions {
@@ -51,7 +52,7 @@ impl Default for ServeOptions {
         ServeOptions {
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             shutdown_grace: Duration::from_secs(3),
-            flush_timeout: Duration::from_secs(5),
+            children_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -65,14 +66,18 @@ pub enum ServeOutcome {
     Shutdown,
     /// stdin failed with an I/O error (exit 0, like the reference's stdin `error`).
     InputError(std::io::Error),
-    /// The stdout queue overflowed because the host stopped reading (exit 1).
-    OutputOverflow,
+    /// The host stopped reading stdout for good: nothing was accepted for the stall timeout while frames were
+    /// pending (exit 3).
+    OutputStalled,
 }
+
+/// The exit code when the stdout reader stopped for good (distinct from 1, a start-up failure).
+pub const STALLED_EXIT_CODE: i32 = 3;
 
 impl ServeOutcome {
     pub fn exit_code(&self) -> i32 {
         match self {
-            ServeOutcome::OutputOverflow => 1,
+            ServeOutcome::OutputStalled => STALLED_EXIT_CODE,
             _ => 0,
         }
     }
@@ -83,12 +88,16 @@ type Record = std::io::Result<Result<String, RecordError>>;
 fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
     input: R,
     max: usize,
+    outbox: Outbox,
 ) -> mpsc::Receiver<Record> {
     // Small buffer: the reader should not run far ahead of dispatch (backpressure onto the host's writes).
     let (tx, rx) = mpsc::channel::<Record>(64);
     tokio::spawn(async move {
         let mut reader = JsonlReader::with_max_record_bytes(input, max);
         loop {
+            // A host that writes commands without reading the answers is paced like the agent loop: the next line
+            // is read once stdout is back within its budget.
+            outbox.ready().await;
             let item = match reader.next_record().await {
                 Ok(Some(record)) => Ok(record),
                 Ok(None) => break,
@@ -118,7 +127,7 @@ async fn poll_once<F: Future + ?Sized>(mut future: Pin<&mut F>) -> Poll<F::Outpu
     std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await
 }
 
-/// Serve `service` until stdin ends, `shutdown` completes, or stdout overflows. Every frame goes through `outbox`
+/// Serve `service` until stdin ends, `shutdown` completes, or the stdout reader stalls. Every frame goes through `outbox`
 /// (the same one the service writes its events to); `output` is the writer behind it, drained before returning.
 ///
 /// `stop` is cancelled when serving ends, before the grace period: the service should tie its running work
@@ -138,8 +147,8 @@ where
     S: CommandService + 'static,
     R: AsyncRead + Unpin + Send + 'static,
 {
-    let mut records = spawn_reader(input, options.max_record_bytes);
-    let overflowed = output.overflowed();
+    let mut records = spawn_reader(input, options.max_record_bytes, outbox.clone());
+    let stalled = output.stalled();
     let mut tasks: JoinSet<()> = JoinSet::new();
     let sequencer = Sequencer::new();
     tokio::pin!(shutdown);
@@ -147,7 +156,7 @@ where
     let outcome = loop {
         tokio::select! {
             biased;
-            _ = overflowed.cancelled() => break ServeOutcome::OutputOverflow,
+            _ = stalled.cancelled() => break ServeOutcome::OutputStalled,
             _ = &mut shutdown => break ServeOutcome::Shutdown,
             Some(done) = tasks.join_next(), if !tasks.is_empty() => {
                 if let Err(e) = done {
@@ -213,9 +222,7 @@ where
         );
         tasks.abort_all();
     }
-    if !matches!(outcome, ServeOutcome::OutputOverflow)
-        && !output.flush(options.flush_timeout).await
-    {
+    if !matches!(outcome, ServeOutcome::OutputStalled) && !output.flush().await {
         tracing::warn!("stdout did not drain before exit");
     }
     outcome
@@ -303,7 +310,7 @@ mod tests {
         let (mut stdin, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, mut stdout) = tokio::io::duplex(1 << 20);
         // The writer task lives on while the service holds an `Output` clone; read what was written instead of EOF.
-        let (output, _writer) = Output::start(server_out, 1 << 20);
+        let (output, _writer) = Output::start(server_out, crate::output::OutputOptions::default());
         let outbox = outbox_of(&output);
         let service = Arc::new(SnapshotService {
             outbox: outbox.clone(),
@@ -369,7 +376,7 @@ mod tests {
     async fn an_immediate_command_that_waits_after_all_moves_to_its_own_task() {
         let (mut stdin, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, stdout) = tokio::io::duplex(1 << 16);
-        let (output, _writer) = Output::start(server_out, 1 << 20);
+        let (output, _writer) = Output::start(server_out, crate::output::OutputOptions::default());
         let outbox = outbox_of(&output);
         let service = Arc::new(WaitingStateService {
             release: tokio::sync::Notify::new(),

@@ -17,6 +17,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::UnixStream;
 use tokio::net::unix::pipe;
 
+use crate::pipe_space::PipeSpace;
+
 /// The process's stdin as an async reader. Must be called inside the runtime.
 pub fn stdin() -> Box<dyn AsyncRead + Unpin + Send> {
     let Some(file) = duplicate(&io::stdin()) else {
@@ -33,6 +35,15 @@ pub fn stdin() -> Box<dyn AsyncRead + Unpin + Send> {
         },
         Kind::Other => Box::new(tokio::io::stdin()),
     }
+}
+
+/// The process's stdout as an async writer, with a probe of the pipe behind it when it is one (so frames can be
+/// started only when they fit whole; see [`crate::pipe_space`]). Must be called inside the runtime.
+pub fn stdout_with_probe() -> (Box<dyn AsyncWrite + Unpin + Send>, Option<PipeSpace>) {
+    let probe = duplicate(&io::stdout())
+        .filter(|f| matches!(kind(f), Kind::Pipe))
+        .and_then(|f| PipeSpace::new(OwnedFd::from(f)));
+    (stdout(), probe)
 }
 
 /// The process's stdout as an async writer (unbuffered: the caller writes whole frames). Must be called inside

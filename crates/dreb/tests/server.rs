@@ -66,7 +66,7 @@ fn start(options: ServeOptions) -> Harness {
     let inputs = Arc::new(Mutex::new(Vec::new()));
     let seen = inputs.clone();
     let router: Arc<dyn InputRouter> = Arc::new(move |i: Input| seen.lock().unwrap().push(i));
-    let (output, _writer) = Output::start(server_out, 1 << 20);
+    let (output, _writer) = Output::start(server_out, dreb_cli::OutputOptions::default());
     let shutdown = std::future::pending::<()>();
     let server = tokio::spawn(serve(
         service,
@@ -260,7 +260,7 @@ async fn commands_read_after_shutdown_began_are_refused_not_run() {
     let inputs = Arc::new(Mutex::new(Vec::new()));
     let seen = inputs.clone();
     let router: Arc<dyn InputRouter> = Arc::new(move |i: Input| seen.lock().unwrap().push(i));
-    let (output, _writer) = Output::start(server_out, 1 << 20);
+    let (output, _writer) = Output::start(server_out, dreb_cli::OutputOptions::default());
     let begin_shutdown = Arc::new(Notify::new());
     let shutdown = {
         let begin = begin_shutdown.clone();

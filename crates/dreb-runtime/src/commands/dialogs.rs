@@ -80,6 +80,19 @@ impl FrameSink for DialogTracker {
         self.observe(&frame);
         self.host.send_frame(frame);
     }
+
+    // Streaming deltas are never dialog frames; the flow control is the host sink's.
+    fn send_delta(&self, delta: dreb_protocol::DeltaFrame) {
+        self.host.send_delta(delta);
+    }
+
+    fn is_behind(&self) -> bool {
+        self.host.is_behind()
+    }
+
+    fn ready(&self) -> dreb_protocol::ReadyFuture<'_> {
+        self.host.ready()
+    }
 }
 
 impl Runtime {

@@ -1,0 +1,344 @@
+use super::*;
+use dreb_protocol::DeltaKey;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+
+fn options(budget: usize, coalesce_over: usize, stall: Option<Duration>) -> OutputOptions {
+    OutputOptions {
+        budget_bytes: budget,
+        coalesce_over_bytes: coalesce_over,
+        stall_timeout: stall,
+        pipe: None,
+    }
+}
+
+/// A delta frame whose wire form names its key, the joined delta and the sequence number of the newest delta in it.
+fn delta(kind: &'static str, index: u64, text: &str, seq: usize) -> DeltaFrame {
+    DeltaFrame::new(
+        DeltaKey {
+            kind,
+            content_index: index,
+        },
+        text.to_string(),
+        move |joined: &str| {
+            encode_frame(&json!({"type": "message_update", "kind": kind, "i": index, "delta": joined, "seq": seq}))
+                .unwrap()
+        },
+    )
+}
+
+fn lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("whole JSON lines"))
+        .collect()
+}
+
+/// Poll a future once: whether it is already complete.
+async fn is_ready<F: std::future::Future>(future: F) -> bool {
+    tokio::pin!(future);
+    std::future::poll_fn(|cx| std::task::Poll::Ready(future.as_mut().poll(cx).is_ready())).await
+}
+
+#[tokio::test]
+async fn frames_are_written_whole_and_in_order() {
+    let (client, mut server) = tokio::io::duplex(64);
+    let (out, task) = Output::start(client, OutputOptions::default());
+    for i in 0..100 {
+        out.send(&json!({"type": "n", "i": i, "text": "x\u{2028}y"}))
+            .unwrap();
+    }
+    let mut adjacent = encode_frame(&json!({"type": "barrier"})).unwrap();
+    adjacent.extend(encode_frame(&json!({"type": "response"})).unwrap());
+    out.send_encoded(adjacent).unwrap();
+    drop(out);
+    let mut text = String::new();
+    server.read_to_string(&mut text).await.unwrap();
+    task.await.unwrap().unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 102);
+    for (i, line) in lines[..100].iter().enumerate() {
+        assert_eq!(
+            *line,
+            format!(r#"{{"type":"n","i":{i},"text":"x\u2028y"}}"#)
+        );
+    }
+    assert_eq!(
+        &lines[100..],
+        [r#"{"type":"barrier"}"#, r#"{"type":"response"}"#]
+    );
+}
+
+#[tokio::test]
+async fn a_reader_that_pauses_gets_everything_afterwards_and_nothing_is_refused() {
+    // Far more than the budget is sent while nobody reads: every frame is taken, none refused, nothing lost.
+    let (client, mut server) = tokio::io::duplex(1024);
+    let (out, task) = Output::start(client, options(16 * 1024, usize::MAX, None));
+    let pad = "p".repeat(1000);
+    for i in 0..2000 {
+        out.send(&json!({"type": "n", "i": i, "pad": pad})).unwrap();
+    }
+    assert!(out.queued_bytes() > 1_000_000);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    drop(out);
+    let mut text = String::new();
+    server.read_to_string(&mut text).await.unwrap();
+    task.await.unwrap().unwrap();
+    let frames = lines(&text);
+    assert_eq!(frames.len(), 2000);
+    assert!(frames.iter().enumerate().all(|(i, f)| f["i"] == i));
+}
+
+#[tokio::test]
+async fn ready_holds_producers_while_over_budget_and_releases_them_as_the_reader_drains() {
+    let (client, mut server) = tokio::io::duplex(1024);
+    let (out, _task) = Output::start(client, options(10_000, usize::MAX, None));
+    assert!(is_ready(out.ready()).await, "an empty queue is ready");
+    for i in 0..30 {
+        out.send(&json!({"type": "n", "i": i, "pad": "p".repeat(1000)}))
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(!is_ready(out.ready()).await, "over budget: producers wait");
+    let waiter = {
+        let out = out.clone();
+        tokio::spawn(async move { out.ready().await })
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut read = 0;
+    while read < 25_000 {
+        read += server.read(&mut buf).await.unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("released once the reader drained the queue below the budget")
+        .unwrap();
+    assert!(out.queued_bytes() <= 10_000);
+}
+
+#[tokio::test]
+async fn deltas_merge_only_while_the_writer_is_behind_and_the_merge_is_lossless() {
+    let (client, mut server) = tokio::io::duplex(256);
+    let (out, task) = Output::start(client, options(usize::MAX, 1, None));
+    // A plain frame big enough to fill the pipe keeps the writer busy, so the deltas wait in the queue.
+    out.send(&json!({"type": "big", "pad": "b".repeat(4096)}))
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(out.is_behind());
+    for (seq, piece) in ["Hel", "lo", ", wor", "ld"].iter().enumerate() {
+        out.send_delta(delta("text_delta", 0, piece, seq)).unwrap();
+    }
+    // Another block's delta does not merge into the text's; the next text delta after it starts a new frame.
+    out.send_delta(delta("thinking_delta", 1, "hmm", 4))
+        .unwrap();
+    out.send_delta(delta("text_delta", 0, "!", 5)).unwrap();
+    out.send(&json!({"type": "message_end"})).unwrap();
+    drop(out);
+    let mut text = String::new();
+    server.read_to_string(&mut text).await.unwrap();
+    task.await.unwrap().unwrap();
+    let frames = lines(&text);
+    let types: Vec<_> = frames.iter().map(|f| f["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "big",
+            "message_update",
+            "message_update",
+            "message_update",
+            "message_end"
+        ]
+    );
+    assert_eq!(frames[1]["delta"], "Hello, world");
+    assert_eq!(
+        frames[1]["seq"], 3,
+        "the merged frame carries the newest state"
+    );
+    assert_eq!(frames[2]["delta"], "hmm");
+    assert_eq!(frames[3]["delta"], "!");
+}
+
+#[tokio::test]
+async fn a_reader_that_keeps_up_sees_every_delta_in_its_own_frame() {
+    let (client, mut server) = tokio::io::duplex(1 << 20);
+    let (out, task) = Output::start(client, OutputOptions::default());
+    for seq in 0..200 {
+        // What the runtime does: a mergeable frame only when the writer is behind.
+        assert!(!out.is_behind());
+        out.send_delta(delta("text_delta", 0, "x", seq)).unwrap();
+        out.ready().await;
+    }
+    drop(out);
+    let mut text = String::new();
+    server.read_to_string(&mut text).await.unwrap();
+    task.await.unwrap().unwrap();
+    assert_eq!(lines(&text).len(), 200);
+}
+
+#[tokio::test]
+async fn a_reader_that_never_reads_trips_the_stall_rule_and_releases_every_waiter() {
+    let (client, _server) = tokio::io::duplex(1024);
+    let (out, _task) = Output::start(
+        client,
+        options(4096, usize::MAX, Some(Duration::from_millis(200))),
+    );
+    for i in 0..20 {
+        out.send(&json!({"type": "n", "i": i, "pad": "p".repeat(1000)}))
+            .unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(10), out.stalled().cancelled())
+        .await
+        .expect("the stall rule fired");
+    assert!(out.since_progress() >= Duration::from_millis(200));
+    assert!(is_ready(out.ready()).await, "waiters are released");
+    assert!(!out.flush().await, "nothing more will drain");
+}
+
+#[tokio::test]
+async fn an_idle_writer_does_not_stall_when_frames_arrive_after_a_long_quiet() {
+    let (client, mut server) = tokio::io::duplex(1 << 16);
+    let (out, _task) = Output::start(
+        client,
+        options(usize::MAX, usize::MAX, Some(Duration::from_millis(100))),
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    out.send(&json!({"type": "late"})).unwrap();
+    let mut buf = vec![0u8; 64];
+    let n = server.read(&mut buf).await.unwrap();
+    assert_eq!(&buf[..n], b"{\"type\":\"late\"}\n");
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert!(!out.stalled().is_cancelled());
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn into_a_pipe_nobody_reads_only_whole_lines_are_written() {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: pipe writes two fresh descriptors into the array; we take ownership of both.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let (reader, writer) = unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            OwnedFd::from_raw_fd(fds[1]),
+        )
+    };
+    let probe = PipeSpace::new(writer.try_clone().unwrap()).unwrap();
+    let sender = tokio::net::unix::pipe::Sender::from_owned_fd(writer).unwrap();
+    let (out, _task) = Output::start(
+        sender,
+        OutputOptions {
+            pipe: Some(probe),
+            ..options(usize::MAX, usize::MAX, Some(Duration::from_millis(200)))
+        },
+    );
+    // Frames of 3,000 to 30,000 bytes: a 64 KiB pipe fills part way through one of them.
+    for i in 0..40 {
+        out.send(&json!({"type": "n", "i": i, "pad": "p".repeat(3000 + 700 * i)}))
+            .unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(10), out.stalled().cancelled())
+        .await
+        .expect("the stall rule fired");
+    // What the pipe holds ends on a whole line.
+    let mut reader = reader;
+    let mut held = Vec::new();
+    let flags = unsafe { libc::fcntl(fds[0], libc::F_GETFL) };
+    unsafe { libc::fcntl(fds[0], libc::F_SETFL, flags | libc::O_NONBLOCK) };
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => held.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(!held.is_empty());
+    assert_eq!(held.last(), Some(&b'\n'), "no torn line");
+    let frames = lines(std::str::from_utf8(&held).unwrap());
+    assert!(frames.iter().enumerate().all(|(i, f)| f["i"] == i));
+}
+
+/// One thing a producer sends.
+#[derive(Debug, Clone)]
+enum Sent {
+    Frame,
+    Delta(u8, String),
+}
+
+fn sent() -> impl Strategy<Value = Sent> {
+    prop_oneof![
+        1 => Just(Sent::Frame),
+        6 => (0u8..2, "[a-z\u{e9}\u{1f600}]{0,6}").prop_map(|(k, t)| Sent::Delta(k, t)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Whatever the reader's pace: frames keep their order, every written delta frame is a run of consecutive
+    /// same-key deltas with their text joined and the newest one's state, and the concatenated deltas equal what
+    /// was sent.
+    #[test]
+    fn coalescing_is_lossless(items in proptest::collection::vec(sent(), 1..120), chunk in 1usize..512,
+                              pause_every in 1usize..40) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let text = runtime.block_on(async {
+            let (client, mut server) = tokio::io::duplex(64);
+            let (out, task) = Output::start(client, options(usize::MAX, 1, None));
+            let reader = tokio::spawn(async move {
+                let mut text = Vec::new();
+                let mut buf = vec![0u8; chunk];
+                loop {
+                    let n = server.read(&mut buf).await.unwrap();
+                    if n == 0 { break; }
+                    text.extend_from_slice(&buf[..n]);
+                    tokio::task::yield_now().await;
+                }
+                String::from_utf8(text).unwrap()
+            });
+            for (seq, item) in items.iter().enumerate() {
+                match item {
+                    Sent::Frame => out.send(&json!({"type": "other", "seq": seq})).unwrap(),
+                    Sent::Delta(k, t) => {
+                        let kind = if *k == 0 { "text_delta" } else { "thinking_delta" };
+                        out.send_delta(delta(kind, *k as u64, t, seq)).unwrap();
+                    }
+                }
+                if seq % pause_every == 0 { tokio::task::yield_now().await; }
+            }
+            drop(out);
+            task.await.unwrap().unwrap();
+            reader.await.unwrap()
+        });
+        let frames = lines(&text);
+        // Walk the sent items, consuming one written frame per group.
+        let mut i = 0;
+        for frame in &frames {
+            prop_assert!(i < items.len());
+            match &items[i] {
+                Sent::Frame => {
+                    prop_assert_eq!(&frame["type"], "other");
+                    prop_assert_eq!(&frame["seq"], i);
+                    i += 1;
+                }
+                Sent::Delta(k, _) => {
+                    let last = frame["seq"].as_u64().unwrap() as usize;
+                    let mut joined = String::new();
+                    while i <= last {
+                        match &items[i] {
+                            Sent::Delta(k2, t) if k2 == k => joined.push_str(t),
+                            other => prop_assert!(false, "item {} ({:?}) merged across a boundary", i, other),
+                        }
+                        i += 1;
+                    }
+                    prop_assert_eq!(frame["delta"].as_str().unwrap(), joined.as_str());
+                    prop_assert_eq!(frame["i"].as_u64().unwrap(), *k as u64);
+                }
+            }
+        }
+        prop_assert_eq!(i, items.len(), "every item written");
+    }
+}
