@@ -202,8 +202,12 @@ pub fn decode(line: &str) -> Decoded {
     let value: Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => {
-            let text = fill(error_text::PARSE, &[("message", &e.to_string())]);
-            return Decoded::Invalid(Response::error(None, Some("parse".into()), text));
+            // A dreb-rs improvement over the reference: when the line is a well-formed object apart from lone
+            // surrogate escapes or out-of-range numbers, the error carries its `id` and names the problem.
+            let recovered = crate::lenient::recover(line);
+            let message = recovered.message.unwrap_or_else(|| e.to_string());
+            let text = fill(error_text::PARSE, &[("message", &message)]);
+            return Decoded::Invalid(Response::error(recovered.id, Some("parse".into()), text));
         }
     };
     decode_value(value)

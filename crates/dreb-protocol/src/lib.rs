@@ -10,6 +10,7 @@
 pub mod envelope;
 pub mod framing;
 pub mod lane;
+pub mod lenient;
 pub mod outbox;
 pub mod request;
 pub mod support;
