@@ -353,6 +353,13 @@ class CompactionSummaryMessage(TypedDict):
 # With `--ui dashboard` the server drops `partial` (and `message_update.message`) to keep
 # frames small; rebuild text from the deltas.
 #
+# Coalescing (dreb-rs): while the host reads stdout slower than the agent streams (more than
+# 1 MiB of output waiting), consecutive `text_delta`, `thinking_delta` or `toolcall_delta`
+# updates of the same content block are merged into one `message_update`: `delta` is the
+# deltas joined in order, `partial` and `message` are the latest. Nothing is lost (the joined
+# deltas are exactly the deltas), a host that keeps up sees one frame per delta, and a slow
+# host gets fewer, larger frames. See docs/output-flow-control.md.
+#
 # Tagged union on `type`.
 AssistantMessageEvent: TypeAlias = "TextStartEvent | TextDeltaEvent | TextEndEvent | ThinkingStartEvent | ThinkingDeltaEvent | ThinkingEndEvent | ToolcallStartEvent | ToolcallDeltaEvent | ToolcallEndEvent"
 
