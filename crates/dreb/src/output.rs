@@ -384,10 +384,13 @@ async fn write_whole<W: AsyncWrite + Unpin>(
     mut pipe: Option<&mut PipeSpace>,
     bytes: &[u8],
 ) -> std::io::Result<()> {
-    if let Some(pipe) = pipe.as_deref_mut() {
+    if let Some(pipe) = pipe.as_deref_mut()
+        && pipe.fits(bytes.len()) == Some(false)
+    {
+        // Only a frame that has to wait pays for watching the pipe drain.
         let mut last_pending = pipe.pending();
         let mut pause = Duration::from_micros(200);
-        while pipe.fits(bytes.len()) == Some(false) {
+        loop {
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(10));
             let pending = pipe.pending();
@@ -396,6 +399,9 @@ async fn write_whole<W: AsyncWrite + Unpin>(
                 pause = Duration::from_micros(200);
             }
             last_pending = pending;
+            if pipe.fits(bytes.len()) != Some(false) {
+                break;
+            }
         }
     }
     let mut rest = bytes;

@@ -15,6 +15,9 @@ pub struct PipeSpace {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     fd: OwnedFd,
     capacity: usize,
+    /// The system's largest pipe, read once when a frame first outgrows the pipe.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    max_capacity: Option<usize>,
 }
 
 /// Slack for the kernel's page-granular accounting: a partly read page still takes a whole slot.
@@ -31,6 +34,7 @@ impl PipeSpace {
         (capacity > 0).then(|| PipeSpace {
             fd,
             capacity: capacity as usize,
+            max_capacity: None,
         })
     }
 
@@ -62,10 +66,12 @@ impl PipeSpace {
         if want <= self.capacity {
             return;
         }
-        let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
-            .ok()
-            .and_then(|s| s.trim().parse::<usize>().ok())
-            .unwrap_or(1 << 20);
+        let max = *self.max_capacity.get_or_insert_with(|| {
+            std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+                .ok()
+                .and_then(|s| s.trim().parse::<usize>().ok())
+                .unwrap_or(1 << 20)
+        });
         let target = want.min(max);
         if target <= self.capacity {
             return;

@@ -8,7 +8,7 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Env, read_jsonl};
@@ -44,6 +44,18 @@ fn line(v: &Value) -> Vec<u8> {
     let mut bytes = serde_json::to_vec(v).unwrap();
     bytes.push(b'\n');
     bytes
+}
+
+/// Spawn `cmd` with `stdout` and send it one `prompt`; returns the process and its open stdin.
+fn start_prompt(mut cmd: Command, stdout: impl Into<Stdio>, message: &str) -> (Child, ChildStdin) {
+    let mut child = cmd.stdout(stdout).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(&line(
+            &json!({"id": "p", "type": "prompt", "message": message}),
+        ))
+        .unwrap();
+    (child, stdin)
 }
 
 fn parse_lines(bytes: &[u8]) -> Vec<Value> {
@@ -118,17 +130,12 @@ const DELTAS: usize = 20_000;
 fn unpaced_deltas_to_a_reader_that_pauses_then_drains_lose_nothing_and_memory_stays_bounded() {
     let env = Env::new();
     let scenario = scenario_file(&env, DELTAS);
-    let mut child = command(&env, &scenario, &["--no-session"], &[])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut child, stdin) = start_prompt(
+        command(&env, &scenario, &["--no-session"], &[]),
+        Stdio::piped(),
+        "go",
+    );
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    stdin
-        .write_all(&line(
-            &json!({"id": "p", "type": "prompt", "message": "go"}),
-        ))
-        .unwrap();
     // Paused: the agent fills the pipe and the queue, then waits for the reader.
     let mut peak = 0;
     let paused = Instant::now();
@@ -166,16 +173,11 @@ fn unpaced_deltas_to_a_regular_file_complete() {
     let scenario = scenario_file(&env, DELTAS);
     let out_path = env.agent_dir().join("stdout.jsonl");
     let file = std::fs::File::create(&out_path).unwrap();
-    let mut child = command(&env, &scenario, &["--no-session", "--ui", "dashboard"], &[])
-        .stdout(file)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(&line(
-            &json!({"id": "p", "type": "prompt", "message": "go"}),
-        ))
-        .unwrap();
+    let (mut child, stdin) = start_prompt(
+        command(&env, &scenario, &["--no-session", "--ui", "dashboard"], &[]),
+        file,
+        "go",
+    );
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let bytes = std::fs::read(&out_path).unwrap();
@@ -201,21 +203,16 @@ fn unpaced_deltas_to_a_regular_file_complete() {
 fn a_reader_that_never_reads_trips_the_stall_rule_and_stdout_ends_on_a_whole_line() {
     let env = Env::new();
     let scenario = scenario_file(&env, DELTAS);
-    let mut child = command(
-        &env,
-        &scenario,
-        &[],
-        &[("DREB_STDOUT_STALL_TIMEOUT_SECS", "1")],
-    )
-    .stdout(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(&line(
-            &json!({"id": "p", "type": "prompt", "message": "never read"}),
-        ))
-        .unwrap();
+    let (mut child, _stdin) = start_prompt(
+        command(
+            &env,
+            &scenario,
+            &[],
+            &[("DREB_STDOUT_STALL_TIMEOUT_SECS", "1")],
+        ),
+        Stdio::piped(),
+        "never read",
+    );
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
