@@ -381,10 +381,10 @@ where
 async fn write_whole<W: AsyncWrite + Unpin>(
     shared: &Shared,
     sink: &mut W,
-    mut pipe: Option<&mut PipeSpace>,
+    pipe: Option<&mut PipeSpace>,
     bytes: &[u8],
 ) -> std::io::Result<()> {
-    if let Some(pipe) = pipe.as_deref_mut()
+    if let Some(pipe) = pipe
         && pipe.fits(bytes.len()) == Some(false)
     {
         // Only a frame that has to wait pays for watching the pipe drain.
