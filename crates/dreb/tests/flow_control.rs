@@ -162,9 +162,10 @@ fn unpaced_deltas_to_a_reader_that_pauses_then_drains_lose_nothing_and_memory_st
         "the paused reader got merged updates ({updates} frames)"
     );
     assert_eq!(frames.last().unwrap()["type"], "agent_end");
-    // Measured, not yet bounded: the queue budget is 8 MiB, but the debug binary peaks far above it here (issue 10
-    // stays open on this; see docs/output-flow-control.md).
+    // The stdout queue budget is 8 MiB; the whole reply uncoalesced would be ~800 MB. The process as a whole (debug
+    // build, runtime and all) stays under the 64 MB the issue sets for a slow reader.
     eprintln!("peak RSS while paused and draining: {peak} KiB");
+    assert!(peak > 0 && peak < 64 * 1024, "peak RSS {peak} KiB");
 }
 
 #[test]

@@ -123,6 +123,10 @@ pub(crate) async fn run(out: &mut Output, ctx: &Context, state: &FauxState) -> P
         () => {
             if turn.delta_delay_ms > 0 {
                 out.wait(sleep(turn.delta_delay_ms)).await?;
+            } else {
+                // Unpaced: still hand each event over before making the next, so a slow consumer holds this
+                // provider back (as a socket would) instead of every partial copy piling up here.
+                out.wait(std::future::ready(())).await?;
             }
             if cut.is_some_and(|c| deltas >= c) {
                 return Err(ProviderError::msg(
