@@ -37,4 +37,20 @@ if [ -f "$ROOT/clients/python/pyproject.toml" ]; then
   .venv/bin/python -m pytest -q
   cd "$ROOT"
 fi
+
+echo "==> Fuzzing: a short bounded run of each cargo-fuzz target (docs/fuzzing.md)"
+# Seconds per target, on the stable toolchain (RUSTC_BOOTSTRAP=1 allows the nightly-only flags cargo-fuzz passes),
+# without a sanitizer (safe Rust; none of the build-std cost) and in the dev profile (the build is the cost: about
+# 5 min cold on 2 cores, seconds when warm). New inputs go to a temporary corpus, never into fuzz/corpus/ (the
+# checked-in seeds are the second, read-only corpus dir). A crash, a hang or a broken invariant fails this step;
+# the input is saved under fuzz/artifacts/<target>/.
+if ! cargo fuzz --version >/dev/null 2>&1; then cargo install cargo-fuzz --locked; fi
+FUZZ_SECONDS="${DREB_FUZZ_SECONDS:-5}"
+FUZZ_WORK="$(mktemp -d)"
+for target in frame_reader decode_dispatch; do
+  mkdir -p "$FUZZ_WORK/$target"
+  RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none --dev "$target" "$FUZZ_WORK/$target" "fuzz/corpus/$target" -- \
+    -max_total_time="$FUZZ_SECONDS" -runs=200000 -timeout=60 -print_final_stats=1
+done
+rm -rf "$FUZZ_WORK"
 echo "==> all tests passed"
