@@ -6,7 +6,8 @@
 //! ([`dreb_spec_check::assert_frame`]); every input line gets exactly one response and no response is made up:
 //! the multiset of response ids equals the ids the input lines predict (an undeliverable record or an
 //! unparseable line: no id, unless the lenient parser recovers one; a request: its `id`), and an
-//! `extension_ui_response` line gets none. Each error response [`decode`] builds is itself checked as a frame.
+//! `extension_ui_response` line gets none. Each error response [`decode`] builds is itself checked as a frame, and
+//! each decoded request, serialised again, decodes to the same request.
 //!
 //! Lines whose command reaches outside the temp dirs are left out of stdin (and of the expectation): `bash` runs a
 //! shell, `export_html` writes to any path, `import_jsonl` / `switch_session` / `delete_session` read, append to or
@@ -103,6 +104,14 @@ pub fn expect(data: &[u8]) -> Expectation {
                     Some(response.id)
                 }
                 Decoded::Request(request) => {
+                    // What the server decoded, encoded again (as a client would send it), decodes the same.
+                    let again = serde_json::to_string(&request).expect("a request serialises");
+                    match decode(&again) {
+                        Decoded::Request(back) if back == request => {}
+                        other => panic!(
+                            "{line:?} decodes to {request:?}, whose encoding {again:?} decodes to {other:?}"
+                        ),
+                    }
                     if SKIPPED_COMMANDS.contains(&request.command.name()) {
                         continue;
                     }
