@@ -250,14 +250,16 @@ impl ScenarioPlayer {
     }
 
     pub fn next(&mut self, req: &RequestSummary) -> Reply {
-        for (i, t) in self.scenario.turns.iter().enumerate() {
+        for (i, t) in self.scenario.turns.iter_mut().enumerate() {
             if self.used[i] || !t.when.as_ref().is_none_or(|w| w.matches(req)) {
                 continue;
             }
-            if !t.repeat {
-                self.used[i] = true;
+            if t.repeat {
+                return Reply::Turn(t.clone());
             }
-            return Reply::Turn(t.clone());
+            // Played once: hand it over rather than copy it (a scripted reply can be 200,000 deltas).
+            self.used[i] = true;
+            return Reply::Turn(std::mem::take(t));
         }
         match self.scenario.fallback {
             Fallback::Reference => Reply::Turn(reference_turn(req)),

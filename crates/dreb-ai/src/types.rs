@@ -274,6 +274,22 @@ impl AssistantMessage {
         }
     }
 
+    /// A copy with no content blocks: what a projection that never shows the reply needs to keep of it.
+    pub fn clone_without_content(&self) -> Self {
+        AssistantMessage {
+            content: Vec::new(),
+            api: self.api.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            usage: self.usage.clone(),
+            stop_reason: self.stop_reason,
+            timestamp: self.timestamp,
+            response_id: self.response_id.clone(),
+            error_message: self.error_message.clone(),
+            duration_ms: self.duration_ms,
+        }
+    }
+
     /// The concatenated text blocks.
     pub fn text(&self) -> String {
         self.content

@@ -93,7 +93,7 @@ impl<R: AsyncRead + Unpin> JsonlReader<R> {
     pub async fn next_record(&mut self) -> io::Result<Option<Result<String, RecordError>>> {
         loop {
             // `buf[start..]` is unconsumed; `buf[start..scanned]` is known to contain no LF.
-            if let Some(pos) = self.buf[self.scanned..].iter().position(|&b| b == b'\n') {
+            if let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
                 let end = self.scanned + pos;
                 let range = self.start..end;
                 self.start = end + 1;
@@ -165,32 +165,39 @@ pub fn encode_frame<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, serde_j
     let mut out = serde_json::to_vec(value)?;
     escape_line_separators(&mut out);
     out.push(b'\n');
+    // serde_json grows the buffer by doubling: a large frame waiting in the stdout queue should not hold up to twice
+    // its size (the queue is budgeted by frame length).
+    if out.capacity() - out.len() > out.len() / 4 {
+        out.shrink_to_fit();
+    }
     Ok(out)
 }
 
 /// Replaces the UTF-8 bytes of U+2028/U+2029 with the JSON escapes `\u2028`/`\u2029`. serde_json writes every
 /// byte outside strings as ASCII, so these sequences can only be inside strings, where the escape is equivalent.
 fn escape_line_separators(json: &mut Vec<u8>) {
-    // U+2028 = E2 80 A8, U+2029 = E2 80 A9.
-    let is_sep = |w: &[u8]| w[0] == 0xE2 && w[1] == 0x80 && (w[2] == 0xA8 || w[2] == 0xA9);
-    if !json.windows(3).any(is_sep) {
+    // U+2028 = E2 80 A8, U+2029 = E2 80 A9. memchr: frames can be tens of MiB, and this runs on every one.
+    let is_sep_at = |j: &[u8], i: usize| {
+        j.get(i + 1) == Some(&0x80) && matches!(j.get(i + 2), Some(0xA8 | 0xA9))
+    };
+    let mut seps = memchr::memchr_iter(0xE2, json)
+        .filter(|&i| is_sep_at(json, i))
+        .peekable();
+    if seps.peek().is_none() {
         return;
     }
     let mut out = Vec::with_capacity(json.len() + 16);
-    let mut i = 0;
-    while i < json.len() {
-        if i + 2 < json.len() && is_sep(&json[i..i + 3]) {
-            out.extend_from_slice(if json[i + 2] == 0xA8 {
-                b"\\u2028"
-            } else {
-                b"\\u2029"
-            });
-            i += 3;
+    let mut copied = 0;
+    for i in seps {
+        out.extend_from_slice(&json[copied..i]);
+        out.extend_from_slice(if json[i + 2] == 0xA8 {
+            b"\\u2028"
         } else {
-            out.push(json[i]);
-            i += 1;
-        }
+            b"\\u2029"
+        });
+        copied = i + 3;
     }
+    out.extend_from_slice(&json[copied..]);
     *json = out;
 }
 

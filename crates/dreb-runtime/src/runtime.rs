@@ -716,6 +716,9 @@ impl AgentEventSink for EventBridge {
         self.after_sent(inner, event);
         // Backpressure: the loop (and so the provider stream) goes no faster than the host reads.
         outbox.ready().await;
+        // Fairness: a stream that is always ready (an unpaced provider) would otherwise keep this task running and
+        // starve the stdout writer it just woke; yield once the task's coop budget is spent.
+        tokio::task::consume_budget().await;
     }
 }
 
@@ -758,7 +761,15 @@ fn mergeable_delta(
         kind,
         content_index: *content_index as u64,
     };
-    let mut owned = event.clone();
+    let mut owned = if dashboard_projection {
+        // The projection writes neither `partial` nor `message`: the queued frame keeps none of the reply (it would
+        // otherwise hold a copy of it per queued frame, far more than the frame's bytes it is counted by).
+        AgentEvent::MessageUpdate {
+            assistant_message_event: without_reply(stream_event),
+        }
+    } else {
+        event.clone()
+    };
     let render = move |joined: &str| {
         if let AgentEvent::MessageUpdate {
             assistant_message_event:
@@ -780,6 +791,41 @@ fn mergeable_delta(
         })
     };
     Some(dreb_protocol::DeltaFrame::new(key, delta.clone(), render))
+}
+
+/// A streaming delta with an empty `partial` (see [`mergeable_delta`]).
+fn without_reply(event: &dreb_ai::AssistantMessageEvent) -> dreb_ai::AssistantMessageEvent {
+    use dreb_ai::AssistantMessageEvent as E;
+    match event {
+        E::TextDelta {
+            content_index,
+            delta,
+            partial,
+        } => E::TextDelta {
+            content_index: *content_index,
+            delta: delta.clone(),
+            partial: partial.clone_without_content(),
+        },
+        E::ThinkingDelta {
+            content_index,
+            delta,
+            partial,
+        } => E::ThinkingDelta {
+            content_index: *content_index,
+            delta: delta.clone(),
+            partial: partial.clone_without_content(),
+        },
+        E::ToolcallDelta {
+            content_index,
+            delta,
+            partial,
+        } => E::ToolcallDelta {
+            content_index: *content_index,
+            delta: delta.clone(),
+            partial: partial.clone_without_content(),
+        },
+        other => other.clone(),
+    }
 }
 
 impl EventBridge {

@@ -160,3 +160,89 @@ fn eof_on_empty_input_exits_0_silently() {
     assert_eq!(code, 0);
     assert!(frames.is_empty(), "{frames:?}");
 }
+
+/// JSON that strict parsing cannot hold (lone UTF-16 surrogate escapes, numbers beyond `f64`) is rejected with the
+/// request's `id` whenever the rest of the line is a well-formed object; a broken line gets no `id`; keys a command
+/// does not declare are ignored (protocol/rpc.yaml, "Input that is not a valid command").
+#[test]
+fn json_edge_cases_keep_the_id_or_are_ignored_as_the_spec_says() {
+    let env = Env::new();
+    let mut dreb = env.spawn(&[]);
+    // (line, expected id, expected error fragment; None = success)
+    let cases: &[(&str, Option<&str>, Option<&str>)] = &[
+        (
+            r#"{"id":"s1","type":"prompt","message":"\ud800"}"#,
+            Some("s1"),
+            Some("lone UTF-16 surrogate escape `\\ud800`"),
+        ),
+        (
+            r#"{"id":"s2","type":"prompt","message":"tail \udfff"}"#,
+            Some("s2"),
+            Some("lone UTF-16 surrogate escape `\\udfff`"),
+        ),
+        // The surrogate comes before the id: the id is still found.
+        (
+            r#"{"message":"\udc00","id":"s3","type":"prompt"}"#,
+            Some("s3"),
+            Some("lone UTF-16 surrogate escape `\\udc00`"),
+        ),
+        (
+            r#"{"id":"n1","type":"get_state","x":1e400}"#,
+            Some("n1"),
+            Some("number out of range `1e400`"),
+        ),
+        (
+            r#"{"id":7,"type":"get_state","x":-2E+999}"#,
+            None,
+            Some("number out of range `-2E+999`"),
+        ),
+        // Unrecoverable: truncated, so no id even though one is there.
+        (
+            r#"{"id":"t1","type":"prompt","message":"\ud800"#,
+            None,
+            Some("Failed to parse JSON: "),
+        ),
+        (
+            r#"{"id":"k1","type":"get_version","bogus":true,"nested":{"x":1}}"#,
+            Some("k1"),
+            None,
+        ),
+        (
+            r#"{"id":"k2","type":"set_steering_mode","mode":"all","extra":[1,2]}"#,
+            Some("k2"),
+            None,
+        ),
+    ];
+    for (line, id, error) in cases {
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.push(b'\n');
+        let frames = answer(&mut dreb, &bytes, "probe", 1);
+        assert_eq!(frames.len(), 1, "{line}: {frames:?}");
+        let f = &frames[0];
+        match id {
+            Some(id) => assert_eq!(f["id"], *id, "{line}: {f}"),
+            // A numeric id is echoed as it came; a broken line has none.
+            None if line.contains(r#""id":7"#) => assert_eq!(f["id"], 7, "{line}: {f}"),
+            None => assert!(f.get("id").is_none(), "{line}: {f}"),
+        }
+        match error {
+            Some(fragment) => {
+                assert_eq!(f["success"], false, "{line}: {f}");
+                assert_eq!(f["command"], "parse", "{line}: {f}");
+                let text = f["error"].as_str().unwrap();
+                assert!(text.starts_with("Failed to parse JSON: "), "{text}");
+                assert!(text.contains(fragment), "{line}: {text}");
+            }
+            None => assert_eq!(f["success"], true, "{line}: {f}"),
+        }
+    }
+    // A valid surrogate pair is data: it goes through as the character it encodes.
+    dreb.write_raw(b"{\"id\":\"s4\",\"type\":\"set_session_name\",\"name\":\"\\ud83d\\ude00\"}\n");
+    let set = dreb.read_until(is_response);
+    assert_eq!(set.last().unwrap()["success"], true, "{set:?}");
+    let state = dreb.exchange(&json!({"id": "st", "type": "get_state"}));
+    assert_eq!(state.last().unwrap()["data"]["sessionName"], "\u{1F600}");
+    let (code, rest, _) = dreb.finish();
+    assert_eq!(code, 0);
+    assert!(rest.is_empty(), "{rest:?}");
+}
