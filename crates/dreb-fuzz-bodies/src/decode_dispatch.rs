@@ -253,12 +253,13 @@ async fn run(home: &Path, stdin: Vec<u8>) -> Vec<u8> {
     }
     feeder.abort();
     // Everything queued before the flush is written; take what is in the pipe without waiting for more (a
-    // runtime task may still hold the writer open).
-    drain_ready(&mut host_out, &mut out).await;
+    // runtime task may still hold the writer open). Unconstrained: this task may have spent its coop budget serving,
+    // and a duplex read then returns `Pending` although bytes are there.
+    tokio::task::unconstrained(drain_ready(&mut host_out, &mut out)).await;
     out
 }
 
-/// Reads what `r` has ready now, without waiting.
+/// Reads what `r` has ready now, without waiting (run it unconstrained by the coop budget).
 async fn drain_ready<R: AsyncRead + Unpin>(r: &mut R, out: &mut Vec<u8>) {
     let mut chunk = vec![0u8; 1 << 16];
     loop {
