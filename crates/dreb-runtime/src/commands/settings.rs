@@ -18,6 +18,40 @@ fn raw_path(path: Option<Value>) -> Value {
     path.unwrap_or(Value::Null)
 }
 
+/// A settings snapshot with every value settings.json holds outside the spec's enums (a misspelled thinking level,
+/// say, which the reference's own setters can write) replaced by what the runtime uses instead: absent for the
+/// optional `defaultThinkingLevel` and `transport`, `one-at-a-time` for the queue modes. One bad value on disk never
+/// breaks reading or writing the rest; the file keeps what it holds.
+fn effective_values(snapshot: &mut Value) {
+    fn valid<T: serde::de::DeserializeOwned>(v: &Value) -> bool {
+        T::deserialize(v).is_ok()
+    }
+    let Some(obj) = snapshot.as_object_mut() else {
+        return;
+    };
+    let checks: [(&str, fn(&Value) -> bool, Option<&str>); 4] = [
+        ("defaultThinkingLevel", valid::<ThinkingLevel>, None),
+        ("transport", valid::<Transport>, None),
+        ("steeringMode", valid::<QueueMode>, Some("one-at-a-time")),
+        ("followUpMode", valid::<QueueMode>, Some("one-at-a-time")),
+    ];
+    for (key, is_valid, fallback) in checks {
+        let Some(value) = obj.get(key) else { continue };
+        if is_valid(value) {
+            continue;
+        }
+        tracing::warn!(%key, %value, "settings.json holds a value outside the protocol's range; reporting the one in effect");
+        match fallback {
+            Some(effective) => {
+                obj.insert(key.to_string(), Value::from(effective));
+            }
+            None => {
+                obj.shift_remove(key);
+            }
+        }
+    }
+}
+
 impl Runtime {
     /// Run a settings RPC operation off the async threads with a catalog of the available models.
     async fn settings_op<T: serde::Serialize + Send + 'static, U: serde::de::DeserializeOwned>(
@@ -37,7 +71,12 @@ impl Runtime {
         let result = tokio::task::spawn_blocking(move || op(&settings, &catalog))
             .await
             .map_err(|e| e.to_string())?;
-        wire(&result.map_err(|e| e.to_string())?)
+        let mut value = wire::<_, Value>(&result.map_err(|e| e.to_string())?)?;
+        effective_values(&mut value);
+        if let Some(snapshot) = value.get_mut("settings") {
+            effective_values(snapshot);
+        }
+        wire(&value)
     }
 
     pub(crate) async fn cmd_get_settings(
