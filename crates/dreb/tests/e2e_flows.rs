@@ -1354,3 +1354,37 @@ fn the_prompt_acknowledgement_comes_before_agent_start() {
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
 }
+
+#[test]
+fn context_usage_is_re_estimated_after_compact() {
+    let env = Env::with_setup(
+        MODELS,
+        scenario(json!({"turns": [
+            summary_turn("## Goal\nsay hi"),
+            {"repeat": true, "text": ["hello ", "there"], "usage": {"input": 90000}}
+        ], "fallback": "error"})),
+        &json!({"compaction": {"keepRecentTokens": 1}}),
+    );
+    let mut dreb = env.spawn(&[]);
+    dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "first question"}));
+    dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "second question"}));
+    let usage = |dreb: &mut Dreb, id: &str| {
+        ok_response(dreb, json!({"id": id, "type": "get_state"}))["data"]["contextUsage"].clone()
+    };
+    let before = usage(&mut dreb, "s1");
+    assert!(before["tokens"].as_i64().unwrap() >= 90000, "{before}");
+    ok_response(&mut dreb, json!({"id": "c1", "type": "compact"}));
+    // The kept reply's usage counted the context the summary replaced: the figure is an estimate of what is left.
+    let after = usage(&mut dreb, "s2");
+    let tokens = after["tokens"].as_i64().unwrap();
+    assert!(tokens > 0 && tokens < 1000, "{after}");
+    assert!(after["percent"].as_f64().unwrap() < before["percent"].as_f64().unwrap());
+    let stats = ok_response(&mut dreb, json!({"id": "st", "type": "get_session_stats"}));
+    assert_eq!(stats["data"]["contextUsage"]["tokens"], tokens);
+    // The next reply measures the context again.
+    dreb.exchange(&json!({"id": "p3", "type": "prompt", "message": "third question"}));
+    let again = usage(&mut dreb, "s3");
+    assert!(again["tokens"].as_i64().unwrap() >= 90000, "{again}");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}

@@ -20,12 +20,21 @@ impl Runtime {
         if model.context_window == 0 {
             return None;
         }
-        let estimate = dreb_compaction::estimate_context_tokens(&self.context_tail_values());
+        let (tail, usage_is_current) = self.context_tail_values();
+        let tokens = if usage_is_current {
+            dreb_compaction::estimate_context_tokens(&tail).tokens
+        } else {
+            // Every usage on record was measured before the latest compaction, over the context as it was before
+            // the summary replaced it: estimate the context as it is now instead.
+            tail.iter()
+                .map(dreb_compaction::estimate_message_tokens)
+                .sum()
+        };
         let window = model.context_window as f64;
         Some(ContextUsage {
-            tokens: Some(estimate.tokens as i64),
+            tokens: Some(tokens as i64),
             context_window: model.context_window as i64,
-            percent: Some(JsNumber(estimate.tokens as f64 / window * 100.0)),
+            percent: Some(JsNumber(tokens as f64 / window * 100.0)),
         })
     }
 
@@ -33,14 +42,20 @@ impl Runtime {
     /// an error) and everything after it, or every message when there is none. The estimate of this tail equals
     /// the estimate of the whole list, and only the tail is cloned and converted to JSON (`get_state` is polled
     /// often, and a long session would otherwise be copied and converted on every call).
-    fn context_tail_values(&self) -> Vec<serde_json::Value> {
-        let tail: Vec<AgentMessage> = self
-            .inner
-            .agent
-            .with_state(|s| context_tail(&s.messages).to_vec());
-        tail.iter()
+    ///
+    /// The flag says whether the tail starts at such a message; without one (none yet, or only usage measured
+    /// before the latest compaction) the tail is every message.
+    fn context_tail_values(&self) -> (Vec<serde_json::Value>, bool) {
+        let (tail, usage_is_current): (Vec<AgentMessage>, bool) =
+            self.inner.agent.with_state(|s| {
+                let (tail, current) = context_tail(&s.messages);
+                (tail.to_vec(), current)
+            });
+        let values = tail
+            .iter()
             .filter_map(|m| serde_json::to_value(m).ok())
-            .collect()
+            .collect();
+        (values, usage_is_current)
     }
 
     pub(crate) fn state(&self) -> Result<RpcSessionState, String> {
@@ -243,9 +258,19 @@ fn wire_model(model: &Model) -> Result<dreb_protocol::Model, String> {
 }
 
 /// See [`Runtime::context_tail_values`].
-fn context_tail(messages: &[AgentMessage]) -> &[AgentMessage] {
-    let start = messages.iter().rposition(has_usable_usage).unwrap_or(0);
-    &messages[start..]
+fn context_tail(messages: &[AgentMessage]) -> (&[AgentMessage], bool) {
+    // Messages kept by a compaction sit after its summary but were answered before it: their usage counts the
+    // context that the summary replaced (the reference skips usage that predates the compaction, too).
+    let compacted_at = messages.iter().rev().find_map(|m| match m {
+        AgentMessage::CompactionSummary(s) => Some(s.timestamp),
+        _ => None,
+    });
+    let current =
+        |m: &AgentMessage| has_usable_usage(m) && compacted_at.is_none_or(|at| m.timestamp() > at);
+    match messages.iter().rposition(current) {
+        Some(start) => (&messages[start..], true),
+        None => (messages, false),
+    }
 }
 
 /// Whether the context estimate takes its usage from this message (`dreb_compaction::estimate_context_tokens`
@@ -334,11 +359,43 @@ mod tests {
                 .map(|v| serde_json::from_value(v).unwrap())
                 .collect();
             let whole = dreb_compaction::estimate_context_tokens(&values(&messages));
-            let tail = dreb_compaction::estimate_context_tokens(&values(context_tail(&messages)));
+            let (tail, current) = context_tail(&messages);
+            assert_eq!(current, tail.first().is_some_and(has_usable_usage));
+            let tail = dreb_compaction::estimate_context_tokens(&values(tail));
             assert_eq!(tail.tokens, whole.tokens, "{messages:?}");
             assert_eq!(tail.usage_tokens, whole.usage_tokens);
             assert_eq!(tail.trailing_tokens, whole.trailing_tokens);
         }
+    }
+
+    #[test]
+    fn usage_from_before_the_latest_compaction_is_not_current() {
+        let message = |v: serde_json::Value| -> AgentMessage { serde_json::from_value(v).unwrap() };
+        let assistant = |timestamp: u64| {
+            message(
+                serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": "kept reply"}],
+                "api": "faux", "provider": "faux", "model": "faux", "stopReason": "stop", "timestamp": timestamp,
+                "usage": {"input": 90000, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 90005,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}}),
+            )
+        };
+        let summary = message(
+            serde_json::json!({"role": "compactionSummary", "summary": "## Goal", "tokensBefore": 90005, "timestamp": 50}),
+        );
+        let user = message(
+            serde_json::json!({"role": "user", "content": "kept question", "timestamp": 10}),
+        );
+        // After compacting: summary, then the kept turn (answered at 20, before the compaction at 50).
+        let compacted = vec![summary, user.clone(), assistant(20)];
+        let (tail, current) = context_tail(&compacted);
+        assert!(!current);
+        assert_eq!(tail.len(), 3, "every message is estimated");
+        // A reply after the compaction carries current usage again.
+        let mut later = compacted.clone();
+        later.extend([user, assistant(60)]);
+        let (tail, current) = context_tail(&later);
+        assert!(current);
+        assert_eq!(tail.len(), 1);
     }
 
     #[test]
