@@ -339,9 +339,9 @@ fn document(ir: &Ir) -> Value {
     let mut defs = Map::new();
     defs.insert(
         "RequestId".into(),
+        // Any JSON value: the reference echoes whatever was sent (`null`, `true`, an object), and so do we.
         json!({
-            "description": "A request id: echoed unchanged in the response. Clients send strings.",
-            "type": ["string", "number"],
+            "description": "A request id: any JSON value, echoed unchanged in the response. Clients send strings.",
         }),
     );
     for t in &ir.types {
