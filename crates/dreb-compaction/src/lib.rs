@@ -44,7 +44,49 @@ impl Default for CompactionSettings {
     }
 }
 
+impl CompactionSettings {
+    /// The settings for a model with a `context_window`-token window: the reserve and the recent context kept are at
+    /// most a quarter of the window each. The reference keeps them fixed (16,384 and 20,000), which for an 8k local
+    /// model means a reserve larger than the window and a compaction after every turn.
+    pub fn scaled_to(self, context_window: u64) -> Self {
+        if context_window == 0 {
+            return self;
+        }
+        let quarter = context_window / 4;
+        CompactionSettings {
+            reserve_tokens: self.reserve_tokens.min(quarter),
+            keep_recent_tokens: self.keep_recent_tokens.min(quarter),
+            ..self
+        }
+    }
+}
+
 /// Length of a string as JavaScript counts it (UTF-16 code units): the reference's estimates divide these by 4.
 pub(crate) fn js_len(s: &str) -> u64 {
     s.encode_utf16().count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserve_and_kept_context_are_capped_at_a_quarter_of_the_window() {
+        let s = CompactionSettings::default();
+        let small = s.scaled_to(8192);
+        assert_eq!(
+            (small.reserve_tokens, small.keep_recent_tokens),
+            (2048, 2048)
+        );
+        assert!(!should_compact(6000, 8192, &small));
+        assert!(should_compact(6200, 8192, &small));
+        // Large windows keep the reference's figures; an unknown window changes nothing.
+        assert_eq!(s.scaled_to(200_000), s);
+        assert_eq!(s.scaled_to(0), s);
+        let mid = s.scaled_to(64_000);
+        assert_eq!(
+            (mid.reserve_tokens, mid.keep_recent_tokens),
+            (16_000, 16_000)
+        );
+    }
 }

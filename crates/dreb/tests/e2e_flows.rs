@@ -462,12 +462,13 @@ fn compaction_details_list_the_files_the_tools_touched() {
 
 #[test]
 fn auto_compaction_on_a_small_context_window() {
-    // mock-small: contextWindow 20000, default reserve 16384 → compaction above 3616 context tokens.
+    // mock-small: contextWindow 20000; the reserve (16384 by default) is capped at a quarter of the window → compaction
+    // above 15000 context tokens.
     let env = Env::with_setup(
         MODELS,
         scenario(json!({"turns": [
             summary_turn("## Goal\nauto"),
-            {"text": ["big"], "usage": {"input": 10000, "output": 5}}
+            {"text": ["big"], "usage": {"input": 15100, "output": 5}}
         ], "fallback": "error"})),
         &json!({"compaction": {"keepRecentTokens": 1}}),
     );
@@ -1387,4 +1388,44 @@ fn context_usage_is_re_estimated_after_compact() {
     assert!(again["tokens"].as_i64().unwrap() >= 90000, "{again}");
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
+}
+
+#[test]
+fn a_small_context_window_does_not_compact_after_every_turn() {
+    // mock-small: contextWindow 20000. With the reference's fixed 16384-token reserve, a 10000-token context would
+    // compact after every turn; the reserve scaled to the window (5000) leaves it alone.
+    let env = Env::with_setup(
+        MODELS,
+        scenario(json!({"turns": [
+            summary_turn("## Goal\nunexpected"),
+            {"repeat": true, "text": ["ok"], "usage": {"input": 10000, "output": 5}}
+        ], "fallback": "error"})),
+        &json!({}),
+    );
+    let mut dreb = env.spawn_raw(
+        &[
+            "--mode",
+            "rpc",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-small",
+        ],
+        &[],
+    );
+    for id in ["p1", "p2"] {
+        let run = dreb.exchange(&json!({"id": id, "type": "prompt", "message": "a question"}));
+        assert_prompt_accepted(&run, id);
+        if !run.iter().any(|f| f["type"] == "agent_end") {
+            dreb.read_until(|f| f["type"] == "agent_end");
+        }
+    }
+    let state = ok_response(&mut dreb, json!({"id": "s", "type": "get_state"}));
+    assert!(state["data"]["contextUsage"]["tokens"].as_i64().unwrap() >= 10000);
+    let mut frames = dreb.seen.clone();
+    let (code, rest, _) = dreb.finish();
+    assert_eq!(code, 0);
+    frames.extend(rest);
+    let compactions = of_type(&frames, "auto_compaction_start");
+    assert!(compactions.is_empty(), "no compaction: {compactions:?}");
 }

@@ -88,12 +88,21 @@ fn auto_end(
 }
 
 impl Runtime {
+    /// The compaction settings, scaled to the current model's context window.
     fn compaction_settings(&self) -> CompactionSettings {
         let s = self.inner.settings.compaction_settings();
-        CompactionSettings {
+        let settings = CompactionSettings {
             enabled: self.inner.auto_compaction.load(Ordering::Acquire),
             reserve_tokens: s.reserve_tokens,
             keep_recent_tokens: s.keep_recent_tokens,
+        };
+        let window = self
+            .inner
+            .agent
+            .with_state(|st| st.model.as_ref().map(|m| m.context_window));
+        match window {
+            Some(window) => settings.scaled_to(window as u64),
+            None => settings,
         }
     }
 
