@@ -8,29 +8,38 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
+/// Every provider with API key environment variables, and those variables in lookup order.
+pub const PROVIDER_KEY_VARS: &[(&str, &[&str])] = &[
+    ("anthropic", &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"]),
+    ("openai", &["OPENAI_API_KEY"]),
+    ("azure-openai-responses", &["AZURE_OPENAI_API_KEY"]),
+    ("google", &["GEMINI_API_KEY"]),
+    ("google-vertex", &["GOOGLE_CLOUD_API_KEY"]),
+    (
+        "github-copilot",
+        &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
+    ),
+    ("groq", &["GROQ_API_KEY"]),
+    ("cerebras", &["CEREBRAS_API_KEY"]),
+    ("xai", &["XAI_API_KEY"]),
+    ("openrouter", &["OPENROUTER_API_KEY"]),
+    ("vercel-ai-gateway", &["AI_GATEWAY_API_KEY"]),
+    ("zai", &["ZAI_API_KEY", "ZHIPU_API_KEY"]),
+    ("mistral", &["MISTRAL_API_KEY"]),
+    ("minimax", &["MINIMAX_API_KEY"]),
+    ("minimax-cn", &["MINIMAX_CN_API_KEY"]),
+    ("huggingface", &["HF_TOKEN"]),
+    ("opencode", &["OPENCODE_API_KEY"]),
+    ("opencode-go", &["OPENCODE_API_KEY"]),
+    ("kimi-coding", &["KIMI_API_KEY"]),
+];
+
 /// The environment variable(s) holding a provider's API key, in lookup order.
 pub fn env_var_names(provider: &str) -> &'static [&'static str] {
-    match provider {
-        "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
-        "openai" => &["OPENAI_API_KEY"],
-        "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
-        "google" => &["GEMINI_API_KEY"],
-        "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
-        "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
-        "groq" => &["GROQ_API_KEY"],
-        "cerebras" => &["CEREBRAS_API_KEY"],
-        "xai" => &["XAI_API_KEY"],
-        "openrouter" => &["OPENROUTER_API_KEY"],
-        "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
-        "zai" => &["ZAI_API_KEY", "ZHIPU_API_KEY"],
-        "mistral" => &["MISTRAL_API_KEY"],
-        "minimax" => &["MINIMAX_API_KEY"],
-        "minimax-cn" => &["MINIMAX_CN_API_KEY"],
-        "huggingface" => &["HF_TOKEN"],
-        "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
-        "kimi-coding" => &["KIMI_API_KEY"],
-        _ => &[],
-    }
+    PROVIDER_KEY_VARS
+        .iter()
+        .find(|(p, _)| *p == provider)
+        .map_or(&[], |(_, names)| names)
 }
 
 /// Variables loaded from `~/.dreb/secrets/providers.env` (never overriding the real environment).

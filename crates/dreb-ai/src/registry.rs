@@ -12,16 +12,9 @@ use serde_json::{Map, Value};
 use crate::auth::{AuthStorage, env_api_key, resolve_config_value};
 use crate::types::{InputKind, Model, ModelCost, api};
 
-/// The agent directory: `$DREB_CODING_AGENT_DIR`, else `~/.dreb/agent`.
-pub fn agent_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("DREB_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
-    home.join(".dreb").join("agent")
-}
+/// The agent directory: `$DREB_CODING_AGENT_DIR` (with `~` expanded), else `~/.dreb/agent` (the workspace's one
+/// resolution, in `dreb-paths`).
+pub use dreb_paths::agent_dir;
 
 #[derive(Deserialize)]
 struct CatalogProvider {

@@ -17,5 +17,8 @@ mod sink;
 mod system_prompt;
 
 pub use projection::project_dashboard_event;
-pub use runtime::{Runtime, RuntimeOptions, StartupError};
+pub use runtime::{
+    Runtime, RuntimeOptions, StartupError, UI_TYPES, UNPROVIDED_TOOLS, is_known_tool,
+    provided_tool_names,
+};
 pub use sink::{FrameSink, VecSink};

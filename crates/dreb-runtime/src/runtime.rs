@@ -129,6 +129,31 @@ pub(crate) struct Inner {
 /// Tools active whatever `--tools` says, in the reference's order.
 const ALWAYS_ACTIVE_TOOLS: [&str; 2] = ["skill", "tasks_update"];
 
+/// Reference tool names this build does not provide. `--tools` accepts them (hosts, and agent definitions written
+/// for the reference, name them; the subagent tool's default child list has `web_search,web_fetch`), and they
+/// are not offered to the model.
+pub const UNPROVIDED_TOOLS: [&str; 4] = ["web_search", "web_fetch", "watch_github_ci", "search"];
+
+/// `--ui` values: `rpc` (the default), `agent` (a subagent child), `dashboard` (lean `message_update`s).
+pub const UI_TYPES: [&str; 3] = ["rpc", "agent", "dashboard"];
+
+/// Tool names this build provides, as `--tools` accepts them: the tool crate's tools, then `subagent` and `skill`
+/// (which the runtime builds itself).
+pub fn provided_tool_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = dreb_tools::IMPLEMENTED_TOOLS
+        .iter()
+        .chain(dreb_tools::EXTRA_TOOLS.iter())
+        .copied()
+        .collect();
+    names.extend(["subagent", ALWAYS_ACTIVE_TOOLS[0]]);
+    names
+}
+
+/// Whether `--tools` accepts `name`: a provided tool or one of [`UNPROVIDED_TOOLS`].
+pub fn is_known_tool(name: &str) -> bool {
+    UNPROVIDED_TOOLS.contains(&name) || provided_tool_names().contains(&name)
+}
+
 /// The session's tool names in request order: `requested` (`--tools`; empty for `--no-tools`) or the default set,
 /// plus the always-active tools, without repeats.
 fn active_tool_names(requested: Option<&[String]>, max_subagents: usize) -> Vec<String> {
@@ -214,6 +239,35 @@ fn resolve_startup_scope(
     }
 }
 
+/// The start-up error for `--provider` / `--model` matching no model: `Model not found: <provider>/<pattern>`
+/// (the pattern's own `provider/` prefix is not repeated), naming the known providers (built-in and models.json)
+/// when the provider is not one of them.
+fn model_not_found_message(provider: Option<&str>, pattern: Option<&str>, all: &[Model]) -> String {
+    let what = match (provider, pattern) {
+        (Some(p), Some(m)) if m.starts_with(&format!("{p}/")) => m.to_string(),
+        (Some(p), Some(m)) => format!("{p}/{m}"),
+        (None, Some(m)) => m.to_string(),
+        (Some(p), None) => format!("provider {p}"),
+        (None, None) => String::new(),
+    };
+    let mut message = format!("Model not found: {what}");
+    if let Some(p) = provider
+        && !all.iter().any(|m| m.provider == p)
+    {
+        let mut providers: Vec<&str> = Vec::new();
+        for m in all {
+            if !providers.contains(&m.provider.as_str()) {
+                providers.push(&m.provider);
+            }
+        }
+        message.push_str(&format!(
+            " (unknown provider \"{p}\"; known providers: {})",
+            providers.join(", ")
+        ));
+    }
+    message
+}
+
 fn no_models_message() -> String {
     "No models available. Set an API key environment variable:\n  ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY\n\
      or add a provider to models.json in the agent directory, or run offline with --provider faux."
@@ -255,13 +309,11 @@ impl Runtime {
                 None => provider.and_then(|p| registry.default_for_provider(p).cloned()),
             };
             let Some(model) = found else {
-                let what = match (&options.provider, &options.model) {
-                    (Some(p), Some(m)) => format!("{p}/{m}"),
-                    (None, Some(m)) => m.clone(),
-                    (Some(p), None) => format!("provider {p}"),
-                    (None, None) => String::new(),
-                };
-                return Err(StartupError(format!("Model not found: {what}")));
+                return Err(StartupError(model_not_found_message(
+                    options.provider.as_deref(),
+                    options.model.as_deref(),
+                    &all,
+                )));
             };
             if let Some(key) = &options.api_key {
                 registry.set_runtime_api_key(&model.provider, key);
@@ -356,9 +408,35 @@ impl Runtime {
         let cwd_str = cwd.to_string_lossy().into_owned();
         let mut session = if options.no_session {
             SessionManager::in_memory(cwd_str.clone())
-        } else if let Some(path) = &options.session {
-            SessionManager::open(path, Some(session_dir.clone()))
-                .map_err(|e| StartupError(e.to_string()))?
+        } else if let Some(arg) = &options.session {
+            // `--session <path|id prefix>` as the reference reads it: a value with a slash or ending in `.jsonl` is
+            // a path (opened, or a new session there); anything else is an id prefix, searched in this cwd's
+            // session dir, then in every cwd's. A match in another cwd is forked into this one (the reference
+            // asks first; RPC has no one to ask, and a fork leaves the other project's file alone).
+            let sessions_root = dreb_session::paths::sessions_root(&agent_dir);
+            let resolved = dreb_session::resolve_session_arg(
+                &arg.to_string_lossy(),
+                &session_dir,
+                &sessions_root,
+            )
+            .map_err(|e| StartupError(format!("Error: cannot search sessions: {e}")))?;
+            match resolved {
+                dreb_session::ResolvedSession::Path(path)
+                | dreb_session::ResolvedSession::Local(path) => {
+                    SessionManager::open(path, Some(session_dir.clone()))
+                }
+                dreb_session::ResolvedSession::Global { path, .. } => {
+                    SessionManager::fork_from(path, cwd_str.clone(), session_dir.clone())
+                }
+                dreb_session::ResolvedSession::NotFound => {
+                    return Err(StartupError(format!(
+                        "No session found matching '{}' (a session id prefix; pass a path containing '/' or \
+                         ending in .jsonl to open or create a session file)",
+                        arg.to_string_lossy()
+                    )));
+                }
+            }
+            .map_err(|e| StartupError(e.to_string()))?
         } else {
             SessionManager::create(cwd_str.clone(), session_dir.clone())
                 .map_err(|e| StartupError(e.to_string()))?

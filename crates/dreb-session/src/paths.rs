@@ -2,29 +2,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// Environment variable that overrides the agent dir.
-pub const AGENT_DIR_ENV: &str = "DREB_CODING_AGENT_DIR";
-
-/// The agent dir: `$DREB_CODING_AGENT_DIR` (with `~` expanded) or `~/.dreb/agent`.
-pub fn agent_dir() -> PathBuf {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"));
-    match std::env::var(AGENT_DIR_ENV) {
-        Ok(v) if !v.is_empty() => expand_tilde(&v, &home),
-        _ => home.join(".dreb").join("agent"),
-    }
-}
-
-fn expand_tilde(p: &str, home: &Path) -> PathBuf {
-    if p == "~" {
-        home.to_path_buf()
-    } else if let Some(rest) = p.strip_prefix("~/") {
-        home.join(rest)
-    } else {
-        PathBuf::from(p)
-    }
-}
+/// The agent dir (`$DREB_CODING_AGENT_DIR` with `~` expanded, or `~/.dreb/agent`): the workspace's one
+/// resolution, in `dreb-paths`.
+pub use dreb_paths::{AGENT_DIR_ENV, agent_dir};
 
 /// `<agentDir>/sessions`.
 pub fn sessions_root(agent_dir: &Path) -> PathBuf {
@@ -114,6 +94,5 @@ mod tests {
         );
         assert_eq!(resolve(Path::new("/../x")), PathBuf::from("/x"));
         assert!(resolve(Path::new("rel.jsonl")).is_absolute());
-        assert_eq!(expand_tilde("~/x", Path::new("/h")), PathBuf::from("/h/x"));
     }
 }

@@ -3,34 +3,10 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// Name of the per-project (and per-user) configuration directory.
-pub const CONFIG_DIR_NAME: &str = ".dreb";
-/// Environment variable overriding the agent directory.
-pub const ENV_AGENT_DIR: &str = "DREB_CODING_AGENT_DIR";
-
-/// The user's home directory: `$HOME` when set (as Node's `os.homedir()`), else the OS lookup.
-pub fn home_dir() -> PathBuf {
-    match std::env::var_os("HOME") {
-        Some(h) if !h.is_empty() => PathBuf::from(h),
-        _ => std::env::home_dir().unwrap_or_else(|| PathBuf::from("/")),
-    }
-}
-
-/// `<agentDir>`: `$DREB_CODING_AGENT_DIR` (with `~` expanded) or `~/.dreb/agent`.
-pub fn agent_dir_from_env() -> PathBuf {
-    match std::env::var(ENV_AGENT_DIR) {
-        Ok(dir) if !dir.is_empty() => {
-            if dir == "~" {
-                home_dir()
-            } else if let Some(rest) = dir.strip_prefix("~/") {
-                home_dir().join(rest)
-            } else {
-                PathBuf::from(dir)
-            }
-        }
-        _ => home_dir().join(CONFIG_DIR_NAME).join("agent"),
-    }
-}
+/// The workspace's one home / agent directory resolution (see `dreb-paths`).
+pub use dreb_paths::{
+    AGENT_DIR_ENV as ENV_AGENT_DIR, CONFIG_DIR_NAME, agent_dir as agent_dir_from_env, home_dir,
+};
 
 fn is_unicode_space(c: char) -> bool {
     matches!(

@@ -13,11 +13,7 @@ use crate::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 /// Tools whose `path` argument names the touched location.
 const PATH_TOOLS: [&str; 6] = ["read", "edit", "write", "grep", "find", "ls"];
 
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
-}
+use dreb_paths::home_dir as home;
 
 fn expand_to_absolute(raw: &str, base: &Path) -> PathBuf {
     let p = if raw == "~" {

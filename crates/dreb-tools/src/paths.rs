@@ -6,11 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use unicode_normalization::UnicodeNormalization;
 
-fn home_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
-}
+use dreb_paths::home_dir;
 
 fn is_unicode_space(c: char) -> bool {
     matches!(

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
+use dreb_runtime::{UI_TYPES, UNPROVIDED_TOOLS, is_known_tool, provided_tool_names};
 
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -16,6 +17,7 @@ pub struct Args {
     pub mode: Option<String>,
 
     /// Host UI flavour: `rpc` (default), `agent` (a subagent child) or `dashboard` (lean `message_update`s).
+    /// Other values are rejected.
     #[arg(long, value_name = "TYPE")]
     pub ui: Option<String>,
 
@@ -43,8 +45,10 @@ pub struct Args {
     #[arg(long)]
     pub no_session: bool,
 
-    /// Open this session file (or the session whose id starts with this prefix).
-    #[arg(long, value_name = "PATH")]
+    /// Open this session: a path (contains `/` or ends in `.jsonl`; created when missing), else a session id
+    /// prefix (this cwd's sessions first, then every cwd's; a match in another cwd is forked here). An id prefix
+    /// that matches nothing is an error.
+    #[arg(long, value_name = "PATH|ID")]
     pub session: Option<String>,
 
     /// Directory for session files instead of `<agentDir>/sessions/--<cwd>--/`.
@@ -67,7 +71,7 @@ pub struct Args {
     #[arg(long, value_name = "TEXT|FILE")]
     pub append_system_prompt: Option<String>,
 
-    /// Comma-separated list of enabled tools.
+    /// Comma-separated list of enabled tools (names listed below; others are rejected).
     #[arg(long, value_name = "LIST")]
     pub tools: Option<String>,
 
@@ -80,7 +84,88 @@ pub struct Args {
     pub messages: Vec<String>,
 }
 
+/// The text after the options in `--help`: the environment variables the binary reads and the valid `--tools`
+/// and `--ui` values, taken from the code that uses them.
+pub fn help_footer() -> String {
+    const VARS: [(&str, &str); 13] = [
+        (
+            "DREB_CODING_AGENT_DIR",
+            "Agent directory: settings.json, models.json, auth.json, sessions (default ~/.dreb/agent; a leading ~ is expanded)",
+        ),
+        (
+            "HOME",
+            "Home directory: the default agent dir, ~ in paths, user agent types and skills",
+        ),
+        (
+            "DREB_PACKAGE_DIR",
+            "Package assets such as bundled skills (default: the executable's directory)",
+        ),
+        (
+            "DREB_LOG",
+            "Log filter for stderr, tracing EnvFilter syntax (e.g. debug, dreb_runtime=trace); default warn",
+        ),
+        ("RUST_LOG", "Log filter used when DREB_LOG is not set"),
+        (
+            "DREB_FAUX_SCENARIO",
+            "Scenario file the offline `faux` provider plays (default: a built-in scenario)",
+        ),
+        (
+            "DREB_STDOUT_STALL_TIMEOUT_SECS",
+            "Give up (exit) when the host reads no stdout for this many seconds while output waits (default 120; 0 = never)",
+        ),
+        (
+            "DREB_MAX_RECORD_BYTES",
+            "Largest stdin JSONL record accepted, in bytes",
+        ),
+        (
+            "DREB_CACHE_RETENTION",
+            "`long`: ask Anthropic / OpenAI Responses for long prompt-cache retention",
+        ),
+        (
+            "DREB_RETRY_BASE_DELAY_MS",
+            "Overrides the retry.baseDelayMs setting (automatic retry back-off)",
+        ),
+        (
+            "XDG_DATA_HOME",
+            "delete_session moves files to $XDG_DATA_HOME/Trash (default ~/.local/share/Trash)",
+        ),
+        (
+            "USER",
+            "With LOGNAME and HOSTNAME: the seed of the buddy's name",
+        ),
+        (
+            "PATH",
+            "Where the bash tool looks for bash when /bin/bash is missing; commands get <agentDir>/bin prepended",
+        ),
+    ];
+    let mut out = String::from("Environment:\n");
+    for (name, what) in VARS {
+        out.push_str(&format!("  {name:<32}{what}\n"));
+    }
+    out.push_str(
+        "  Provider API keys (used when neither --api-key nor auth.json gives one; models.json providers name their own):\n",
+    );
+    for (provider, names) in dreb_ai::auth::PROVIDER_KEY_VARS {
+        out.push_str(&format!("    {provider:<30}{}\n", names.join(", ")));
+    }
+    out.push_str("\nTools (--tools):\n");
+    out.push_str(&format!("  {}\n", provided_tool_names().join(", ")));
+    out.push_str(&format!(
+        "  Accepted for compatibility with the reference, not provided by this build: {}\n",
+        UNPROVIDED_TOOLS.join(", ")
+    ));
+    out.push_str(&format!("\nUI types (--ui): {}\n", UI_TYPES.join(", ")));
+    out
+}
+
 impl Args {
+    /// The process arguments, parsed with [`help_footer`] after the options in `--help` / `-h`. Usage errors exit as
+    /// clap's do; `--help` and `--version` print and exit 0.
+    pub fn parse_process_args() -> Args {
+        let matches = Args::command().after_help(help_footer()).get_matches();
+        Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+
     /// Checks the reference enforces before serving; the text goes to stderr with exit code 1.
     pub fn validate_for_rpc(&self) -> Result<(), String> {
         match self.mode.as_deref() {
@@ -110,6 +195,31 @@ impl Args {
             return Err(
                 "Error: --api-key requires a model to be specified via --provider/--model".into(),
             );
+        }
+        if let Some(ui) = &self.ui
+            && !UI_TYPES.contains(&ui.as_str())
+        {
+            return Err(format!(
+                "Error: invalid --ui \"{ui}\" (expected one of {})",
+                UI_TYPES.join(", ")
+            ));
+        }
+        if let Some(tools) = &self.tools {
+            let unknown: Vec<&str> = tools
+                .split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty() && !is_known_tool(t))
+                .collect();
+            if !unknown.is_empty() {
+                return Err(format!(
+                    "Error: unknown tool{} in --tools: {} (valid tools: {}; also accepted, not provided by this \
+                     build: {})",
+                    if unknown.len() == 1 { "" } else { "s" },
+                    unknown.join(", "),
+                    provided_tool_names().join(", "),
+                    UNPROVIDED_TOOLS.join(", ")
+                ));
+            }
         }
         if let Some(level) = &self.thinking {
             const LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];

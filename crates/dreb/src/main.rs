@@ -4,7 +4,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
 use dreb_cli::args::Args;
 use dreb_cli::{Output, OutputOptions, ServeOptions, ServeOutcome, serve, termination_signal};
 use dreb_runtime::{Runtime, RuntimeOptions};
@@ -22,7 +21,7 @@ fn init_logging() {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = Args::parse_process_args();
     init_logging();
     if let Err(e) = args.validate_for_rpc() {
         eprintln!("{e}");

@@ -147,13 +147,14 @@ fn clamp_cwd(parent: &Path, item: Option<&str>) -> Result<PathBuf, String> {
     }
 }
 
-/// The agent's tool list without the tools children never get (the defaults if nothing is left).
+/// The agent's tool list without the tools children never get, nor names the child's `--tools` would reject (an
+/// agent definition may name tools of other harnesses); the defaults if nothing is left.
 pub fn filter_tools(tools: Option<&str>) -> String {
     let kept: Vec<&str> = tools
         .unwrap_or("")
         .split(',')
         .map(str::trim)
-        .filter(|t| !t.is_empty() && !EXCLUDED_TOOLS.contains(t))
+        .filter(|t| !t.is_empty() && !EXCLUDED_TOOLS.contains(t) && crate::is_known_tool(t))
         .collect();
     if kept.is_empty() {
         DEFAULT_TOOLS.to_string()
@@ -1084,6 +1085,12 @@ mod tests {
             "read,bash"
         );
         assert_eq!(filter_tools(Some("subagent")), DEFAULT_TOOLS);
+        assert_eq!(
+            filter_tools(Some("read,mcp_thing,web_fetch")),
+            "read,web_fetch"
+        );
+        assert_eq!(filter_tools(Some("mcp_thing")), DEFAULT_TOOLS);
+        assert!(DEFAULT_TOOLS.split(',').all(crate::is_known_tool));
         assert_eq!(filter_tools(None), DEFAULT_TOOLS);
     }
 

@@ -306,10 +306,9 @@ fn ancestor_agents_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// The workspace's one home resolution (`dreb-paths`).
 pub(crate) fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
+    Some(dreb_paths::home_dir())
 }
 
 /// `~`-expanded `entry`, relative to `base`, with `.` and `..` resolved lexically (as Node's `path.resolve`).

@@ -15,7 +15,7 @@ pub const DEFAULT_SENSITIVE_PATTERNS: [&str; 6] = [
 ];
 
 fn home() -> String {
-    std::env::var("HOME").unwrap_or_else(|_| "/".into())
+    dreb_paths::home_dir().to_string_lossy().into_owned()
 }
 
 fn expand_home(p: &str) -> String {

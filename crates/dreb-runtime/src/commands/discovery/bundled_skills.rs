@@ -47,11 +47,10 @@ const BUNDLED: [(&str, &str); 8] = [
 /// Where built-in resources live: `DREB_PACKAGE_DIR` (`~` expanded), else the executable's directory.
 pub(crate) fn package_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("DREB_PACKAGE_DIR").filter(|d| !d.is_empty()) {
-        let dir = PathBuf::from(dir);
-        if let (Ok(rest), Some(home)) = (dir.strip_prefix("~"), super::home_dir()) {
-            return Some(home.join(rest));
-        }
-        return Some(dir);
+        return Some(match dir.to_str() {
+            Some(s) => dreb_paths::expand_tilde(s),
+            None => PathBuf::from(dir),
+        });
     }
     std::env::current_exe()
         .ok()?
