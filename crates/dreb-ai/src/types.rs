@@ -281,7 +281,7 @@ impl AssistantMessage {
             api: self.api.clone(),
             provider: self.provider.clone(),
             model: self.model.clone(),
-            usage: self.usage.clone(),
+            usage: self.usage,
             stop_reason: self.stop_reason,
             timestamp: self.timestamp,
             response_id: self.response_id.clone(),

@@ -61,8 +61,11 @@ pub struct DeltaKey {
 pub struct DeltaFrame {
     key: DeltaKey,
     delta: String,
-    render: Box<dyn FnMut(&str) -> Vec<u8> + Send>,
+    render: Render,
 }
+
+/// Encodes a delta frame with the given (joined) delta.
+type Render = Box<dyn FnMut(&str) -> Vec<u8> + Send>;
 
 impl DeltaFrame {
     /// `render` encodes the frame with the given delta in place of its own (it owns the event).

@@ -101,7 +101,7 @@ impl Runtime {
             .agent
             .with_state(|st| st.model.as_ref().map(|m| m.context_window));
         match window {
-            Some(window) => settings.scaled_to(window as u64),
+            Some(window) => settings.scaled_to(window),
             None => settings,
         }
     }
