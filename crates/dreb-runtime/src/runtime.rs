@@ -290,6 +290,13 @@ impl Runtime {
         if let Some(err) = registry.error() {
             tracing::warn!("{err}");
         }
+        // The reference creates the user's memory directory at start-up, next to the agent dir (`~/.dreb/memory`
+        // by default); hosts (a dashboard's memories screen) expect it to exist.
+        if let Some(memory_dir) = agent_dir.parent().map(|p| p.join("memory"))
+            && let Err(e) = std::fs::create_dir_all(&memory_dir)
+        {
+            tracing::warn!("could not create {}: {e}", memory_dir.display());
+        }
 
         // Model: explicit flags, then the saved default, then the registry's default.
         let all: Vec<Model> = registry.all().to_vec();

@@ -311,3 +311,15 @@ fn a_session_id_prefix_found_only_elsewhere_is_forked_here() {
     assert_eq!(header["parentSession"], original.as_str());
     assert!(text.contains("Reply with just: one"));
 }
+
+#[test]
+fn start_up_creates_the_memory_directory_next_to_the_agent_dir() {
+    let env = Env::new();
+    let memory = env.home.path().join(".dreb/memory");
+    assert!(!memory.exists());
+    let mut dreb = env.spawn(&[]);
+    dreb.exchange(&serde_json::json!({"id": "v", "type": "get_version"}));
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+    assert!(memory.is_dir(), "{} exists", memory.display());
+}
