@@ -13,6 +13,7 @@ import {
   type FailureResponseFrame,
 } from "./errors.js";
 import type { RpcTransport, TransportCloseInfo } from "./transport.js";
+import { defaultTimeoutFor } from "./timeouts.js";
 
 /** Any stdout frame: a response or an event. */
 export interface RpcFrame {
@@ -38,18 +39,27 @@ export interface OutgoingFrame {
 }
 
 export interface RequestOptions {
-  /** Milliseconds to wait for the response; `0` waits forever. Default: the connection's `defaultTimeoutMs`. */
+  /**
+   * Milliseconds to wait for the response; `0` waits forever. Default: the connection's timeout for the
+   * command (see {@link RpcConnection.timeoutFor}).
+   */
   timeoutMs?: number;
 }
 
 export interface WaitForIdleOptions {
-  /** Milliseconds to wait; `0` waits forever. Default 60 000. */
+  /** Milliseconds to wait; `0` or unset waits forever (a run can take as long as it takes). */
   timeoutMs?: number;
 }
 
 export interface ConnectionOptions {
-  /** Default per-request timeout in ms (`0` = none). Default 30 000. */
+  /**
+   * Timeout in ms of every request (`0` = none), replacing the per-command defaults. Unset: 300 000 for
+   * the commands in `COMMAND_TIMEOUTS_MS` (`compact`, `bash`, `navigate_tree`, `buddy_hatch`,
+   * `buddy_reroll`), 30 000 for the others.
+   */
   defaultTimeoutMs?: number;
+  /** Timeouts in ms of single commands by wire name (`0` = none); they win over `defaultTimeoutMs`. */
+  commandTimeoutsMs?: Readonly<Record<string, number>>;
   /** Receives exceptions thrown by event listeners (default: `process.emitWarning`). */
   onListenerError?: (error: unknown) => void;
 }
@@ -78,7 +88,8 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
   private readonly unmatchedListeners = new Set<Listener<ResponseFrame>>();
   private readonly closeListeners = new Set<Listener<TransportCloseInfo>>();
   private readonly idleWaiters = new Set<IdleWaiter>();
-  private readonly defaultTimeoutMs: number;
+  private readonly defaultTimeoutMs: number | undefined;
+  private readonly commandTimeoutsMs: Readonly<Record<string, number>>;
   private readonly onListenerError: (error: unknown) => void;
   private nextId = 1;
   private state: "new" | "starting" | "open" | "closed" = "new";
@@ -103,7 +114,8 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
     readonly transport: RpcTransport,
     options: ConnectionOptions = {},
   ) {
-    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
+    this.defaultTimeoutMs = options.defaultTimeoutMs;
+    this.commandTimeoutsMs = { ...options.commandTimeoutsMs };
     this.onListenerError =
       options.onListenerError ??
       ((error) => process.emitWarning(`dreb client: event listener threw: ${String(error)}`));
@@ -126,6 +138,15 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
     this.handleClose(this.closeInfo ?? { reason: "Client closed" });
   }
 
+  /**
+   * The timeout in ms a request for `command` (a wire name) gets when the call passes none (`0` = none):
+   * the `commandTimeoutsMs` entry, else `defaultTimeoutMs`, else the built-in default of the command.
+   */
+  timeoutFor(command: string): number {
+    if (Object.hasOwn(this.commandTimeoutsMs, command)) return this.commandTimeoutsMs[command]!;
+    return this.defaultTimeoutMs ?? defaultTimeoutFor(command);
+  }
+
   /** True once the transport has closed. */
   get isClosed(): boolean {
     return this.state === "closed";
@@ -146,7 +167,7 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
     } catch (error) {
       return Promise.reject(error);
     }
-    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    const timeoutMs = options.timeoutMs ?? this.timeoutFor(type);
     return new Promise<ResponseFrame>((resolve, reject) => {
       const entry: Pending = { command: type, resolve, reject, timer: undefined };
       if (timeoutMs > 0) {
@@ -270,12 +291,13 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
    * `auto_retry_end`, `auto_compaction_start` … `auto_compaction_end`, and the run a `willRetry`
    * compaction continues with). Resolves at once if the agent is already idle. A prompt that does not
    * start a run (for example an extension command that only notifies) keeps this waiting until the
-   * timeout.
+   * timeout. There is no default timeout: without `timeoutMs` this waits until the run ends or the
+   * transport closes.
    */
   waitForIdle(options: WaitForIdleOptions = {}): Promise<void> {
     if (this.isIdle()) return Promise.resolve();
     if (this.state === "closed") return Promise.reject(this.closedError());
-    const timeoutMs = options.timeoutMs ?? 60_000;
+    const timeoutMs = options.timeoutMs ?? 0;
     return new Promise<void>((resolve, reject) => {
       const waiter: IdleWaiter = { resolve, reject, timer: undefined };
       if (timeoutMs > 0) {
@@ -290,7 +312,9 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
 
   /**
    * Sends `prompt` and collects every event up to the end of the run it starts.
-   * Rejects with {@link RpcError} if the prompt is refused.
+   * Rejects with {@link RpcError} if the prompt is refused. `timeoutMs`, when given, bounds the prompt's
+   * response and, separately, the wait for the run's end; unset, the response gets the `prompt` default
+   * and the wait has no timeout.
    */
   async promptAndWait(params: object, options: RequestOptions & WaitForIdleOptions = {}): Promise<E[]> {
     const events: E[] = [];

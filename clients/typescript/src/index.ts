@@ -1,7 +1,8 @@
 export { JsonlDecoder, encodeFrame } from "./jsonl.js";
 export { RpcClientError, RpcError, RpcTimeoutError, RpcClosedError, type FailureResponseFrame } from "./errors.js";
 export { StreamTransport, type RpcTransport, type TransportHandlers, type TransportCloseInfo } from "./transport.js";
-export { ProcessTransport, SpawnError, type ProcessTransportOptions } from "./process-transport.js";
+export { ProcessTransport, SpawnError, resolveDrebBinary, type ProcessTransportOptions } from "./process-transport.js";
+export { DEFAULT_REQUEST_TIMEOUT_MS, LONG_COMMAND_TIMEOUT_MS, COMMAND_TIMEOUTS_MS, defaultTimeoutFor } from "./timeouts.js";
 export {
   RpcConnection,
   type RpcFrame,

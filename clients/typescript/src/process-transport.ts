@@ -1,12 +1,17 @@
 /** Spawns `dreb --mode rpc` (or any compatible command) and talks JSONL over its stdio. */
 
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { accessSync, constants as fsConstants, statSync } from "node:fs";
+import * as path from "node:path";
 import { JsonlDecoder } from "./jsonl.js";
 import { RpcClientError, RpcClosedError } from "./errors.js";
 import type { RpcTransport, TransportCloseInfo, TransportHandlers } from "./transport.js";
 
 export interface ProcessTransportOptions {
-  /** Executable to run (no shell is involved). Default: `dreb` from `PATH`. */
+  /**
+   * Executable to run (no shell is involved). Default: `$DREB_BIN` if set, else `dreb` found on `PATH`,
+   * else `start()` fails with {@link SpawnError} (see {@link resolveDrebBinary}).
+   */
   command?: string;
   /** Arguments placed before `--mode rpc` (for example a script path when `command` is an interpreter). */
   commandArgs?: readonly string[];
@@ -35,8 +40,58 @@ export interface ProcessTransportOptions {
   processGroup?: boolean;
 }
 
-/** Raised when the agent process cannot be spawned. */
+/** Raised when the agent process cannot be spawned (including when no `dreb` binary can be found). */
 export class SpawnError extends RpcClientError {}
+
+/**
+ * The executable the agent is started with: `command` if given (used as is), else the `DREB_BIN`
+ * variable of `env` (resolved against the current directory; it must be an executable file), else the
+ * first executable `dreb` in `env.PATH`. Throws {@link SpawnError} naming what was looked for.
+ * `env` is the agent's environment (`process.env` with the `env` option merged over it).
+ */
+export function resolveDrebBinary(command: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  if (command !== undefined) return command;
+  const fromEnv = env.DREB_BIN;
+  if (fromEnv !== undefined && fromEnv !== "") {
+    const resolved = path.resolve(fromEnv);
+    if (!exists(resolved)) throw new SpawnError(`dreb binary not found: DREB_BIN="${fromEnv}" does not exist (${resolved})`);
+    if (!isExecutableFile(resolved)) throw new SpawnError(`dreb binary not usable: DREB_BIN="${fromEnv}" is not an executable file`);
+    return resolved;
+  }
+  const searchPath = env.PATH ?? (process.platform === "win32" ? env.Path : undefined);
+  const names =
+    process.platform === "win32"
+      ? ["dreb", ...(env.PATHEXT ?? ".EXE;.CMD;.BAT;.COM").split(";").filter(Boolean).map((ext) => `dreb${ext}`)]
+      : ["dreb"];
+  for (const dir of (searchPath ?? "").split(path.delimiter)) {
+    if (dir === "") continue; // An empty entry would mean the current directory: never searched implicitly.
+    for (const name of names) {
+      const candidate = path.join(dir, name);
+      if (isExecutableFile(candidate)) return candidate;
+    }
+  }
+  const shown = searchPath === undefined ? "PATH is unset" : `PATH=${searchPath}`;
+  throw new SpawnError(`dreb binary not found: set DREB_BIN or put dreb on PATH (looked for "dreb" in ${shown})`);
+}
+
+function exists(file: string): boolean {
+  try {
+    statSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isExecutableFile(file: string): boolean {
+  try {
+    if (!statSync(file).isFile()) return false;
+    if (process.platform !== "win32") accessSync(file, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export class ProcessTransport implements RpcTransport {
   private child: ChildProcessWithoutNullStreams | undefined;
@@ -74,7 +129,15 @@ export class ProcessTransport implements RpcTransport {
       if (value === undefined) delete env[key];
       else env[key] = value;
     }
-    const command = o.command ?? "dreb";
+    let command: string;
+    try {
+      command = resolveDrebBinary(o.command, env);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.closeReported = true;
+      handlers.onClose({ reason, error: error instanceof Error ? error : new Error(reason) });
+      return Promise.reject(error);
+    }
     const child = spawn(command, this.argv(), {
       cwd: o.cwd,
       env,
