@@ -27,6 +27,11 @@ fn main() -> ExitCode {
         eprintln!("{e}");
         return ExitCode::from(1);
     }
+    // Provider keys kept in ~/.dreb/secrets/providers.env, loaded at start-up as the reference does (variables
+    // already set win). They serve the providers' key lookup only; the processes tools start do not inherit them.
+    let providers_env = dreb_paths::home_dir().join(".dreb/secrets/providers.env");
+    let loaded = dreb_ai::auth::load_providers_env(&providers_env);
+    tracing::debug!("{loaded} variable(s) from {}", providers_env.display());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -323,3 +323,31 @@ fn start_up_creates_the_memory_directory_next_to_the_agent_dir() {
     assert_eq!(code, 0);
     assert!(memory.is_dir(), "{} exists", memory.display());
 }
+
+#[test]
+fn provider_keys_in_the_secrets_file_make_their_provider_available() {
+    let env = Env::new();
+    let available = |env: &Env| {
+        let mut dreb = env.spawn(&[]);
+        let models = response(
+            &mut dreb,
+            json!({"id": "m", "type": "get_available_models"}),
+        );
+        let (code, _, _) = dreb.finish();
+        assert_eq!(code, 0);
+        models["data"]["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["provider"] == "anthropic")
+    };
+    assert!(!available(&env), "no key: no anthropic models");
+    let secrets = env.home.path().join(".dreb/secrets");
+    std::fs::create_dir_all(&secrets).unwrap();
+    std::fs::write(
+        secrets.join("providers.env"),
+        "# keys\nexport ANTHROPIC_API_KEY=\"sk-ant-test\"\n",
+    )
+    .unwrap();
+    assert!(available(&env), "the key from providers.env counts");
+}
