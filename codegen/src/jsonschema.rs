@@ -412,7 +412,9 @@ fn document(ir: &Ir) -> Value {
         ir.envelope
             .examples
             .iter()
-            .filter_map(|e| e.response.clone()),
+            .filter_map(|e| e.response.clone())
+            // An envelope example can show a command succeeding (`unknown-key-ignored`): not an error example.
+            .filter(|r| r.get("success") == Some(&Value::Bool(false))),
     );
     let mut error = described(
         Some("A failure response to any command; `error` is the exact error text.".into()),
