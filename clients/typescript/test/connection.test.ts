@@ -2,9 +2,8 @@
 // arrive in which chunk.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { PassThrough } from "node:stream";
+import { Peer } from "./peer.js";
 import {
-  JsonlDecoder,
   RpcClosedError,
   RpcConnection,
   RpcError,
@@ -13,44 +12,6 @@ import {
   type ResponseFrame,
   type RpcFrame,
 } from "../src/index.js";
-
-/** The agent side of an in-memory connection: reads the client's frames, writes raw bytes back. */
-class Peer {
-  readonly toClient = new PassThrough();
-  readonly fromClient = new PassThrough();
-  private readonly decoder = new JsonlDecoder();
-  private readonly received: Record<string, unknown>[] = [];
-  private waiting: ((frame: Record<string, unknown>) => void) | undefined;
-
-  constructor() {
-    this.fromClient.on("data", (chunk: Buffer) => {
-      for (const record of this.decoder.push(chunk)) {
-        const frame = JSON.parse(record) as Record<string, unknown>;
-        if (this.waiting) {
-          const w = this.waiting;
-          this.waiting = undefined;
-          w(frame);
-        } else this.received.push(frame);
-      }
-    });
-  }
-
-  /** The next frame the client sent. */
-  next(): Promise<Record<string, unknown>> {
-    const frame = this.received.shift();
-    if (frame) return Promise.resolve(frame);
-    return new Promise((resolve) => (this.waiting = resolve));
-  }
-
-  /** Writes raw text in one chunk. */
-  write(text: string | Uint8Array): void {
-    this.toClient.write(text);
-  }
-
-  line(value: unknown): string {
-    return JSON.stringify(value) + "\n";
-  }
-}
 
 async function connect(options: { defaultTimeoutMs?: number } = {}): Promise<{ peer: Peer; client: RpcConnection }> {
   const peer = new Peer();

@@ -2,12 +2,11 @@
 // that long commands outlive 30 s and waitForIdle has no default timeout.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { PassThrough } from "node:stream";
+import { Peer } from "./peer.js";
 import {
   COMMAND_TIMEOUTS_MS,
   COMMAND_TYPES,
   DEFAULT_REQUEST_TIMEOUT_MS,
-  JsonlDecoder,
   LONG_COMMAND_TIMEOUT_MS,
   RpcConnection,
   RpcTimeoutError,
@@ -15,36 +14,6 @@ import {
   defaultTimeoutFor,
   type ConnectionOptions,
 } from "../src/index.js";
-
-class Peer {
-  readonly toClient = new PassThrough();
-  readonly fromClient = new PassThrough();
-  private readonly decoder = new JsonlDecoder();
-  private readonly received: Record<string, unknown>[] = [];
-  private waiting: ((frame: Record<string, unknown>) => void) | undefined;
-
-  constructor() {
-    this.fromClient.on("data", (chunk: Buffer) => {
-      for (const record of this.decoder.push(chunk)) {
-        const frame = JSON.parse(record) as Record<string, unknown>;
-        const w = this.waiting;
-        this.waiting = undefined;
-        if (w) w(frame);
-        else this.received.push(frame);
-      }
-    });
-  }
-
-  next(): Promise<Record<string, unknown>> {
-    const frame = this.received.shift();
-    if (frame) return Promise.resolve(frame);
-    return new Promise((resolve) => (this.waiting = resolve));
-  }
-
-  send(value: unknown): void {
-    this.toClient.write(JSON.stringify(value) + "\n");
-  }
-}
 
 async function connect(options: ConnectionOptions = {}): Promise<{ peer: Peer; client: RpcConnection }> {
   const peer = new Peer();
