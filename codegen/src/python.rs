@@ -43,6 +43,8 @@ const RESERVED_METHODS: &[&str] = &[
     "prompt_and_wait",
     "transport",
     "default_timeout",
+    "command_timeouts",
+    "timeout_for",
     "is_closed",
     "close_info",
     "spawn",
@@ -385,6 +387,7 @@ fn module(ir: &Ir) -> String {
     }
     docstring(&mut out, "", &header);
     out.push_str("\nfrom __future__ import annotations\n\n");
+    out.push_str("from collections.abc import Mapping\n");
     out.push_str(
         "from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, Unpack, cast\n\n",
     );
@@ -769,19 +772,19 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
     out.push_str("\n    @classmethod\n");
     let _ = writeln!(
         out,
-        "    {def} spawn(\n        cls,\n        command: str = \"dreb\",\n        *,"
+        "    {def} spawn(\n        cls,\n        command: str | None = None,\n        *,"
     );
     let _ = writeln!(
         out,
-        "        default_timeout: float | None = 30.0,\n        **transport_options: Unpack[SubprocessOptions],\n    ) -> {class}:"
+        "        default_timeout: float | None = DEFAULT_TIMEOUT,\n        command_timeouts: Mapping[str, float | None] | None = None,\n        **transport_options: Unpack[SubprocessOptions],\n    ) -> {class}:"
     );
     let _ = writeln!(
         out,
-        "        \"\"\"Spawns the agent (``dreb --mode rpc``; options as for ``{transport}``) and starts a client.\"\"\""
+        "        \"\"\"Spawns the agent (``dreb --mode rpc``; options as for ``{transport}``, timeouts as for the\n        connection) and starts a client. Without ``command`` the binary is ``DREB_BIN``, else ``dreb`` on\n        ``PATH`` (``SpawnError`` if neither).\"\"\""
     );
     let _ = writeln!(
         out,
-        "        client = cls({transport}(command, **transport_options), default_timeout=default_timeout)"
+        "        client = cls(\n            {transport}(command, **transport_options),\n            default_timeout=default_timeout,\n            command_timeouts=command_timeouts,\n        )"
     );
     let _ = writeln!(out, "        {aw}client.start()\n        return client");
 

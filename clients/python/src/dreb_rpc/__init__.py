@@ -4,7 +4,15 @@ from ._async import AsyncEventSubscription, AsyncRpcConnection, AsyncRpcTranspor
 from ._connection import DEFAULT_TIMEOUT, UNSET, EventSubscription, RpcConnection, Unset
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
 from ._jsonl import JsonlDecoder, encode_frame
-from ._transport import CloseInfo, RpcTransport, StreamTransport, SubprocessOptions, SubprocessTransport
+from ._timeouts import COMMAND_TIMEOUTS, DEFAULT_REQUEST_TIMEOUT, LONG_COMMAND_TIMEOUT, default_timeout_for
+from ._transport import (
+    CloseInfo,
+    RpcTransport,
+    StreamTransport,
+    SubprocessOptions,
+    SubprocessTransport,
+    resolve_dreb_binary,
+)
 from ._generated import *  # noqa: F403 - the protocol types and DrebClient, listed in _generated.__all__
 from ._generated import __all__ as _generated_all
 
@@ -13,7 +21,10 @@ __all__ = [
     "AsyncRpcConnection",
     "AsyncRpcTransport",
     "AsyncSubprocessTransport",
+    "COMMAND_TIMEOUTS",
+    "DEFAULT_REQUEST_TIMEOUT",
     "DEFAULT_TIMEOUT",
+    "LONG_COMMAND_TIMEOUT",
     "UNSET",
     "Unset",
     "CloseInfo",
@@ -29,6 +40,8 @@ __all__ = [
     "SubprocessOptions",
     "SubprocessTransport",
     "RpcTransport",
+    "default_timeout_for",
     "encode_frame",
+    "resolve_dreb_binary",
     *_generated_all,
 ]

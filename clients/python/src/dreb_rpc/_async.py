@@ -15,11 +15,11 @@ import signal
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Generic, Protocol, Self, TypeVar, cast
 
-from ._connection import DEFAULT_TIMEOUT
+from ._connection import DEFAULT_TIMEOUT, resolve_timeout
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
 from ._jsonl import JsonlDecoder, encode_frame
 from ._runstate import RUN_COMMAND, RunState
-from ._transport import CloseHandler, CloseInfo, RecordHandler
+from ._transport import CloseHandler, CloseInfo, RecordHandler, agent_environment, resolve_dreb_binary
 
 E = TypeVar("E", bound=Mapping[str, Any])
 
@@ -45,7 +45,7 @@ class AsyncSubprocessTransport:
 
     def __init__(
         self,
-        command: str = "dreb",
+        command: str | None = None,
         *,
         command_args: Sequence[str] = (),
         provider: str | None = None,
@@ -89,15 +89,11 @@ class AsyncSubprocessTransport:
     async def start(self, on_record: RecordHandler, on_close: CloseHandler) -> None:
         if self._proc is not None:
             raise RuntimeError("Transport already started")
-        env = dict(os.environ)
-        for key, value in (self._env or {}).items():
-            if value is None:
-                env.pop(key, None)
-            else:
-                env[key] = value
+        env = agent_environment(self._env)
+        executable = resolve_dreb_binary(self.command, env)
         try:
             proc = await asyncio.create_subprocess_exec(
-                self.command,
+                executable,
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -226,11 +222,14 @@ class AsyncRpcConnection(Generic[E]):
         self,
         transport: AsyncRpcTransport,
         *,
-        default_timeout: float | None = 30.0,
+        default_timeout: float | None = DEFAULT_TIMEOUT,
+        command_timeouts: Mapping[str, float | None] | None = None,
         on_listener_error: Callable[[BaseException], None] | None = None,
     ) -> None:
+        """Timeouts as for :class:`dreb_rpc.RpcConnection`."""
         self.transport = transport
         self.default_timeout = default_timeout
+        self.command_timeouts: dict[str, float | None] = dict(command_timeouts or {})
         self._on_listener_error = on_listener_error
         self._ids = itertools.count(1)
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -271,13 +270,18 @@ class AsyncRpcConnection(Generic[E]):
     def is_closed(self) -> bool:
         return self._state == "closed"
 
+    def timeout_for(self, command: str) -> float | None:
+        """The timeout a request for ``command`` gets when the call passes none (see
+        :meth:`dreb_rpc.RpcConnection.timeout_for`)."""
+        return resolve_timeout(command, self.default_timeout, self.command_timeouts)
+
     async def request(self, command: Mapping[str, Any], timeout: float | None = DEFAULT_TIMEOUT) -> dict[str, Any]:
         """Sends ``command`` (its ``type`` plus params; the id is assigned here) and returns the response frame."""
         command_type = command["type"]
         if not isinstance(command_type, str):
             raise TypeError("command type must be a string")
         if timeout is DEFAULT_TIMEOUT:
-            timeout = self.default_timeout
+            timeout = self.timeout_for(command_type)
         if self._state != "open":
             raise self._closed_error()
         request_id = f"req_{next(self._ids)}"
@@ -344,8 +348,9 @@ class AsyncRpcConnection(Generic[E]):
         """True when no run is in progress or pending and the latest prompt's run (if any) has ended."""
         return self._run.is_idle()
 
-    async def wait_for_idle(self, timeout: float | None = 60.0) -> None:
-        """Waits until the agent is idle, without racing (see :meth:`dreb_rpc.RpcConnection.wait_for_idle`)."""
+    async def wait_for_idle(self, timeout: float | None = None) -> None:
+        """Waits until the agent is idle, without racing (see :meth:`dreb_rpc.RpcConnection.wait_for_idle`);
+        no default timeout."""
         if self._run.is_idle():
             return
         if self._state == "closed":
@@ -359,12 +364,13 @@ class AsyncRpcConnection(Generic[E]):
         finally:
             self._remove(self._idle_waiters, waiter)
 
-    async def prompt_and_wait(self, params: Mapping[str, Any], timeout: float | None = 60.0) -> list[E]:
-        """Sends ``prompt`` and returns every event up to the end of the run it starts."""
+    async def prompt_and_wait(self, params: Mapping[str, Any], timeout: float | None = None) -> list[E]:
+        """Sends ``prompt`` and returns every event up to the end of the run it starts (``timeout`` as
+        for :meth:`dreb_rpc.RpcConnection.prompt_and_wait`)."""
         collected: list[E] = []
         unsubscribe = self.on_event(collected.append)
         try:
-            await self.call(RUN_COMMAND, params)
+            await self.call(RUN_COMMAND, params, DEFAULT_TIMEOUT if timeout is None else timeout)
             await self.wait_for_idle(timeout)
             return collected
         finally:

@@ -17,6 +17,7 @@ from typing import Any, Generic, Self, TypeVar, cast
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError
 from ._jsonl import encode_frame
 from ._runstate import RUN_COMMAND, RunState
+from ._timeouts import default_timeout_for
 from ._transport import CloseInfo, RpcTransport
 
 E = TypeVar("E", bound=Mapping[str, Any])
@@ -27,8 +28,21 @@ class _DefaultTimeout:
         return "DEFAULT_TIMEOUT"
 
 
-#: Sentinel default of ``timeout`` parameters: "use the connection's ``default_timeout``".
+#: Sentinel default of ``timeout`` parameters: "use the connection's timeout for the command"
+#: (see :meth:`RpcConnection.timeout_for`); as ``default_timeout`` it means "the built-in per-command defaults".
 DEFAULT_TIMEOUT: Any = _DefaultTimeout()
+
+
+def resolve_timeout(
+    command: str, default_timeout: float | None, command_timeouts: Mapping[str, float | None]
+) -> float | None:
+    """The timeout a request for ``command`` gets when the call passes none: the ``command_timeouts``
+    entry, else ``default_timeout`` unless it is :data:`DEFAULT_TIMEOUT`, else the built-in default."""
+    if command in command_timeouts:
+        return command_timeouts[command]
+    if default_timeout is not DEFAULT_TIMEOUT:
+        return default_timeout
+    return default_timeout_for(command)
 
 
 class Unset:
@@ -114,11 +128,16 @@ class RpcConnection(Generic[E]):
         self,
         transport: RpcTransport,
         *,
-        default_timeout: float | None = 30.0,
+        default_timeout: float | None = DEFAULT_TIMEOUT,
+        command_timeouts: Mapping[str, float | None] | None = None,
         on_listener_error: Callable[[BaseException], None] | None = None,
     ) -> None:
+        """``default_timeout`` (seconds, ``None`` = none) replaces the per-command defaults of every
+        request (unset: 300 s for the commands in ``COMMAND_TIMEOUTS``, 30 s for the rest);
+        ``command_timeouts`` sets single commands by wire name and wins over it."""
         self.transport = transport
         self.default_timeout = default_timeout
+        self.command_timeouts: dict[str, float | None] = dict(command_timeouts or {})
         self._on_listener_error = on_listener_error
         self._lock = threading.Lock()
         self._idle_cond = threading.Condition(self._lock)
@@ -171,6 +190,12 @@ class RpcConnection(Generic[E]):
 
     # -- requests --------------------------------------------------------------------------------
 
+    def timeout_for(self, command: str) -> float | None:
+        """The timeout in seconds (``None`` = none) a request for ``command`` (a wire name) gets when
+        the call passes none: the ``command_timeouts`` entry, else ``default_timeout``, else the
+        command's built-in default."""
+        return resolve_timeout(command, self.default_timeout, self.command_timeouts)
+
     def request(self, command: Mapping[str, Any], timeout: float | None = DEFAULT_TIMEOUT) -> dict[str, Any]:
         """Sends ``command`` (its ``type`` plus params; the id is assigned here) and returns the
         response frame, whether ``success`` is true or false."""
@@ -178,7 +203,7 @@ class RpcConnection(Generic[E]):
         if not isinstance(command_type, str):
             raise TypeError("command type must be a string")
         if timeout is DEFAULT_TIMEOUT:
-            timeout = self.default_timeout
+            timeout = self.timeout_for(command_type)
         request_id = f"req_{next(self._ids)}"
         # Key order on the wire: id, type, then the params.
         frame = {"id": request_id, "type": command_type}
@@ -269,14 +294,15 @@ class RpcConnection(Generic[E]):
         with self._lock:
             return self._is_idle_locked()
 
-    def wait_for_idle(self, timeout: float | None = 60.0) -> None:
+    def wait_for_idle(self, timeout: float | None = None) -> None:
         """Blocks until the agent is idle: the ``agent_end`` of the run started by the latest
         ``prompt`` has been seen (even if it arrived before this call), no later run has started, and no
         automatic retry or compaction is pending (``auto_retry_start`` … ``auto_retry_end``,
         ``auto_compaction_start`` … ``auto_compaction_end``, and the run a ``willRetry`` compaction continues with).
 
-        Returns at once if already idle. A prompt that starts no run (an extension command that only
-        notifies, say) keeps this waiting until the timeout (``RpcTimeoutError``).
+        Returns at once if already idle. There is no default timeout: without ``timeout`` this waits
+        until the run ends or the transport closes. A prompt that starts no run (an extension command
+        that only notifies, say) keeps this waiting until the timeout (``RpcTimeoutError``).
         """
         with self._idle_cond:
             ok = self._idle_cond.wait_for(lambda: self._is_idle_locked() or self._state == "closed", timeout)
@@ -285,10 +311,12 @@ class RpcConnection(Generic[E]):
             if not self._is_idle_locked():
                 raise self._closed_error()
 
-    def prompt_and_wait(self, params: Mapping[str, Any], timeout: float | None = 60.0) -> list[E]:
-        """Sends ``prompt`` and returns every event up to the end of the run it starts."""
+    def prompt_and_wait(self, params: Mapping[str, Any], timeout: float | None = None) -> list[E]:
+        """Sends ``prompt`` and returns every event up to the end of the run it starts. ``timeout``,
+        when given, bounds the prompt's response and, separately, the wait for the run's end; unset,
+        the response gets the ``prompt`` default and the wait has no timeout."""
         with self.events() as subscription:
-            self.call(RUN_COMMAND, params)
+            self.call(RUN_COMMAND, params, DEFAULT_TIMEOUT if timeout is None else timeout)
             self.wait_for_idle(timeout)
             collected: list[E] = []
             while True:

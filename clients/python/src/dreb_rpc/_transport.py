@@ -115,6 +115,52 @@ class StreamTransport:
                 pass
 
 
+def agent_environment(env: Mapping[str, str | None] | None) -> dict[str, str]:
+    """``os.environ`` with ``env`` merged over it (``None`` removes a variable)."""
+    merged = dict(os.environ)
+    for key, value in (env or {}).items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+def resolve_dreb_binary(command: str | None, env: Mapping[str, str] | None = None) -> str:
+    """The executable the agent is started with: ``command`` if given (used as is), else the
+    ``DREB_BIN`` variable of ``env`` (resolved against the current directory; it must be an executable
+    file), else the first executable ``dreb`` on ``env["PATH"]``. Raises :class:`SpawnError` naming what
+    was looked for. ``env`` is the agent's environment (default ``os.environ``)."""
+    if command is not None:
+        return command
+    env = os.environ if env is None else env
+    from_env = env.get("DREB_BIN", "")
+    if from_env:
+        resolved = os.path.abspath(from_env)
+        if not os.path.exists(resolved):
+            raise SpawnError(f'dreb binary not found: DREB_BIN="{from_env}" does not exist ({resolved})')
+        if not _is_executable_file(resolved):
+            raise SpawnError(f'dreb binary not usable: DREB_BIN="{from_env}" is not an executable file')
+        return resolved
+    search_path = env.get("PATH")
+    names = ["dreb"]
+    if os.name == "nt":
+        names += [f"dreb{ext}" for ext in env.get("PATHEXT", ".EXE;.CMD;.BAT;.COM").split(";") if ext]
+    for directory in (search_path or "").split(os.pathsep):
+        if directory == "":
+            continue  # An empty entry would mean the current directory: never searched implicitly.
+        for name in names:
+            candidate = os.path.join(directory, name)
+            if _is_executable_file(candidate):
+                return candidate
+    shown = "PATH is unset" if search_path is None else f"PATH={search_path}"
+    raise SpawnError(f'dreb binary not found: set DREB_BIN or put dreb on PATH (looked for "dreb" in {shown})')
+
+
+def _is_executable_file(path: str) -> bool:
+    return os.path.isfile(path) and (os.name == "nt" or os.access(path, os.X_OK))
+
+
 class SubprocessOptions(TypedDict, total=False):
     """Keyword options of :class:`SubprocessTransport` (and of ``DrebClient.spawn``)."""
 
@@ -139,7 +185,7 @@ class SubprocessTransport:
 
     def __init__(
         self,
-        command: str = "dreb",
+        command: str | None = None,
         *,
         command_args: Sequence[str] = (),
         provider: str | None = None,
@@ -153,7 +199,9 @@ class SubprocessTransport:
         stop_grace: float = 2.0,
         process_group: bool = os.name == "posix",
     ) -> None:
-        """``command_args`` go before ``--mode rpc`` (e.g. a script path), ``args`` after it.
+        """``command`` is the executable; unset, it is found by :func:`resolve_dreb_binary` when the
+        transport starts (``DREB_BIN``, then ``PATH``; :class:`SpawnError` if neither has one).
+        ``command_args`` go before ``--mode rpc`` (e.g. a script path), ``args`` after it.
         ``env`` is merged over ``os.environ`` (``None`` removes a variable). ``user`` / ``group``
         run the agent as that uid / gid (the parent needs the capability); unset leaves them
         unchanged."""
@@ -194,15 +242,11 @@ class SubprocessTransport:
     def start(self, on_record: RecordHandler, on_close: CloseHandler) -> None:
         if self._proc is not None:
             raise RuntimeError("Transport already started")
-        env = dict(os.environ)
-        for key, value in (self._env or {}).items():
-            if value is None:
-                env.pop(key, None)
-            else:
-                env[key] = value
+        env = agent_environment(self._env)
+        executable = resolve_dreb_binary(self.command, env)
         try:
             proc = subprocess.Popen(
-                [self.command, *self.argv],
+                [executable, *self.argv],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -7,6 +7,7 @@ A small protocol that exercises every feature of the spec format.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, Unpack, cast
 
 from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport
@@ -326,13 +327,20 @@ class DrebClient(RpcConnection["RpcEvent"]):
     @classmethod
     def spawn(
         cls,
-        command: str = "dreb",
+        command: str | None = None,
         *,
-        default_timeout: float | None = 30.0,
+        default_timeout: float | None = DEFAULT_TIMEOUT,
+        command_timeouts: Mapping[str, float | None] | None = None,
         **transport_options: Unpack[SubprocessOptions],
     ) -> DrebClient:
-        """Spawns the agent (``dreb --mode rpc``; options as for ``SubprocessTransport``) and starts a client."""
-        client = cls(SubprocessTransport(command, **transport_options), default_timeout=default_timeout)
+        """Spawns the agent (``dreb --mode rpc``; options as for ``SubprocessTransport``, timeouts as for the
+        connection) and starts a client. Without ``command`` the binary is ``DREB_BIN``, else ``dreb`` on
+        ``PATH`` (``SpawnError`` if neither)."""
+        client = cls(
+            SubprocessTransport(command, **transport_options),
+            default_timeout=default_timeout,
+            command_timeouts=command_timeouts,
+        )
         client.start()
         return client
 
@@ -428,13 +436,20 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
     @classmethod
     async def spawn(
         cls,
-        command: str = "dreb",
+        command: str | None = None,
         *,
-        default_timeout: float | None = 30.0,
+        default_timeout: float | None = DEFAULT_TIMEOUT,
+        command_timeouts: Mapping[str, float | None] | None = None,
         **transport_options: Unpack[SubprocessOptions],
     ) -> AsyncDrebClient:
-        """Spawns the agent (``dreb --mode rpc``; options as for ``AsyncSubprocessTransport``) and starts a client."""
-        client = cls(AsyncSubprocessTransport(command, **transport_options), default_timeout=default_timeout)
+        """Spawns the agent (``dreb --mode rpc``; options as for ``AsyncSubprocessTransport``, timeouts as for the
+        connection) and starts a client. Without ``command`` the binary is ``DREB_BIN``, else ``dreb`` on
+        ``PATH`` (``SpawnError`` if neither)."""
+        client = cls(
+            AsyncSubprocessTransport(command, **transport_options),
+            default_timeout=default_timeout,
+            command_timeouts=command_timeouts,
+        )
         await client.start()
         return client
 
