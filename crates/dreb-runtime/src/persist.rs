@@ -30,3 +30,43 @@ pub(crate) fn append_agent_message(
         AgentMessage::BranchSummary(_) | AgentMessage::CompactionSummary(_) => Ok(()),
     }
 }
+
+/// Tells the host when the session file stops taking writes and when it takes them again
+/// (`session_write_error` / `session_write_recovered`); the failure is logged on stderr too.
+///
+/// The observer runs with the session locked, and the outbox's gate comes before the session lock (the dashboard
+/// snapshot reads the session while holding it), so the frames are handed to a task instead of sent in place.
+/// Must be called inside a Tokio runtime.
+pub(crate) fn write_health_reporter(outbox: dreb_protocol::Outbox) -> dreb_session::WriteObserver {
+    use dreb_protocol::{Event, SessionWriteErrorEvent, SessionWriteRecoveredEvent};
+    use dreb_session::WriteHealth;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<WriteHealth>();
+    tokio::spawn(async move {
+        while let Some(health) = rx.recv().await {
+            let event = match health {
+                WriteHealth::Failing {
+                    path,
+                    error,
+                    unwritten,
+                } => {
+                    tracing::error!("could not write the session file: {error}");
+                    Event::SessionWriteError(SessionWriteErrorEvent {
+                        path: path.to_string_lossy().into_owned(),
+                        error,
+                        unwritten_entries: i64::try_from(unwritten).unwrap_or(i64::MAX),
+                    })
+                }
+                WriteHealth::Recovered { path } => {
+                    tracing::info!("the session file takes writes again");
+                    Event::SessionWriteRecovered(SessionWriteRecoveredEvent {
+                        path: path.to_string_lossy().into_owned(),
+                    })
+                }
+            };
+            outbox.send(&event);
+        }
+    });
+    std::sync::Arc::new(move |health: &WriteHealth| {
+        let _ = tx.send(health.clone());
+    })
+}

@@ -503,6 +503,7 @@ impl Runtime {
         let dialog_outbox = outbox.clone();
         let dialog =
             dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_outbox.send_frame(bytes)));
+        session.set_write_observer(persist::write_health_reporter(outbox.clone()));
         let inner = Arc::new(Inner {
             extras: crate::commands::extras::Extras::new(&options, &settings, scoped_models),
             cwd,

@@ -140,7 +140,8 @@ pub fn to_file_content<'a>(lines: impl IntoIterator<Item = &'a SessionEntry>) ->
 /// written first so the text cannot join a torn last line.
 pub fn append(path: &Path, text: &str, fresh_line: bool) -> io::Result<()> {
     let mut file = OpenOptions::new().append(true).create(true).open(path)?;
-    if fresh_line {
+    // A file that a failed write never created (or left empty) needs no separating newline.
+    if fresh_line && file.metadata()?.len() > 0 {
         let mut buf = String::with_capacity(text.len() + 1);
         buf.push('\n');
         buf.push_str(text);

@@ -54,5 +54,5 @@ pub use listing::{
     ListOptions, ResolvedSession, RpcSessionInfo, SessionInfo, list_all_sessions, list_sessions,
     resolve_session_arg,
 };
-pub use manager::{NewSessionOptions, SessionManager};
+pub use manager::{NewSessionOptions, SessionManager, WriteHealth, WriteObserver};
 pub use tree::{RpcTree, RpcTreeNode};

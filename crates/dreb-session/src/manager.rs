@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -74,6 +75,41 @@ impl Labels {
     }
 }
 
+/// A change in whether the session file takes writes (see [`SessionManager::set_write_observer`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteHealth {
+    /// A write failed after the previous one succeeded. The entries stay in memory and every later append retries
+    /// the unwritten ones.
+    Failing {
+        path: PathBuf,
+        /// The I/O error, with the path.
+        error: String,
+        /// Lines (header included) held in memory and not on disk yet.
+        unwritten: usize,
+    },
+    /// After failures, a write succeeded: every line held in memory is on disk.
+    Recovered { path: PathBuf },
+}
+
+/// Told about each [`WriteHealth`] change, on the thread that wrote (with the session borrowed: it must not block).
+pub type WriteObserver = Arc<dyn Fn(&WriteHealth) + Send + Sync>;
+
+/// The observer and the current streak (`failing`), kept apart so `SessionManager` stays `Debug`.
+#[derive(Default)]
+struct WriteWatch {
+    observer: Option<WriteObserver>,
+    failing: bool,
+}
+
+impl std::fmt::Debug for WriteWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteWatch")
+            .field("observer", &self.observer.is_some())
+            .field("failing", &self.failing)
+            .finish()
+    }
+}
+
 /// One session: header + entries, the current leaf, labels, and the file they persist to.
 #[derive(Debug)]
 pub struct SessionManager {
@@ -95,6 +131,7 @@ pub struct SessionManager {
     pub(crate) written: usize,
     /// The file does not end in `\n` (torn or foreign last line): start the next write on a fresh line.
     pub(crate) fresh_line_needed: bool,
+    write_watch: WriteWatch,
 }
 
 impl SessionManager {
@@ -113,6 +150,40 @@ impl SessionManager {
             last_session_info: None,
             written: 0,
             fresh_line_needed: false,
+            write_watch: WriteWatch::default(),
+        }
+    }
+
+    /// Calls `observer` when appends or rewrites of the session file start failing and when they succeed again
+    /// (once per change, not per write). It stays across session switches.
+    pub fn set_write_observer(&mut self, observer: WriteObserver) {
+        self.write_watch.observer = Some(observer);
+    }
+
+    /// Whether the last write of the session file failed (its lines are held in memory until a write succeeds).
+    pub fn write_failing(&self) -> bool {
+        self.write_watch.failing
+    }
+
+    /// Records the outcome of a write of `path` and tells the observer when the streak changes.
+    fn note_write(&mut self, path: &Path, error: Option<&SessionError>) {
+        let failing = error.is_some();
+        if failing == self.write_watch.failing {
+            return;
+        }
+        self.write_watch.failing = failing;
+        let health = match error {
+            Some(e) => WriteHealth::Failing {
+                path: path.to_path_buf(),
+                error: e.to_string(),
+                unwritten: self.lines.len() - self.written,
+            },
+            None => WriteHealth::Recovered {
+                path: path.to_path_buf(),
+            },
+        };
+        if let Some(observer) = &self.write_watch.observer {
+            observer(&health);
         }
     }
 
@@ -346,9 +417,14 @@ impl SessionManager {
             return Ok(());
         };
         let content = jsonl::to_file_content(&self.lines);
-        jsonl::rewrite(&file, &content).map_err(|e| SessionError::io(&file, e))?;
+        if let Err(e) = jsonl::rewrite(&file, &content) {
+            let error = SessionError::io(&file, e);
+            self.note_write(&file, Some(&error));
+            return Err(error);
+        }
         self.written = self.lines.len();
         self.fresh_line_needed = false;
+        self.note_write(&file, None);
         Ok(())
     }
 
@@ -360,17 +436,24 @@ impl SessionManager {
         let Some(file) = self.session_file.clone() else {
             return Ok(());
         };
+        if self.write_watch.failing {
+            // The file may be gone or torn by now (a replaced directory, a full disk): write all of it again.
+            return self.rewrite_file();
+        }
         let content = jsonl::to_file_content(&self.lines[self.written..]);
         match jsonl::append(&file, &content, self.fresh_line_needed) {
             Ok(()) => {
                 self.written = self.lines.len();
                 self.fresh_line_needed = false;
+                self.note_write(&file, None);
                 Ok(())
             }
             Err(e) => {
                 // Part of the text may have landed; the retry on the next append starts on a fresh line.
                 self.fresh_line_needed = true;
-                Err(SessionError::io(file, e))
+                let error = SessionError::io(&file, e);
+                self.note_write(&file, Some(&error));
+                Err(error)
             }
         }
     }

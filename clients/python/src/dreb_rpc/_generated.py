@@ -3229,6 +3229,33 @@ class SessionNameChangedEvent(TypedDict):
     name: str
 
 
+class SessionWriteErrorEvent(TypedDict):
+    """
+    Writing the session file failed (a missing or replaced directory, a full disk, no
+    permission). Sent once when writes start failing, not for every failed write after that.
+    The entries stay in memory and every later append retries the unwritten ones, so nothing
+    is lost while the process lives; `session_write_recovered` follows once they reach the file.
+    (Not in the reference, which only logs the failure.)
+    """
+    type: Literal["session_write_error"]
+    # The session file.
+    path: str
+    # The operating system's error, with the path.
+    error: str
+    # Entries (header included) held in memory that are not on disk yet.
+    unwrittenEntries: int
+
+
+class SessionWriteRecoveredEvent(TypedDict):
+    """
+    After a `session_write_error`, a write succeeded again: every entry held in memory is now
+    in the session file. (Not in the reference.)
+    """
+    type: Literal["session_write_recovered"]
+    # The session file.
+    path: str
+
+
 class TasksUpdateEvent(TypedDict):
     """The session task list was replaced atomically (a full replacement, not a delta)."""
     type: Literal["tasks_update"]
@@ -3292,7 +3319,7 @@ class ExtensionUiResponseHandledEvent(TypedDict):
 UnknownEvent: TypeAlias = "dict[str, Any]"
 
 #: Every event this version of the protocol knows.
-KnownEvent: TypeAlias = "AgentStartEvent | AgentEndEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | StreamRetryEvent | LengthRetryEvent | AutoCompactionStartEvent | AutoCompactionEndEvent | ContextWindowUpgradeEvent | AutoRetryStartEvent | AutoRetryEndEvent | BackgroundAgentStartEvent | SubagentArbitrationEvent | BackgroundAgentEndEvent | BackgroundAgentEventEvent | ParentPausedForBackgroundAgentsEvent | SessionNameChangedEvent | TasksUpdateEvent | DashboardSnapshotBarrierEvent | SuggestNextEvent | ExtensionErrorEvent | ExtensionUiRequestEvent | ExtensionUiResponseHandledEvent"
+KnownEvent: TypeAlias = "AgentStartEvent | AgentEndEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | StreamRetryEvent | LengthRetryEvent | AutoCompactionStartEvent | AutoCompactionEndEvent | ContextWindowUpgradeEvent | AutoRetryStartEvent | AutoRetryEndEvent | BackgroundAgentStartEvent | SubagentArbitrationEvent | BackgroundAgentEndEvent | BackgroundAgentEventEvent | ParentPausedForBackgroundAgentsEvent | SessionNameChangedEvent | SessionWriteErrorEvent | SessionWriteRecoveredEvent | TasksUpdateEvent | DashboardSnapshotBarrierEvent | SuggestNextEvent | ExtensionErrorEvent | ExtensionUiRequestEvent | ExtensionUiResponseHandledEvent"
 #: Any event frame.
 RpcEvent: TypeAlias = "KnownEvent | UnknownEvent"
 
@@ -3321,6 +3348,8 @@ EVENT_TYPES: tuple[str, ...] = (
     "background_agent_event",
     "parent_paused_for_background_agents",
     "session_name_changed",
+    "session_write_error",
+    "session_write_recovered",
     "tasks_update",
     "dashboard_snapshot_barrier",
     "suggest_next",
@@ -6111,6 +6140,8 @@ __all__ = [
     "BackgroundAgentEventEvent",
     "ParentPausedForBackgroundAgentsEvent",
     "SessionNameChangedEvent",
+    "SessionWriteErrorEvent",
+    "SessionWriteRecoveredEvent",
     "TasksUpdateEvent",
     "DashboardSnapshotBarrierEvent",
     "SuggestNextEvent",

@@ -3485,6 +3485,33 @@ export interface SessionNameChangedEvent {
   name: string;
 }
 
+/**
+ * Writing the session file failed (a missing or replaced directory, a full disk, no
+ * permission). Sent once when writes start failing, not for every failed write after that.
+ * The entries stay in memory and every later append retries the unwritten ones, so nothing
+ * is lost while the process lives; `session_write_recovered` follows once they reach the file.
+ * (Not in the reference, which only logs the failure.)
+ */
+export interface SessionWriteErrorEvent {
+  type: "session_write_error";
+  /** The session file. */
+  path: string;
+  /** The operating system's error, with the path. */
+  error: string;
+  /** Entries (header included) held in memory that are not on disk yet. */
+  unwrittenEntries: number;
+}
+
+/**
+ * After a `session_write_error`, a write succeeded again: every entry held in memory is now
+ * in the session file. (Not in the reference.)
+ */
+export interface SessionWriteRecoveredEvent {
+  type: "session_write_recovered";
+  /** The session file. */
+  path: string;
+}
+
 /** The session task list was replaced atomically (a full replacement, not a delta). */
 export interface TasksUpdateEvent {
   type: "tasks_update";
@@ -3570,6 +3597,8 @@ export type KnownEvent =
   | BackgroundAgentEventEvent
   | ParentPausedForBackgroundAgentsEvent
   | SessionNameChangedEvent
+  | SessionWriteErrorEvent
+  | SessionWriteRecoveredEvent
   | TasksUpdateEvent
   | DashboardSnapshotBarrierEvent
   | SuggestNextEvent
@@ -3611,6 +3640,8 @@ export const EVENT_TYPES: readonly string[] = [
   "background_agent_event",
   "parent_paused_for_background_agents",
   "session_name_changed",
+  "session_write_error",
+  "session_write_recovered",
   "tasks_update",
   "dashboard_snapshot_barrier",
   "suggest_next",

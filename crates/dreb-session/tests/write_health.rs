@@ -1,0 +1,73 @@
+//! A session file that stops taking writes: the observer hears of it once, nothing held in memory is lost, and
+//! it hears again when the unwritten lines reach the file.
+
+use std::sync::{Arc, Mutex};
+
+use dreb_session::{SessionManager, WriteHealth};
+use serde_json::{Value, json};
+
+fn user(i: u64) -> Value {
+    json!({"role":"user","content":[{"type":"text","text":format!("msg {i}")}],"timestamp":i})
+}
+
+fn assistant(i: u64) -> Value {
+    json!({"role":"assistant","content":[{"type":"text","text":format!("reply {i}")}],"provider":"p","model":"m","stopReason":"stop","timestamp":i})
+}
+
+#[test]
+fn a_failing_session_file_is_reported_once_and_recovers_without_losing_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sessions");
+    let mut sm = SessionManager::create("/w", &dir).unwrap();
+    let seen: Arc<Mutex<Vec<WriteHealth>>> = Arc::default();
+    let sink = seen.clone();
+    sm.set_write_observer(Arc::new(move |h| sink.lock().unwrap().push(h.clone())));
+    let file = sm.session_file().unwrap().to_path_buf();
+    sm.append_message(user(0)).unwrap(); // buffered: nothing is written before the first reply
+    sm.append_message(assistant(0)).unwrap();
+    assert!(file.exists());
+
+    // The directory (and the file in it) is replaced by a plain file: no write can succeed.
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::write(&dir, b"in the way").unwrap();
+    assert!(sm.append_message(user(1)).is_err());
+    assert!(sm.write_failing());
+    assert!(sm.append_message(assistant(1)).is_err());
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1, "one report per streak: {seen:?}");
+        let WriteHealth::Failing {
+            path,
+            error,
+            unwritten,
+        } = &seen[0]
+        else {
+            panic!("{seen:?}")
+        };
+        assert_eq!(path, &file);
+        assert!(error.contains("Not a directory"), "{error}");
+        // The first exchange reached the file before it went away; the second user message did not.
+        assert_eq!(*unwritten, 1);
+    }
+
+    std::fs::remove_file(&dir).unwrap();
+    std::fs::create_dir(&dir).unwrap();
+    sm.append_message(user(2)).unwrap();
+    assert!(!sm.write_failing());
+    assert_eq!(
+        seen.lock().unwrap()[1],
+        WriteHealth::Recovered { path: file.clone() }
+    );
+
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with("{\"type\":\"session\""),
+        "the header is the first line: {text}"
+    );
+    let reopened = SessionManager::open(&file, None).unwrap();
+    assert_eq!(
+        reopened.entries().count(),
+        5,
+        "every entry reached the file, the ones written before it went away too"
+    );
+}
