@@ -12,6 +12,7 @@ mod convert;
 mod handler;
 mod persist;
 mod projection;
+mod run_phase;
 mod runtime;
 mod sink;
 mod system_prompt;

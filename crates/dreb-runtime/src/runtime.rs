@@ -1,7 +1,7 @@
 //! The live session: startup, shared state, and the event bridge from the agent to the host.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 
 use async_trait::async_trait;
@@ -93,19 +93,10 @@ pub(crate) struct Inner {
     pub deferred_bash: Mutex<Vec<AgentMessage>>,
     pub auto_compaction: AtomicBool,
     pub auto_retry: AtomicBool,
-    pub is_compacting: AtomicBool,
-    pub is_retrying: AtomicBool,
-    pub retry_attempt: AtomicU32,
-    /// Cancels the running manual or automatic compaction (`abort_compaction`).
-    pub compaction_cancel: Mutex<Option<CancellationToken>>,
-    /// Set while a manual `compact` runs: the aborted run's `agent_end` starts no retry or auto-compaction.
-    pub manual_compaction: AtomicBool,
-    /// One compact-and-retry per user message after a context overflow.
-    pub overflow_recovery_attempted: AtomicBool,
+    /// The run's lifecycle: ending, retry chain, compaction, branch summaries, overflow recovery.
+    pub phase: crate::run_phase::RunPhase,
     /// The last assistant message of the current run (from `message_end`), checked at `agent_end`.
     pub last_assistant: Mutex<Option<dreb_ai::AssistantMessage>>,
-    /// Cancels the auto-retry backoff (`abort_retry`, `abort`).
-    pub retry_cancel: Mutex<Option<CancellationToken>>,
     /// Cancels the running `bash` command (`abort_bash`); only the latest one is tracked.
     pub bash_cancel: Mutex<Option<(u64, CancellationToken)>>,
     pub model_fallback_message: Option<String>,
@@ -121,9 +112,6 @@ pub(crate) struct Inner {
     pub dialog_tracker: Arc<crate::commands::dialogs::DialogTracker>,
     /// Children launched by the subagent tool.
     pub background: crate::background::BackgroundAgents,
-    /// Set when a run's `agent_end` goes out, cleared at the next `agent_start`: the loop is finishing, so a
-    /// `prompt` arriving now waits for it instead of failing as busy (hosts prompt as soon as they see agent_end).
-    pub run_ending: AtomicBool,
 }
 
 /// Tools active whatever `--tools` says, in the reference's order.
@@ -520,14 +508,8 @@ impl Runtime {
             tasks: Mutex::new(Value::Array(Vec::new())),
             queued: Mutex::new(Vec::new()),
             deferred_bash: Mutex::new(Vec::new()),
-            is_compacting: AtomicBool::new(false),
-            is_retrying: AtomicBool::new(false),
-            retry_attempt: AtomicU32::new(0),
-            compaction_cancel: Mutex::new(None),
-            manual_compaction: AtomicBool::new(false),
-            overflow_recovery_attempted: AtomicBool::new(false),
+            phase: Default::default(),
             last_assistant: Mutex::new(None),
-            retry_cancel: Mutex::new(None),
             bash_cancel: Mutex::new(None),
             model_fallback_message,
             stop: options.stop.clone(),
@@ -543,7 +525,6 @@ impl Runtime {
                     .or_else(|| std::env::current_exe().ok())
                     .unwrap_or_else(|| PathBuf::from("dreb")),
             ),
-            run_ending: AtomicBool::new(false),
         });
         let runtime = Runtime { inner };
         runtime.rebuild_system_prompt(&context_files);
@@ -649,21 +630,15 @@ impl Runtime {
     /// A run is in progress, as hosts see it: from `agent_start` until its `agent_end` was sent. (The loop still
     /// holds its slot for a moment after `agent_end`; commands sent in that moment treat the session as idle.)
     pub(crate) fn is_busy(&self) -> bool {
-        self.inner.agent.is_streaming()
-            && !self
-                .inner
-                .run_ending
-                .load(std::sync::atomic::Ordering::Acquire)
+        self.inner
+            .phase
+            .view(self.inner.agent.is_streaming())
+            .is_streaming
     }
 
     /// Wait out the moment between a run's `agent_end` and the loop releasing its slot.
     pub(crate) async fn settle_after_agent_end(&self) {
-        if self.inner.agent.is_streaming()
-            && self
-                .inner
-                .run_ending
-                .load(std::sync::atomic::Ordering::Acquire)
-        {
+        if self.inner.agent.is_streaming() && self.inner.phase.is_ending() {
             self.inner.agent.wait_for_idle().await;
         }
     }
@@ -783,12 +758,8 @@ impl AgentEventSink for EventBridge {
             return;
         };
         match event {
-            AgentEvent::AgentStart { .. } => inner
-                .run_ending
-                .store(false, std::sync::atomic::Ordering::Release),
-            AgentEvent::AgentEnd { .. } => inner
-                .run_ending
-                .store(true, std::sync::atomic::Ordering::Release),
+            AgentEvent::AgentStart { .. } => inner.phase.agent_started(),
+            AgentEvent::AgentEnd { .. } => inner.phase.agent_ended(),
             _ => {}
         }
         match mergeable_delta(event, inner.dashboard_projection, &inner.outbox) {
@@ -935,9 +906,7 @@ impl EventBridge {
             AgentEvent::MessageStart {
                 message: AgentMessage::User(user),
             } => {
-                inner
-                    .overflow_recovery_attempted
-                    .store(false, std::sync::atomic::Ordering::Release);
+                inner.phase.rearm_overflow_recovery();
                 // A queued message reached the conversation: it is no longer pending.
                 let text = user.content.text();
                 let mut queued = lock(&inner.queued);

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::convert::wire;
+use crate::run_phase::{CompactionKind, CompactionTicket};
 use crate::runtime::{Runtime, lock};
 
 const OVERFLOW_RETRY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing \
@@ -106,17 +107,11 @@ impl Runtime {
         }
     }
 
-    /// Mark a compaction as running and return its cancel token (also cancelled at shutdown).
-    fn begin_compaction(&self) -> CancellationToken {
-        let cancel = self.inner.stop.child_token();
-        *lock(&self.inner.compaction_cancel) = Some(cancel.clone());
-        self.inner.is_compacting.store(true, Ordering::Release);
-        cancel
-    }
-
-    fn end_compaction(&self) {
-        lock(&self.inner.compaction_cancel).take();
-        self.inner.is_compacting.store(false, Ordering::Release);
+    /// Mark a compaction as running and return its ticket (its token is also cancelled at shutdown).
+    fn begin_compaction(&self, kind: CompactionKind) -> CompactionTicket {
+        self.inner
+            .phase
+            .begin_compaction(kind, self.inner.stop.child_token())
     }
 
     /// Summarise the current branch with the session model, write the `compaction` entry and rebuild the agent's
@@ -193,9 +188,8 @@ impl Runtime {
         ctx: &RequestContext,
         p: CompactParams,
     ) -> Result<CompactionResult, String> {
-        // The run aborted below must not start a retry or an auto-compaction of its own.
-        self.inner.manual_compaction.store(true, Ordering::Release);
-        let cancel = self.begin_compaction();
+        // A manual compaction: the run aborted below must not start a retry or an auto-compaction of its own.
+        let ticket = self.begin_compaction(CompactionKind::Manual);
         // The compaction has begun (`isCompacting`); the summary call is a long wait later commands need not sit
         // behind (`get_state`, `abort_compaction`, a queued prompt), as in the reference.
         ctx.release_order();
@@ -203,10 +197,9 @@ impl Runtime {
         self.inner.agent.abort();
         self.inner.agent.wait_for_idle().await;
         let outcome = self
-            .run_compaction(p.custom_instructions.as_deref(), cancel)
+            .run_compaction(p.custom_instructions.as_deref(), ticket.cancel.clone())
             .await;
-        self.end_compaction();
-        self.inner.manual_compaction.store(false, Ordering::Release);
+        self.inner.phase.end_compaction(&ticket);
         match outcome {
             Ok(result) => wire(&result.to_json()),
             Err(e) => Err(fill(
@@ -221,9 +214,7 @@ impl Runtime {
         _ctx: &RequestContext,
         _p: AbortCompactionParams,
     ) -> Result<(), String> {
-        if let Some(token) = lock(&self.inner.compaction_cancel).as_ref() {
-            token.cancel();
-        }
+        self.inner.phase.abort_compaction();
         Ok(())
     }
 
@@ -269,11 +260,7 @@ impl Runtime {
             if !settings.enabled {
                 return None;
             }
-            if self
-                .inner
-                .overflow_recovery_attempted
-                .swap(true, Ordering::AcqRel)
-            {
+            if !self.inner.phase.claim_overflow_recovery() {
                 self.inner.outbox.send(&auto_end(
                     None,
                     false,
@@ -310,7 +297,7 @@ impl Runtime {
     /// [`Runtime::run_pre_prompt_compaction`] before the prompt starts. Nothing when a compaction already runs: it
     /// covers the same context.
     pub(crate) fn pre_prompt_compaction(&self) -> Option<PendingCompaction> {
-        if self.inner.is_compacting.load(Ordering::Acquire) {
+        if self.inner.phase.view(false).is_compacting {
             return None;
         }
         let last = self
@@ -327,7 +314,7 @@ impl Runtime {
         Some(PendingCompaction {
             reason,
             will_retry,
-            cancel: self.begin_compaction(),
+            ticket: self.begin_compaction(CompactionKind::Auto),
         })
     }
 
@@ -336,7 +323,7 @@ impl Runtime {
     pub(crate) async fn run_pre_prompt_compaction(&self, pending: PendingCompaction) {
         emit_auto_start(self, pending.reason);
         let compacted = self
-            .finish_auto_compaction(pending.reason, pending.will_retry, pending.cancel)
+            .finish_auto_compaction(pending.reason, pending.will_retry, pending.ticket)
             .await;
         if compacted && pending.will_retry {
             self.drop_trailing_error();
@@ -357,14 +344,14 @@ impl Runtime {
     /// Emit `auto_compaction_start` now (in event order), then compact once the run has fully ended.
     fn start_auto_compaction(&self, reason: Reason, will_retry: bool) {
         emit_auto_start(self, reason);
-        let cancel = self.begin_compaction();
+        let ticket = self.begin_compaction(CompactionKind::Auto);
         let rt = self.clone();
         tokio::spawn(async move {
             tokio::select! {
                 _ = rt.inner.agent.wait_for_idle() => {}
-                _ = cancel.cancelled() => {}
+                _ = ticket.cancel.cancelled() => {}
             }
-            if !rt.finish_auto_compaction(reason, will_retry, cancel).await {
+            if !rt.finish_auto_compaction(reason, will_retry, ticket).await {
                 return;
             }
             if will_retry || rt.inner.agent.has_queued_messages() {
@@ -385,14 +372,14 @@ impl Runtime {
         &self,
         reason: Reason,
         will_retry: bool,
-        cancel: CancellationToken,
+        ticket: CompactionTicket,
     ) -> bool {
-        let outcome = if cancel.is_cancelled() {
+        let outcome = if ticket.cancel.is_cancelled() {
             Err(CompactError::Cancelled)
         } else {
-            self.run_compaction(None, cancel).await
+            self.run_compaction(None, ticket.cancel.clone()).await
         };
-        self.end_compaction();
+        self.inner.phase.end_compaction(&ticket);
         let sink = &self.inner.outbox;
         match outcome {
             Ok(result) => {
@@ -430,5 +417,5 @@ fn emit_auto_start(rt: &Runtime, reason: Reason) {
 pub(crate) struct PendingCompaction {
     reason: Reason,
     will_retry: bool,
-    cancel: CancellationToken,
+    ticket: CompactionTicket,
 }

@@ -9,8 +9,8 @@ use dreb_ai::{AssistantMessage, StopReason};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
+use crate::run_phase::{CompactionKind, RetryStep};
 use crate::runtime::{Runtime, lock};
 
 /// Overrides `retry.baseDelayMs` (tests use a few milliseconds instead of seconds).
@@ -42,10 +42,7 @@ impl Runtime {
     pub(crate) fn on_assistant_end(&self, message: &AssistantMessage) {
         *lock(&self.inner.last_assistant) = Some(message.clone());
         if message.stop_reason != StopReason::Error {
-            self.inner
-                .overflow_recovery_attempted
-                .store(false, Ordering::Release);
-            let attempt = self.inner.retry_attempt.swap(0, Ordering::AcqRel);
+            let attempt = self.inner.phase.reply_succeeded();
             if attempt > 0 {
                 self.inner
                     .outbox
@@ -62,7 +59,7 @@ impl Runtime {
             self.end_retry_chain_without_reply();
             return;
         };
-        if self.inner.manual_compaction.load(Ordering::Acquire) {
+        if self.inner.phase.compaction() == Some(CompactionKind::Manual) {
             // `compact` aborted this run on purpose.
             return;
         }
@@ -75,13 +72,12 @@ impl Runtime {
         if is_retryable(&message, window) && self.start_retry(&message) {
             return;
         }
-        self.inner.is_retrying.store(false, Ordering::Release);
+        self.inner.phase.retry_chain_over();
         self.check_compaction(&message);
     }
 
     fn end_retry_chain_without_reply(&self) {
-        self.inner.is_retrying.store(false, Ordering::Release);
-        let attempt = self.inner.retry_attempt.swap(0, Ordering::AcqRel);
+        let attempt = self.inner.phase.end_retry_chain();
         if attempt > 0 {
             let mut end = json!({"type": "auto_retry_end", "success": false, "attempt": attempt});
             if let (Some(err), Some(obj)) = (self.inner.agent.error(), end.as_object_mut()) {
@@ -102,20 +98,19 @@ impl Runtime {
             return false;
         }
         let settings = self.inner.settings.retry_settings();
-        let attempt = self.inner.retry_attempt.fetch_add(1, Ordering::AcqRel) + 1;
-        if u64::from(attempt) > settings.max_retries {
-            self.inner.retry_attempt.store(0, Ordering::Release);
-            self.inner.is_retrying.store(false, Ordering::Release);
-            let mut end =
-                json!({"type": "auto_retry_end", "success": false, "attempt": attempt - 1});
-            if let (Some(err), Some(obj)) = (&message.error_message, end.as_object_mut()) {
-                obj.insert("finalError".into(), Value::String(err.clone()));
+        let (attempt, cancel) = match self.inner.phase.next_retry(settings.max_retries) {
+            RetryStep::Scheduled { attempt, cancel } => (attempt, cancel),
+            RetryStep::GaveUp { attempts } => {
+                let mut end =
+                    json!({"type": "auto_retry_end", "success": false, "attempt": attempts});
+                if let (Some(err), Some(obj)) = (&message.error_message, end.as_object_mut()) {
+                    obj.insert("finalError".into(), Value::String(err.clone()));
+                }
+                self.inner.outbox.send(&end);
+                return false;
             }
-            self.inner.outbox.send(&end);
-            return false;
-        }
+        };
         let delay_ms = backoff_ms(self.retry_base_delay_ms(settings.base_delay_ms), attempt);
-        self.inner.is_retrying.store(true, Ordering::Release);
         self.inner.outbox.send(&json!({
                 "type": "auto_retry_start",
                 "attempt": attempt,
@@ -127,8 +122,6 @@ impl Runtime {
         // The failed reply stays in the session file but leaves the context the retry sends.
         self.remove_last_assistant();
 
-        let cancel = CancellationToken::new();
-        *lock(&self.inner.retry_cancel) = Some(cancel.clone());
         let rt = self.clone();
         tokio::spawn(async move {
             let slept = tokio::select! {
@@ -140,18 +133,16 @@ impl Runtime {
                 } => true,
             };
             // No other retry can start before this one continues, so the slot still holds ours (or was taken).
-            lock(&rt.inner.retry_cancel).take();
+            rt.inner.phase.backoff_over();
             if !slept {
-                let attempt = rt.inner.retry_attempt.swap(0, Ordering::AcqRel);
-                rt.inner.is_retrying.store(false, Ordering::Release);
+                let attempt = rt.inner.phase.end_retry_chain();
                 rt.inner.outbox.send(&json!({"type": "auto_retry_end", "success": false, "attempt": attempt, "finalError": "Retry cancelled"}),
                 );
                 return;
             }
             if let Err(e) = rt.inner.agent.start_continue() {
                 tracing::warn!("Agent retry failed: {e}");
-                rt.inner.retry_attempt.store(0, Ordering::Release);
-                rt.inner.is_retrying.store(false, Ordering::Release);
+                rt.inner.phase.end_retry_chain();
             }
         });
         true
@@ -160,10 +151,7 @@ impl Runtime {
     /// Cancel the retry backoff (the sleeping task then emits `auto_retry_end` with `Retry cancelled`) and stop
     /// reporting a retry in progress. Also part of `abort`.
     pub(crate) fn abort_retry(&self) {
-        if let Some(token) = lock(&self.inner.retry_cancel).take() {
-            token.cancel();
-        }
-        self.inner.is_retrying.store(false, Ordering::Release);
+        self.inner.phase.abort_retry();
     }
 
     /// Drop the last message from the agent's context when it is an assistant reply (it stays in the file).

@@ -1,7 +1,6 @@
 //! Session files: tree, navigation, fork, new/switch/delete/import, listings.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 
 use dreb_agent::AgentMessage;
 use dreb_ai::ThinkingLevel;
@@ -39,7 +38,7 @@ impl Runtime {
                 "Cannot navigate the session tree while the agent is streaming. Abort or wait for idle first.".into()
             );
         }
-        if self.inner.is_compacting.load(Ordering::Acquire) {
+        if self.inner.phase.view(false).is_compacting {
             return Err("Cannot navigate the session tree while summarization or compaction is in progress. Wait for idle first.".into());
         }
         Ok(())
@@ -138,7 +137,7 @@ impl Runtime {
                     api_key,
                     cancel,
                 };
-                self.inner.is_compacting.store(true, Ordering::Release);
+                self.inner.phase.begin_summary();
                 // The summary call is a long wait: later commands go ahead (as in the reference).
                 ctx.release_order();
                 let result = generate_branch_summary(
@@ -148,7 +147,7 @@ impl Runtime {
                     p.replace_instructions == Some(true),
                 )
                 .await;
-                self.inner.is_compacting.store(false, Ordering::Release);
+                self.inner.phase.end_summary();
                 match result {
                     Ok(s) => {
                         summary = Some(BranchSummaryInput {

@@ -76,6 +76,8 @@ impl Runtime {
             Some(m) => available_thinking_levels(m),
             None => vec![dreb_ai::ThinkingLevel::Off],
         };
+        // The run's phase in one reading.
+        let phase = self.inner.phase.view(agent.is_streaming());
         Ok(RpcSessionState {
             model: model.as_ref().map(wire_model).transpose()?,
             scoped_models: self.scoped_models_for_state()?,
@@ -83,10 +85,10 @@ impl Runtime {
             using_subscription: false,
             thinking_level: wire(&agent.thinking_level())?,
             available_thinking_levels: wire(&levels)?,
-            is_streaming: self.is_busy(),
-            is_retrying: self.inner.is_retrying.load(Ordering::Acquire),
-            retry_attempt: self.inner.retry_attempt.load(Ordering::Acquire) as i64,
-            is_compacting: self.inner.is_compacting.load(Ordering::Acquire),
+            is_streaming: phase.is_streaming,
+            is_retrying: phase.is_retrying,
+            retry_attempt: i64::from(phase.retry_attempt),
+            is_compacting: phase.is_compacting,
             steering_mode: wire(&agent.steering_mode())?,
             follow_up_mode: wire(&agent.follow_up_mode())?,
             session_file: if self.inner.no_session {
