@@ -9,17 +9,22 @@ mod background;
 mod catalog;
 mod commands;
 mod convert;
+mod dialog_tracker;
+mod event_bridge;
 mod handler;
+mod options;
 mod persist;
 mod projection;
 mod run_phase;
 mod runtime;
 mod sink;
+mod startup;
+mod sync;
 mod system_prompt;
 
-pub use projection::project_dashboard_event;
-pub use runtime::{
-    Runtime, RuntimeOptions, StartupError, UI_TYPES, UNPROVIDED_TOOLS, is_known_tool,
-    provided_tool_names,
+pub use options::{
+    RuntimeOptions, StartupError, UI_TYPES, UNPROVIDED_TOOLS, is_known_tool, provided_tool_names,
 };
+pub use projection::project_dashboard_event;
+pub use runtime::Runtime;
 pub use sink::{FrameSink, VecSink};

@@ -6,13 +6,11 @@
 //! consistent [`PhaseView`] instead of flags read one after another while they change. Whether the agent loop
 //! itself is streaming is the agent's own state; [`PhaseView`] combines it with `ending` into what hosts see.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use tokio_util::sync::CancellationToken;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 /// Which compaction is running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,6 @@
 //! picks the agent, scoped model and thinking level of each child before it is spawned. It fails closed: any
 //! problem (configuration, scope, guide, inference, output) prevents the spawn with a bounded error code.
 
-use std::collections::VecDeque;
 use std::path::Path;
 use std::time::Duration;
 
@@ -14,14 +13,15 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::activity::truncate_marked;
 use super::routing_guide;
-use crate::runtime::{Inner, lock};
+use crate::runtime::Inner;
+use crate::sync::lock;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 const MAX_USER_INTENT_CHARS: usize = 2_000;
 const MAX_AGENT_DESCRIPTION_CHARS: usize = 1_000;
 const MAX_METADATA_CHARS: usize = 2_000;
-const MAX_CONTEXT_ENTRY_CHARS: usize = 2_000;
 const MAX_PACKAGE_CHARS: usize = 180_000;
 const MAX_ERROR_CHARS: usize = 500;
 const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
@@ -83,56 +83,6 @@ fn safe(text: &str) -> String {
         .chars()
         .take(MAX_ERROR_CHARS)
         .collect()
-}
-
-fn truncate_marked(value: &str, max: usize) -> String {
-    if value.chars().count() <= max {
-        return value.to_string();
-    }
-    const MARKER: &str = "...[truncated]";
-    let keep: String = value
-        .chars()
-        .take(max.saturating_sub(MARKER.len()))
-        .collect();
-    format!("{keep}{MARKER}")
-}
-
-/// Recent parent activity (assistant text, tool calls and results), newest kept, for the arbiter's context.
-#[derive(Default)]
-pub struct ActivityBuffer {
-    entries: VecDeque<String>,
-}
-
-impl ActivityBuffer {
-    const MAX_ENTRIES: usize = 30;
-    const MAX_CHARS: usize = 6_000;
-
-    pub fn push(&mut self, entry: String) {
-        let entry: String = truncate_marked(&entry, MAX_CONTEXT_ENTRY_CHARS)
-            .chars()
-            .take(2_000)
-            .collect();
-        self.entries.push_back(entry);
-        while self.entries.len() > Self::MAX_ENTRIES {
-            self.entries.pop_front();
-        }
-    }
-
-    pub fn clear(&mut self) {
-        self.entries.clear();
-    }
-
-    fn build(&self) -> String {
-        let joined = self.entries.iter().cloned().collect::<Vec<_>>().join("\n");
-        let len = joined.chars().count();
-        if len <= Self::MAX_CHARS {
-            return joined;
-        }
-        const MARKER: &str = "[... older activity truncated ...]";
-        let available = Self::MAX_CHARS.saturating_sub(MARKER.len() + 1);
-        let tail: String = joined.chars().skip(len - available).collect();
-        format!("{MARKER}\n{tail}")
-    }
 }
 
 /// Labels for an assistant message: its text, and the tools it called.
@@ -607,6 +557,7 @@ fn build_package(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::background::activity::ActivityBuffer;
 
     #[test]
     fn decisions_need_exactly_three_known_keys() {

@@ -15,7 +15,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::lock;
+use crate::sync::lock;
 
 /// How long a child gets after SIGTERM before SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(5);

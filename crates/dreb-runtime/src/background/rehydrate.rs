@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::child::session_files;
 use super::{AgentInfo, BackgroundAgents, iso};
-use crate::runtime::lock;
+use crate::sync::lock;
 
 const HEAD_BYTES: u64 = 256 * 1024;
 const TAIL_BYTES: u64 = 64 * 1024;

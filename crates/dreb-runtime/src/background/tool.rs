@@ -13,9 +13,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::agent_types::{AgentTypeConfig, DEFAULT_AGENT, discover};
 use super::child::{ChildSpec, StepMetadata, SubagentResult, run_child};
-use super::{LaunchHooks, arbiter, launch, new_id};
+use super::session::{LaunchHooks, launch};
+use super::{arbiter, new_id};
 use crate::commands::home_dir;
-use crate::runtime::{Inner, find_model, lock};
+use crate::runtime::{Inner, find_model};
+use crate::sync::lock;
 
 const MAX_PARALLEL_TASKS: usize = 8;
 /// Longer prompts risk the argument-size limit of the child's command line.

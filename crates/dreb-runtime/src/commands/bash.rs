@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static NEXT_BASH: AtomicU64 = AtomicU64::new(1);
 
 use crate::convert::wire;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
+use crate::sync::lock;
 
 impl Runtime {
     fn bash_options(&self) -> Result<dreb_tools::BashExecOptions, String> {

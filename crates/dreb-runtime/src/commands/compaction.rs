@@ -18,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::convert::wire;
 use crate::run_phase::{CompactionKind, CompactionTicket};
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
+use crate::sync::lock;
 
 const OVERFLOW_RETRY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing \
                                      context or switching to a larger-context model.";

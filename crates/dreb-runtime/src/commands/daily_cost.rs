@@ -9,7 +9,8 @@ use dreb_protocol::support::{JsNumber, RequestContext};
 use dreb_protocol::*;
 use serde_json::Value;
 
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
+use crate::sync::lock;
 
 const REFRESH_AFTER: Duration = Duration::from_secs(60);
 

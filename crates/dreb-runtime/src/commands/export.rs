@@ -8,7 +8,8 @@ use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_session::{HtmlExportOptions, ToolInfo};
 
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
+use crate::sync::lock;
 
 impl Runtime {
     pub(crate) async fn cmd_export_html(

@@ -8,9 +8,9 @@ use std::time::Instant;
 use dreb_ai::{Model, ModelRegistry, ThinkingLevel};
 use dreb_settings::SettingsManager;
 
-use super::discovery::{Resources, load_resources};
+use super::discovery::resources::{Resources, load_resources};
 use crate::catalog::model_info;
-use crate::runtime::RuntimeOptions;
+use crate::options::RuntimeOptions;
 
 /// One model of the scope, with the thinking level its pattern pinned (if any).
 #[derive(Debug, Clone)]

@@ -11,7 +11,8 @@ use dreb_settings::model_scope::{find_exact_model_reference, find_model_in_list}
 
 use crate::catalog::model_info;
 use crate::convert::wire;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
+use crate::sync::lock;
 
 /// What a pattern resolved to: an index into the model list, the thinking level of a `:<level>` suffix, and the
 /// warning of an invalid suffix.

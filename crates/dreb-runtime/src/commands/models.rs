@@ -6,7 +6,8 @@ use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 
 use crate::convert::wire;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
+use crate::sync::lock;
 
 impl Runtime {
     pub(crate) async fn cmd_get_available_models(

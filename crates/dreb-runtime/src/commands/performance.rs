@@ -13,7 +13,8 @@ use dreb_protocol::*;
 use serde_json::{Value, json};
 
 use crate::convert::wire;
-use crate::runtime::{Inner, Runtime, lock};
+use crate::runtime::{Inner, Runtime};
+use crate::sync::lock;
 
 /// Shorter messages make meaningless rates (the reference's threshold).
 const MIN_DURATION_MS: f64 = 10.0;

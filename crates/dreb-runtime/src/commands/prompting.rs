@@ -7,7 +7,8 @@ use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 
 use crate::convert::wire;
-use crate::runtime::{QueuedDisplay, Runtime, lock, no_api_key_text};
+use crate::runtime::{QueuedDisplay, Runtime, no_api_key_text};
+use crate::sync::lock;
 
 fn builtin_slash_command(message: &str) -> Option<&str> {
     let first = message.split_whitespace().next()?;

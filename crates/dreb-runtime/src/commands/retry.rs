@@ -11,7 +11,8 @@ use dreb_protocol::*;
 use serde_json::{Value, json};
 
 use crate::run_phase::{CompactionKind, RetryStep};
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
+use crate::sync::lock;
 
 /// Overrides `retry.baseDelayMs` (tests use a few milliseconds instead of seconds).
 pub const RETRY_BASE_DELAY_ENV: &str = "DREB_RETRY_BASE_DELAY_MS";

@@ -10,7 +10,8 @@ use dreb_protocol::*;
 use dreb_session::{BranchSummaryInput, ListOptions, NavigateOptions, NewSessionOptions};
 
 use crate::convert::wire;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
+use crate::sync::lock;
 
 impl Runtime {
     /// Make the agent's conversation (and thinking level) match the session's current branch.

@@ -10,7 +10,8 @@ use dreb_protocol::*;
 use serde_json::{Value, json};
 
 use crate::convert::wire;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
+use crate::sync::lock;
 
 fn snapshot_id(id: &Option<Value>) -> String {
     match id {

@@ -11,7 +11,8 @@ use dreb_protocol::*;
 use serde::Deserialize;
 
 use crate::convert::wire;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
+use crate::sync::lock;
 
 impl Runtime {
     /// `contextUsage`: the session's own estimate (last usage + trailing estimates), absent without a window.

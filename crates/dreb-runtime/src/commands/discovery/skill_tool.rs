@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Skill;
 use super::expand::expand_skill;
-use crate::runtime::{Inner, lock};
+use crate::runtime::Inner;
+use crate::sync::lock;
 
 #[derive(Debug, Deserialize)]
 struct Params {

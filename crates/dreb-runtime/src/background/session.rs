@@ -1,0 +1,415 @@
+//! Where the background registry meets the live session: launching a child with its hooks (relayed events,
+//! arbitration records, the control channel), delivering its result to the parent, and the parent-side guardrails
+//! the event bridge and the agent hooks consult.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Weak};
+
+use dreb_agent::AgentMessage;
+use dreb_ai::{TextContent, UserBlock, UserContent, UserMessage};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::child::{ControlClient, SubagentResult};
+use super::{AgentInfo, PRUNE_AFTER_MS, SENTINEL, arbiter, iso, new_id, now_ms};
+use crate::runtime::Inner;
+use crate::sync::lock;
+
+/// Where a launch's work reports to.
+pub(crate) struct LaunchHooks {
+    pub agent_id: String,
+    pub cancel: CancellationToken,
+    inner: Weak<Inner>,
+}
+
+impl LaunchHooks {
+    /// Relay one child frame as `background_agent_event`.
+    pub fn relay(&self, mut event: Value) {
+        if let Some(inner) = self.inner.upgrade() {
+            if inner.dashboard_projection {
+                crate::projection::project_dashboard_event(&mut event);
+            }
+            inner.outbox.send(&json!({"type": "background_agent_event", "agentId": self.agent_id, "event": event}),
+            );
+        }
+    }
+
+    /// Keep a Dispatch Arbiter record: on the registry entry (a success also renames the agent type), as a
+    /// non-context `subagent_arbitration` entry of the parent session, and as an event.
+    pub fn record_arbitration(&self, record: Value) {
+        let Some(inner) = self.inner.upgrade() else {
+            return;
+        };
+        inner.background.update(&self.agent_id, |e| {
+            if record["status"] == "success"
+                && let Some(agent) = record["final"]["agent"].as_str()
+            {
+                e.info.agent_type = agent.to_string();
+            }
+            e.info
+                .arbitrations
+                .get_or_insert_with(Vec::new)
+                .push(record.clone());
+        });
+        let mut event = json!({"type": "subagent_arbitration", "agentId": self.agent_id});
+        if let (Some(obj), Some(fields)) = (event.as_object_mut(), record.as_object()) {
+            obj.extend(fields.clone());
+        }
+        if let Err(e) =
+            lock(&inner.session).append_custom_entry("subagent_arbitration", Some(event.clone()))
+        {
+            tracing::error!("could not persist an arbitration record: {e}");
+        }
+        inner.outbox.send(&event);
+    }
+
+    /// Track the child's control channel and process once it is up; forget both once it has exited.
+    pub fn set_control(&self, control: Option<Arc<ControlClient>>) {
+        if let Some(inner) = self.inner.upgrade() {
+            inner.background.update(&self.agent_id, |e| {
+                e.pid = control.as_ref().and_then(|c| c.pid);
+                // An aborted entry takes no more commands, even while its child winds down.
+                e.control = control.filter(|_| e.abort.is_some());
+            });
+        }
+    }
+}
+
+/// Register an agent, announce it, and run `work` in the background once a concurrency slot is free. The result
+/// is delivered to the parent agent when `work` finishes. Returns the agent id.
+pub(crate) fn launch<F, Fut>(
+    inner: &Arc<Inner>,
+    agent_type: &str,
+    task_summary: &str,
+    session_dir: PathBuf,
+    cwd: PathBuf,
+    work: F,
+) -> String
+where
+    F: FnOnce(Arc<LaunchHooks>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = SubagentResult> + Send + 'static,
+{
+    let agent_id = new_id();
+    let cancel = CancellationToken::new();
+    let started = now_ms();
+    let session_dir_text = session_dir.display().to_string();
+    inner.background.register(
+        AgentInfo {
+            agent_id: agent_id.clone(),
+            agent_type: agent_type.to_string(),
+            task_summary: task_summary.to_string(),
+            started_at: iso(started),
+            status: "running",
+            session_dir: Some(session_dir_text.clone()),
+            session_file: None,
+            cwd: Some(cwd.display().to_string()),
+            arbitrations: None,
+        },
+        Some(cancel.clone()),
+    );
+    inner.outbox.send(
+        &json!({"type": "background_agent_start", "agentId": agent_id, "agentType": agent_type,
+                "taskSummary": task_summary, "sessionDir": session_dir_text}),
+    );
+    let hooks = Arc::new(LaunchHooks {
+        agent_id: agent_id.clone(),
+        cancel: cancel.clone(),
+        inner: Arc::downgrade(inner),
+    });
+    let gate = inner.background.gate.clone();
+    let weak = Arc::downgrade(inner);
+    let agent_type = agent_type.to_string();
+    let id = agent_id.clone();
+    tokio::spawn(async move {
+        // Waiting for a slot ends early on abort; the work then reports "Aborted before spawn".
+        let _permit = tokio::select! {
+            p = gate.acquire_owned() => p.ok(),
+            _ = cancel.cancelled() => None,
+        };
+        let result = work(hooks).await;
+        let Some(inner) = weak.upgrade() else {
+            return;
+        };
+        let cancelled = cancel.is_cancelled();
+        inner.background.update(&id, |e| {
+            if !cancelled {
+                e.info.status = if result.success() {
+                    "completed"
+                } else {
+                    "failed"
+                };
+            }
+            if let Some(f) = &result.session_file {
+                e.info.session_file = Some(f.display().to_string());
+            }
+            e.abort = None;
+            e.control = None;
+            e.prune_at_ms = Some(now_ms() + PRUNE_AFTER_MS);
+        });
+        deliver_completion(&inner, &id, &agent_type, result, cancelled).await;
+    });
+    agent_id
+}
+
+/// The notice the parent agent receives when a child finishes.
+fn completion_text(
+    inner: &Inner,
+    agent_id: &str,
+    result: &SubagentResult,
+    cancelled: bool,
+) -> String {
+    let mut parts = Vec::new();
+    let metadata: Vec<String> = [
+        result.model.as_ref().map(|m| format!("model: {m}")),
+        result.thinking.as_ref().map(|t| format!("thinking: {t}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !metadata.is_empty() {
+        parts.push(format!("Execution metadata: {}", metadata.join(", ")));
+    }
+    if cancelled {
+        parts.push("This agent was cancelled by the user.".to_string());
+    } else if !result.success() || result.error_message.is_some() {
+        parts.push(format!(
+            "Error: {}",
+            result.error_message.as_deref().unwrap_or("unknown")
+        ));
+    }
+    if !result.output.is_empty() {
+        parts.push(result.output.clone());
+    }
+    if let Some(f) = &result.session_file {
+        parts.push(format!("Session log: {}", f.display()));
+    }
+    let still_running = inner.background.running();
+    if !still_running.is_empty() {
+        let list: Vec<String> = still_running
+            .iter()
+            .map(|a| format!("  {} ({}): {}", a.agent_id, a.agent_type, a.task_summary))
+            .collect();
+        parts.push(format!(
+            "Still running ({}):\n{}",
+            still_running.len(),
+            list.join("\n")
+        ));
+    }
+    let summary = if parts.is_empty() {
+        "(no output)".to_string()
+    } else {
+        parts.join("\n\n")
+    };
+    let status = if cancelled { "cancelled" } else { "completed" };
+    format!(
+        "{SENTINEL}\nBackground agent {agent_id} ({}) {status}.\n\n{summary}\n</background-agent-complete>",
+        result.agent
+    )
+}
+
+/// Hand a finished child's result to the parent agent: a cancelled one is only recorded; a finished one resumes
+/// the parent (steered into a running turn, else as a new prompt). Then `background_agent_end` is sent.
+async fn deliver_completion(
+    inner: &Arc<Inner>,
+    agent_id: &str,
+    agent_type: &str,
+    result: SubagentResult,
+    cancelled: bool,
+) {
+    let message = AgentMessage::User(UserMessage {
+        content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
+            text: completion_text(inner, agent_id, &result, cancelled),
+            text_signature: None,
+        })]),
+        timestamp: dreb_agent::agent::now_ms(),
+    });
+    let agent = &inner.agent;
+    if cancelled {
+        agent.append_message(message.clone());
+        if let Err(e) = crate::persist::append_agent_message(&mut lock(&inner.session), &message) {
+            tracing::error!("could not persist a background agent notice: {e}");
+        }
+        inner
+            .outbox
+            .send(&json!({"type": "message_start", "message": message}));
+        inner
+            .outbox
+            .send(&json!({"type": "message_end", "message": message}));
+    } else if !inner.stop.is_cancelled() {
+        inner.background.reset_guardrail();
+        // A run that already sent agent_end would keep a steer until the next prompt: start a run instead.
+        crate::runtime::Runtime {
+            inner: inner.clone(),
+        }
+        .settle_after_agent_end()
+        .await;
+        if agent.is_streaming() {
+            agent.steer(message.clone());
+            // A run already past its last steering check would end with the notice still queued: once idle, a
+            // notice nobody took starts a run of its own.
+            let inner = inner.clone();
+            tokio::spawn(async move {
+                inner.agent.wait_for_idle().await;
+                if !inner.stop.is_cancelled() && inner.agent.take_queued_steering(&message) {
+                    start_or_follow_up(&inner, message);
+                }
+            });
+        } else {
+            start_or_follow_up(inner, message);
+        }
+    }
+    let mut end = json!({"type": "background_agent_end", "agentId": agent_id,
+                         "agentType": if result.agent.is_empty() { agent_type } else { &result.agent },
+                         "success": result.success()});
+    if let Some(m) = &result.model {
+        end["model"] = json!(m);
+    }
+    if let Some(t) = &result.thinking {
+        end["thinking"] = json!(t);
+    }
+    if let Some(steps) = &result.steps {
+        end["steps"] = Value::Array(
+            steps
+                .iter()
+                .map(|s| {
+                    let mut v = json!({"step": s.step, "agent": s.agent, "success": s.success});
+                    if let Some(m) = &s.model {
+                        v["model"] = json!(m);
+                    }
+                    if let Some(t) = &s.thinking {
+                        v["thinking"] = json!(t);
+                    }
+                    v
+                })
+                .collect(),
+        );
+    }
+    if let Some(f) = &result.session_file {
+        end["sessionFile"] = json!(f.display().to_string());
+    }
+    inner.outbox.send(&end);
+}
+
+/// Resume the parent with `message`, or, if a run started in between, deliver it when that run would stop.
+fn start_or_follow_up(inner: &Inner, message: AgentMessage) {
+    if let Err(e) = inner.agent.start_prompt(vec![message.clone()]) {
+        tracing::debug!("background completion queued as a follow-up: {e}");
+        inner.agent.follow_up(message);
+    }
+}
+
+// ----- guardrails (called from the runtime's event bridge and hooks) ------------------------------------------
+
+/// A new assistant message may be checked for the sentinel again.
+pub(crate) fn on_assistant_message_start(inner: &Inner) {
+    lock(&inner.background.guard).sentinel_steered = false;
+}
+
+/// The parent model began writing a completion notice itself while agents run: tell it (once per message) that
+/// results arrive on their own.
+pub(crate) fn on_text_delta(inner: &Inner, partial_text: &str) {
+    // Cheap checks first: this runs for every text delta, and the scan reads the whole reply so far.
+    if inner.background.running_count() == 0 {
+        return;
+    }
+    {
+        let mut g = lock(&inner.background.guard);
+        if g.sentinel_steered || !partial_text.contains(SENTINEL) {
+            return;
+        }
+        g.sentinel_steered = true;
+    }
+    inner.agent.steer(AgentMessage::User(UserMessage {
+        content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
+            text: "Background agents are still running and have not reported back; their results arrive as \
+                   messages of their own. Stop and wait for them instead of writing a result. If the tag is \
+                   intentional (for example inside a code block), say so and continue."
+                .into(),
+            text_signature: None,
+        })]),
+        timestamp: dreb_agent::agent::now_ms(),
+    }));
+}
+
+pub(crate) fn on_turn_start(inner: &Inner) {
+    let running = inner.background.running_count() > 0;
+    let mut g = lock(&inner.background.guard);
+    g.running_at_turn_start = running;
+    g.pause_notified = false;
+}
+
+pub(crate) fn on_turn_end(inner: &Inner) {
+    if inner.background.running_count() == 0 {
+        inner.background.reset_guardrail();
+        return;
+    }
+    let mut g = lock(&inner.background.guard);
+    if g.running_at_turn_start {
+        g.turns_used += 1;
+    }
+}
+
+/// Before each further LLM call of a run: false pauses the parent once its turn budget is spent while agents run.
+pub(crate) fn should_continue(inner: &Inner) -> bool {
+    let running = inner.background.running_count();
+    if running == 0 {
+        inner.background.reset_guardrail();
+        return true;
+    }
+    let guardrail = inner.settings.background_agent_guardrail();
+    if !guardrail.enabled {
+        return true;
+    }
+    let mut g = lock(&inner.background.guard);
+    if g.turns_used < guardrail.turn_limit {
+        return true;
+    }
+    if !g.pause_notified {
+        g.pause_notified = true;
+        let turns_used = g.turns_used;
+        drop(g);
+        inner.outbox.send(
+            &json!({"type": "parent_paused_for_background_agents", "runningAgentCount": running,
+                    "turnsUsed": turns_used, "turnLimit": guardrail.turn_limit}),
+        );
+    }
+    false
+}
+
+/// Parent activity the Dispatch Arbiter is shown: assistant replies and tool calls…
+pub(crate) fn on_assistant_end(inner: &Inner, message: &dreb_ai::AssistantMessage) {
+    let mut activity = lock(&inner.background.activity);
+    for entry in arbiter::label_assistant(message) {
+        activity.push(entry);
+    }
+}
+
+/// … and tool results.
+pub(crate) fn on_tool_end(
+    inner: &Inner,
+    tool_name: &str,
+    result: &dreb_agent::ToolOutput,
+    is_error: bool,
+) {
+    let output: String = result
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            UserBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    lock(&inner.background.activity).push(arbiter::label_tool_end(tool_name, is_error, &output));
+}
+
+/// The text of the first text block of an assistant message (what the sentinel check reads).
+pub(crate) fn first_text(message: &dreb_ai::AssistantMessage) -> &str {
+    message
+        .content
+        .iter()
+        .find_map(|b| match b {
+            dreb_ai::AssistantBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .unwrap_or("")
+}

@@ -1,0 +1,583 @@
+//! Resource discovery: skills and prompt templates from the settings, the agent dir, the project and the bundled
+//! skills, the subagent definitions, and the built-in slash commands. Knows nothing of the live session.
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+use dreb_settings::SettingsManager;
+use serde_json::{Value, json};
+
+use super::{bundled_skills, expand};
+
+/// The 20 interactive built-ins, with the `dashboard` flag (false: terminal-only), in the reference's order.
+pub(crate) const BUILTIN_COMMANDS: [(&str, &str, bool); 20] = [
+    ("settings", "Open settings menu", true),
+    ("model", "Select model (opens selector UI)", true),
+    (
+        "scoped-models",
+        "Enable/disable models for Ctrl+P cycling",
+        true,
+    ),
+    (
+        "export",
+        "Export session (HTML default, or specify path: .html/.jsonl)",
+        true,
+    ),
+    (
+        "import",
+        "Import and resume a session from a JSONL file",
+        true,
+    ),
+    ("copy", "Copy last agent message to clipboard", false),
+    ("name", "Set session display name", true),
+    ("session", "Show session info and stats", true),
+    ("hotkeys", "Show all keyboard shortcuts", false),
+    ("fork", "Create a new fork from a previous message", true),
+    ("tree", "Navigate session tree (switch branches)", true),
+    ("login", "Login with OAuth provider", true),
+    ("logout", "Logout from OAuth provider", true),
+    ("new", "Start a new session", true),
+    ("compact", "Manually compact the session context", true),
+    (
+        "dream",
+        "Consolidate and prune memories (backup, merge, scan sessions)",
+        true,
+    ),
+    ("resume", "Resume a different session", true),
+    (
+        "reload",
+        "Reload keybindings, extensions, skills, prompts, and themes",
+        true,
+    ),
+    (
+        "buddy",
+        "Hatch or manage your terminal companion (pet, reroll, off)",
+        false,
+    ),
+    ("quit", "Quit dreb", true),
+];
+
+/// The UI type RPC sessions filter skills by (a skill's `ui` frontmatter restricts it to one UI).
+const UI_TYPE: &str = "rpc";
+
+/// Where a resource came from, as `sourceInfo` reports it.
+#[derive(Debug, Clone)]
+pub(crate) struct Source {
+    pub path: PathBuf,
+    /// `auto` for the discovered directories, `local` for paths listed in settings.
+    pub source: &'static str,
+    pub scope: &'static str,
+    pub base_dir: Option<PathBuf>,
+}
+
+impl Source {
+    fn to_json(&self) -> Value {
+        let mut v = json!({
+            "path": self.path.to_string_lossy(),
+            "source": self.source,
+            "scope": self.scope,
+            "origin": "top-level",
+        });
+        if let Some(base) = &self.base_dir {
+            v["baseDir"] = json!(base.to_string_lossy());
+        }
+        v
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Skill {
+    pub name: String,
+    pub description: String,
+    pub ui: Option<String>,
+    /// `disable-model-invocation: true`: only the user may run it (`/skill:name`); the model neither sees it in the
+    /// system prompt nor can load it with the `skill` tool.
+    pub disable_model_invocation: bool,
+    /// The `SKILL.md` text of a compiled-in skill (the others are read from `source.path` when expanded).
+    pub text: Option<&'static str>,
+    pub source: Source,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct PromptTemplate {
+    pub name: String,
+    pub description: String,
+    /// The body after the frontmatter, with `$1`/`$@`/… placeholders.
+    pub content: String,
+    pub source: Source,
+}
+
+/// Resource metadata loaded at startup and on `reload`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Resources {
+    pub context_files: Vec<PathBuf>,
+    pub skills: Vec<Skill>,
+    pub prompts: Vec<PromptTemplate>,
+}
+
+/// Split `---`-delimited frontmatter into simple `key: value` pairs (quotes stripped) and the body. Files without
+/// frontmatter have no keys.
+pub(crate) fn parse_frontmatter(text: &str) -> (Vec<(String, String)>, String) {
+    let text = text.replace("\r\n", "\n");
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return (Vec::new(), text);
+    };
+    let (front, body) = match rest.find("\n---") {
+        Some(i) => {
+            let after = &rest[i + 4..];
+            let body = after.split_once('\n').map(|(_, b)| b).unwrap_or("");
+            (&rest[..i], body.to_string())
+        }
+        None => return (Vec::new(), text.clone()),
+    };
+    let pairs = front
+        .lines()
+        .filter(|l| !l.starts_with([' ', '\t', '#']))
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| {
+            let v = v.trim();
+            let unquoted = v
+                .strip_prefix('"')
+                .and_then(|s| s.strip_suffix('"'))
+                .or_else(|| v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
+                .unwrap_or(v);
+            (k.trim().to_string(), unquoted.to_string())
+        })
+        .collect();
+    (pairs, body)
+}
+
+fn get<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty())
+}
+
+/// Directory entries sorted by name (directory order is not stable across file systems), hidden ones and
+/// `node_modules` skipped. Symlinks are followed.
+fn entries(dir: &Path) -> Vec<(PathBuf, bool)> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(PathBuf, bool)> = read
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.') && name != "node_modules"
+        })
+        .filter_map(|e| {
+            let meta = std::fs::metadata(e.path()).ok()?;
+            (meta.is_dir() || meta.is_file()).then(|| (e.path(), meta.is_dir()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Skill files of a skills directory: a directory holding `SKILL.md` is a skill (nothing below it is searched);
+/// otherwise root-level `*.md` files, and subdirectories searched the same way.
+fn skill_files(dir: &Path, root: bool, out: &mut Vec<PathBuf>) {
+    let list = entries(dir);
+    if let Some((skill, _)) = list
+        .iter()
+        .find(|(p, is_dir)| !is_dir && p.file_name().is_some_and(|n| n == "SKILL.md"))
+    {
+        out.push(skill.clone());
+        return;
+    }
+    for (path, is_dir) in list {
+        if is_dir {
+            skill_files(&path, false, out);
+        } else if root && path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
+    }
+}
+
+fn load_skill(source: Source) -> Option<Skill> {
+    let text = std::fs::read_to_string(&source.path).ok()?;
+    skill_from_text(&text, source)
+}
+
+/// A skill from its `SKILL.md` text: `name` defaults to the parent directory's name; without a description it is not
+/// loaded.
+fn skill_from_text(text: &str, source: Source) -> Option<Skill> {
+    let (front, _) = parse_frontmatter(text);
+    let parent = source
+        .path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let description = get(&front, "description")
+        .map(str::trim)
+        .filter(|d| !d.is_empty())?
+        .to_string();
+    Some(Skill {
+        name: get(&front, "name").map(str::to_string).unwrap_or(parent),
+        description,
+        ui: get(&front, "ui").map(str::to_string),
+        disable_model_invocation: get(&front, "disable-model-invocation")
+            .is_some_and(|v| matches!(v, "true" | "True" | "TRUE")),
+        text: None,
+        source,
+    })
+}
+
+/// The built-in skills (lowest priority), with `sourceInfo` `{source: "builtin", scope: "user", baseDir: <skill
+/// dir>}` as the reference reports them.
+fn builtin_skills() -> Vec<Skill> {
+    let builtin = |path: PathBuf| Source {
+        base_dir: path.parent().map(Path::to_path_buf),
+        path,
+        source: "builtin",
+        scope: "user",
+    };
+    bundled_skills::bundled_skills()
+        .into_iter()
+        .filter_map(|(path, text)| {
+            let skill = skill_from_text(text, builtin(path))?;
+            Some(Skill {
+                text: Some(text),
+                ..skill
+            })
+        })
+        .collect()
+}
+
+fn load_prompt(source: Source) -> Option<PromptTemplate> {
+    let path = source.path.as_path();
+    let text = std::fs::read_to_string(path).ok()?;
+    let (front, body) = parse_frontmatter(&text);
+    let name = path
+        .file_name()?
+        .to_string_lossy()
+        .trim_end_matches(".md")
+        .to_string();
+    // The description is the frontmatter's, else the first non-empty body line (60 characters).
+    let description = match get(&front, "description") {
+        Some(d) => d.to_string(),
+        None => body
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| {
+                let short: String = l.chars().take(60).collect();
+                if l.chars().count() > 60 {
+                    format!("{short}...")
+                } else {
+                    short
+                }
+            })
+            .unwrap_or_default(),
+    };
+    Some(PromptTemplate {
+        name,
+        description,
+        content: expand::body_of(&text),
+        source,
+    })
+}
+
+/// `.agents/skills` in `cwd` and its ancestors, up to the git root (or the file-system root outside a repository).
+fn ancestor_agents_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
+    let git_root = cwd
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf);
+    let mut dirs = Vec::new();
+    for dir in cwd.ancestors() {
+        dirs.push(dir.join(".agents").join("skills"));
+        if git_root.as_deref() == Some(dir) {
+            break;
+        }
+    }
+    dirs
+}
+
+/// The workspace's one home resolution (`dreb-paths`).
+pub(crate) fn home_dir() -> Option<PathBuf> {
+    Some(dreb_paths::home_dir())
+}
+
+/// `~`-expanded `entry`, relative to `base`, with `.` and `..` resolved lexically (as Node's `path.resolve`).
+pub(crate) fn resolve_entry(entry: &str, base: &Path) -> PathBuf {
+    let t = entry.trim();
+    let joined = match (t.strip_prefix('~'), home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest.trim_start_matches('/')),
+        _ => base.join(t),
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Plain path entries of a settings `skills` / `prompts` list (patterns — `!`, `+`, `-`, `*`, `?` — only filter
+/// in the reference and are not supported here).
+fn settings_paths(
+    settings: &serde_json::Map<String, Value>,
+    key: &str,
+    base: &Path,
+) -> Vec<PathBuf> {
+    let Some(list) = settings.get(key).and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(Value::as_str)
+        .filter(|e| !(e.starts_with(['!', '+', '-']) || e.contains(['*', '?'])))
+        .map(|e| resolve_entry(e, base))
+        .collect()
+}
+
+/// `*.md` files under `dir`, recursively (settings-listed prompt directories).
+fn md_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for (path, is_dir) in entries(dir) {
+        if is_dir {
+            md_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
+    }
+}
+
+/// Files of a settings entry: the file itself, or the resource files of a directory.
+fn entry_files(path: &Path, skills: bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => out.push(path.to_path_buf()),
+        Ok(m) if m.is_dir() && skills => skill_files(path, true, &mut out),
+        Ok(m) if m.is_dir() => md_files(path, &mut out),
+        _ => {}
+    }
+    out
+}
+
+/// Where to look, in the reference's order: paths listed in project then global settings (`local`), then the
+/// auto-discovered project directories, then the user ones (`auto`). A file is taken from its first source.
+fn candidate_files(
+    cwd: &Path,
+    agent_dir: &Path,
+    project_settings: &serde_json::Map<String, Value>,
+    global_settings: &serde_json::Map<String, Value>,
+    skills: bool,
+) -> Vec<Source> {
+    let project_base = cwd.join(".dreb");
+    let key = if skills { "skills" } else { "prompts" };
+    let mut sources: Vec<Source> = Vec::new();
+    let mut add =
+        |files: Vec<PathBuf>, source: &'static str, scope: &'static str, base: Option<&Path>| {
+            for path in files {
+                if !sources.iter().any(|s| s.path == path) {
+                    sources.push(Source {
+                        path,
+                        source,
+                        scope,
+                        base_dir: base.map(Path::to_path_buf),
+                    });
+                }
+            }
+        };
+    for (settings, scope, base) in [
+        (project_settings, "project", project_base.as_path()),
+        (global_settings, "user", agent_dir),
+    ] {
+        for path in settings_paths(settings, key, base) {
+            add(entry_files(&path, skills), "local", scope, None);
+        }
+    }
+    let auto_files = |dir: &Path| {
+        let mut out = Vec::new();
+        if skills {
+            skill_files(dir, true, &mut out);
+        } else {
+            out = entries(dir)
+                .into_iter()
+                .filter(|(p, is_dir)| !is_dir && p.extension().is_some_and(|e| e == "md"))
+                .map(|(p, _)| p)
+                .collect();
+        }
+        out
+    };
+    if skills {
+        let user_agents_skills = home_dir().map(|h| h.join(".agents").join("skills"));
+        add(
+            auto_files(&project_base.join("skills")),
+            "auto",
+            "project",
+            Some(&project_base),
+        );
+        for dir in ancestor_agents_skill_dirs(cwd) {
+            if Some(&dir) != user_agents_skills.as_ref() {
+                add(auto_files(&dir), "auto", "project", Some(&project_base));
+            }
+        }
+        add(
+            auto_files(&agent_dir.join("skills")),
+            "auto",
+            "user",
+            Some(agent_dir),
+        );
+        if let Some(dir) = &user_agents_skills {
+            add(auto_files(dir), "auto", "user", Some(agent_dir));
+        }
+    } else {
+        add(
+            auto_files(&project_base.join("prompts")),
+            "auto",
+            "project",
+            Some(&project_base),
+        );
+        add(
+            auto_files(&agent_dir.join("prompts")),
+            "auto",
+            "user",
+            Some(agent_dir),
+        );
+    }
+    sources
+}
+
+/// Discover skills and prompt templates as the reference's resource loader does (see [`candidate_files`]); the
+/// first of a name wins.
+pub(crate) fn load_resources(
+    cwd: &Path,
+    agent_dir: &Path,
+    settings: &SettingsManager,
+) -> Resources {
+    let (project, global) = (settings.project_settings(), settings.global_settings());
+    let mut skills: Vec<Skill> = Vec::new();
+    let mut add_skill = |skill: Skill| {
+        if skills.iter().any(|s| s.name == skill.name) {
+            tracing::warn!(
+                "skill \"{}\" from {} ignored: the name is already taken",
+                skill.name,
+                skill.source.path.display()
+            );
+        } else {
+            skills.push(skill);
+        }
+    };
+    for source in candidate_files(cwd, agent_dir, &project, &global, true) {
+        let file = source.path.clone();
+        match load_skill(source) {
+            Some(skill) => add_skill(skill),
+            None => tracing::warn!("skill {} not loaded: missing description", file.display()),
+        }
+    }
+    builtin_skills().into_iter().for_each(add_skill);
+    let mut prompts: Vec<PromptTemplate> = Vec::new();
+    for source in candidate_files(cwd, agent_dir, &project, &global, false) {
+        if let Some(p) = load_prompt(source)
+            && !prompts.iter().any(|q| q.name == p.name)
+        {
+            prompts.push(p);
+        }
+    }
+    let (context, _) = dreb_settings::context_files::load_project_context_files(cwd, agent_dir);
+    Resources {
+        context_files: context.into_iter().map(|c| c.path).collect(),
+        skills,
+        prompts,
+    }
+}
+
+impl Resources {
+    /// The skills of this UI type (`rpc`): what `get_commands` lists and the `skill` tool can find.
+    pub(crate) fn visible_skills(&self) -> impl Iterator<Item = &Skill> {
+        self.skills
+            .iter()
+            .filter(|s| s.ui.as_deref().is_none_or(|ui| ui == UI_TYPE))
+    }
+
+    /// `(name, description)` of the skills the system prompt offers the model: the visible ones it may invoke.
+    pub(crate) fn model_skills(&self) -> Vec<(String, String)> {
+        self.visible_skills()
+            .filter(|s| !s.disable_model_invocation)
+            .map(|s| (s.name.clone(), s.description.clone()))
+            .collect()
+    }
+
+    /// `get_commands`: prompt templates, then `skill:<name>`, then the built-ins, which replace a colliding entry in
+    /// place (map semantics). As in the reference's RPC mode, `enableSkillCommands` does not filter the skills (it only
+    /// governs the interactive UI's slash-command list).
+    pub(crate) fn commands(&self) -> Vec<Value> {
+        let mut commands: Vec<(String, Value)> = Vec::new();
+        for p in &self.prompts {
+            if !commands.iter().any(|(n, _)| *n == p.name) {
+                let v = json!({"name": p.name, "description": p.description, "source": "prompt", "sourceInfo": p.source.to_json()});
+                commands.push((p.name.clone(), v));
+            }
+        }
+        for s in self.visible_skills() {
+            let name = format!("skill:{}", s.name);
+            if !commands.iter().any(|(n, _)| *n == name) {
+                let v = json!({"name": name, "description": s.description, "source": "skill", "sourceInfo": s.source.to_json()});
+                commands.push((name, v));
+            }
+        }
+        for (name, description, dashboard) in BUILTIN_COMMANDS {
+            let v = json!({"name": name, "description": description, "source": "builtin", "dashboard": dashboard});
+            match commands.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = v,
+                None => commands.push((name.to_string(), v)),
+            }
+        }
+        commands.into_iter().map(|(_, v)| v).collect()
+    }
+}
+
+/// Approximates JavaScript `localeCompare`: case-insensitive first, lower case before upper case on a tie.
+fn locale_compare(a: &str, b: &str) -> Ordering {
+    a.to_lowercase()
+        .cmp(&b.to_lowercase())
+        .then_with(|| b.cmp(a))
+}
+
+/// Subagent types as `(name, description)`: bundled, then `~/.dreb/agents/*.md` (HOME-based), then
+/// `<cwd>/.dreb/agents/*.md`, later sources replacing earlier ones by name; sorted by name.
+pub fn discover_agent_types(home: Option<&Path>, cwd: &Path) -> Vec<(String, String)> {
+    let mut agents: Vec<(String, String)> = crate::background::agent_types::discover(home, cwd)
+        .into_iter()
+        .map(|a| (a.name, a.description))
+        .collect();
+    agents.sort_by(|a, b| locale_compare(&a.0, &b.0));
+    agents
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_is_offered_the_rpc_skills_it_may_invoke() {
+        let resources = Resources {
+            skills: builtin_skills(),
+            ..Default::default()
+        };
+        let routing = resources
+            .skills
+            .iter()
+            .find(|s| s.name == "model-routing-guide")
+            .unwrap();
+        assert!(routing.disable_model_invocation);
+        let offered: Vec<String> = resources
+            .model_skills()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert!(offered.contains(&"mach6-review".to_string()), "{offered:?}");
+        // Model-invocation-disabled, and restricted to another UI.
+        assert!(!offered.contains(&"model-routing-guide".to_string()));
+        assert!(!offered.contains(&"telegram-send".to_string()));
+    }
+}

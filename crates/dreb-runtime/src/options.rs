@@ -1,0 +1,116 @@
+//! How a session starts: the options (CLI flags and environment that matter), the start-up error, and the tool
+//! names `--tools` accepts.
+
+use std::path::PathBuf;
+
+use dreb_ai::Providers;
+use tokio_util::sync::CancellationToken;
+
+/// How the runtime starts (the CLI flags and environment that matter).
+#[derive(Clone, Default)]
+pub struct RuntimeOptions {
+    pub cwd: PathBuf,
+    /// `DREB_CODING_AGENT_DIR`, default `~/.dreb/agent`.
+    pub agent_dir: PathBuf,
+    pub provider: Option<String>,
+    /// `provider/id` or a fuzzy pattern, with an optional `:<thinking>` suffix.
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+    pub api_key: Option<String>,
+    pub no_session: bool,
+    /// Open this session file instead of starting a new one.
+    pub session: Option<PathBuf>,
+    pub session_dir: Option<PathBuf>,
+    pub parent_session: Option<String>,
+    /// `--agent-type`: the subagent type written into a new session's header (children of the subagent tool).
+    pub agent_type: Option<String>,
+    /// The `dreb` executable the subagent tool runs children with (default: this process's executable).
+    pub subagent_binary: Option<PathBuf>,
+    pub system_prompt: Option<String>,
+    pub append_system_prompt: Option<String>,
+    /// Enabled tools (None = all built-in tools).
+    pub tools: Option<Vec<String>>,
+    /// `--models`: comma-separated model scope patterns (overrides settings `enabledModels`).
+    pub models: Option<String>,
+    /// Providers to stream from (tests inject one with a scripted `faux` scenario).
+    pub providers: Option<Providers>,
+    /// Cancelled when the process shuts down: running work stops.
+    pub stop: CancellationToken,
+    /// `--ui`: `dashboard` turns on the dashboard projection of events (see `projection`); other values do not.
+    pub ui: Option<String>,
+}
+
+/// Why the runtime could not start; the text goes to stderr and the process exits 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartupError(pub String);
+
+impl std::fmt::Display for StartupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StartupError {}
+
+/// Tools active whatever `--tools` says, in the reference's order.
+pub(crate) const ALWAYS_ACTIVE_TOOLS: [&str; 2] = ["skill", "tasks_update"];
+
+/// Reference tool names this build does not provide. `--tools` accepts them (hosts, and agent definitions written
+/// for the reference, name them; the subagent tool's default child list has `web_search,web_fetch`), and they
+/// are not offered to the model.
+pub const UNPROVIDED_TOOLS: [&str; 4] = ["web_search", "web_fetch", "watch_github_ci", "search"];
+
+/// `--ui` values: `rpc` (the default), `agent` (a subagent child), `dashboard` (lean `message_update`s).
+pub const UI_TYPES: [&str; 3] = ["rpc", "agent", "dashboard"];
+
+/// Tool names this build provides, as `--tools` accepts them: the tool crate's tools, then `subagent` and `skill`
+/// (which the runtime builds itself).
+pub fn provided_tool_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = dreb_tools::IMPLEMENTED_TOOLS
+        .iter()
+        .chain(dreb_tools::EXTRA_TOOLS.iter())
+        .copied()
+        .collect();
+    names.extend(["subagent", ALWAYS_ACTIVE_TOOLS[0]]);
+    names
+}
+
+/// Whether `--tools` accepts `name`: a provided tool or one of [`UNPROVIDED_TOOLS`].
+pub fn is_known_tool(name: &str) -> bool {
+    UNPROVIDED_TOOLS.contains(&name) || provided_tool_names().contains(&name)
+}
+
+/// The session's tool names in request order: `requested` (`--tools`; empty for `--no-tools`) or the default set,
+/// plus the always-active tools, without repeats.
+pub(crate) fn active_tool_names(requested: Option<&[String]>, max_subagents: usize) -> Vec<String> {
+    let mut names: Vec<String> = match requested {
+        Some(list) => list
+            .iter()
+            .cloned()
+            .chain(ALWAYS_ACTIVE_TOOLS.iter().map(|s| s.to_string()))
+            .collect(),
+        None => {
+            let mut names: Vec<String> = dreb_tools::IMPLEMENTED_TOOLS
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            if max_subagents > 0 {
+                let at = names
+                    .iter()
+                    .position(|n| n == "ls")
+                    .map_or(names.len(), |i| i + 1);
+                names.insert(at, "subagent".into());
+            }
+            // `skill` goes where the reference puts it: first of the always-active tools.
+            let at = names
+                .iter()
+                .position(|n| n == ALWAYS_ACTIVE_TOOLS[1])
+                .unwrap_or(names.len());
+            names.insert(at, ALWAYS_ACTIVE_TOOLS[0].into());
+            names
+        }
+    };
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
+    names
+}

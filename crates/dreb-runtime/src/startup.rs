@@ -1,0 +1,494 @@
+//! Start-up: settings, models, the session file, tools, the system prompt and the agent, wired together into a
+//! [`Runtime`]; and the hooks the agent loop consults.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use async_trait::async_trait;
+use dreb_agent::{
+    AfterToolCallContext, AfterToolCallResult, Agent, AgentConfig, AgentHooks, AgentMessage,
+    AgentOptions, BeforeToolCallContext, BeforeToolCallResult, clamp_thinking_level,
+};
+use dreb_ai::{LlmClient, Model, ModelRegistry, ThinkingLevel};
+use dreb_protocol::Outbox;
+use dreb_session::SessionManager;
+use dreb_settings::SettingsManager;
+use dreb_tools::ToolContext;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::event_bridge::EventBridge;
+use crate::options::{RuntimeOptions, StartupError, active_tool_names};
+use crate::persist;
+use crate::runtime::{Inner, Runtime, find_model, no_api_key_text, parse_queue_mode};
+use crate::sink::FrameSink;
+use crate::sync::lock;
+
+/// Split `pattern:level` when the suffix is a thinking level.
+fn split_thinking_suffix(pattern: &str) -> (&str, Option<ThinkingLevel>) {
+    if let Some((head, tail)) = pattern.rsplit_once(':')
+        && let Some(level) = ThinkingLevel::parse(tail)
+    {
+        return (head, Some(level));
+    }
+    (pattern, None)
+}
+
+/// The model scope (`--models` / `enabledModels`) resolved against the available models; empty without one.
+fn resolve_startup_scope(
+    options: &RuntimeOptions,
+    settings: &SettingsManager,
+    registry: &ModelRegistry,
+) -> Vec<crate::commands::extras::ScopedModel> {
+    match crate::commands::extras::scope_patterns(options, settings) {
+        Some(p) if !p.is_empty() => crate::commands::extras::resolve_scope(&p, registry),
+        _ => Vec::new(),
+    }
+}
+
+/// The start-up error for `--provider` / `--model` matching no model: `Model not found: <provider>/<pattern>`
+/// (the pattern's own `provider/` prefix is not repeated), naming the known providers (built-in and models.json)
+/// when the provider is not one of them.
+fn model_not_found_message(provider: Option<&str>, pattern: Option<&str>, all: &[Model]) -> String {
+    let what = match (provider, pattern) {
+        (Some(p), Some(m)) if m.starts_with(&format!("{p}/")) => m.to_string(),
+        (Some(p), Some(m)) => format!("{p}/{m}"),
+        (None, Some(m)) => m.to_string(),
+        (Some(p), None) => format!("provider {p}"),
+        (None, None) => String::new(),
+    };
+    let mut message = format!("Model not found: {what}");
+    if let Some(p) = provider
+        && !all.iter().any(|m| m.provider == p)
+    {
+        let mut providers: Vec<&str> = Vec::new();
+        for m in all {
+            if !providers.contains(&m.provider.as_str()) {
+                providers.push(&m.provider);
+            }
+        }
+        message.push_str(&format!(
+            " (unknown provider \"{p}\"; known providers: {})",
+            providers.join(", ")
+        ));
+    }
+    message
+}
+
+fn no_models_message() -> String {
+    "No models available. Set an API key environment variable:\n  ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY\n\
+     or add a provider to models.json in the agent directory, or run offline with --provider faux."
+        .to_string()
+}
+
+impl Runtime {
+    /// Start a session: settings, models, the session file, tools, the system prompt and the agent.
+    pub fn start(
+        options: RuntimeOptions,
+        sink: Arc<dyn FrameSink>,
+    ) -> Result<Runtime, StartupError> {
+        let cwd = options.cwd.clone();
+        let agent_dir = options.agent_dir.clone();
+        let settings = Arc::new(SettingsManager::load(&agent_dir, &cwd));
+        for e in settings.load_errors() {
+            tracing::warn!("{e}");
+        }
+        let mut registry = ModelRegistry::load(&agent_dir);
+        if let Some(err) = registry.error() {
+            tracing::warn!("{err}");
+        }
+        // The reference creates the user's memory directory at start-up, next to the agent dir (`~/.dreb/memory`
+        // by default); hosts (a dashboard's memories screen) expect it to exist.
+        if let Some(memory_dir) = agent_dir.parent().map(|p| p.join("memory"))
+            && let Err(e) = std::fs::create_dir_all(&memory_dir)
+        {
+            tracing::warn!("could not create {}: {e}", memory_dir.display());
+        }
+
+        // Model: explicit flags, then the saved default, then the registry's default.
+        let all: Vec<Model> = registry.all().to_vec();
+        let mut thinking_from_pattern = None;
+        let mut model_fallback_message = None;
+        let explicit = options.model.is_some() || options.provider.is_some();
+        // Resolved once (its warnings are logged once); reused by the model choice and by `cycle_model`.
+        let mut startup_scope = None;
+        let model = if explicit {
+            let provider = options.provider.as_deref();
+            let found = match options.model.as_deref() {
+                Some(pattern) => {
+                    let (pattern, level) = split_thinking_suffix(pattern);
+                    thinking_from_pattern = level;
+                    find_model(pattern, provider, &all)
+                }
+                None => provider.and_then(|p| registry.default_for_provider(p).cloned()),
+            };
+            let Some(model) = found else {
+                return Err(StartupError(model_not_found_message(
+                    options.provider.as_deref(),
+                    options.model.as_deref(),
+                    &all,
+                )));
+            };
+            if let Some(key) = &options.api_key {
+                registry.set_runtime_api_key(&model.provider, key);
+            }
+            model
+        } else {
+            if options.api_key.is_some() {
+                return Err(StartupError(
+                    "--api-key requires a model to be specified via --provider/--model".into(),
+                ));
+            }
+            let available = registry.available();
+            let saved = match (settings.default_provider(), settings.default_model()) {
+                (Some(p), Some(id)) => {
+                    let m = available
+                        .iter()
+                        .find(|m| m.provider == p && m.id == id)
+                        .cloned();
+                    if m.is_none() {
+                        model_fallback_message =
+                            Some(format!("Saved default model {p}/{id} is not available"));
+                    }
+                    m
+                }
+                _ => None,
+            };
+            // With a model scope (`--models` / `enabledModels`), start on the saved default when it is in the
+            // scope, else on the first scoped model (with the thinking level its pattern pins).
+            let scope = resolve_startup_scope(&options, &settings, &registry);
+            let in_scope = |m: &Model| {
+                scope.is_empty()
+                    || scope
+                        .iter()
+                        .any(|s| s.model.provider == m.provider && s.model.id == m.id)
+            };
+            let chosen = match saved.filter(in_scope) {
+                Some(m) => Some(m),
+                None => match scope.first() {
+                    Some(first) => {
+                        thinking_from_pattern = first.thinking_level;
+                        Some(first.model.clone())
+                    }
+                    None => registry.default_model(),
+                },
+            };
+            startup_scope = Some(scope);
+            match chosen {
+                Some(m) => m,
+                None => return Err(StartupError(no_models_message())),
+            }
+        };
+        // With an explicit model, `--api-key` may have added credentials: resolve the scope against them.
+        let scoped_models =
+            startup_scope.unwrap_or_else(|| resolve_startup_scope(&options, &settings, &registry));
+        if let Err(e) = registry.api_key_for(&model) {
+            return Err(StartupError(format!(
+                "{e}. Set an API key or pass --api-key."
+            )));
+        }
+
+        // Thinking level: CLI > pattern suffix > settings > xhigh, clamped to the model.
+        let requested = match options.thinking.as_deref() {
+            Some(t) => Some(
+                ThinkingLevel::parse(t)
+                    .ok_or_else(|| StartupError(format!("Invalid thinking level: {t}")))?,
+            ),
+            None => thinking_from_pattern,
+        };
+        if requested == Some(ThinkingLevel::Max) && !dreb_agent::supports_max(&model) {
+            return Err(StartupError(format!(
+                "Thinking level \"max\" is not supported by model \"{}/{}\".",
+                model.provider, model.id
+            )));
+        }
+        let thinking = requested
+            .or_else(|| {
+                settings
+                    .default_thinking_level()
+                    .and_then(|t| ThinkingLevel::parse(&t))
+            })
+            .unwrap_or(ThinkingLevel::Xhigh);
+        let thinking = clamp_thinking_level(&model, thinking);
+
+        // Session.
+        let session_dir = options
+            .session_dir
+            .clone()
+            .or_else(|| settings.session_dir().map(PathBuf::from))
+            .unwrap_or_else(|| {
+                dreb_session::paths::default_session_dir(&cwd.to_string_lossy(), &agent_dir)
+            });
+        let cwd_str = cwd.to_string_lossy().into_owned();
+        let mut session = if options.no_session {
+            SessionManager::in_memory(cwd_str.clone())
+        } else if let Some(arg) = &options.session {
+            // `--session <path|id prefix>` as the reference reads it: a value with a slash or ending in `.jsonl` is
+            // a path (opened, or a new session there); anything else is an id prefix, searched in this cwd's
+            // session dir, then in every cwd's. A match in another cwd is forked into this one (the reference
+            // asks first; RPC has no one to ask, and a fork leaves the other project's file alone).
+            let sessions_root = dreb_session::paths::sessions_root(&agent_dir);
+            let resolved = dreb_session::resolve_session_arg(
+                &arg.to_string_lossy(),
+                &session_dir,
+                &sessions_root,
+            )
+            .map_err(|e| StartupError(format!("Error: cannot search sessions: {e}")))?;
+            match resolved {
+                dreb_session::ResolvedSession::Path(path)
+                | dreb_session::ResolvedSession::Local(path) => {
+                    SessionManager::open(path, Some(session_dir.clone()))
+                }
+                dreb_session::ResolvedSession::Global { path, .. } => {
+                    SessionManager::fork_from(path, cwd_str.clone(), session_dir.clone())
+                }
+                dreb_session::ResolvedSession::NotFound => {
+                    return Err(StartupError(format!(
+                        "No session found matching '{}' (a session id prefix; pass a path containing '/' or \
+                         ending in .jsonl to open or create a session file)",
+                        arg.to_string_lossy()
+                    )));
+                }
+            }
+            .map_err(|e| StartupError(e.to_string()))?
+        } else {
+            SessionManager::create(cwd_str.clone(), session_dir.clone())
+                .map_err(|e| StartupError(e.to_string()))?
+        };
+        if let Some(parent) = &options.parent_session {
+            session
+                .set_parent_session(parent)
+                .map_err(|e| StartupError(e.to_string()))?;
+        }
+        if let Some(agent_type) = &options.agent_type {
+            session
+                .set_agent_type(agent_type)
+                .map_err(|e| StartupError(e.to_string()))?;
+        }
+        let restored: Vec<AgentMessage> = session
+            .build_session_context()
+            .messages
+            .into_iter()
+            .filter_map(|m| serde_json::from_value(m).ok())
+            .collect();
+        if restored.is_empty() {
+            let _ = session.append_model_change(&model.provider, &model.id);
+            let _ = session.append_thinking_level_change(thinking.as_str());
+        }
+
+        // Tools. The default set gets the subagent tool after `ls` unless subagents are off; `skill` and
+        // `tasks_update` are always on (the reference's third, `search`, does not exist here), also with `--tools`.
+        let max_subagents = settings.max_concurrent_subagents() as usize;
+        let tool_names = active_tool_names(options.tools.as_deref(), max_subagents);
+        let (context_files, diagnostics) =
+            dreb_settings::context_files::load_project_context_files(&cwd, &agent_dir);
+        for d in diagnostics {
+            tracing::warn!("{}", d.message);
+        }
+
+        let providers = options
+            .providers
+            .clone()
+            .unwrap_or_default()
+            .with_max_retry_delay_ms(settings.retry_settings().max_delay_ms);
+        let llm: Arc<dyn LlmClient> = Arc::new(providers.clone());
+        let mut agent_opts = AgentOptions::new(llm);
+        agent_opts.model = Some(model);
+        // The system prompt needs the discovered skills: it is set once the session state exists (below).
+        agent_opts.thinking_level = thinking;
+        agent_opts.messages = restored;
+        agent_opts.steering_mode = parse_queue_mode(&settings.steering_mode());
+        agent_opts.follow_up_mode = parse_queue_mode(&settings.follow_up_mode());
+        agent_opts.config = AgentConfig {
+            session_id: Some(session.session_id().to_string()),
+            ..Default::default()
+        };
+        let agent = Agent::new(agent_opts);
+
+        let dialog_tracker = Arc::new(crate::dialog_tracker::DialogTracker::new(sink));
+        let outbox = Outbox::new(dialog_tracker.clone());
+        let dialog_outbox = outbox.clone();
+        let dialog =
+            dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_outbox.send_frame(bytes)));
+        session.set_write_observer(persist::write_health_reporter(outbox.clone()));
+        let inner = Arc::new(Inner {
+            extras: crate::commands::extras::Extras::new(&options, &settings, scoped_models),
+            cwd,
+            agent_dir,
+            outbox,
+            auto_compaction: AtomicBool::new(settings.compaction_enabled()),
+            auto_retry: AtomicBool::new(settings.retry_enabled()),
+            settings,
+            registry: RwLock::new(registry),
+            providers,
+            agent: agent.clone(),
+            session: Mutex::new(session),
+            no_session: options.no_session,
+            tasks: Mutex::new(Value::Array(Vec::new())),
+            queued: Mutex::new(Vec::new()),
+            deferred_bash: Mutex::new(Vec::new()),
+            phase: Default::default(),
+            last_assistant: Mutex::new(None),
+            bash_cancel: Mutex::new(None),
+            model_fallback_message,
+            stop: options.stop.clone(),
+            dashboard_projection: crate::projection::is_dashboard(options.ui.as_deref()),
+            tool_names,
+            dialog: dialog.clone(),
+            dialog_tracker,
+            background: crate::background::BackgroundAgents::new(
+                max_subagents,
+                options
+                    .subagent_binary
+                    .clone()
+                    .or_else(|| std::env::current_exe().ok())
+                    .unwrap_or_else(|| PathBuf::from("dreb")),
+            ),
+        });
+        let runtime = Runtime { inner };
+        runtime.rebuild_system_prompt(&context_files);
+        runtime.install_tools(max_subagents);
+        runtime.rehydrate_background_agents();
+        agent.set_hooks(Arc::new(Hooks {
+            inner: Arc::downgrade(&runtime.inner),
+        }));
+        agent.subscribe(Arc::new(EventBridge {
+            inner: Arc::downgrade(&runtime.inner),
+        }));
+        // A cancelled, timed-out or shut-down ask stops the agent run (the reference aborts the session).
+        let ask_agent = agent.clone();
+        dialog.set_ask_stop_hook(Arc::new(move || ask_agent.abort()));
+
+        // Shutdown stops running work.
+        let stop_rt = runtime.clone();
+        tokio::spawn(async move {
+            stop_rt.inner.stop.cancelled().await;
+            stop_rt.shutdown();
+        });
+        Ok(runtime)
+    }
+
+    fn install_tools(&self, max_subagents: usize) {
+        let weak = Arc::downgrade(&self.inner);
+        let mut ctx = ToolContext::new(self.inner.cwd.clone());
+        ctx.auto_resize_images = self.inner.settings.image_auto_resize();
+        ctx.command_prefix = self.inner.settings.shell_command_prefix();
+        ctx.env = Some(dreb_tools::bash::shell_env(Some(
+            &self.inner.agent_dir.join("bin"),
+        )));
+        ctx.dialog = Some(Arc::new(self.inner.dialog.clone()));
+        let tasks_weak = weak.clone();
+        ctx.on_tasks_update = Arc::new(move |tasks| {
+            if let Some(inner) = tasks_weak.upgrade() {
+                let value = serde_json::to_value(tasks).unwrap_or(Value::Array(Vec::new()));
+                *lock(&inner.tasks) = value.clone();
+                inner
+                    .outbox
+                    .send(&serde_json::json!({"type": "tasks_update", "tasks": value}));
+            }
+        });
+        let suggest_weak = weak;
+        ctx.on_suggest_next = Arc::new(move |suggestion| {
+            if let Some(inner) = suggest_weak.upgrade() {
+                let mut frame = serde_json::json!({"type": "suggest_next"});
+                if let (Some(obj), Ok(Value::Object(fields))) =
+                    (frame.as_object_mut(), serde_json::to_value(suggestion))
+                {
+                    obj.extend(fields);
+                }
+                inner.outbox.send(&frame);
+            }
+        });
+        // Requested order is kept: the subagent tool (which needs the session) takes its place among the others.
+        let mut tools = Vec::new();
+        for name in &self.inner.tool_names {
+            if name == "skill" {
+                tools.push(self.skill_tool());
+            } else if name == "subagent" {
+                if max_subagents > 0 {
+                    tools.push(Arc::new(crate::background::tool::SubagentTool::new(
+                        Arc::downgrade(&self.inner),
+                        &self.inner.cwd,
+                        max_subagents,
+                    )) as Arc<dyn dreb_agent::Tool>);
+                }
+            } else {
+                tools.extend(dreb_tools::create_tool(name, &ctx));
+            }
+        }
+        self.inner.agent.set_tools(tools);
+    }
+
+    /// Finished children of this (resumed) session, found again from their session files.
+    fn rehydrate_background_agents(&self) {
+        let parent = {
+            let session = lock(&self.inner.session);
+            match session.session_file() {
+                Some(f) if !self.inner.agent.messages().is_empty() => f.to_path_buf(),
+                _ => return,
+            }
+        };
+        let base = self.inner.agent_dir.join("subagent-sessions");
+        let n = self.inner.background.rehydrate(&base, &parent);
+        if n > 0 {
+            tracing::info!(
+                "[rpc] Rehydrated {n} background subagent{} from disk",
+                if n == 1 { "" } else { "s" }
+            );
+        }
+    }
+}
+
+/// Hooks the loop consults: credentials per call, the tool guards before and after each call.
+struct Hooks {
+    inner: Weak<Inner>,
+}
+
+#[async_trait]
+impl AgentHooks for Hooks {
+    async fn get_api_key(&self, provider: &str) -> Result<Option<String>, String> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(None);
+        };
+        let model = inner.agent.model();
+        let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+        match model.filter(|m| m.provider == provider) {
+            Some(m) => registry
+                .api_key_for(&m)
+                .map_err(|_| no_api_key_text(provider)),
+            None => Ok(registry.api_key(provider)),
+        }
+    }
+
+    async fn before_tool_call(
+        &self,
+        ctx: BeforeToolCallContext<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<BeforeToolCallResult>, String> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(None);
+        };
+        Ok(crate::commands::dialogs::guard_before_tool_call(&inner, &ctx, cancel).await)
+    }
+
+    async fn after_tool_call(
+        &self,
+        ctx: AfterToolCallContext<'_>,
+        _cancel: &CancellationToken,
+    ) -> Result<Option<AfterToolCallResult>, String> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(None);
+        };
+        Ok(crate::commands::dialogs::scrub_after_tool_call(
+            &inner, &ctx,
+        ))
+    }
+
+    fn should_continue(&self) -> bool {
+        match self.inner.upgrade() {
+            Some(inner) => crate::background::session::should_continue(&inner),
+            None => true,
+        }
+    }
+}
