@@ -391,13 +391,11 @@ impl Runtime {
         let suggest_weak = weak;
         ctx.on_suggest_next = Arc::new(move |suggestion| {
             if let Some(inner) = suggest_weak.upgrade() {
-                let mut frame = serde_json::json!({"type": "suggest_next"});
-                if let (Some(obj), Ok(Value::Object(fields))) =
-                    (frame.as_object_mut(), serde_json::to_value(suggestion))
-                {
-                    obj.extend(fields);
-                }
-                inner.outbox.send(&frame);
+                inner.outbox.send(&dreb_protocol::Event::SuggestNext(
+                    dreb_protocol::SuggestNextEvent {
+                        command: suggestion.to_string(),
+                    },
+                ));
             }
         });
         // Requested order is kept: the subagent tool (which needs the session) takes its place among the others.

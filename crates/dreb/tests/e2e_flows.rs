@@ -1429,3 +1429,38 @@ fn a_small_context_window_does_not_compact_after_every_turn() {
     let compactions = of_type(&frames, "auto_compaction_start");
     assert!(compactions.is_empty(), "no compaction: {compactions:?}");
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tool events
+
+#[test]
+fn suggest_next_reaches_the_host_with_its_command() {
+    let env = tool_env(
+        "suggest_next",
+        json!({"command": "/skill:mach6-review 42", "summary": "Review the change"}),
+        json!({}),
+    );
+    let mut dreb = env.spawn(&[]);
+    let frames = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "go"}));
+    assert_eq!(
+        of_type(&frames, "suggest_next"),
+        [json!({"type": "suggest_next", "command": "/skill:mach6-review 42"})]
+    );
+}
+
+#[test]
+fn tasks_update_reaches_the_host_and_get_state() {
+    let tasks = json!([
+        {"id": "inspect", "title": "Inspect the implementation", "status": "completed"},
+        {"id": "fix", "title": "Fix the parser", "status": "in_progress"}
+    ]);
+    let env = tool_env("tasks_update", json!({"tasks": tasks}), json!({}));
+    let mut dreb = env.spawn(&[]);
+    let frames = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "go"}));
+    assert_eq!(
+        of_type(&frames, "tasks_update"),
+        [json!({"type": "tasks_update", "tasks": tasks})]
+    );
+    let state = dreb.exchange(&json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state.last().unwrap()["data"]["tasks"], tasks);
+}

@@ -14,6 +14,10 @@ use super::child::{ControlClient, SubagentResult};
 use super::{AgentInfo, PRUNE_AFTER_MS, SENTINEL, arbiter, iso, new_id, now_ms};
 use crate::runtime::Inner;
 use crate::sync::lock;
+use dreb_protocol::{
+    BackgroundAgentEventEvent, BackgroundAgentStartEvent, Event,
+    ParentPausedForBackgroundAgentsEvent,
+};
 
 /// Where a launch's work reports to.
 pub(crate) struct LaunchHooks {
@@ -29,8 +33,19 @@ impl LaunchHooks {
             if inner.dashboard_projection {
                 crate::projection::project_dashboard_event(&mut event);
             }
-            inner.outbox.send(&json!({"type": "background_agent_event", "agentId": self.agent_id, "event": event}),
-            );
+            let event = match event {
+                Value::Object(fields) => fields,
+                other => {
+                    tracing::warn!("a child frame that is not an object: {other}");
+                    return;
+                }
+            };
+            inner
+                .outbox
+                .send(&Event::BackgroundAgentEvent(BackgroundAgentEventEvent {
+                    agent_id: self.agent_id.clone(),
+                    event,
+                }));
         }
     }
 
@@ -107,10 +122,14 @@ where
         },
         Some(cancel.clone()),
     );
-    inner.outbox.send(
-        &json!({"type": "background_agent_start", "agentId": agent_id, "agentType": agent_type,
-                "taskSummary": task_summary, "sessionDir": session_dir_text}),
-    );
+    inner
+        .outbox
+        .send(&Event::BackgroundAgentStart(BackgroundAgentStartEvent {
+            agent_id: agent_id.clone(),
+            agent_type: agent_type.to_string(),
+            task_summary: task_summary.to_string(),
+            session_dir: Some(session_dir_text),
+        }));
     let hooks = Arc::new(LaunchHooks {
         agent_id: agent_id.clone(),
         cancel: cancel.clone(),
@@ -368,10 +387,14 @@ pub(crate) fn should_continue(inner: &Inner) -> bool {
         g.pause_notified = true;
         let turns_used = g.turns_used;
         drop(g);
-        inner.outbox.send(
-            &json!({"type": "parent_paused_for_background_agents", "runningAgentCount": running,
-                    "turnsUsed": turns_used, "turnLimit": guardrail.turn_limit}),
-        );
+        let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        inner.outbox.send(&Event::ParentPausedForBackgroundAgents(
+            ParentPausedForBackgroundAgentsEvent {
+                running_agent_count: count(running as u64),
+                turns_used: count(turns_used),
+                turn_limit: count(guardrail.turn_limit),
+            },
+        ));
     }
     false
 }

@@ -13,13 +13,15 @@ use dreb_protocol::envelope::fill;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_session::CompactionData;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::convert::wire;
 use crate::run_phase::{CompactionKind, CompactionTicket};
 use crate::runtime::Runtime;
 use crate::sync::lock;
+/// Why an auto-compaction runs: the spec's list.
+use dreb_protocol::CompactionReason as Reason;
 
 const OVERFLOW_RETRY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing \
                                      context or switching to a larger-context model.";
@@ -44,21 +46,6 @@ impl std::fmt::Display for CompactError {
             CompactError::NothingToCompact => f.write_str("Nothing to compact (session too small)"),
             CompactError::Cancelled => f.write_str("Compaction cancelled"),
             CompactError::Failed(m) => f.write_str(m),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Reason {
-    Threshold,
-    Overflow,
-}
-
-impl Reason {
-    fn as_str(self) -> &'static str {
-        match self {
-            Reason::Threshold => "threshold",
-            Reason::Overflow => "overflow",
         }
     }
 }
@@ -411,7 +398,9 @@ impl Runtime {
 fn emit_auto_start(rt: &Runtime, reason: Reason) {
     rt.inner
         .outbox
-        .send(&json!({"type": "auto_compaction_start", "reason": reason.as_str()}));
+        .send(&Event::AutoCompactionStart(AutoCompactionStartEvent {
+            reason,
+        }));
 }
 
 /// A pre-prompt auto-compaction that is due and already marked as running (`isCompacting`).

@@ -8,7 +8,6 @@ use dreb_agent::AgentMessage;
 use dreb_ai::{AssistantMessage, StopReason};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
-use serde_json::{Value, json};
 
 use crate::run_phase::{CompactionKind, RetryStep};
 use crate::runtime::Runtime;
@@ -32,6 +31,15 @@ fn base_delay_override(value: Option<&str>) -> Option<u64> {
     value.and_then(|v| v.trim().parse().ok())
 }
 
+/// The `auto_retry_end` event.
+fn retry_end(success: bool, attempt: u32, final_error: Option<String>) -> Event {
+    Event::AutoRetryEnd(AutoRetryEndEvent {
+        success,
+        attempt: i64::from(attempt),
+        final_error,
+    })
+}
+
 /// `base · 2^(attempt−1)`, saturating.
 fn backoff_ms(base: u64, attempt: u32) -> u64 {
     base.saturating_mul(2u64.saturating_pow(attempt.saturating_sub(1)))
@@ -45,9 +53,7 @@ impl Runtime {
         if message.stop_reason != StopReason::Error {
             let attempt = self.inner.phase.reply_succeeded();
             if attempt > 0 {
-                self.inner
-                    .outbox
-                    .send(&json!({"type": "auto_retry_end", "success": true, "attempt": attempt}));
+                self.inner.outbox.send(&retry_end(true, attempt, None));
             }
         }
     }
@@ -80,11 +86,9 @@ impl Runtime {
     fn end_retry_chain_without_reply(&self) {
         let attempt = self.inner.phase.end_retry_chain();
         if attempt > 0 {
-            let mut end = json!({"type": "auto_retry_end", "success": false, "attempt": attempt});
-            if let (Some(err), Some(obj)) = (self.inner.agent.error(), end.as_object_mut()) {
-                obj.insert("finalError".into(), Value::String(err));
-            }
-            self.inner.outbox.send(&end);
+            self.inner
+                .outbox
+                .send(&retry_end(false, attempt, self.inner.agent.error()));
         }
     }
 
@@ -102,24 +106,25 @@ impl Runtime {
         let (attempt, cancel) = match self.inner.phase.next_retry(settings.max_retries) {
             RetryStep::Scheduled { attempt, cancel } => (attempt, cancel),
             RetryStep::GaveUp { attempts } => {
-                let mut end =
-                    json!({"type": "auto_retry_end", "success": false, "attempt": attempts});
-                if let (Some(err), Some(obj)) = (&message.error_message, end.as_object_mut()) {
-                    obj.insert("finalError".into(), Value::String(err.clone()));
-                }
-                self.inner.outbox.send(&end);
+                self.inner
+                    .outbox
+                    .send(&retry_end(false, attempts, message.error_message.clone()));
                 return false;
             }
         };
         let delay_ms = backoff_ms(self.retry_base_delay_ms(settings.base_delay_ms), attempt);
-        self.inner.outbox.send(&json!({
-                "type": "auto_retry_start",
-                "attempt": attempt,
-                "maxAttempts": settings.max_retries,
-                "delayMs": delay_ms,
-                "errorMessage": message.error_message.clone().filter(|e| !e.is_empty()).unwrap_or_else(|| "Unknown error".into()),
-            }),
-        );
+        self.inner
+            .outbox
+            .send(&Event::AutoRetryStart(AutoRetryStartEvent {
+                attempt: i64::from(attempt),
+                max_attempts: i64::try_from(settings.max_retries).unwrap_or(i64::MAX),
+                delay_ms: i64::try_from(delay_ms).unwrap_or(i64::MAX),
+                error_message: message
+                    .error_message
+                    .clone()
+                    .filter(|e| !e.is_empty())
+                    .unwrap_or_else(|| "Unknown error".into()),
+            }));
         // The failed reply stays in the session file but leaves the context the retry sends.
         self.remove_last_assistant();
 
@@ -137,8 +142,9 @@ impl Runtime {
             rt.inner.phase.backoff_over();
             if !slept {
                 let attempt = rt.inner.phase.end_retry_chain();
-                rt.inner.outbox.send(&json!({"type": "auto_retry_end", "success": false, "attempt": attempt, "finalError": "Retry cancelled"}),
-                );
+                rt.inner
+                    .outbox
+                    .send(&retry_end(false, attempt, Some("Retry cancelled".into())));
                 return;
             }
             if let Err(e) = rt.inner.agent.start_continue() {

@@ -7,7 +7,7 @@
 
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::convert::wire;
 use crate::runtime::Runtime;
@@ -47,7 +47,9 @@ impl Runtime {
         let id = snapshot_id(&ctx.id);
         let held = self.inner.outbox.hold();
         let snapshot = self.capture_snapshot(id.clone())?;
-        held.send(&json!({"type": "dashboard_snapshot_barrier", "snapshotId": id}));
+        held.send(&Event::DashboardSnapshotBarrier(
+            DashboardSnapshotBarrierEvent { snapshot_id: id },
+        ));
         ctx.reply
             .send_ok_in(&held, ResponseData::GetDashboardSnapshot(snapshot.clone()));
         Ok(snapshot)

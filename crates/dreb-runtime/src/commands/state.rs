@@ -220,7 +220,7 @@ impl Runtime {
             .map_err(|e| e.to_string())?;
         self.inner
             .outbox
-            .send(&serde_json::json!({"type": "session_name_changed", "name": name}));
+            .send(&Event::SessionNameChanged(SessionNameChangedEvent { name }));
         Ok(())
     }
 
