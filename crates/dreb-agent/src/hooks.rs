@@ -16,12 +16,14 @@ pub struct BeforeToolCallContext<'a> {
     pub messages: &'a [AgentMessage],
 }
 
-/// Returned by `before_tool_call` to stop a call; the result is an error with `reason` (default
-/// "Tool execution was blocked").
+/// Returned by `before_tool_call`: stop the call (the result is an error with `reason`, default "Tool execution was
+/// blocked"), or run it with other arguments.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BeforeToolCallResult {
     pub block: bool,
     pub reason: Option<String>,
+    /// Run the tool with these arguments instead of the validated ones (a hook changed them).
+    pub args: Option<Value>,
 }
 
 /// What `after_tool_call` sees: the executed result before overrides.

@@ -195,7 +195,10 @@ async fn prepare(
                 .unwrap_or_else(|| "Tool execution was blocked".to_owned());
             Preparation::Immediate(call, reason)
         }
-        Ok(_) => Preparation::Ready(Box::new(Prepared { call, tool, args })),
+        Ok(r) => {
+            let args = r.and_then(|r| r.args).unwrap_or(args);
+            Preparation::Ready(Box::new(Prepared { call, tool, args }))
+        }
         Err(text) => Preparation::Immediate(call, text),
     }
 }

@@ -159,6 +159,7 @@ impl AgentHooks for Hooks {
             return Ok(Some(BeforeToolCallResult {
                 block: true,
                 reason: self.reason.clone(),
+                ..Default::default()
             }));
         }
         if ctx.tool_call.name == "throws" {

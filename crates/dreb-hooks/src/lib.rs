@@ -20,6 +20,7 @@
 //! `extension_error` event) and counts as no answer, except at `tool_call`, where a failing handler blocks the
 //! call: a guard that could not decide must not let the call through.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
@@ -272,12 +273,21 @@ pub trait HookHandler: Send + Sync {
         Ok(None)
     }
 
-    async fn session_before(&self, _event: &SessionBeforeEvent) -> HookResult<SessionBeforeDecision> {
+    async fn session_before(
+        &self,
+        _event: &SessionBeforeEvent,
+    ) -> HookResult<SessionBeforeDecision> {
         Ok(SessionBeforeDecision::Continue)
     }
 
     async fn notify(&self, _notice: Notice<'_>) -> HookResult<()> {
         Ok(())
+    }
+
+    /// Whether [`HookHandler::notify`] should be called at all. Agent events are the hot path (one per streamed
+    /// delta); a handler that ignores notices says so here and the bus skips them when no handler wants them.
+    fn wants_notices(&self) -> bool {
+        true
     }
 }
 
@@ -301,6 +311,8 @@ struct Registered {
 pub struct HookBus {
     handlers: RwLock<Vec<Arc<Registered>>>,
     on_failure: RwLock<Option<FailureSink>>,
+    /// Registered handlers that want notices.
+    listeners: AtomicUsize,
 }
 
 impl Default for HookBus {
@@ -308,6 +320,7 @@ impl Default for HookBus {
         HookBus {
             handlers: RwLock::new(Vec::new()),
             on_failure: RwLock::new(None),
+            listeners: AtomicUsize::new(0),
         }
     }
 }
@@ -332,6 +345,9 @@ impl HookBus {
 
     /// Add `handler` after the ones registered so far.
     pub fn register(&self, source: impl Into<String>, handler: Arc<dyn HookHandler>) {
+        if handler.wants_notices() {
+            self.listeners.fetch_add(1, Ordering::AcqRel);
+        }
         self.handlers
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -343,10 +359,13 @@ impl HookBus {
 
     /// Remove every handler registered under `source` (an extension being reloaded or disabled).
     pub fn unregister(&self, source: &str) {
-        self.handlers
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|r| r.source != source);
+        let mut handlers = self.handlers.write().unwrap_or_else(|e| e.into_inner());
+        handlers.retain(|r| r.source != source);
+        let listening = handlers
+            .iter()
+            .filter(|r| r.handler.wants_notices())
+            .count();
+        self.listeners.store(listening, Ordering::Release);
     }
 
     /// The registered sources, in order.
@@ -490,9 +509,21 @@ impl HookBus {
         SessionBeforeOutcome::Continue { supplied }
     }
 
-    /// Tell every handler, in order.
+    /// Whether any handler wants notices (callers on hot paths check this before building one).
+    pub fn has_listeners(&self) -> bool {
+        self.listeners.load(Ordering::Acquire) > 0
+    }
+
+    /// Tell every handler that wants notices, in order.
     pub async fn notify(&self, notice: Notice<'_>) {
-        for r in self.snapshot() {
+        if !self.has_listeners() {
+            return;
+        }
+        for r in self
+            .snapshot()
+            .into_iter()
+            .filter(|r| r.handler.wants_notices())
+        {
             if let Err(e) = r.handler.notify(notice).await {
                 self.fail(&r.source, notice.name(), e);
             }

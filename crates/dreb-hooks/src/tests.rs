@@ -37,7 +37,10 @@ impl HookHandler for Scripted {
     }
 
     async fn tool_result(&self, event: &ToolResultEvent) -> HookResult<Option<ToolResultPatch>> {
-        self.seen.lock().unwrap().push(format!("{}", event.is_error));
+        self.seen
+            .lock()
+            .unwrap()
+            .push(format!("{}", event.is_error));
         Ok(self.patch.clone())
     }
 
@@ -54,7 +57,10 @@ impl HookHandler for Scripted {
         Ok(self.start.clone())
     }
 
-    async fn session_before(&self, event: &SessionBeforeEvent) -> HookResult<SessionBeforeDecision> {
+    async fn session_before(
+        &self,
+        event: &SessionBeforeEvent,
+    ) -> HookResult<SessionBeforeDecision> {
         self.seen.lock().unwrap().push(event.name().into());
         Ok(self.before.clone().unwrap_or_default())
     }
@@ -120,7 +126,10 @@ async fn tool_call_arguments_chain_and_the_first_block_wins() {
         blocker.seen.lock().unwrap().as_slice(),
         [r#"{"command":"ls -la"}"#]
     );
-    assert!(last.seen.lock().unwrap().is_empty(), "not asked after a block");
+    assert!(
+        last.seen.lock().unwrap().is_empty(),
+        "not asked after a block"
+    );
 }
 
 #[tokio::test]
@@ -129,10 +138,11 @@ async fn a_failing_tool_call_handler_blocks_and_is_reported() {
         fail_tool_call: true,
         ..Default::default()
     })]);
-    let decision = bus
-        .tool_call(&mut call(), &CancellationToken::new())
-        .await;
-    let ToolCallDecision::Block { reason: Some(reason) } = decision else {
+    let decision = bus.tool_call(&mut call(), &CancellationToken::new()).await;
+    let ToolCallDecision::Block {
+        reason: Some(reason),
+    } = decision
+    else {
         panic!("{decision:?}")
     };
     assert!(reason.contains("h0") && reason.contains("boom"), "{reason}");
@@ -174,11 +184,12 @@ async fn tool_result_patches_chain() {
         })
         .await;
     assert!(result.is_error);
+    assert_eq!(result.content, vec![text("scrubbed")]);
     assert_eq!(
-        result.content,
-        vec![text("scrubbed")]
+        second.seen.lock().unwrap().as_slice(),
+        ["true"],
+        "saw the first's change"
     );
-    assert_eq!(second.seen.lock().unwrap().as_slice(), ["true"], "saw the first's change");
 }
 
 #[tokio::test]
@@ -211,7 +222,11 @@ async fn input_transforms_chain_and_handled_stops() {
         second.clone(),
     ]);
     assert_eq!(bus.input(event).await, InputOutcome::Handled);
-    assert_eq!(second.seen.lock().unwrap().len(), 1, "not asked after Handled");
+    assert_eq!(
+        second.seen.lock().unwrap().len(),
+        1,
+        "not asked after Handled"
+    );
 }
 
 #[tokio::test]

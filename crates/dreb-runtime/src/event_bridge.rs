@@ -27,6 +27,10 @@ impl AgentEventSink for EventBridge {
             AgentEvent::AgentEnd { .. } => inner.phase.agent_ended(),
             _ => {}
         }
+        // As in the reference: the hook handlers hear of an event before the host does.
+        if inner.hooks.has_listeners() {
+            inner.hooks.notify(dreb_hooks::Notice::Agent(event)).await;
+        }
         match mergeable_delta(event, inner.dashboard_projection, &inner.outbox) {
             Some(delta) => inner.outbox.send_delta(delta),
             None if inner.dashboard_projection => inner

@@ -11,6 +11,7 @@ mod commands;
 mod convert;
 mod dialog_tracker;
 mod event_bridge;
+mod guards;
 mod handler;
 mod options;
 mod persist;

@@ -2,6 +2,7 @@
 //! names `--tools` accepts.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use dreb_ai::Providers;
 use tokio_util::sync::CancellationToken;
@@ -38,6 +39,9 @@ pub struct RuntimeOptions {
     pub stop: CancellationToken,
     /// `--ui`: `dashboard` turns on the dashboard projection of events (see `projection`); other values do not.
     pub ui: Option<String>,
+    /// Hook handlers to register after the built-in guards, in order, each under its source name (an extension's
+    /// path, `mcp:<server>`, a front end's name): reported as `extensionPath` when it fails.
+    pub hooks: Vec<(String, Arc<dyn dreb_hooks::HookHandler>)>,
 }
 
 /// Why the runtime could not start; the text goes to stderr and the process exits 1.

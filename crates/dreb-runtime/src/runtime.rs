@@ -39,6 +39,8 @@ pub(crate) struct Inner {
     pub deferred_bash: Mutex<Vec<AgentMessage>>,
     pub auto_compaction: AtomicBool,
     pub auto_retry: AtomicBool,
+    /// Where extensions, MCP and the built-in guards plug in (see `dreb-hooks`).
+    pub hooks: Arc<dreb_hooks::HookBus>,
     /// The run's lifecycle: ending, retry chain, compaction, branch summaries, overflow recovery.
     pub phase: crate::run_phase::RunPhase,
     /// The last assistant message of the current run (from `message_end`), checked at `agent_end`.

@@ -18,6 +18,8 @@ use dreb_tools::ToolContext;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use dreb_hooks::{HookBus, ToolCallDecision, ToolCallEvent, ToolResultEvent};
+
 use crate::event_bridge::EventBridge;
 use crate::options::{RuntimeOptions, StartupError, active_tool_names};
 use crate::persist;
@@ -312,7 +314,9 @@ impl Runtime {
         let dialog =
             dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_outbox.send_frame(bytes)));
         session.set_write_observer(persist::write_health_reporter(outbox.clone()));
+        let hooks = hook_bus(&options, &settings, &cwd, &dialog, &outbox);
         let inner = Arc::new(Inner {
+            hooks,
             extras: crate::commands::extras::Extras::new(&options, &settings, scoped_models),
             cwd,
             agent_dir,
@@ -438,7 +442,42 @@ impl Runtime {
     }
 }
 
-/// Hooks the loop consults: credentials per call, the tool guards before and after each call.
+/// The session's hook bus: the built-in guards first, then the handlers the options bring (in their order); a
+/// handler's failure becomes an `extension_error` event.
+fn hook_bus(
+    options: &RuntimeOptions,
+    settings: &Arc<SettingsManager>,
+    cwd: &std::path::Path,
+    dialog: &dreb_dialog::DialogEngine,
+    outbox: &Outbox,
+) -> Arc<HookBus> {
+    let bus = Arc::new(HookBus::new());
+    bus.register(
+        crate::guards::SOURCE,
+        Arc::new(crate::guards::BuiltinGuards {
+            settings: settings.clone(),
+            cwd: cwd.to_path_buf(),
+            dialog: dialog.clone(),
+        }),
+    );
+    for (source, handler) in &options.hooks {
+        bus.register(source.clone(), handler.clone());
+    }
+    let outbox = outbox.clone();
+    bus.set_failure_sink(Arc::new(move |failure| {
+        outbox.send(&dreb_protocol::Event::ExtensionError(
+            dreb_protocol::ExtensionErrorEvent {
+                extension_path: failure.source,
+                event: failure.event,
+                error: failure.error,
+            },
+        ))
+    }));
+    bus
+}
+
+/// Hooks the loop consults: credentials per call, the hook bus before and after each call and before each LLM
+/// call, and the background guardrail.
 struct Hooks {
     inner: Weak<Inner>,
 }
@@ -459,6 +498,19 @@ impl AgentHooks for Hooks {
         }
     }
 
+    /// The messages sent to the model, as the `context` handlers rewrite them.
+    async fn transform_context(
+        &self,
+        messages: Vec<AgentMessage>,
+        _cancel: &CancellationToken,
+    ) -> Result<Vec<AgentMessage>, String> {
+        match self.inner.upgrade() {
+            Some(inner) => Ok(inner.hooks.context(messages).await),
+            None => Ok(messages),
+        }
+    }
+
+    /// The `tool_call` handlers (the built-in guards first): block the call or change its arguments.
     async fn before_tool_call(
         &self,
         ctx: BeforeToolCallContext<'_>,
@@ -467,9 +519,26 @@ impl AgentHooks for Hooks {
         let Some(inner) = self.inner.upgrade() else {
             return Ok(None);
         };
-        Ok(crate::commands::dialogs::guard_before_tool_call(&inner, &ctx, cancel).await)
+        let mut event = ToolCallEvent {
+            tool_name: ctx.tool_call.name.clone(),
+            tool_call_id: ctx.tool_call.id.clone(),
+            input: ctx.args.clone(),
+        };
+        Ok(match inner.hooks.tool_call(&mut event, cancel).await {
+            ToolCallDecision::Block { reason } => Some(BeforeToolCallResult {
+                block: true,
+                reason,
+                args: None,
+            }),
+            ToolCallDecision::Continue if event.input != *ctx.args => Some(BeforeToolCallResult {
+                args: Some(event.input),
+                ..Default::default()
+            }),
+            ToolCallDecision::Continue => None,
+        })
     }
 
+    /// The `tool_result` handlers (secret scrubbing first): the fields they changed.
     async fn after_tool_call(
         &self,
         ctx: AfterToolCallContext<'_>,
@@ -478,9 +547,25 @@ impl AgentHooks for Hooks {
         let Some(inner) = self.inner.upgrade() else {
             return Ok(None);
         };
-        Ok(crate::commands::dialogs::scrub_after_tool_call(
-            &inner, &ctx,
-        ))
+        let out = inner
+            .hooks
+            .tool_result(ToolResultEvent {
+                tool_name: ctx.tool_call.name.clone(),
+                tool_call_id: ctx.tool_call.id.clone(),
+                input: ctx.args.clone(),
+                content: ctx.result.content.clone(),
+                details: ctx.result.details.clone(),
+                is_error: ctx.is_error,
+            })
+            .await;
+        let patch = AfterToolCallResult {
+            content: (out.content != ctx.result.content).then_some(out.content),
+            details: (out.details != ctx.result.details)
+                .then_some(out.details)
+                .flatten(),
+            is_error: (out.is_error != ctx.is_error).then_some(out.is_error),
+        };
+        Ok((patch != AfterToolCallResult::default()).then_some(patch))
     }
 
     fn should_continue(&self) -> bool {

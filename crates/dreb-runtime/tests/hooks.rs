@@ -1,0 +1,312 @@
+//! The hook bus in a live session: handlers registered through `RuntimeOptions::hooks` see tool calls (and can
+//! change their arguments or block them), tool results, the context sent to the model, the agent events before the
+//! host, and the session changes they may cancel; a failing handler becomes an `extension_error` event and the
+//! session goes on. Driven through the `RpcHandler` with the scripted `faux` provider; every frame is checked
+//! against the spec.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use dreb_agent::AgentMessage;
+use dreb_ai::Providers;
+use dreb_ai::scenario::Scenario;
+use dreb_hooks::*;
+use dreb_protocol::support::RequestContext;
+use dreb_protocol::*;
+use dreb_runtime::{Runtime, RuntimeOptions};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
+
+mod common;
+use common::SpecSink;
+
+/// What a test handler does at each point, and what it saw.
+#[derive(Default)]
+struct Probe {
+    /// `tool_call`: set `command` to this.
+    rewrite_command: Option<String>,
+    /// `tool_call`: block every call with this reason.
+    block: Option<String>,
+    /// `tool_call`: fail.
+    fail: bool,
+    /// `tool_result`: replace the text.
+    result_text: Option<String>,
+    /// `context`: append this user text to the messages sent.
+    inject: Option<String>,
+    /// `session_before_*`: the answer.
+    before: Option<SessionBeforeDecision>,
+    seen: Mutex<Vec<String>>,
+}
+
+impl Probe {
+    fn saw(&self, what: impl Into<String>) {
+        self.seen.lock().unwrap().push(what.into());
+    }
+
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl HookHandler for Probe {
+    async fn tool_call(
+        &self,
+        event: &mut ToolCallEvent,
+        _cancel: &CancellationToken,
+    ) -> HookResult<ToolCallDecision> {
+        self.saw(format!("tool_call {} {}", event.tool_name, event.input));
+        if self.fail {
+            return Err(HookError("probe exploded".into()));
+        }
+        if let Some(command) = &self.rewrite_command {
+            event.input["command"] = json!(command);
+        }
+        Ok(match &self.block {
+            Some(reason) => ToolCallDecision::Block {
+                reason: Some(reason.clone()),
+            },
+            None => ToolCallDecision::Continue,
+        })
+    }
+
+    async fn tool_result(&self, event: &ToolResultEvent) -> HookResult<Option<ToolResultPatch>> {
+        self.saw(format!("tool_result {}", event.is_error));
+        Ok(self.result_text.as_ref().map(|text| ToolResultPatch {
+            content: Some(vec![dreb_ai::UserBlock::Text(dreb_ai::TextContent {
+                text: text.clone(),
+                text_signature: None,
+            })]),
+            ..Default::default()
+        }))
+    }
+
+    async fn context(&self, messages: &[AgentMessage]) -> HookResult<Option<Vec<AgentMessage>>> {
+        self.saw(format!("context {}", messages.len()));
+        Ok(self.inject.as_ref().map(|text| {
+            let mut messages = messages.to_vec();
+            messages.push(AgentMessage::User(dreb_ai::UserMessage {
+                content: dreb_ai::UserContent::Text(text.clone()),
+                timestamp: 0,
+            }));
+            messages
+        }))
+    }
+
+    async fn session_before(
+        &self,
+        event: &SessionBeforeEvent,
+    ) -> HookResult<SessionBeforeDecision> {
+        self.saw(event.name());
+        Ok(self.before.clone().unwrap_or_default())
+    }
+
+    async fn notify(&self, notice: Notice<'_>) -> HookResult<()> {
+        if let Notice::Agent(event) = notice {
+            self.saw(format!("event {}", event.type_name()));
+        }
+        Ok(())
+    }
+}
+
+struct Harness {
+    rt: Runtime,
+    sink: Arc<SpecSink>,
+    _dirs: (TempDir, TempDir),
+}
+
+fn ctx() -> RequestContext {
+    RequestContext::detached(None)
+}
+
+/// A runtime on `faux` whose first reply calls `bash` with `command` (then "done"), with `probe` on the bus.
+fn start(command: &str, probe: Arc<Probe>) -> Harness {
+    start_with(
+        json!({"turns": [
+            {"when": {"afterToolResult": false}, "toolCalls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"when": {"afterToolResult": true}, "text": ["done"], "repeat": true}
+        ]}),
+        probe,
+    )
+}
+
+fn start_with(scenario: Value, probe: Arc<Probe>) -> Harness {
+    let agent_dir = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let scenario: Scenario = serde_json::from_value(scenario).unwrap();
+    let sink = Arc::new(SpecSink::default());
+    let options = RuntimeOptions {
+        cwd: cwd.path().to_path_buf(),
+        agent_dir: agent_dir.path().to_path_buf(),
+        provider: Some("faux".into()),
+        session_dir: Some(agent_dir.path().join("sessions")),
+        providers: Some(Providers::new().with_faux_scenario(scenario)),
+        hooks: vec![("/ext/probe.ts".into(), probe as Arc<dyn HookHandler>)],
+        ..Default::default()
+    };
+    let rt = Runtime::start(options, sink.clone()).unwrap();
+    Harness {
+        rt,
+        sink,
+        _dirs: (agent_dir, cwd),
+    }
+}
+
+impl Harness {
+    /// Prompt and wait for the run's `agent_end`; the frames written meanwhile.
+    async fn run(&self, text: &str) -> Vec<Value> {
+        self.sink.clear();
+        self.rt
+            .prompt(
+                &ctx(),
+                PromptParams {
+                    message: text.into(),
+                    images: None,
+                    streaming_behavior: None,
+                },
+            )
+            .await
+            .unwrap();
+        for _ in 0..6000 {
+            let frames = self.sink.frames();
+            if frames.iter().any(|f| f["type"] == "agent_end") {
+                return frames;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("no agent_end: {:#?}", self.sink.frames());
+    }
+}
+
+fn tool_end(frames: &[Value]) -> Value {
+    frames
+        .iter()
+        .find(|f| f["type"] == "tool_execution_end")
+        .cloned()
+        .expect("tool_execution_end")
+}
+
+fn result_text(tool_end: &Value) -> String {
+    tool_end["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_changes_the_arguments_and_the_result_and_hears_events_before_the_host() {
+    let probe = Arc::new(Probe {
+        rewrite_command: Some("echo rewritten".into()),
+        ..Default::default()
+    });
+    let h = start("echo original", probe.clone());
+    let frames = h.run("go").await;
+    let end = tool_end(&frames);
+    assert_eq!(result_text(&end), "rewritten", "{end:#}");
+    assert_eq!(end["isError"], false);
+    let seen = probe.seen();
+    assert!(
+        seen.contains(&r#"tool_call bash {"command":"echo original"}"#.to_string()),
+        "{seen:#?}"
+    );
+    assert!(seen.contains(&"tool_result false".to_string()), "{seen:#?}");
+    // Every event the host got, the handler heard first, in the same order.
+    let host: Vec<String> = frames
+        .iter()
+        .filter(|f| f["type"] != "response")
+        .map(|f| format!("event {}", f["type"].as_str().unwrap()))
+        .collect();
+    let heard: Vec<String> = seen
+        .iter()
+        .filter(|s| s.starts_with("event "))
+        .cloned()
+        .collect();
+    assert_eq!(heard, host);
+    // The context handler was asked before each of the two LLM calls.
+    assert_eq!(seen.iter().filter(|s| s.starts_with("context ")).count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_blocks_a_call_with_its_reason() {
+    let probe = Arc::new(Probe {
+        block: Some("Not in this repository".into()),
+        result_text: Some("never used".into()),
+        ..Default::default()
+    });
+    let h = start("echo never", probe.clone());
+    let end = tool_end(&h.run("go").await);
+    assert_eq!(end["isError"], true);
+    assert_eq!(result_text(&end), "Not in this repository");
+    // As in the reference, a call that never ran has no tool_result to change.
+    assert!(
+        !probe.seen().iter().any(|s| s.starts_with("tool_result")),
+        "{:?}",
+        probe.seen()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_built_in_guards_run_before_the_handlers() {
+    // `rm -rf /` is refused by the forbidden-commands guard; the handler behind it is never asked.
+    let probe = Arc::new(Probe::default());
+    let h = start("rm -rf /", probe.clone());
+    let end = tool_end(&h.run("go").await);
+    assert_eq!(end["isError"], true, "{end:#}");
+    assert!(
+        !probe.seen().iter().any(|s| s.starts_with("tool_call")),
+        "{:?}",
+        probe.seen()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_handler_blocks_the_call_reports_extension_error_and_the_run_goes_on() {
+    let probe = Arc::new(Probe {
+        fail: true,
+        ..Default::default()
+    });
+    let h = start("echo hi", probe);
+    let frames = h.run("go").await;
+    let errors: Vec<&Value> = frames
+        .iter()
+        .filter(|f| f["type"] == "extension_error")
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            &json!({"type": "extension_error", "extensionPath": "/ext/probe.ts", "event": "tool_call", "error": "probe exploded"})
+        ]
+    );
+    let end = tool_end(&frames);
+    assert_eq!(end["isError"], true);
+    assert!(result_text(&end).contains("probe exploded"), "{end:#}");
+    let last = frames.last().unwrap();
+    assert_eq!(last["type"], "agent_end");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_context_handler_rewrites_what_the_model_is_sent_but_not_the_session() {
+    let probe = Arc::new(Probe {
+        inject: Some("injected by the handler".into()),
+        ..Default::default()
+    });
+    // The model answers "seen" only when the last user text it is sent is the injected one.
+    let h = start_with(
+        json!({"turns": [
+            {"when": {"lastUserContains": "injected by the handler"}, "text": ["seen"]}
+        ], "fallback": "error"}),
+        probe,
+    );
+    let frames = h.run("go").await;
+    let end = frames.last().unwrap();
+    let reply = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(reply["content"][0]["text"], "seen", "{reply:#}");
+    let messages = serde_json::to_string(&h.rt.agent().messages()).unwrap();
+    assert!(
+        !messages.contains("injected by the handler"),
+        "the agent's own messages are unchanged"
+    );
+}
