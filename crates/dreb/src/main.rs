@@ -90,6 +90,7 @@ async fn run(args: Args) -> i32 {
         providers: None,
         stop: stop.clone(),
         ui: args.ui.clone(),
+        hooks: Vec::new(),
     };
     let runtime = match Runtime::start(options, Arc::new(output.clone())) {
         Ok(rt) => rt,
