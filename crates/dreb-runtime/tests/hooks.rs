@@ -136,6 +136,12 @@ fn start_with(scenario: Value, probe: Arc<Probe>) -> Harness {
     let agent_dir = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
     let scenario: Scenario = serde_json::from_value(scenario).unwrap();
+    // Small sessions can be compacted.
+    std::fs::write(
+        agent_dir.path().join("settings.json"),
+        json!({"compaction": {"keepRecentTokens": 1}}).to_string(),
+    )
+    .unwrap();
     let sink = Arc::new(SpecSink::default());
     let options = RuntimeOptions {
         cwd: cwd.path().to_path_buf(),
@@ -309,4 +315,214 @@ async fn the_context_handler_rewrites_what_the_model_is_sent_but_not_the_session
         !messages.contains("injected by the handler"),
         "the agent's own messages are unchanged"
     );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// session_before_*
+
+/// A session with two exchanges (plain text replies) and `probe` answering every `session_before_*`.
+async fn two_exchanges(before: SessionBeforeDecision) -> (Harness, Arc<Probe>) {
+    let probe = Arc::new(Probe {
+        before: Some(before),
+        ..Default::default()
+    });
+    let h = start_with(
+        json!({"turns": [{"repeat": true, "text": ["hello"]}], "fallback": "error"}),
+        probe.clone(),
+    );
+    h.run("first question").await;
+    h.run("second question").await;
+    (h, probe)
+}
+
+/// The session file in use (a new session or a switch changes it).
+fn session_id(h: &Harness) -> String {
+    h.rt.session_file()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_before_switch_cancels_new_session_and_switch_session() {
+    let (h, probe) = two_exchanges(SessionBeforeDecision::Cancel).await;
+    let before = session_id(&h);
+    let r =
+        h.rt.new_session(
+            &ctx(),
+            NewSessionParams {
+                parent_session: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(r.cancelled);
+    let r =
+        h.rt.switch_session(
+            &ctx(),
+            SwitchSessionParams {
+                session_path: "/tmp/elsewhere.jsonl".into(),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(r.cancelled);
+    assert_eq!(session_id(&h), before, "still the same session");
+    assert_eq!(h.rt.agent().messages().len(), 4, "nothing was reset");
+    let asked: Vec<String> = probe
+        .seen()
+        .into_iter()
+        .filter(|s| s.starts_with("session_before"))
+        .collect();
+    assert_eq!(asked, ["session_before_switch", "session_before_switch"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_before_switch_lets_new_session_through_when_no_one_cancels() {
+    let (h, _) = two_exchanges(SessionBeforeDecision::Continue).await;
+    let before = session_id(&h);
+    let r =
+        h.rt.new_session(
+            &ctx(),
+            NewSessionParams {
+                parent_session: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(!r.cancelled);
+    assert_ne!(session_id(&h), before);
+    assert!(h.rt.agent().messages().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_before_fork_cancels_with_the_text_a_fork_would_return() {
+    let (h, _) = two_exchanges(SessionBeforeDecision::Cancel).await;
+    let before = session_id(&h);
+    let forkable =
+        h.rt.get_fork_messages(&ctx(), GetForkMessagesParams {})
+            .await
+            .unwrap();
+    let second = serde_json::to_value(&forkable).unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["text"] == "second question")
+        .cloned()
+        .unwrap();
+    let r =
+        h.rt.fork(
+            &ctx(),
+            ForkParams {
+                entry_id: second["entryId"].as_str().unwrap().into(),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(r.cancelled);
+    assert_eq!(r.text, "second question");
+    assert_eq!(session_id(&h), before, "no new session file");
+    // A bad entry still fails before the handlers are asked.
+    let err =
+        h.rt.fork(
+            &ctx(),
+            ForkParams {
+                entry_id: "nope".into(),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(err.contains("Invalid entry ID for forking"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_before_tree_cancels_or_supplies_the_branch_summary() {
+    let (h, _) = two_exchanges(SessionBeforeDecision::Cancel).await;
+    let first = first_user_entry(&h).await;
+    let r = h.rt.navigate_tree(&ctx(), navigate(&first)).await.unwrap();
+    assert!(r.cancelled);
+    assert_eq!(h.rt.agent().messages().len(), 4, "the leaf did not move");
+
+    let supplied = SessionBeforeDecision::Supply(SuppliedSummary {
+        summary: "What the abandoned branch did".into(),
+        details: None,
+    });
+    let (h, _) = two_exchanges(supplied).await;
+    let first = first_user_entry(&h).await;
+    let r = h.rt.navigate_tree(&ctx(), navigate(&first)).await.unwrap();
+    assert!(!r.cancelled);
+    assert_eq!(r.editor_text.as_deref(), Some("first question"));
+    let file = h.rt.session_file().unwrap();
+    let text = std::fs::read_to_string(file).unwrap();
+    let summary = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "branch_summary")
+        .expect("a branch_summary entry");
+    assert_eq!(summary["summary"], "What the abandoned branch did");
+    assert_eq!(summary["fromHook"], true);
+}
+
+async fn first_user_entry(h: &Harness) -> String {
+    let forkable =
+        h.rt.get_fork_messages(&ctx(), GetForkMessagesParams {})
+            .await
+            .unwrap();
+    serde_json::to_value(&forkable).unwrap()["messages"][0]["entryId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn navigate(target: &str) -> NavigateTreeParams {
+    NavigateTreeParams {
+        target_id: target.into(),
+        summarize: Some(true),
+        custom_instructions: None,
+        replace_instructions: None,
+        label: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_before_compact_cancels_or_supplies_the_compaction() {
+    let (h, _) = two_exchanges(SessionBeforeDecision::Cancel).await;
+    let err =
+        h.rt.compact(
+            &ctx(),
+            CompactParams {
+                custom_instructions: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, "Command failed: Compaction cancelled");
+
+    let supplied = SessionBeforeDecision::Supply(SuppliedSummary {
+        summary: "## Goal\nsupplied by the handler".into(),
+        details: Some(json!({"readFiles": ["a.rs"], "modifiedFiles": []})),
+    });
+    // A summary from the model would read "hello".
+    let (h, _) = two_exchanges(supplied).await;
+    let result =
+        h.rt.compact(
+            &ctx(),
+            CompactParams {
+                custom_instructions: None,
+            },
+        )
+        .await
+        .unwrap();
+    let wire = serde_json::to_value(&result).unwrap();
+    assert_eq!(wire["summary"], "## Goal\nsupplied by the handler");
+    assert_eq!(
+        wire["details"],
+        json!({"readFiles": ["a.rs"], "modifiedFiles": []})
+    );
+    let text = std::fs::read_to_string(h.rt.session_file().unwrap()).unwrap();
+    let entry = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "compaction")
+        .expect("a compaction entry");
+    assert_eq!(entry["fromHook"], true);
 }

@@ -161,6 +161,19 @@ impl SessionManager {
     /// `fork {entryId}`: at an assistant entry, the new session keeps that entry and everything before it (text
     /// `""`); at a user entry, it keeps everything before it and returns its text (a root user entry gives a brand-new
     /// session whose `parentSession` is the current file).
+    /// The text [`SessionManager::fork`] at `entry_id` would return (a user message's text, `""` for an assistant
+    /// turn), with the same checks, without forking: what a cancelled fork answers.
+    pub fn fork_text(&self, entry_id: &str) -> Result<String> {
+        let entry = self.entry(entry_id).ok_or(SessionError::InvalidForkEntry)?;
+        let msg = entry.message().ok_or(SessionError::InvalidForkEntry)?;
+        match message::role(msg) {
+            Some("assistant") if message::is_forkable_assistant(msg) => Ok(String::new()),
+            Some("assistant") => Err(SessionError::UnforkableAssistant),
+            Some("user") => Ok(message::message_text(msg)),
+            _ => Err(SessionError::InvalidForkEntry),
+        }
+    }
+
     pub fn fork(&mut self, entry_id: &str) -> Result<ForkResult> {
         let entry = self.entry(entry_id).ok_or(SessionError::InvalidForkEntry)?;
         let msg = entry.message().ok_or(SessionError::InvalidForkEntry)?;

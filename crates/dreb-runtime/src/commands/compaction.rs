@@ -16,6 +16,8 @@ use dreb_session::CompactionData;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use dreb_hooks::{SessionBeforeEvent, SessionBeforeOutcome};
+
 use crate::convert::wire;
 use crate::run_phase::{CompactionKind, CompactionTicket};
 use crate::runtime::Runtime;
@@ -134,18 +136,37 @@ impl Runtime {
                 CompactError::NothingToCompact
             });
         };
-        let llm = SummaryLlm {
-            client: &self.inner.providers,
-            model: &model,
-            api_key,
-            cancel: cancel.clone(),
+        // `session_before_compact`: a handler may cancel, or supply the summary instead of the model.
+        let event = SessionBeforeEvent::Compact {
+            custom_instructions: custom_instructions.map(str::to_string),
         };
-        let result = dreb_compaction::compact(&prep, &llm, custom_instructions, &settings)
-            .await
-            .map_err(|e| match e {
-                SummaryError::Aborted => CompactError::Cancelled,
-                SummaryError::Failed(m) => CompactError::Failed(m),
-            })?;
+        let supplied = match self.inner.hooks.session_before(&event).await {
+            SessionBeforeOutcome::Cancelled => return Err(CompactError::Cancelled),
+            SessionBeforeOutcome::Continue { supplied } => supplied,
+        };
+        let from_hook = supplied.is_some();
+        let result = match supplied {
+            Some(s) => dreb_compaction::CompactionResult {
+                summary: s.summary,
+                first_kept_entry_id: prep.first_kept_entry_id.clone(),
+                tokens_before: prep.tokens_before,
+                details: s.details.unwrap_or_else(|| prep.file_ops.details()),
+            },
+            None => {
+                let llm = SummaryLlm {
+                    client: &self.inner.providers,
+                    model: &model,
+                    api_key,
+                    cancel: cancel.clone(),
+                };
+                dreb_compaction::compact(&prep, &llm, custom_instructions, &settings)
+                    .await
+                    .map_err(|e| match e {
+                        SummaryError::Aborted => CompactError::Cancelled,
+                        SummaryError::Failed(m) => CompactError::Failed(m),
+                    })?
+            }
+        };
         if cancel.is_cancelled() {
             return Err(CompactError::Cancelled);
         }
@@ -157,7 +178,7 @@ impl Runtime {
                     first_kept_entry_id: result.first_kept_entry_id.clone(),
                     tokens_before: result.tokens_before,
                     details: Some(result.details.clone()),
-                    from_hook: Some(false),
+                    from_hook: Some(from_hook),
                 })
                 .map_err(|e| CompactError::Failed(e.to_string()))?;
         }

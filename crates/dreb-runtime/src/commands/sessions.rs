@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use dreb_agent::AgentMessage;
 use dreb_ai::ThinkingLevel;
 use dreb_compaction::{SummaryLlm, generate_branch_summary, prepare_branch_summary};
+use dreb_hooks::{SessionBeforeEvent, SessionBeforeOutcome, SwitchReason};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_session::{BranchSummaryInput, ListOptions, NavigateOptions, NewSessionOptions};
@@ -109,8 +110,32 @@ impl Runtime {
         if lock(&self.inner.session).entry(&p.target_id).is_none() {
             return Err(format!("Entry {} not found", p.target_id));
         }
+        let cancelled = NavigateTreeResult {
+            cancelled: true,
+            editor_text: None,
+        };
+        let supplied = match self
+            .inner
+            .hooks
+            .session_before(&SessionBeforeEvent::Tree {
+                target_id: p.target_id.clone(),
+                summarize: p.summarize == Some(true),
+            })
+            .await
+        {
+            SessionBeforeOutcome::Cancelled => return Ok(cancelled),
+            SessionBeforeOutcome::Continue { supplied } => supplied,
+        };
+        // The handlers may have taken a while: the session must still be idle (the reference checks again too).
+        self.ensure_idle()?;
         let mut summary = None;
-        if p.summarize == Some(true) {
+        if let Some(s) = supplied.filter(|_| p.summarize == Some(true)) {
+            summary = Some(BranchSummaryInput {
+                summary: s.summary,
+                details: s.details,
+                from_hook: Some(true),
+            });
+        } else if p.summarize == Some(true) {
             let Some(model) = self.inner.agent.model() else {
                 return Err("No model available for summarization".into());
             };
@@ -157,12 +182,7 @@ impl Runtime {
                             from_hook: Some(false),
                         })
                     }
-                    Err(dreb_compaction::SummaryError::Aborted) => {
-                        return Ok(NavigateTreeResult {
-                            cancelled: true,
-                            editor_text: None,
-                        });
-                    }
+                    Err(dreb_compaction::SummaryError::Aborted) => return Ok(cancelled),
                     Err(e) => return Err(e.to_string()),
                 }
             }
@@ -188,6 +208,19 @@ impl Runtime {
         _ctx: &RequestContext,
         p: ForkParams,
     ) -> Result<ForkResult, String> {
+        // A cancelled fork answers the text a fork would have returned; bad entries fail before the handlers.
+        let text = lock(&self.inner.session)
+            .fork_text(&p.entry_id)
+            .map_err(|e| e.to_string())?;
+        let event = SessionBeforeEvent::Fork {
+            entry_id: p.entry_id.clone(),
+        };
+        if self.inner.hooks.session_before(&event).await == SessionBeforeOutcome::Cancelled {
+            return Ok(ForkResult {
+                text,
+                cancelled: true,
+            });
+        }
         self.inner.agent.abort();
         self.inner.agent.wait_for_idle().await;
         let result = lock(&self.inner.session)
@@ -200,6 +233,15 @@ impl Runtime {
             text: result.text,
             cancelled: false,
         })
+    }
+
+    /// Asks the `session_before_switch` handlers; `true` when one cancelled.
+    async fn switch_cancelled(&self, reason: SwitchReason, target: Option<&Path>) -> bool {
+        let event = SessionBeforeEvent::Switch {
+            reason,
+            target_session_file: target.map(|p| p.to_string_lossy().into_owned()),
+        };
+        self.inner.hooks.session_before(&event).await == SessionBeforeOutcome::Cancelled
     }
 
     async fn reset_for_new_session(&self) {
@@ -216,6 +258,9 @@ impl Runtime {
         _ctx: &RequestContext,
         p: NewSessionParams,
     ) -> Result<CancelledResult, String> {
+        if self.switch_cancelled(SwitchReason::New, None).await {
+            return Ok(CancelledResult { cancelled: true });
+        }
         self.reset_for_new_session().await;
         {
             let mut session = lock(&self.inner.session);
@@ -235,8 +280,14 @@ impl Runtime {
         _ctx: &RequestContext,
         p: SwitchSessionParams,
     ) -> Result<CancelledResult, String> {
-        self.reset_for_new_session().await;
         let path = resolve_against(&self.inner.cwd, &p.session_path);
+        if self
+            .switch_cancelled(SwitchReason::Resume, Some(&path))
+            .await
+        {
+            return Ok(CancelledResult { cancelled: true });
+        }
+        self.reset_for_new_session().await;
         lock(&self.inner.session)
             .set_session_file(&path)
             .map_err(|e| e.to_string())?;
@@ -256,6 +307,13 @@ impl Runtime {
         let imported = lock(&self.inner.session)
             .import_jsonl(&input)
             .map_err(|e| e.to_string())?;
+        // As in the reference: the copy is made, then switching to it can be cancelled.
+        if self
+            .switch_cancelled(SwitchReason::Resume, Some(&imported))
+            .await
+        {
+            return Ok(CancelledResult { cancelled: true });
+        }
         self.reset_for_new_session().await;
         lock(&self.inner.session)
             .set_session_file(&imported)
