@@ -39,6 +39,8 @@ pub(crate) struct Inner {
     pub deferred_bash: Mutex<Vec<AgentMessage>>,
     pub auto_compaction: AtomicBool,
     pub auto_retry: AtomicBool,
+    /// The system prompt as built from the resources; a `before_agent_start` handler may replace it for one run.
+    pub base_system_prompt: Mutex<String>,
     /// Where extensions, MCP and the built-in guards plug in (see `dreb-hooks`).
     pub hooks: Arc<dreb_hooks::HookBus>,
     /// The run's lifecycle: ending, retry chain, compaction, branch summaries, overflow recovery.

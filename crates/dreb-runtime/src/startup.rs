@@ -317,6 +317,7 @@ impl Runtime {
         let hooks = hook_bus(&options, &settings, &cwd, &dialog, &outbox);
         let inner = Arc::new(Inner {
             hooks,
+            base_system_prompt: Mutex::new(String::new()),
             extras: crate::commands::extras::Extras::new(&options, &settings, scoped_models),
             cwd,
             agent_dir,

@@ -37,6 +37,10 @@ struct Probe {
     inject: Option<String>,
     /// `session_before_*`: the answer.
     before: Option<SessionBeforeDecision>,
+    /// `input`: the answer.
+    input: Option<InputDecision>,
+    /// `before_agent_start`: the answer.
+    start: Option<BeforeAgentStartResult>,
     seen: Mutex<Vec<String>>,
 }
 
@@ -93,6 +97,19 @@ impl HookHandler for Probe {
             }));
             messages
         }))
+    }
+
+    async fn input(&self, event: &InputEvent) -> HookResult<InputDecision> {
+        self.saw(format!("input {}", event.text));
+        Ok(self.input.clone().unwrap_or_default())
+    }
+
+    async fn before_agent_start(
+        &self,
+        event: &BeforeAgentStartEvent,
+    ) -> HookResult<Option<BeforeAgentStartResult>> {
+        self.saw(format!("before_agent_start {}", event.prompt));
+        Ok(self.start.clone())
     }
 
     async fn session_before(
@@ -525,4 +542,112 @@ async fn session_before_compact_cancels_or_supplies_the_compaction() {
         .find(|e| e["type"] == "compaction")
         .expect("a compaction entry");
     assert_eq!(entry["fromHook"], true);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// input and before_agent_start
+
+fn answers_when(contains: &str) -> Value {
+    json!({"turns": [{"when": {"lastUserContains": contains}, "text": ["seen"], "repeat": true}], "fallback": "error"})
+}
+
+/// The text of the run's last message (its `agent_end`), or the frames when there is none.
+fn last_reply(frames: &[Value]) -> Value {
+    let end = frames.last().unwrap();
+    let last = end["messages"].as_array().and_then(|m| m.last());
+    match last.map(|m| m["content"][0]["text"].clone()) {
+        Some(Value::String(text)) => Value::String(text),
+        _ => panic!("no reply text: {frames:#?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_transforms_the_prompt() {
+    let probe = Arc::new(Probe {
+        input: Some(InputDecision::Transform {
+            text: "TRANSFORMED prompt".into(),
+            images: None,
+        }),
+        ..Default::default()
+    });
+    let h = start_with(answers_when("TRANSFORMED"), probe.clone());
+    let frames = h.run("original prompt").await;
+    assert_eq!(last_reply(&frames), "seen");
+    assert!(probe.seen().contains(&"input original prompt".to_string()));
+    let first = serde_json::to_value(&h.rt.agent().messages()[0]).unwrap();
+    assert_eq!(first["content"][0]["text"], "TRANSFORMED prompt");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_handled_starts_no_run() {
+    let probe = Arc::new(Probe {
+        input: Some(InputDecision::Handled),
+        ..Default::default()
+    });
+    let h = start_with(answers_when("anything"), probe.clone());
+    h.rt.prompt(
+        &ctx(),
+        PromptParams {
+            message: "/my-extension-thing".into(),
+            images: None,
+            streaming_behavior: None,
+        },
+    )
+    .await
+    .unwrap();
+    h.rt.wait_for_idle().await;
+    assert!(
+        !h.sink.frames().iter().any(|f| f["type"] == "agent_start"),
+        "{:#?}",
+        h.sink.frames()
+    );
+    assert!(h.rt.agent().messages().is_empty());
+    assert!(
+        !probe
+            .seen()
+            .iter()
+            .any(|s| s.starts_with("before_agent_start"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn before_agent_start_adds_a_message_and_replaces_the_system_prompt_for_the_run() {
+    let probe = Arc::new(Probe {
+        start: Some(BeforeAgentStartResult {
+            message: Some(dreb_agent::CustomMessage {
+                custom_type: "probe-note".into(),
+                content: dreb_ai::UserContent::Text("a note from the handler".into()),
+                display: true,
+                details: None,
+                timestamp: 1,
+            }),
+            system_prompt: Some("You are the probe's agent.".into()),
+        }),
+        ..Default::default()
+    });
+    // The model answers only when the handler's note is the last user-side text it gets.
+    let h = start_with(answers_when("a note from the handler"), probe.clone());
+    let frames = h.run("hello").await;
+    assert_eq!(last_reply(&frames), "seen");
+    let roles: Vec<String> =
+        h.rt.agent()
+            .messages()
+            .iter()
+            .map(|m| {
+                serde_json::to_value(m).unwrap()["role"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+    assert_eq!(roles, ["user", "custom", "assistant"]);
+    assert_eq!(
+        h.rt.agent().with_state(|s| s.system_prompt.clone()),
+        "You are the probe's agent."
+    );
+    assert!(
+        probe
+            .seen()
+            .contains(&"before_agent_start hello".to_string())
+    );
 }

@@ -153,6 +153,7 @@ impl Runtime {
             cwd: &inner.cwd,
             date: &date,
         });
+        *lock(&inner.base_system_prompt) = prompt.clone();
         inner.agent.set_system_prompt(prompt);
     }
 }

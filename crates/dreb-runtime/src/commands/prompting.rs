@@ -6,6 +6,8 @@ use dreb_protocol::envelope::Response;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 
+use dreb_hooks::{BeforeAgentStartEvent, InputEvent, InputOutcome, InputSource};
+
 use crate::convert::wire;
 use crate::runtime::{QueuedDisplay, Runtime, no_api_key_text};
 use crate::sync::lock;
@@ -65,6 +67,27 @@ impl Runtime {
         }
     }
 
+    /// The messages a prompt's run starts with: the user message, then what the `before_agent_start` handlers
+    /// add; the run's system prompt is theirs when they replace it, else the base one again.
+    async fn run_messages(&self, text: &str, images: &[ImageContent]) -> Vec<AgentMessage> {
+        let base = lock(&self.inner.base_system_prompt).clone();
+        let outcome = self
+            .inner
+            .hooks
+            .before_agent_start(BeforeAgentStartEvent {
+                prompt: text.to_string(),
+                images: images.to_vec(),
+                system_prompt: base.clone(),
+            })
+            .await;
+        self.inner
+            .agent
+            .set_system_prompt(outcome.system_prompt.unwrap_or(base));
+        let mut messages = vec![user_message(text, images)];
+        messages.extend(outcome.messages.into_iter().map(AgentMessage::Custom));
+        messages
+    }
+
     /// `/skill:name args` and `/template args` expanded, as the reference does before prompting or queueing.
     fn expand_input(&self, text: &str) -> String {
         let session_id = lock(&self.inner.session).session_id().to_string();
@@ -83,8 +106,21 @@ impl Runtime {
         p: PromptParams,
     ) -> Result<(), String> {
         reject_builtin(&p.message)?;
-        let message = self.expand_input(&p.message);
         let images = images_of(&p.images)?;
+        // `input`: the handlers may transform the prompt, or handle it (then no run starts).
+        let input = InputEvent {
+            text: p.message,
+            images,
+            source: InputSource::Rpc,
+        };
+        let (text, images) = match self.inner.hooks.input(input).await {
+            InputOutcome::Handled => {
+                self.acknowledge_prompt(ctx);
+                return Ok(());
+            }
+            InputOutcome::Continue(input) => (input.text, input.images),
+        };
+        let message = self.expand_input(&text);
         let agent = &self.inner.agent;
         // The host saw agent_end; the loop may still be releasing its slot.
         self.settle_after_agent_end().await;
@@ -109,12 +145,11 @@ impl Runtime {
         }
         self.flush_deferred_bash();
         let Some(pending) = self.pre_prompt_compaction() else {
+            let messages = self.run_messages(&message, &images).await;
             // The run is started and acknowledged while the outbox is held: its first event waits for the ack, and
             // a start that fails (a concurrent prompt won) is this request's only response, an error.
             let held = self.inner.outbox.hold();
-            agent
-                .start_prompt(vec![user_message(&message, &images)])
-                .map_err(|e| e.to_string())?;
+            agent.start_prompt(messages).map_err(|e| e.to_string())?;
             ctx.reply.send_ok_in(&held, ResponseData::Prompt);
             return Ok(());
         };
@@ -128,10 +163,8 @@ impl Runtime {
             if rt.inner.stop.is_cancelled() {
                 return;
             }
-            let started = rt
-                .inner
-                .agent
-                .start_prompt(vec![user_message(&message, &images)]);
+            let messages = rt.run_messages(&message, &images).await;
+            let started = rt.inner.agent.start_prompt(messages);
             if let Err(e) = started {
                 let late = Response::error(id, Some("prompt".into()), e.to_string());
                 rt.inner.outbox.send(&late);
