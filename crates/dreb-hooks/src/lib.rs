@@ -215,11 +215,24 @@ pub enum SessionBeforeOutcome {
     Cancelled,
 }
 
+/// Why a session (re)started (`session_start`'s `reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionStartReason {
+    Startup,
+    Reload,
+    /// `new_session`.
+    New,
+    /// `switch_session`, `import_jsonl`.
+    Resume,
+    /// `fork`.
+    Fork,
+}
+
 /// Things handlers are told about and cannot answer.
 #[derive(Debug, Clone, Copy)]
 pub enum Notice<'a> {
     /// The session started, was switched to, or was reloaded.
-    SessionStart,
+    SessionStart(SessionStartReason),
     /// The session is about to end (shutdown, reload).
     SessionShutdown,
     /// An agent event, after the host got it.
@@ -235,7 +248,7 @@ impl Notice<'_> {
     /// The reference's event name.
     pub fn name(&self) -> &'static str {
         match self {
-            Notice::SessionStart => "session_start",
+            Notice::SessionStart(_) => "session_start",
             Notice::SessionShutdown => "session_shutdown",
             Notice::Agent(event) => event.type_name(),
             Notice::ModelSelect { .. } => "model_select",

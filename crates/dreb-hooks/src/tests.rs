@@ -319,7 +319,8 @@ async fn a_failing_notification_handler_is_reported_and_the_others_still_hear() 
     });
     let other = Arc::new(Scripted::default());
     let (bus, failures) = bus_of(vec![failing, other.clone()]);
-    bus.notify(Notice::SessionStart).await;
+    bus.notify(Notice::SessionStart(SessionStartReason::Startup))
+        .await;
     assert_eq!(other.seen.lock().unwrap().as_slice(), ["session_start"]);
     assert_eq!(failures.lock().unwrap()[0].event, "session_start");
     bus.unregister("h0");

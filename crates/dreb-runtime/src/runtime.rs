@@ -181,6 +181,42 @@ impl Runtime {
         Ok(())
     }
 
+    /// Tell the hook handlers the session (re)started.
+    pub(crate) async fn announce_session_start(&self, reason: dreb_hooks::SessionStartReason) {
+        self.inner
+            .hooks
+            .notify(dreb_hooks::Notice::SessionStart(reason))
+            .await;
+    }
+
+    /// Tell the hook handlers the session ends (shutdown, reload); awaited, as the reference awaits its
+    /// `session_shutdown` handlers before exiting.
+    pub async fn announce_session_shutdown(&self) {
+        self.inner
+            .hooks
+            .notify(dreb_hooks::Notice::SessionShutdown)
+            .await;
+    }
+
+    /// Tell the hook handlers the model changed from `previous`.
+    pub(crate) async fn announce_model_select(&self, previous: Option<&Model>) {
+        if !self.inner.hooks.has_listeners() {
+            return;
+        }
+        let Some(model) = self.inner.agent.model() else {
+            return;
+        };
+        let name = |m: &Model| format!("{}/{}", m.provider, m.id);
+        let previous = previous.map(name);
+        self.inner
+            .hooks
+            .notify(dreb_hooks::Notice::ModelSelect {
+                model: &name(&model),
+                previous: previous.as_deref(),
+            })
+            .await;
+    }
+
     /// The model registry (read access).
     pub(crate) fn registry(&self) -> std::sync::RwLockReadGuard<'_, ModelRegistry> {
         self.inner

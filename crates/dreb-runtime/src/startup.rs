@@ -371,6 +371,15 @@ impl Runtime {
             stop_rt.inner.stop.cancelled().await;
             stop_rt.shutdown();
         });
+        // Start-up does not wait for the handlers (the first response is never delayed); they hear of it first.
+        if runtime.inner.hooks.has_listeners() {
+            let start_rt = runtime.clone();
+            tokio::spawn(async move {
+                start_rt
+                    .announce_session_start(dreb_hooks::SessionStartReason::Startup)
+                    .await;
+            });
+        }
         Ok(runtime)
     }
 

@@ -121,8 +121,13 @@ impl HookHandler for Probe {
     }
 
     async fn notify(&self, notice: Notice<'_>) -> HookResult<()> {
-        if let Notice::Agent(event) = notice {
-            self.saw(format!("event {}", event.type_name()));
+        match notice {
+            Notice::Agent(event) => self.saw(format!("event {}", event.type_name())),
+            Notice::SessionStart(reason) => self.saw(format!("session_start {reason:?}")),
+            Notice::SessionShutdown => self.saw("session_shutdown"),
+            Notice::ModelSelect { model, previous } => {
+                self.saw(format!("model_select {model} from {previous:?}"))
+            }
         }
         Ok(())
     }
@@ -157,6 +162,14 @@ fn start_with(scenario: Value, probe: Arc<Probe>) -> Harness {
     std::fs::write(
         agent_dir.path().join("settings.json"),
         json!({"compaction": {"keepRecentTokens": 1}}).to_string(),
+    )
+    .unwrap();
+    // A model to switch to (never called).
+    std::fs::write(
+        agent_dir.path().join("models.json"),
+        json!({"providers": {"local": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+            "apiKey": "k", "models": [{"id": "other-model"}]}}})
+        .to_string(),
     )
     .unwrap();
     let sink = Arc::new(SpecSink::default());
@@ -649,5 +662,67 @@ async fn before_agent_start_adds_a_message_and_replaces_the_system_prompt_for_th
         probe
             .seen()
             .contains(&"before_agent_start hello".to_string())
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Notices
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_hear_session_starts_reloads_and_model_changes() {
+    let probe = Arc::new(Probe::default());
+    let h = start_with(
+        json!({"turns": [{"repeat": true, "text": ["hello"]}], "fallback": "error"}),
+        probe.clone(),
+    );
+    let notices = || -> Vec<String> {
+        probe
+            .seen()
+            .into_iter()
+            .filter(|s| {
+                !s.starts_with("event ")
+                    && !s.starts_with("context ")
+                    && !s.starts_with("input ")
+                    && !s.starts_with("before_agent_start")
+            })
+            .collect()
+    };
+    // Announced without holding up start-up.
+    for _ in 0..2000 {
+        if !notices().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(notices(), ["session_start Startup"]);
+    h.run("hi").await;
+    h.rt.new_session(
+        &ctx(),
+        NewSessionParams {
+            parent_session: None,
+        },
+    )
+    .await
+    .unwrap();
+    h.rt.reload(&ctx(), ReloadParams {}).await.unwrap();
+    h.rt.set_model(
+        &ctx(),
+        SetModelParams {
+            provider: "local".into(),
+            model_id: "other-model".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        notices(),
+        [
+            "session_start Startup",
+            "session_before_switch",
+            "session_start New",
+            "session_shutdown",
+            "session_start Reload",
+            "model_select local/other-model from Some(\"faux/faux\")",
+        ]
     );
 }

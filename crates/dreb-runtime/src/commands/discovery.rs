@@ -77,10 +77,15 @@ impl Runtime {
         _ctx: &RequestContext,
         _p: ReloadParams,
     ) -> Result<(), String> {
+        // As in the reference: `session_shutdown`, the reload, then `session_start` with reason `reload`.
+        self.announce_session_shutdown().await;
         let rt = self.clone();
         tokio::task::spawn_blocking(move || rt.reload_blocking())
             .await
-            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())??;
+        self.announce_session_start(dreb_hooks::SessionStartReason::Reload)
+            .await;
+        Ok(())
     }
 
     fn reload_blocking(&self) -> Result<(), String> {

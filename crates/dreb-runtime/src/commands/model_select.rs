@@ -181,7 +181,9 @@ impl Runtime {
                     .unwrap_or(ThinkingLevel::Xhigh)
             }
         });
+        let previous = agent.model();
         agent.set_model(Some(next.clone()));
+        self.announce_model_select(previous.as_ref()).await;
         lock(&self.inner.session)
             .append_model_change(&next.provider, &next.id)
             .map_err(|e| format!("Command failed: {e}"))?;

@@ -35,6 +35,7 @@ impl Runtime {
                 .ok_or_else(|| format!("Model not found: {}/{}", p.provider, p.model_id))?
         };
         let agent = &self.inner.agent;
+        let previous = agent.model();
         agent.set_model(Some(model.clone()));
         lock(&self.inner.session)
             .append_model_change(&model.provider, &model.id)
@@ -50,6 +51,7 @@ impl Runtime {
         let (provider, id) = (model.provider.clone(), model.id.clone());
         self.persist(move |s| s.set_default_model_and_provider(&provider, &id))
             .await?;
+        self.announce_model_select(previous.as_ref()).await;
         wire(&model)
     }
 

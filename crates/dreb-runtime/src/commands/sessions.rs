@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use dreb_agent::AgentMessage;
 use dreb_ai::ThinkingLevel;
 use dreb_compaction::{SummaryLlm, generate_branch_summary, prepare_branch_summary};
-use dreb_hooks::{SessionBeforeEvent, SessionBeforeOutcome, SwitchReason};
+use dreb_hooks::{SessionBeforeEvent, SessionBeforeOutcome, SessionStartReason, SwitchReason};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_session::{BranchSummaryInput, ListOptions, NavigateOptions, NewSessionOptions};
@@ -229,6 +229,7 @@ impl Runtime {
         self.sync_agent_from_session();
         lock(&self.inner.queued).clear();
         self.inner.agent.clear_all_queues();
+        self.announce_session_start(SessionStartReason::Fork).await;
         Ok(ForkResult {
             text: result.text,
             cancelled: false,
@@ -272,6 +273,7 @@ impl Runtime {
                 .append_thinking_level_change(self.inner.agent.thinking_level().as_str())
                 .map_err(|e| e.to_string())?;
         }
+        self.announce_session_start(SessionStartReason::New).await;
         Ok(CancelledResult { cancelled: false })
     }
 
@@ -292,6 +294,8 @@ impl Runtime {
             .set_session_file(&path)
             .map_err(|e| e.to_string())?;
         self.sync_agent_from_session();
+        self.announce_session_start(SessionStartReason::Resume)
+            .await;
         Ok(CancelledResult { cancelled: false })
     }
 
@@ -319,6 +323,8 @@ impl Runtime {
             .set_session_file(&imported)
             .map_err(|e| e.to_string())?;
         self.sync_agent_from_session();
+        self.announce_session_start(SessionStartReason::Resume)
+            .await;
         Ok(CancelledResult { cancelled: false })
     }
 
