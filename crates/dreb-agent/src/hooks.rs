@@ -86,6 +86,11 @@ pub trait AgentHooks: Send + Sync {
         Ok(None)
     }
 
+    /// Rewrites each provider request body before it is sent (`None`, the default: sent as built).
+    fn payload_hook(&self) -> Option<dreb_ai::PayloadHook> {
+        None
+    }
+
     /// Consulted before every LLM call of a run except the first; `false` ends the run cleanly.
     fn should_continue(&self) -> bool {
         true

@@ -75,6 +75,7 @@ pub(crate) async fn stream_assistant_response(
             cancel: ctx.cancel.clone(),
             session_id: ctx.config.session_id.clone(),
             headers: Default::default(),
+            on_payload: ctx.hooks.payload_hook(),
         };
         let mut stream = ctx.llm.stream(&ctx.model, &context, options);
         // The last partial seen (set by `start`, replaced by every update), as the reference tracks it.

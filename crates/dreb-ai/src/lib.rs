@@ -29,7 +29,7 @@ pub use classify::{
 };
 pub use cost::calculate_cost;
 pub use output::ABORTED_MESSAGE;
-pub use provider::{AssistantEventStream, LlmClient, StreamOptions, final_message};
+pub use provider::{AssistantEventStream, LlmClient, PayloadHook, StreamOptions, final_message};
 pub use providers::Providers;
 pub use registry::{ModelRegistry, agent_dir};
 pub use types::*;

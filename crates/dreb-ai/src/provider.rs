@@ -13,6 +13,42 @@ use crate::types::{AssistantMessage, AssistantMessageEvent, Context, Model, Thin
 /// `stopReason` `error`/`aborted` and an `errorMessage`, never as a Rust error, so the loop has one path.
 pub type AssistantEventStream = Pin<Box<dyn Stream<Item = AssistantMessageEvent> + Send>>;
 
+/// Rewrites a provider request body just before it is sent (`before_provider_request`).
+#[derive(Clone)]
+pub struct PayloadHook(
+    pub  std::sync::Arc<
+        dyn Fn(
+                serde_json::Value,
+            ) -> Pin<Box<dyn std::future::Future<Output = serde_json::Value> + Send>>
+            + Send
+            + Sync,
+    >,
+);
+
+impl std::fmt::Debug for PayloadHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PayloadHook")
+    }
+}
+
+impl PayloadHook {
+    /// `body` as the hook rewrites it.
+    pub async fn apply(&self, body: serde_json::Value) -> serde_json::Value {
+        (self.0)(body).await
+    }
+}
+
+/// `body` as `hook` rewrites it (unchanged without one).
+pub(crate) async fn rewrite_payload(
+    hook: &Option<PayloadHook>,
+    body: serde_json::Value,
+) -> serde_json::Value {
+    match hook {
+        Some(hook) => hook.apply(body).await,
+        None => body,
+    }
+}
+
 /// Per-request options.
 #[derive(Debug, Clone, Default)]
 pub struct StreamOptions {
@@ -28,6 +64,8 @@ pub struct StreamOptions {
     pub session_id: Option<String>,
     /// Extra HTTP headers (merged over the model's `headers`).
     pub headers: IndexMap<String, String>,
+    /// Rewrites the request body before it is sent (HTTP providers; `faux` sends none).
+    pub on_payload: Option<PayloadHook>,
 }
 
 /// Drains `stream` to its terminal event: `Ok` with the message of `Done`, `Err` with the error message of `Error`

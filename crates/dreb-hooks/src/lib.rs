@@ -11,6 +11,7 @@
 //! | `tool_call` | change the arguments, or block the call | each sees the arguments as changed before it; the first block wins and the rest are not asked |
 //! | `tool_result` | change content, details, `isError` | chained: each sees the result as changed before it |
 //! | `context` | rewrite the messages sent to the model | chained |
+//! | `before_provider_request` | rewrite the HTTP request body sent to the provider | chained |
 //! | `input` | transform the prompt text/images, or handle it (no run) | chained; the first `Handled` wins |
 //! | `before_agent_start` | add a message, replace the system prompt | every message is kept in order; the system prompt is chained |
 //! | `session_before_*` | cancel, or supply the compaction / branch summary | the first cancel wins; the first supplied value is used |
@@ -275,6 +276,11 @@ pub trait HookHandler: Send + Sync {
         Ok(None)
     }
 
+    /// The provider request body (the wire's JSON, after the model's compat rules), just before it is sent.
+    async fn before_provider_request(&self, _payload: &Value) -> HookResult<Option<Value>> {
+        Ok(None)
+    }
+
     async fn input(&self, _event: &InputEvent) -> HookResult<InputDecision> {
         Ok(InputDecision::Continue)
     }
@@ -464,6 +470,18 @@ impl HookBus {
             }
         }
         messages
+    }
+
+    /// `before_provider_request`: the body as every handler rewrote it, in order.
+    pub async fn before_provider_request(&self, mut payload: Value) -> Value {
+        for r in self.snapshot() {
+            match r.handler.before_provider_request(&payload).await {
+                Ok(Some(rewritten)) => payload = rewritten,
+                Ok(None) => {}
+                Err(e) => self.fail(&r.source, "before_provider_request", e),
+            }
+        }
+        payload
     }
 
     /// `input`: the prompt as the handlers transformed it, or `Handled` from the first that consumed it.

@@ -578,6 +578,16 @@ impl AgentHooks for Hooks {
         Ok((patch != AfterToolCallResult::default()).then_some(patch))
     }
 
+    /// `before_provider_request`: the handlers may rewrite each request body.
+    fn payload_hook(&self) -> Option<dreb_ai::PayloadHook> {
+        let inner = self.inner.upgrade()?;
+        let hooks = inner.hooks.clone();
+        Some(dreb_ai::PayloadHook(Arc::new(move |body| {
+            let hooks = hooks.clone();
+            Box::pin(async move { hooks.before_provider_request(body).await })
+        })))
+    }
+
     fn should_continue(&self) -> bool {
         match self.inner.upgrade() {
             Some(inner) => crate::background::session::should_continue(&inner),

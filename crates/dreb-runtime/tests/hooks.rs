@@ -39,6 +39,8 @@ struct Probe {
     before: Option<SessionBeforeDecision>,
     /// `input`: the answer.
     input: Option<InputDecision>,
+    /// `before_provider_request`: set `temperature` to this.
+    temperature: Option<f64>,
     /// `before_agent_start`: the answer.
     start: Option<BeforeAgentStartResult>,
     seen: Mutex<Vec<String>>,
@@ -96,6 +98,14 @@ impl HookHandler for Probe {
                 timestamp: 0,
             }));
             messages
+        }))
+    }
+
+    async fn before_provider_request(&self, payload: &Value) -> HookResult<Option<Value>> {
+        Ok(self.temperature.map(|t| {
+            let mut payload = payload.clone();
+            payload["temperature"] = json!(t);
+            payload
         }))
     }
 
@@ -724,5 +734,50 @@ async fn handlers_hear_session_starts_reloads_and_model_changes() {
             "session_start Reload",
             "model_select local/other-model from Some(\"faux/faux\")",
         ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// before_provider_request
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn before_provider_request_rewrites_the_body_sent_over_http() {
+    let mock = dreb_mock_llm::MockLlm::start(Default::default()).unwrap();
+    let agent_dir = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(
+        agent_dir.path().join("models.json"),
+        json!({"providers": {"mock": {"baseUrl": format!("{}/v1", mock.base_url()), "api": "openai-completions",
+            "apiKey": "k", "models": [{"id": "mock-model"}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    let probe = Arc::new(Probe {
+        temperature: Some(0.25),
+        ..Default::default()
+    });
+    let sink = Arc::new(SpecSink::default());
+    let options = RuntimeOptions {
+        cwd: cwd.path().to_path_buf(),
+        agent_dir: agent_dir.path().to_path_buf(),
+        provider: Some("mock".into()),
+        model: Some("mock-model".into()),
+        no_session: true,
+        hooks: vec![("/ext/probe.ts".into(), probe as Arc<dyn HookHandler>)],
+        ..Default::default()
+    };
+    let h = Harness {
+        rt: Runtime::start(options, sink.clone()).unwrap(),
+        sink,
+        _dirs: (agent_dir, cwd),
+    };
+    let frames = h.run("hello").await;
+    assert_eq!(frames.last().unwrap()["type"], "agent_end");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].body["temperature"], json!(0.25));
+    assert_eq!(
+        requests[0].body["model"], "mock-model",
+        "the rest is as built"
     );
 }

@@ -398,11 +398,12 @@ pub(crate) async fn run(
     let retries = tuning.retry_policy();
     // The Anthropic SDK's stream object exists before the request is answered: `start` comes first.
     out.start();
+    let body = crate::provider::rewrite_payload(&opts.on_payload, req.body).await;
     let resp = http::post_json(
         &mut *out,
         &req.url,
         &req.headers,
-        &req.body,
+        &body,
         retries,
         ErrorStyle::Anthropic,
     )

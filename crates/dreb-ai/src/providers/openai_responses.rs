@@ -252,11 +252,12 @@ pub(crate) async fn run(
 ) -> ProviderResult {
     let retries = tuning.retry_policy();
     let req = build_request(&out.model, ctx, opts, api_key);
+    let body = crate::provider::rewrite_payload(&opts.on_payload, req.body).await;
     let resp = http::post_json(
         &mut *out,
         &req.url,
         &req.headers,
-        &req.body,
+        &body,
         retries,
         ErrorStyle::OpenAi,
     )
