@@ -153,6 +153,31 @@ fn delay_from_hint(hint_ms: Option<f64>) -> Option<Duration> {
         .map(|ms| Duration::from_millis(ms as u64))
 }
 
+/// The credential header `name: value`, or none when there is no key (a local server on loopback).
+pub(crate) fn credential_header(name: &str, value: &str, key: &str) -> Vec<(String, String)> {
+    if key.is_empty() {
+        Vec::new()
+    } else {
+        vec![(name.to_string(), value.to_string())]
+    }
+}
+
+/// Whether `url` names this machine (`localhost`, `127.0.0.0/8`, `[::1]`): a local model server, which may be
+/// used without an API key.
+pub fn is_loopback_url(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let Some(host) = parsed.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// POSTs a JSON body. Retries like the vendor SDKs do (connection errors, 408, 409, 429, 5xx; `x-should-retry`
 /// decides when present; `retry-after-ms` / `retry-after` honoured up to 60 s, else 0.5 s·2ⁿ capped at 8 s), except
 /// that a retry the server asks to delay beyond `max_server_delay_ms` fails at once (the reference's

@@ -313,7 +313,12 @@ fn validate(config: &ModelsConfig) -> Result<(), String> {
                     "Provider {name}: \"baseUrl\" is required when defining custom models."
                 ));
             }
-            if p.api_key.is_none() {
+            // A local server on loopback (Ollama, llama.cpp, LM Studio) needs no key.
+            let local = p
+                .base_url
+                .as_deref()
+                .is_some_and(crate::http::is_loopback_url);
+            if p.api_key.is_none() && !local {
                 return Err(format!(
                     "Provider {name}: \"apiKey\" is required when defining custom models."
                 ));
@@ -616,7 +621,10 @@ impl ModelRegistry {
     pub fn available(&self) -> Vec<Model> {
         self.models
             .iter()
-            .filter(|m| m.api != api::FAUX && self.has_auth(&m.provider))
+            .filter(|m| {
+                m.api != api::FAUX
+                    && (self.has_auth(&m.provider) || !crate::providers::requires_api_key(m))
+            })
             .cloned()
             .collect()
     }
@@ -633,8 +641,12 @@ impl ModelRegistry {
     /// The key to send for a model: `Ok(None)` for models that need none (`faux`), `Err` with the reference's text
     /// when one is needed but missing.
     pub fn api_key_for(&self, model: &Model) -> Result<Option<String>, String> {
-        if !crate::providers::requires_api_key(model) {
+        if model.api == api::FAUX {
             return Ok(None);
+        }
+        if !crate::providers::requires_api_key(model) {
+            // A local server: its key when one is configured, else none.
+            return Ok(self.api_key(&model.provider));
         }
         self.api_key(&model.provider)
             .map(Some)

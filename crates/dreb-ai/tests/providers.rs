@@ -845,13 +845,27 @@ async fn missing_key_and_unreachable_server() {
     let mock = MockLlm::start(Default::default()).unwrap();
     let mut m = model(Wire::OpenAiCompletions, &mock, "test-model", false);
     m.provider = "no-such-provider".into();
+    // A server that is not on loopback needs a key: the request fails before anything is sent.
+    let local = std::mem::replace(&mut m.base_url, "http://models.example.invalid/v1".into());
     let mut opts = options(ThinkingLevel::Off);
     opts.api_key = None;
-    let (_, msg) = failed(&collect(providers().stream(&m, &context("hi"), opts)).await);
+    let (_, msg) = failed(&collect(providers().stream(&m, &context("hi"), opts.clone())).await);
     assert_eq!(
         msg.error_message.as_deref(),
         Some("No API key for provider: no-such-provider")
     );
+    assert!(mock.requests().is_empty());
+
+    // A local server (loopback) is asked without a key, and without a credential header.
+    m.base_url = local;
+    let events = collect(providers().stream(&m, &context("hi"), opts)).await;
+    assert!(
+        matches!(events.last(), Some(AssistantMessageEvent::Done { .. })),
+        "{events:#?}"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].header("authorization"), None);
 
     // Port 1 on loopback: nothing listens there.
     m.base_url = "http://127.0.0.1:1/v1".into();

@@ -138,6 +138,36 @@ fn custom_models_replace_builtins_with_the_same_id() {
 }
 
 #[test]
+fn a_local_server_on_loopback_needs_no_api_key() {
+    for (name, base_url) in [
+        ("ollama", "http://localhost:11434/v1"),
+        ("llamacpp", "http://127.0.0.1:8080/v1"),
+        ("lmstudio", "http://[::1]:1234/v1"),
+    ] {
+        let (_dir, r) = registry_with(
+            &format!(
+                r#"{{"providers": {{"{name}": {{"baseUrl": "{base_url}", "api": "openai-completions", "models": [{{"id": "qwen3:8b"}}]}}}}}}"#
+            ),
+            None,
+        );
+        assert_eq!(r.error(), None, "{name}");
+        let m = r.find(name, "qwen3:8b").unwrap().clone();
+        assert!(
+            r.available().iter().any(|a| a.provider == name),
+            "{name} is usable without a key"
+        );
+        assert_eq!(r.api_key_for(&m), Ok(None), "{name}");
+    }
+    // A key given for a local server is still used.
+    let (_dir, r) = registry_with(
+        r#"{"providers": {"proxy": {"baseUrl": "http://127.0.0.1:4000/v1", "apiKey": "sk-local", "api": "openai-completions", "models": [{"id": "m"}]}}}"#,
+        None,
+    );
+    let m = r.find("proxy", "m").unwrap().clone();
+    assert_eq!(r.api_key_for(&m), Ok(Some("sk-local".into())));
+}
+
+#[test]
 fn broken_models_json_keeps_builtins_and_names_the_file() {
     let cases = [
         ("{not json", "Failed to parse models.json: "),

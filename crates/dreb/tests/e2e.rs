@@ -350,3 +350,46 @@ fn navigate_tree_and_fork_on_a_real_session_file() {
     let (code, _, _) = again.finish();
     assert_eq!(code, 0);
 }
+
+#[test]
+fn a_local_server_on_loopback_is_used_without_an_api_key() {
+    let env = Env::new();
+    // As an Ollama or llama.cpp user writes it: no apiKey.
+    std::fs::write(
+        env.agent_dir().join("models.json"),
+        json!({"providers": {"local": {"baseUrl": format!("{}/v1", env.mock.base_url()),
+            "api": "openai-completions", "models": [{"id": "qwen3:8b"}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    let mut dreb = env.spawn_raw(
+        &[
+            "--mode",
+            "rpc",
+            "--provider",
+            "local",
+            "--model",
+            "qwen3:8b",
+        ],
+        &[],
+    );
+    let models = dreb.exchange(&json!({"id": "m", "type": "get_available_models"}));
+    let listed = &models.last().unwrap()["data"]["models"];
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["provider"] == "local"),
+        "{listed}"
+    );
+    let frames = dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "hello"}));
+    let end = frames.last().unwrap();
+    assert_eq!(end["type"], "agent_end");
+    assert_ne!(last_assistant(end)["stopReason"], "error", "{end:#}");
+    let requests = env.mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].header("authorization"), None);
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}

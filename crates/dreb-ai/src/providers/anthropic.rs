@@ -85,7 +85,9 @@ pub(crate) fn build_request(
     let adaptive = supports_adaptive_thinking(model);
 
     let mut headers: Vec<(String, String)> = vec![("accept".into(), "application/json".into())];
-    if bearer || oauth {
+    if api_key.is_empty() {
+        // A local server on loopback without a key: no credential header.
+    } else if bearer || oauth {
         headers.push(("authorization".into(), format!("Bearer {api_key}")));
     } else {
         headers.push(("x-api-key".into(), api_key.to_string()));

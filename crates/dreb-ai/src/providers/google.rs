@@ -282,7 +282,7 @@ pub(crate) fn build_request(
     api_key: &str,
     budgets: &ThinkingBudgets,
 ) -> Request {
-    let mut headers = vec![("x-goog-api-key".to_string(), api_key.to_string())];
+    let mut headers = http::credential_header("x-goog-api-key", api_key, api_key);
     for (k, v) in model.headers.iter().flatten().chain(opts.headers.iter()) {
         http::set_header(&mut headers, k, v.clone());
     }

@@ -97,9 +97,10 @@ impl Providers {
     }
 }
 
-/// Whether requests for this model need an API key (`faux` does not).
+/// Whether requests for this model need an API key: `faux` does not, nor does a model served on loopback (a local
+/// server such as Ollama or llama.cpp; a key is still sent when one is configured).
 pub fn requires_api_key(model: &Model) -> bool {
-    model.api != api::FAUX
+    model.api != api::FAUX && !crate::http::is_loopback_url(&model.base_url)
 }
 
 impl LlmClient for Providers {
@@ -119,6 +120,7 @@ impl LlmClient for Providers {
             .filter(|k| !k.is_empty())
             .or_else(|| env_api_key(&model.provider));
         let provider = model.provider.clone();
+        let requires = requires_api_key(model);
         event_stream(model, options.cancel.clone(), move |mut out| async move {
             if api_name == api::FAUX {
                 let r = faux::run(&mut out, &ctx, &faux).await;
@@ -131,7 +133,7 @@ impl LlmClient for Providers {
                     ))))
                     .await;
             }
-            let Some(key) = key else {
+            let Some(key) = key.or_else(|| (!requires).then(String::new)) else {
                 return out
                     .finish(Err(ProviderError::Message(format!(
                         "No API key for provider: {provider}"

@@ -144,7 +144,9 @@ pub(crate) fn build_request(
     api_key: &str,
 ) -> Request {
     let compat = compat(model);
-    let mut headers = vec![("authorization".to_string(), format!("Bearer {api_key}"))];
+    // No key (a local server on loopback): no credential header at all.
+    let mut headers =
+        http::credential_header("authorization", &format!("Bearer {api_key}"), api_key);
     for (k, v) in model.headers.iter().flatten().chain(opts.headers.iter()) {
         http::set_header(&mut headers, k, v.clone());
     }

@@ -193,7 +193,8 @@ pub(crate) fn build_request(
     opts: &StreamOptions,
     api_key: &str,
 ) -> Request {
-    let mut headers = vec![("authorization".to_string(), format!("Bearer {api_key}"))];
+    let mut headers =
+        http::credential_header("authorization", &format!("Bearer {api_key}"), api_key);
     for (k, v) in model.headers.iter().flatten().chain(opts.headers.iter()) {
         http::set_header(&mut headers, k, v.clone());
     }
