@@ -962,6 +962,8 @@ async fn successful_assistant_messages_are_appended_to_the_performance_log() {
         h.data(json!({"type": "prompt", "message": text})).await;
         h.rt.wait_for_idle().await;
     }
+    // Written off the event path: wait for the writer.
+    h.rt.flush_performance_log().await;
     let log = jsonl(&std::fs::read_to_string(h.agent().join("performance.jsonl")).unwrap());
     assert_eq!(log.len(), 1, "{log:?}");
     let entry = &log[0];

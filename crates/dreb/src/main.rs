@@ -150,6 +150,7 @@ async fn run(args: Args) -> i32 {
     runtime.wait_for_children(children_timeout).await;
     // The hook handlers hear of the end before the last flush (the reference awaits its session_shutdown handlers).
     runtime.announce_session_shutdown().await;
+    runtime.flush_performance_log().await;
     let _ = output.flush().await;
     outcome.exit_code()
 }

@@ -4,6 +4,7 @@
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use dreb_agent::AgentMessage;
@@ -52,9 +53,62 @@ pub(crate) fn on_message_end(inner: &Inner, message: &AgentMessage) {
         "durationMs": JsNumber(duration),
         "tps": JsNumber(a.usage.output as f64 * 1000.0 / duration),
     });
-    if let Err(e) = append_entry(&log_path(&inner.agent_dir), &entry) {
-        tracing::warn!("Failed to write performance entry: {e}");
+    log_writer().append(log_path(&inner.agent_dir), entry);
+}
+
+/// Writes the log off the event path: the lock-file protocol may wait up to a second for another writer, which the
+/// agent loop must never do. One thread per process, appending in the order the entries were sent.
+struct LogWriter {
+    jobs: Mutex<std::sync::mpsc::Sender<Job>>,
+}
+
+enum Job {
+    Append(PathBuf, Value),
+    /// Answered once every entry sent before it is on disk.
+    Flush(std::sync::mpsc::Sender<()>),
+}
+
+impl LogWriter {
+    fn append(&self, path: PathBuf, entry: Value) {
+        let _ = lock(&self.jobs).send(Job::Append(path, entry));
     }
+
+    /// Wait until every entry sent so far is written (a blocking call: run it off the async threads).
+    fn flush(&self) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        if lock(&self.jobs).send(Job::Flush(tx)).is_ok() {
+            let _ = rx.recv();
+        }
+    }
+}
+
+fn log_writer() -> &'static LogWriter {
+    static WRITER: OnceLock<LogWriter> = OnceLock::new();
+    WRITER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let spawned = std::thread::Builder::new()
+            .name("dreb-performance-log".into())
+            .spawn(move || {
+                for job in rx {
+                    match job {
+                        Job::Append(path, entry) => {
+                            if let Err(e) = append_entry(&path, &entry) {
+                                tracing::warn!("Failed to write performance entry: {e}");
+                            }
+                        }
+                        Job::Flush(done) => {
+                            let _ = done.send(());
+                        }
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("no performance log writer: {e}");
+        }
+        LogWriter {
+            jobs: Mutex::new(tx),
+        }
+    })
 }
 
 /// Append one line under the cross-process lock file `<log>.lock` (shared with the reference's writers).
@@ -214,15 +268,24 @@ pub(crate) fn summaries(path: &Path) -> Vec<Value> {
 }
 
 impl Runtime {
+    /// Wait until the performance entries of every reply so far are on disk (before the process exits).
+    pub async fn flush_performance_log(&self) {
+        let _ = tokio::task::spawn_blocking(|| log_writer().flush()).await;
+    }
+
     pub(crate) async fn cmd_get_performance_stats(
         &self,
         _ctx: &RequestContext,
         _p: GetPerformanceStatsParams,
     ) -> Result<RpcPerformanceStats, String> {
         let path = log_path(&self.inner.agent_dir);
-        let models = tokio::task::spawn_blocking(move || summaries(&path))
-            .await
-            .map_err(|e| e.to_string())?;
+        // Entries of replies that just ended may still be on their way to the file.
+        let models = tokio::task::spawn_blocking(move || {
+            log_writer().flush();
+            summaries(&path)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
         Ok(RpcPerformanceStats {
             models: wire(&models)?,
         })
