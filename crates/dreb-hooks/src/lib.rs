@@ -14,6 +14,7 @@
 //! | `before_provider_request` | rewrite the HTTP request body sent to the provider | chained |
 //! | `input` | transform the prompt text/images, or handle it (no run) | chained; the first `Handled` wins |
 //! | `before_agent_start` | add a message, replace the system prompt | every message is kept in order; the system prompt is chained |
+//! | `user_bash` | run the host's `bash` command elsewhere and give its result | the first result wins |
 //! | `session_before_*` | cancel, or supply the compaction / branch summary | the first cancel wins; the first supplied value is used |
 //! | notifications (`session_start`, `session_shutdown`, agent events, `model_select`) | none | all are told, in order |
 //!
@@ -152,6 +153,23 @@ pub struct BeforeAgentStartOutcome {
     pub messages: Vec<CustomMessage>,
     /// Set when a handler replaced it.
     pub system_prompt: Option<String>,
+}
+
+/// A host's `bash` command about to run (`user_bash`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserBashEvent {
+    pub command: String,
+    pub cwd: String,
+}
+
+/// A `user_bash` handler's own execution of the command (a sandbox, a remote machine), used instead of running it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserBashResult {
+    pub output: String,
+    /// Absent when the command was cancelled or killed.
+    pub exit_code: Option<i32>,
+    pub cancelled: bool,
+    pub truncated: bool,
 }
 
 /// Why the session is about to change (`session_before_switch`).
@@ -297,6 +315,11 @@ pub trait HookHandler: Send + Sync {
         _event: &SessionBeforeEvent,
     ) -> HookResult<SessionBeforeDecision> {
         Ok(SessionBeforeDecision::Continue)
+    }
+
+    /// Run the command yourself (`Some(result)`) or let the session run it (`None`).
+    async fn user_bash(&self, _event: &UserBashEvent) -> HookResult<Option<UserBashResult>> {
+        Ok(None)
     }
 
     async fn notify(&self, _notice: Notice<'_>) -> HookResult<()> {
@@ -543,6 +566,18 @@ impl HookBus {
     /// Whether any handler wants notices (callers on hot paths check this before building one).
     pub fn has_listeners(&self) -> bool {
         self.listeners.load(Ordering::Acquire) > 0
+    }
+
+    /// `user_bash`: the first handler's own result, if one ran the command.
+    pub async fn user_bash(&self, event: &UserBashEvent) -> Option<UserBashResult> {
+        for r in self.snapshot() {
+            match r.handler.user_bash(event).await {
+                Ok(Some(result)) => return Some(result),
+                Ok(None) => {}
+                Err(e) => self.fail(&r.source, "user_bash", e),
+            }
+        }
+        None
     }
 
     /// Tell every handler that wants notices, in order.

@@ -41,6 +41,8 @@ struct Probe {
     input: Option<InputDecision>,
     /// `before_provider_request`: set `temperature` to this.
     temperature: Option<f64>,
+    /// `user_bash`: run the command "elsewhere" with this output.
+    bash_output: Option<String>,
     /// `before_agent_start`: the answer.
     start: Option<BeforeAgentStartResult>,
     seen: Mutex<Vec<String>>,
@@ -98,6 +100,16 @@ impl HookHandler for Probe {
                 timestamp: 0,
             }));
             messages
+        }))
+    }
+
+    async fn user_bash(&self, event: &UserBashEvent) -> HookResult<Option<UserBashResult>> {
+        self.saw(format!("user_bash {}", event.command));
+        Ok(self.bash_output.as_ref().map(|output| UserBashResult {
+            output: output.clone(),
+            exit_code: Some(0),
+            cancelled: false,
+            truncated: false,
         }))
     }
 
@@ -779,5 +791,43 @@ async fn before_provider_request_rewrites_the_body_sent_over_http() {
     assert_eq!(
         requests[0].body["model"], "mock-model",
         "the rest is as built"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// user_bash
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_bash_runs_the_hosts_command_elsewhere() {
+    let probe = Arc::new(Probe {
+        bash_output: Some("ran in the sandbox\n".into()),
+        ..Default::default()
+    });
+    let h = start_with(json!({"turns": [], "fallback": "error"}), probe.clone());
+    let marker = h._dirs.1.path().join("must-not-exist");
+    let result =
+        h.rt.bash(
+            &ctx(),
+            BashParams {
+                command: format!("touch {}", marker.display()),
+            },
+        )
+        .await
+        .unwrap();
+    let wire = serde_json::to_value(&result).unwrap();
+    assert_eq!(
+        wire,
+        json!({"output": "ran in the sandbox\n", "exitCode": 0, "cancelled": false, "truncated": false})
+    );
+    assert!(!marker.exists(), "the session did not run it");
+    // Recorded as a bash execution, as our own run would be.
+    let last = serde_json::to_value(h.rt.agent().messages().last().unwrap()).unwrap();
+    assert_eq!(last["role"], "bashExecution");
+    assert_eq!(last["output"], "ran in the sandbox\n");
+    assert!(
+        probe
+            .seen()
+            .iter()
+            .any(|s| s.starts_with("user_bash touch"))
     );
 }

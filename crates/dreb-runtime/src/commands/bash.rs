@@ -40,6 +40,22 @@ impl Runtime {
     ) -> Result<BashResult, String> {
         let failed = |m: String| fill(error_text::COMMAND_FAILED, &[("message", &m)]);
         let opts = self.bash_options().map_err(failed)?;
+        // `user_bash`: a handler may run the command itself; its result is recorded like our own.
+        let event = dreb_hooks::UserBashEvent {
+            command: p.command.clone(),
+            cwd: opts.cwd.to_string_lossy().into_owned(),
+        };
+        if let Some(r) = self.inner.hooks.user_bash(&event).await {
+            let result = dreb_tools::BashResult {
+                output: r.output,
+                exit_code: r.exit_code,
+                cancelled: r.cancelled,
+                truncated: r.truncated,
+                full_output_path: None,
+            };
+            self.record_bash(&p.command, &result);
+            return wire(&result);
+        }
         let cancel = CancellationToken::new();
         let id = NEXT_BASH.fetch_add(1, Ordering::Relaxed);
         // Only the latest command is tracked for `abort_bash`.
