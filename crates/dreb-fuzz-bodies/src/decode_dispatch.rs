@@ -283,6 +283,6 @@ fn runtime_options(agent_dir: PathBuf, cwd: PathBuf, stop: CancellationToken) ->
         providers: None,
         stop,
         ui: None,
-        hooks: Vec::new(),
+        ..Default::default()
     }
 }

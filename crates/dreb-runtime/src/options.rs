@@ -22,6 +22,10 @@ pub struct RuntimeOptions {
     /// Open this session file instead of starting a new one.
     pub session: Option<PathBuf>,
     pub session_dir: Option<PathBuf>,
+    /// `-c/--continue`: continue the most recent session of the cwd (a new one when there is none).
+    pub continue_recent: bool,
+    /// `--fork <path|id prefix>`: start on a copy of that session, in a new file of this cwd's session dir.
+    pub fork: Option<PathBuf>,
     pub parent_session: Option<String>,
     /// `--agent-type`: the subagent type written into a new session's header (children of the subagent tool).
     pub agent_type: Option<String>,
@@ -39,9 +43,24 @@ pub struct RuntimeOptions {
     pub stop: CancellationToken,
     /// `--ui`: `dashboard` turns on the dashboard projection of events (see `projection`); other values do not.
     pub ui: Option<String>,
+    /// `--skill`, `--no-skills`, `--prompt-template`, `--no-prompt-templates`.
+    pub resource_flags: ResourceFlags,
     /// Hook handlers to register after the built-in guards, in order, each under its source name (an extension's
     /// path, `mcp:<server>`, a front end's name): reported as `extensionPath` when it fails.
     pub hooks: Vec<(String, Arc<dyn dreb_hooks::HookHandler>)>,
+}
+
+/// The command line's say in resource discovery.
+#[derive(Clone, Debug, Default)]
+pub struct ResourceFlags {
+    /// `--skill` paths (files or directories), loaded first, also with `no_skills`.
+    pub skills: Vec<PathBuf>,
+    /// `--no-skills`: no skill discovery (settings paths, skill directories, bundled skills).
+    pub no_skills: bool,
+    /// `--prompt-template` paths, loaded first, also with `no_prompt_templates`.
+    pub prompt_templates: Vec<PathBuf>,
+    /// `--no-prompt-templates`: no prompt template discovery.
+    pub no_prompt_templates: bool,
 }
 
 /// Why the runtime could not start; the text goes to stderr and the process exits 1.

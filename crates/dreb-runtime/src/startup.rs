@@ -254,6 +254,32 @@ impl Runtime {
                 }
             }
             .map_err(|e| StartupError(e.to_string()))?
+        } else if let Some(arg) = &options.fork {
+            // `--fork <path|id prefix>`: every entry copied into a new session file of this cwd.
+            let sessions_root = dreb_session::paths::sessions_root(&agent_dir);
+            let resolved = dreb_session::resolve_session_arg(
+                &arg.to_string_lossy(),
+                &session_dir,
+                &sessions_root,
+            )
+            .map_err(|e| StartupError(format!("Error: cannot search sessions: {e}")))?;
+            let source = match resolved {
+                dreb_session::ResolvedSession::Path(path)
+                | dreb_session::ResolvedSession::Local(path)
+                | dreb_session::ResolvedSession::Global { path, .. } => path,
+                dreb_session::ResolvedSession::NotFound => {
+                    return Err(StartupError(format!(
+                        "No session found matching '{}'",
+                        arg.to_string_lossy()
+                    )));
+                }
+            };
+            SessionManager::fork_from(&source, cwd_str.clone(), session_dir.clone())
+                .map_err(|e| StartupError(e.to_string()))?
+        } else if options.continue_recent {
+            // `-c/--continue`: the most recently modified session of this cwd, else a new one.
+            SessionManager::continue_recent(cwd_str.clone(), session_dir.clone())
+                .map_err(|e| StartupError(e.to_string()))?
         } else {
             SessionManager::create(cwd_str.clone(), session_dir.clone())
                 .map_err(|e| StartupError(e.to_string()))?

@@ -51,6 +51,18 @@ pub struct Args {
     #[arg(long, value_name = "PATH|ID")]
     pub session: Option<String>,
 
+    /// Continue the most recent session of this directory (a new one when there is none).
+    #[arg(short = 'c', long = "continue")]
+    pub continue_recent: bool,
+
+    /// Pick a session to resume interactively. RPC mode has no picker: use --session or --continue.
+    #[arg(short = 'r', long)]
+    pub resume: bool,
+
+    /// Start on a copy of this session (a path or an id prefix), written to a new file of this directory.
+    #[arg(long, value_name = "PATH|ID")]
+    pub fork: Option<String>,
+
     /// Directory for session files instead of `<agentDir>/sessions/--<cwd>--/`.
     #[arg(long, value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
@@ -78,6 +90,63 @@ pub struct Args {
     /// Disable all tools.
     #[arg(long)]
     pub no_tools: bool,
+
+    /// Load an extension (repeatable). Extensions are not loaded by this build yet: a warning is printed.
+    #[arg(short = 'e', long = "extension", value_name = "PATH")]
+    pub extensions: Vec<String>,
+
+    /// Do not load extensions (this build loads none). `-ne` is accepted too, and so are repeats.
+    #[arg(long, overrides_with = "no_extensions")]
+    pub no_extensions: bool,
+
+    /// Add a skill file or directory (repeatable; also with --no-skills).
+    #[arg(long = "skill", value_name = "PATH")]
+    pub skills: Vec<PathBuf>,
+
+    /// Do not discover skills (settings, .dreb/skills, ~/.agents/skills, bundled); --skill paths still load.
+    #[arg(long)]
+    pub no_skills: bool,
+
+    /// Add a prompt template file or directory (repeatable; also with --no-prompt-templates).
+    #[arg(long = "prompt-template", value_name = "PATH")]
+    pub prompt_templates: Vec<PathBuf>,
+
+    /// Do not discover prompt templates; --prompt-template paths still load.
+    #[arg(long)]
+    pub no_prompt_templates: bool,
+
+    /// Terminal theme: accepted and ignored (themes are for the interactive terminal UI).
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+
+    /// Accepted and ignored (themes are for the interactive terminal UI).
+    #[arg(long)]
+    pub no_themes: bool,
+
+    /// Offline: no network at start-up. This build contacts nothing at start-up, so it changes nothing.
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Log at `info` on stderr (when DREB_LOG / RUST_LOG are not set).
+    #[arg(long)]
+    pub verbose: bool,
+
+    /// Print the available models (optionally only those matching SEARCH) and exit.
+    #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
+    pub list_models: Option<String>,
+
+    /// Export a session file to HTML (to OUT, default next to it) and exit.
+    #[arg(long, value_name = "FILE", num_args = 1..=2)]
+    pub export: Option<Vec<PathBuf>>,
+
+    /// Print mode (one prompt, the answer on stdout): not provided by this build yet; use --mode rpc.
+    #[arg(short = 'p', long)]
+    pub print: bool,
+
+    /// Flags this build does not know, as the reference treats them: extension flags (ignored without a loaded
+    /// extension). Filled by [`Args::parse_process_args`].
+    #[arg(skip)]
+    pub extension_flags: Vec<String>,
 
     /// Positional messages are for interactive/print modes, which this binary does not provide.
     #[arg(hide = true)]
@@ -158,16 +227,103 @@ pub fn help_footer() -> String {
     out
 }
 
+/// Splits the reference's extension flags off `argv`: a `--name` (or `--name=value`) this build does not know, with
+/// the next argument as its value when that does not start with `-`. The reference hands such flags to the
+/// extensions that register them and ignores the rest; with no extensions loaded here, they are ignored (listed in
+/// the debug log). `-ne` is the reference's short form of `--no-extensions`.
+pub fn split_extension_flags(
+    argv: Vec<std::ffi::OsString>,
+) -> (Vec<std::ffi::OsString>, Vec<String>) {
+    let command = Args::command();
+    let known: Vec<String> = command
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .chain(["help".to_string(), "version".to_string()])
+        .collect();
+    let mut kept = Vec::with_capacity(argv.len());
+    let mut extension = Vec::new();
+    let mut rest = argv.into_iter();
+    if let Some(program) = rest.next() {
+        kept.push(program);
+    }
+    let mut rest = rest.peekable();
+    while let Some(arg) = rest.next() {
+        let Some(text) = arg.to_str() else {
+            kept.push(arg);
+            continue;
+        };
+        if text == "--" {
+            kept.push(arg);
+            kept.extend(rest.by_ref());
+            break;
+        }
+        if text == "-ne" {
+            kept.push("--no-extensions".into());
+            continue;
+        }
+        let Some(name) = text.strip_prefix("--") else {
+            kept.push(arg);
+            continue;
+        };
+        let bare = name.split('=').next().unwrap_or(name);
+        if known.iter().any(|k| k == bare) {
+            kept.push(arg);
+            continue;
+        }
+        let mut flag = text.to_string();
+        if !name.contains('=')
+            && let Some(value) = rest.peek().and_then(|v| v.to_str())
+            && !value.starts_with('-')
+        {
+            flag = format!("{flag} {value}");
+            rest.next();
+        }
+        extension.push(flag);
+    }
+    (kept, extension)
+}
+
 impl Args {
     /// The process arguments, parsed with [`help_footer`] after the options in `--help` / `-h`. Usage errors exit as
     /// clap's do; `--help` and `--version` print and exit 0.
     pub fn parse_process_args() -> Args {
-        let matches = Args::command().after_help(help_footer()).get_matches();
-        Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+        let (argv, extension_flags) = split_extension_flags(std::env::args_os().collect());
+        let matches = Args::command()
+            .after_help(help_footer())
+            .get_matches_from(argv);
+        let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        args.extension_flags = extension_flags;
+        args
+    }
+
+    /// Whether the process only runs a one-off action and exits (`--list-models`, `--export`).
+    pub fn one_off(&self) -> bool {
+        self.list_models.is_some() || self.export.is_some()
     }
 
     /// Checks the reference enforces before serving; the text goes to stderr with exit code 1.
     pub fn validate_for_rpc(&self) -> Result<(), String> {
+        if self.print {
+            return Err(
+                "Error: -p/--print is not provided by this build yet; use --mode rpc and send a prompt command"
+                    .into(),
+            );
+        }
+        if self.resume {
+            return Err(
+                "Error: --resume opens an interactive session picker, which RPC mode does not have; use \
+                 --session <path|id> or --continue"
+                    .into(),
+            );
+        }
+        if self.fork.is_some()
+            && (self.session.is_some() || self.continue_recent || self.no_session)
+        {
+            return Err(
+                "Error: --fork cannot be combined with --session, --continue, --resume or --no-session"
+                    .into(),
+            );
+        }
         match self.mode.as_deref() {
             Some("rpc") => {}
             Some(other) => {
@@ -293,6 +449,88 @@ mod tests {
         );
         assert!(parse(&["--mode", "text"]).validate_for_rpc().is_err());
         assert!(parse(&[]).validate_for_rpc().is_err());
+    }
+
+    fn split(args: &[&str]) -> (Vec<String>, Vec<String>) {
+        let argv = std::iter::once("dreb")
+            .chain(args.iter().copied())
+            .map(std::ffi::OsString::from)
+            .collect();
+        let (kept, extension) = split_extension_flags(argv);
+        (
+            kept.into_iter()
+                .skip(1)
+                .map(|a| a.into_string().unwrap())
+                .collect(),
+            extension,
+        )
+    }
+
+    #[test]
+    fn unknown_long_flags_are_extension_flags() {
+        let (kept, extension) = split(&[
+            "--mode",
+            "rpc",
+            "--plan-mode",
+            "--my-ext-level",
+            "3",
+            "--other=x",
+            "-ne",
+            "--provider",
+            "faux",
+        ]);
+        assert_eq!(
+            kept,
+            ["--mode", "rpc", "--no-extensions", "--provider", "faux"]
+        );
+        assert_eq!(extension, ["--plan-mode", "--my-ext-level 3", "--other=x"]);
+        let a = Args::try_parse_from(std::iter::once("dreb".to_string()).chain(kept)).unwrap();
+        assert!(a.no_extensions);
+        assert!(a.validate_for_rpc().is_ok());
+    }
+
+    #[test]
+    fn the_references_flags_parse() {
+        let a = parse(&[
+            "--mode",
+            "rpc",
+            "-c",
+            "--skill",
+            "a",
+            "--skill",
+            "b",
+            "--no-skills",
+            "--prompt-template",
+            "t.md",
+            "--no-prompt-templates",
+            "--theme",
+            "dark",
+            "--no-themes",
+            "--offline",
+            "--verbose",
+            "-e",
+            "x.ts",
+            "--no-extensions",
+        ]);
+        assert!(
+            a.continue_recent && a.no_skills && a.no_prompt_templates && a.offline && a.verbose
+        );
+        assert_eq!(a.skills, [PathBuf::from("a"), PathBuf::from("b")]);
+        assert_eq!(a.extensions, ["x.ts"]);
+        assert!(a.validate_for_rpc().is_ok());
+        assert_eq!(parse(&["--list-models"]).list_models.as_deref(), Some(""));
+        assert_eq!(
+            parse(&["--list-models", "opus"]).list_models.as_deref(),
+            Some("opus")
+        );
+        assert!(parse(&["--export", "s.jsonl", "o.html"]).one_off());
+        for refused in [
+            &["--mode", "rpc", "-r"][..],
+            &["--mode", "rpc", "-p"],
+            &["--mode", "rpc", "--fork", "abc", "--no-session"],
+        ] {
+            assert!(parse(refused).validate_for_rpc().is_err(), "{refused:?}");
+        }
     }
 
     #[test]

@@ -9,10 +9,10 @@ use dreb_cli::{Output, OutputOptions, ServeOptions, ServeOutcome, serve, termina
 use dreb_runtime::{Runtime, RuntimeOptions};
 use tokio_util::sync::CancellationToken;
 
-fn init_logging() {
+fn init_logging(verbose: bool) {
     let filter = std::env::var("DREB_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| "warn".to_string());
+        .unwrap_or_else(|_| if verbose { "info" } else { "warn" }.to_string());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
@@ -22,7 +22,36 @@ fn init_logging() {
 
 fn main() -> ExitCode {
     let args = Args::parse_process_args();
-    init_logging();
+    init_logging(args.verbose);
+    if let Some(search) = &args.list_models {
+        let (text, code) = dreb_cli::one_off::list_models(&dreb_ai::agent_dir(), search);
+        if code == 0 {
+            print!("{text}");
+        } else {
+            eprint!("{text}");
+        }
+        return ExitCode::from(code as u8);
+    }
+    if let Some(export) = &args.export {
+        return match dreb_cli::one_off::export(export) {
+            Ok(path) => {
+                println!("Exported to: {}", path.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    if !args.extension_flags.is_empty() {
+        tracing::debug!(flags = ?args.extension_flags, "extension flags ignored: no extension is loaded");
+    }
+    for path in &args.extensions {
+        eprintln!(
+            "Warning: extension {path} not loaded: this build does not load extensions yet (see docs/status.md)"
+        );
+    }
     if let Err(e) = args.validate_for_rpc() {
         eprintln!("{e}");
         return ExitCode::from(1);
@@ -79,6 +108,14 @@ async fn run(args: Args) -> i32 {
         api_key: args.api_key.clone(),
         no_session: args.no_session,
         session: args.session.as_ref().map(Into::into),
+        continue_recent: args.continue_recent,
+        resource_flags: dreb_runtime::ResourceFlags {
+            skills: args.skills.clone(),
+            no_skills: args.no_skills,
+            prompt_templates: args.prompt_templates.clone(),
+            no_prompt_templates: args.no_prompt_templates,
+        },
+        fork: args.fork.as_ref().map(Into::into),
         session_dir: args.session_dir.clone(),
         parent_session: args.parent_session.clone(),
         agent_type: args.agent_type.clone(),

@@ -115,7 +115,12 @@ impl Runtime {
                 }
             }
         }
-        let resources = load_resources(&inner.cwd, &inner.agent_dir, &inner.settings);
+        let resources = load_resources(
+            &inner.cwd,
+            &inner.agent_dir,
+            &inner.settings,
+            &inner.extras.resource_flags,
+        );
         *lock(&inner.extras.resources) = resources;
         let (context_files, diagnostics) =
             dreb_settings::context_files::load_project_context_files(&inner.cwd, &inner.agent_dir);

@@ -25,6 +25,8 @@ pub(crate) struct Extras {
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub resources: Mutex<Resources>,
+    /// The command line's resource flags, kept for `reload`.
+    pub resource_flags: crate::options::ResourceFlags,
     /// Today's cost and when it was computed (None until the first `get_daily_cost`).
     pub daily_cost: Mutex<Option<(f64, Instant)>>,
     /// Serialises `buddy_hatch` / `buddy_reroll` (each reads, then rewrites, the buddy file).
@@ -41,7 +43,13 @@ impl Extras {
             scoped_models,
             system_prompt: options.system_prompt.clone(),
             append_system_prompt: options.append_system_prompt.clone(),
-            resources: Mutex::new(load_resources(&options.cwd, &options.agent_dir, settings)),
+            resources: Mutex::new(load_resources(
+                &options.cwd,
+                &options.agent_dir,
+                settings,
+                &options.resource_flags,
+            )),
+            resource_flags: options.resource_flags.clone(),
             daily_cost: Mutex::new(None),
             buddy: tokio::sync::Mutex::new(()),
         }

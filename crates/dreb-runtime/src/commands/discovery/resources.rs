@@ -453,8 +453,42 @@ pub(crate) fn load_resources(
     cwd: &Path,
     agent_dir: &Path,
     settings: &SettingsManager,
+    flags: &crate::options::ResourceFlags,
 ) -> Resources {
     let (project, global) = (settings.project_settings(), settings.global_settings());
+    // Command-line paths first (`temporary` scope, as the reference labels them), then discovery unless disabled.
+    let cli = |paths: &[PathBuf], skills: bool| -> Vec<Source> {
+        let mut out: Vec<Source> = Vec::new();
+        for path in paths {
+            let path = resolve_entry(&path.to_string_lossy(), cwd);
+            for file in entry_files(&path, skills) {
+                if !out.iter().any(|s| s.path == file) {
+                    out.push(Source {
+                        path: file,
+                        source: "cli",
+                        scope: "temporary",
+                        base_dir: None,
+                    });
+                }
+            }
+        }
+        out
+    };
+    let skill_sources = cli(&flags.skills, true)
+        .into_iter()
+        .chain(if flags.no_skills {
+            Vec::new()
+        } else {
+            candidate_files(cwd, agent_dir, &project, &global, true)
+        });
+    let prompt_sources =
+        cli(&flags.prompt_templates, false)
+            .into_iter()
+            .chain(if flags.no_prompt_templates {
+                Vec::new()
+            } else {
+                candidate_files(cwd, agent_dir, &project, &global, false)
+            });
     let mut skills: Vec<Skill> = Vec::new();
     let mut add_skill = |skill: Skill| {
         if skills.iter().any(|s| s.name == skill.name) {
@@ -467,16 +501,18 @@ pub(crate) fn load_resources(
             skills.push(skill);
         }
     };
-    for source in candidate_files(cwd, agent_dir, &project, &global, true) {
+    for source in skill_sources {
         let file = source.path.clone();
         match load_skill(source) {
             Some(skill) => add_skill(skill),
             None => tracing::warn!("skill {} not loaded: missing description", file.display()),
         }
     }
-    builtin_skills().into_iter().for_each(add_skill);
+    if !flags.no_skills {
+        builtin_skills().into_iter().for_each(add_skill);
+    }
     let mut prompts: Vec<PromptTemplate> = Vec::new();
-    for source in candidate_files(cwd, agent_dir, &project, &global, false) {
+    for source in prompt_sources {
         if let Some(p) = load_prompt(source)
             && !prompts.iter().any(|q| q.name == p.name)
         {
