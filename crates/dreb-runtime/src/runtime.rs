@@ -149,6 +149,24 @@ impl Runtime {
     pub async fn wait_for_idle(&self) {
         self.inner.agent.wait_for_idle().await;
     }
+
+    /// Wait until the session is settled: no run, no retry back-off, no compaction (print mode waits for this, as
+    /// the reference waits for a retry chain to finish).
+    pub async fn wait_until_settled(&self) {
+        loop {
+            self.inner.agent.wait_for_idle().await;
+            let phase = self.inner.phase.view(self.inner.agent.is_streaming());
+            if !phase.is_streaming && !phase.is_retrying && !phase.is_compacting {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
+    /// The session file's header line (`{"type":"session",...}`), as print mode's JSON output starts with it.
+    pub fn session_header(&self) -> serde_json::Value {
+        lock(&self.inner.session).header().to_value()
+    }
 }
 
 pub(crate) fn parse_queue_mode(s: &str) -> QueueMode {

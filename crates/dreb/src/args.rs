@@ -12,7 +12,9 @@ use dreb_runtime::{UI_TYPES, UNPROVIDED_TOOLS, is_known_tool, provided_tool_name
     about = "A headless coding agent served over JSON-lines RPC on stdin/stdout"
 )]
 pub struct Args {
-    /// Output mode. Only `rpc` is implemented: JSONL commands on stdin, responses and events on stdout.
+    /// Output mode: `rpc` (JSONL commands on stdin, responses and events on stdout), `json` (run the prompts given
+    /// as arguments or on stdin, every event as a JSON line), `text` (the same, printing the final reply). The
+    /// interactive terminal UI is not provided.
     #[arg(long, value_name = "MODE")]
     pub mode: Option<String>,
 
@@ -139,7 +141,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE", num_args = 1..=2)]
     pub export: Option<Vec<PathBuf>>,
 
-    /// Print mode (one prompt, the answer on stdout): not provided by this build yet; use --mode rpc.
+    /// Print mode: run the prompts given as arguments (or stdin), print the final reply, exit (1 if it failed).
     #[arg(short = 'p', long)]
     pub print: bool,
 
@@ -148,8 +150,8 @@ pub struct Args {
     #[arg(skip)]
     pub extension_flags: Vec<String>,
 
-    /// Positional messages are for interactive/print modes, which this binary does not provide.
-    #[arg(hide = true)]
+    /// Prompts for print and JSON modes, sent one after another.
+    #[arg(value_name = "MESSAGE")]
     pub messages: Vec<String>,
 }
 
@@ -296,6 +298,42 @@ impl Args {
         args
     }
 
+    /// The one-shot output format: `--mode json`, or `-p` / `--mode text`; `None` for RPC.
+    pub fn print_format(&self) -> Option<crate::print_mode::PrintFormat> {
+        use crate::print_mode::PrintFormat;
+        match self.mode.as_deref() {
+            Some("json") => Some(PrintFormat::Json),
+            Some("text") => Some(PrintFormat::Text),
+            Some(_) => None,
+            None if self.print => Some(PrintFormat::Text),
+            None => None,
+        }
+    }
+
+    /// Checks before a one-shot run; the text goes to stderr with exit code 1.
+    pub fn validate_for_print(&self) -> Result<(), String> {
+        if self.print && self.mode.as_deref() == Some("rpc") {
+            return Err("Error: -p/--print cannot be combined with --mode rpc".into());
+        }
+        if self.resume {
+            return Err(
+                "Error: --resume opens an interactive session picker; use --session <path|id> or --continue"
+                    .into(),
+            );
+        }
+        if self.messages.iter().any(|m| m.starts_with('@')) {
+            return Err(
+                "Error: @file arguments are not supported yet; put the text in the prompt".into(),
+            );
+        }
+        if self.api_key.is_some() && self.model.is_none() && self.provider.is_none() {
+            return Err(
+                "Error: --api-key requires a model to be specified via --provider/--model".into(),
+            );
+        }
+        Ok(())
+    }
+
     /// Whether the process only runs a one-off action and exits (`--list-models`, `--export`).
     pub fn one_off(&self) -> bool {
         self.list_models.is_some() || self.export.is_some()
@@ -304,10 +342,7 @@ impl Args {
     /// Checks the reference enforces before serving; the text goes to stderr with exit code 1.
     pub fn validate_for_rpc(&self) -> Result<(), String> {
         if self.print {
-            return Err(
-                "Error: -p/--print is not provided by this build yet; use --mode rpc and send a prompt command"
-                    .into(),
-            );
+            return Err("Error: -p/--print cannot be combined with --mode rpc".into());
         }
         if self.resume {
             return Err(
@@ -328,12 +363,12 @@ impl Args {
             Some("rpc") => {}
             Some(other) => {
                 return Err(format!(
-                    "Error: --mode {other} is not supported; use --mode rpc"
+                    "Error: --mode {other} is not supported; use --mode rpc, --mode json or --mode text"
                 ));
             }
             None => {
                 return Err(
-                    "Error: --mode rpc is required (interactive and print modes are not provided)"
+                    "Error: --mode rpc, --mode json or -p is required (the interactive terminal UI is not provided)"
                         .into(),
                 );
             }
@@ -526,7 +561,7 @@ mod tests {
         assert!(parse(&["--export", "s.jsonl", "o.html"]).one_off());
         for refused in [
             &["--mode", "rpc", "-r"][..],
-            &["--mode", "rpc", "-p"],
+            &["--mode", "rpc", "-p"][..],
             &["--mode", "rpc", "--fork", "abc", "--no-session"],
         ] {
             assert!(parse(refused).validate_for_rpc().is_err(), "{refused:?}");

@@ -6,6 +6,7 @@ pub mod args;
 pub mod one_off;
 pub mod output;
 pub mod pipe_space;
+pub mod print_mode;
 pub mod server;
 pub mod stdio;
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dreb_cli::args::Args;
+use dreb_cli::print_mode::PrintFormat;
 use dreb_cli::{Output, OutputOptions, ServeOptions, ServeOutcome, serve, termination_signal};
 use dreb_runtime::{Runtime, RuntimeOptions};
 use tokio_util::sync::CancellationToken;
@@ -52,7 +53,11 @@ fn main() -> ExitCode {
             "Warning: extension {path} not loaded: this build does not load extensions yet (see docs/status.md)"
         );
     }
-    if let Err(e) = args.validate_for_rpc() {
+    let checked = match args.print_format() {
+        Some(_) => args.validate_for_print(),
+        None => args.validate_for_rpc(),
+    };
+    if let Err(e) = checked {
         eprintln!("{e}");
         return ExitCode::from(1);
     }
@@ -78,6 +83,26 @@ fn main() -> ExitCode {
     // stdin's reader thread may still be blocked in read(); do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(100));
     ExitCode::from(code as u8)
+}
+
+/// The prompts of a one-shot run: the positional messages, else stdin's text when stdin is not a terminal.
+fn one_shot_prompts(args: &Args) -> Result<Vec<String>, String> {
+    if !args.messages.is_empty() {
+        return Ok(args.messages.clone());
+    }
+    use std::io::{IsTerminal, Read};
+    let mut stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Err("Error: print mode needs a prompt: pass it as an argument or on stdin".into());
+    }
+    let mut text = String::new();
+    stdin
+        .read_to_string(&mut text)
+        .map_err(|e| format!("Error: cannot read the prompt from stdin: {e}"))?;
+    if text.trim().is_empty() {
+        return Err("Error: print mode needs a prompt: pass it as an argument or on stdin".into());
+    }
+    Ok(vec![text])
 }
 
 async fn run(args: Args) -> i32 {
@@ -129,13 +154,41 @@ async fn run(args: Args) -> i32 {
         ui: args.ui.clone(),
         hooks: Vec::new(),
     };
-    let runtime = match Runtime::start(options, Arc::new(output.clone())) {
+    let print = args.print_format();
+    let prompts = match print {
+        Some(_) => match one_shot_prompts(&args) {
+            Ok(prompts) => prompts,
+            Err(e) => {
+                eprintln!("{e}");
+                return 1;
+            }
+        },
+        None => Vec::new(),
+    };
+    // Text mode prints only the final reply; JSON and RPC modes write every frame.
+    let sink: Arc<dyn dreb_protocol::FrameSink> = match print {
+        Some(PrintFormat::Text) => Arc::new(dreb_cli::print_mode::Discard),
+        _ => Arc::new(output.clone()),
+    };
+    let runtime = match Runtime::start(options, sink) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("{e}");
             return 1;
         }
     };
+    if let Some(format) = print {
+        if format == PrintFormat::Json {
+            runtime.outbox().send(&runtime.session_header());
+        }
+        let code = dreb_cli::print_mode::run(&runtime, format, prompts).await;
+        stop.cancel();
+        runtime.wait_for_children(Duration::from_secs(5)).await;
+        runtime.announce_session_shutdown().await;
+        runtime.flush_performance_log().await;
+        let _ = output.flush().await;
+        return code;
+    }
     // Extension UI answers go to the runtime's dialog engine; they never get a response. Shutdown (the stop
     // token) settles the open dialogs inside the runtime.
     let dialogs = runtime.clone();

@@ -75,7 +75,10 @@ fn flags_rpc_mode_cannot_honour_are_refused() {
             &["--mode", "rpc", "-r"][..],
             "--resume opens an interactive session picker",
         ),
-        (&["--mode", "rpc", "--print"], "-p/--print is not provided"),
+        (
+            &["--mode", "rpc", "--print"],
+            "-p/--print cannot be combined with --mode rpc",
+        ),
         (
             &["--mode", "rpc", "--fork", "abc", "--no-session"],
             "--fork cannot be combined",
@@ -225,4 +228,71 @@ fn export_writes_the_html_and_exits() {
     let (code, _, stderr) = run(&env, &["--export", "/no/such/session.jsonl"]);
     assert_eq!(code, 1);
     assert!(stderr.contains("session file not found"), "{stderr}");
+}
+
+#[test]
+fn print_mode_writes_the_final_reply_and_json_mode_every_event() {
+    let env = Env::new();
+    let (code, json_out, stderr) = run(
+        &env,
+        &[
+            "--mode",
+            "json",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "hello",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<Value> = json_out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "session", "the session header first");
+    for frame in &lines[1..] {
+        dreb_spec_check::assert_frame(frame);
+    }
+    let end = lines.last().unwrap();
+    assert_eq!(end["type"], "agent_end");
+    let reply = end["messages"].as_array().unwrap().last().unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let (code, text_out, stderr) = run(
+        &env,
+        &["-p", "--provider", "mock", "--model", "mock-model", "hello"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(text_out, format!("{reply}\n"), "only the reply's text");
+}
+
+#[test]
+fn print_mode_exits_1_with_the_error_when_the_reply_fails() {
+    let env = Env::new();
+    env.write_settings(&json!({"retry": {"enabled": false}}));
+    std::fs::write(
+        env.agent_dir().join("models.json"),
+        json!({"providers": {"down": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions",
+            "models": [{"id": "m"}]}}})
+        .to_string(),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(
+        &env,
+        &[
+            "-p",
+            "--provider",
+            "down",
+            "--model",
+            "m",
+            "--no-session",
+            "hello",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("Error: Connection error."), "{stderr}");
 }

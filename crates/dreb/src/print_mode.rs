@@ -1,0 +1,75 @@
+//! `-p/--print` and `--mode json`: one-shot runs on the same runtime. The prompts (the positional messages, or
+//! stdin when there are none and it is not a terminal) are sent one after another; `--mode json` writes the session
+//! header and then every event as a JSON line on stdout, text mode writes the final reply's text. The exit code is 1
+//! when the last reply failed or was aborted (its error on stderr), else 0.
+
+use dreb_agent::AgentMessage;
+use dreb_ai::{AssistantBlock, StopReason};
+use dreb_protocol::support::RequestContext;
+use dreb_protocol::{PromptParams, RpcHandler};
+use dreb_runtime::Runtime;
+
+/// What a one-shot run writes on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrintFormat {
+    /// The last reply's text.
+    Text,
+    /// The session header, then every event, as JSON lines.
+    Json,
+}
+
+/// Discards every frame (text mode prints only the final reply).
+pub struct Discard;
+
+impl dreb_protocol::FrameSink for Discard {
+    fn send_frame(&self, _frame: Vec<u8>) {}
+}
+
+/// Send each prompt and wait for the session to settle; the exit code.
+pub async fn run(runtime: &Runtime, format: PrintFormat, prompts: Vec<String>) -> i32 {
+    for prompt in prompts {
+        let params = PromptParams {
+            message: prompt,
+            images: None,
+            streaming_behavior: None,
+        };
+        if let Err(e) = runtime
+            .prompt(&RequestContext::detached(None), params)
+            .await
+        {
+            eprintln!("Error: {e}");
+            return 1;
+        }
+        runtime.wait_until_settled().await;
+    }
+    let messages = runtime.agent().messages();
+    let last = messages.iter().rev().find_map(|m| match m {
+        AgentMessage::Assistant(a) => Some(a),
+        _ => None,
+    });
+    let Some(last) = last else {
+        return 0;
+    };
+    if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted) {
+        let text = last.error_message.clone().unwrap_or_else(|| {
+            format!(
+                "Request {}",
+                if last.stop_reason == StopReason::Error {
+                    "error"
+                } else {
+                    "aborted"
+                }
+            )
+        });
+        eprintln!("Error: {text}");
+        return 1;
+    }
+    if format == PrintFormat::Text {
+        for block in &last.content {
+            if let AssistantBlock::Text(t) = block {
+                println!("{}", t.text);
+            }
+        }
+    }
+    0
+}
