@@ -580,8 +580,12 @@ fn write_messages(out: &mut String, ir: &Ir, names: &Names, side: Side) {
             out.push_str(
                 "/** An event of a type this version does not know (the event union is open). */\n",
             );
-            out.push_str("export interface UnknownEvent {\n  type: string;\n  [key: string]: unknown;\n}\n\n");
-            out.push_str("/** Any event frame; narrow with `isEvent(event, \"agent_end\")` or `isKnownEvent`. */\n");
+            out.push_str(
+                "/**\n * Stands for the `type` of an event this version does not know. At run time it is that event's own type string;\n * the placeholder keeps `switch (event.type)` narrowing to the known events (a plain `string` would absorb every\n * `case`). Compare it as `event.type as string`.\n */\n",
+            );
+            out.push_str("export type UnknownEventType = \"<unknown event type>\";\n\n");
+            out.push_str("export interface UnknownEvent {\n  type: UnknownEventType;\n  [key: string]: unknown;\n}\n\n");
+            out.push_str("/** Any event frame: `switch (event.type)` narrows it, as do `isEvent(event, \"agent_end\")` and `isKnownEvent`. */\n");
             out.push_str("export type RpcEvent = KnownEvent | UnknownEvent;\n\n");
             out.push_str("/** The wire names of every known event, in spec order. */\n");
             out.push_str("export const EVENT_TYPES: readonly string[] = [\n");

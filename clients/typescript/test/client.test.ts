@@ -31,7 +31,7 @@ test("prompt, events, waitForIdle through the generated client", async () => {
   assert.ok(start && isEvent(start, "agent_start"));
   assert.equal(start.model?.id, "mock-model");
   // The unknown event is delivered, and recognised as unknown.
-  const future = events.find((e) => e.type === "some_future_event");
+  const future = events.find((e) => (e.type as string) === "some_future_event");
   assert.ok(future && !isKnownEvent(future));
   const state: RpcSessionState = await client.getState();
   assert.equal(state.messageCount, 2);
@@ -68,7 +68,7 @@ test("getState returns typed data", async () => {
 
 test("sendExtensionUiResponse writes the input frame with its type", async () => {
   const client = await spawnClient();
-  const echoed = new Promise<RpcEvent>((resolve) => client.onEvent((e) => e.type === "echo_input" && resolve(e)));
+  const echoed = new Promise<RpcEvent>((resolve) => client.onEvent((e) => (e.type as string) === "echo_input" && resolve(e)));
   client.sendExtensionUiResponse({ id: "dlg-1", value: "yes" });
   const event = await echoed;
   assert.ok(!isKnownEvent(event)); // the fake agent's echo is not a protocol event

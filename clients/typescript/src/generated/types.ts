@@ -3607,12 +3607,19 @@ export type KnownEvent =
   | ExtensionUiResponseHandledEvent;
 
 /** An event of a type this version does not know (the event union is open). */
+/**
+ * Stands for the `type` of an event this version does not know. At run time it is that event's own type string;
+ * the placeholder keeps `switch (event.type)` narrowing to the known events (a plain `string` would absorb every
+ * `case`). Compare it as `event.type as string`.
+ */
+export type UnknownEventType = "<unknown event type>";
+
 export interface UnknownEvent {
-  type: string;
+  type: UnknownEventType;
   [key: string]: unknown;
 }
 
-/** Any event frame; narrow with `isEvent(event, "agent_end")` or `isKnownEvent`. */
+/** Any event frame: `switch (event.type)` narrows it, as do `isEvent(event, "agent_end")` and `isKnownEvent`. */
 export type RpcEvent = KnownEvent | UnknownEvent;
 
 /** The wire names of every known event, in spec order. */
