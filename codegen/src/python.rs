@@ -389,7 +389,7 @@ fn module(ir: &Ir) -> String {
     out.push_str("\nfrom __future__ import annotations\n\n");
     out.push_str("from collections.abc import Mapping\n");
     out.push_str(
-        "from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, Unpack, cast\n\n",
+        "from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, TypeGuard, Unpack, cast\n\n",
     );
     out.push_str("from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport\n");
     out.push_str("from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset\n");
@@ -488,10 +488,10 @@ fn module(ir: &Ir) -> String {
 
     section(&mut out, "Events (stdout frames that are not responses)");
     let events = write_messages(&mut out, ir, &ir.events, &names, "Event");
+    out.push_str("\n\nclass UnknownEvent(TypedDict):\n");
     out.push_str(
-        "\n\n#: An event of a type this version does not know (the event union is open).\n",
+        "    \"\"\"An event of a type this version does not know (the event union is open; such events are delivered).\n\n    Its ``type`` is typed as the placeholder ``\"<unknown event type>\"`` so that ``if event[\"type\"] == \"agent_end\"``\n    narrows to the known events; at run time it is the event's own type string: compare it as\n    ``cast(str, event[\"type\"])``. Its other keys are not typed (read them through ``cast(dict[str, Any], event)``).\n    \"\"\"\n\n    type: Literal[\"<unknown event type>\"]\n\n\n",
     );
-    out.push_str("UnknownEvent: TypeAlias = \"dict[str, Any]\"\n");
     union_alias(
         &mut out,
         "KnownEvent",
@@ -503,7 +503,7 @@ fn module(ir: &Ir) -> String {
     for m in &ir.events {
         let _ = writeln!(out, "    {},", py_str(&m.name));
     }
-    out.push_str(")\n\n\ndef is_known_event(event: RpcEvent) -> bool:\n");
+    out.push_str(")\n\n\ndef is_known_event(event: RpcEvent) -> TypeGuard[KnownEvent]:\n");
     out.push_str(
         "    \"\"\"True when ``event`` is of a type this version of the protocol knows.\"\"\"\n",
     );

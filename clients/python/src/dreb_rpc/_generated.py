@@ -28,7 +28,7 @@ Closing stdin shuts the agent down (exit code 0).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, Unpack, cast
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, TypeGuard, Unpack, cast
 
 from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport
 from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset
@@ -3315,8 +3315,17 @@ class ExtensionUiResponseHandledEvent(TypedDict):
     id: str
 
 
-#: An event of a type this version does not know (the event union is open).
-UnknownEvent: TypeAlias = "dict[str, Any]"
+class UnknownEvent(TypedDict):
+    """An event of a type this version does not know (the event union is open; such events are delivered).
+
+    Its ``type`` is typed as the placeholder ``"<unknown event type>"`` so that ``if event["type"] == "agent_end"``
+    narrows to the known events; at run time it is the event's own type string: compare it as
+    ``cast(str, event["type"])``. Its other keys are not typed (read them through ``cast(dict[str, Any], event)``).
+    """
+
+    type: Literal["<unknown event type>"]
+
+
 
 #: Every event this version of the protocol knows.
 KnownEvent: TypeAlias = "AgentStartEvent | AgentEndEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | StreamRetryEvent | LengthRetryEvent | AutoCompactionStartEvent | AutoCompactionEndEvent | ContextWindowUpgradeEvent | AutoRetryStartEvent | AutoRetryEndEvent | BackgroundAgentStartEvent | SubagentArbitrationEvent | BackgroundAgentEndEvent | BackgroundAgentEventEvent | ParentPausedForBackgroundAgentsEvent | SessionNameChangedEvent | SessionWriteErrorEvent | SessionWriteRecoveredEvent | TasksUpdateEvent | DashboardSnapshotBarrierEvent | SuggestNextEvent | ExtensionErrorEvent | ExtensionUiRequestEvent | ExtensionUiResponseHandledEvent"
@@ -3359,7 +3368,7 @@ EVENT_TYPES: tuple[str, ...] = (
 )
 
 
-def is_known_event(event: RpcEvent) -> bool:
+def is_known_event(event: RpcEvent) -> TypeGuard[KnownEvent]:
     """True when ``event`` is of a type this version of the protocol knows."""
     return event.get("type") in EVENT_TYPES
 
