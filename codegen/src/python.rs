@@ -37,6 +37,7 @@ const RESERVED_METHODS: &[&str] = &[
     "on_event",
     "on_unmatched_response",
     "on_close",
+    "flush_listeners",
     "events",
     "is_idle",
     "wait_for_idle",

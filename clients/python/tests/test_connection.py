@@ -149,6 +149,7 @@ def test_events_fan_out_and_a_raising_listener_is_isolated() -> None:
         p.send({"type": "turn_end"})
         got = [sub.get(10), sub.get(10), sub.get(10)]
     assert [e["type"] for e in got if e] == ["agent_start", "future_event_kind", "turn_end"]
+    p.client.flush_listeners()  # listeners run on their own thread
     assert seen == ["agent_start", "future_event_kind", "turn_end"]
     assert len(errors) == 3
     p.client.close()

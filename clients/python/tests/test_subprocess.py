@@ -77,6 +77,7 @@ def test_agent_exit_fails_pending_with_code_and_stderr(fake_agent_path: str) -> 
     client.start()
     with pytest.raises(RpcClosedError, match="exited with code 3.*fatal: fake agent dying"):
         client.call("die")
+    client.flush_listeners()  # close listeners run on the listener thread
     assert closed and closed[0].returncode == 3
     assert "fake agent dying" in transport.stderr()
     with pytest.raises(RpcClosedError):

@@ -1,8 +1,9 @@
 """The untyped core of the client: id correlation, timeouts, events, and a race-free wait for idle.
 
 The generated :class:`dreb_rpc.DrebClient` subclasses :class:`RpcConnection` with one typed method per
-command. The client is synchronous and thread-safe: a background thread reads the agent's output,
-resolves waiting requests and calls event listeners (listeners therefore run on that thread).
+command. The client is synchronous and thread-safe: a background thread reads the agent's output and
+resolves waiting requests; listeners run on a second thread of the client's, in the order the frames
+arrived, so a listener may send commands and wait for their answers (the reader is never blocked by it).
 """
 
 from __future__ import annotations
@@ -121,6 +122,49 @@ class EventSubscription(Generic[E]):
         self.close()
 
 
+class _Dispatcher:
+    """Runs listener calls on one thread of their own, in the order they were queued."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._stopped = False
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="dreb-rpc-listeners", daemon=True)
+                self._thread.start()
+        self._queue.put(job)
+
+    def stop(self) -> None:
+        """Ends the thread once the jobs queued so far have run."""
+        with self._lock:
+            self._stopped = True
+            if self._thread is not None:
+                self._queue.put(None)
+
+    def drain(self) -> None:
+        """Returns once every job queued so far has run (at once on the listener thread itself)."""
+        with self._lock:
+            thread, stopped = self._thread, self._stopped
+        if thread is None or thread is threading.current_thread():
+            return
+        if stopped:
+            thread.join()
+            return
+        done = threading.Event()
+        self._queue.put(done.set)
+        done.wait()
+
+    def _run(self) -> None:
+        while (job := self._queue.get()) is not None:
+            job()
+
+
 class RpcConnection(Generic[E]):
     """Correlates requests and responses by id over a :class:`RpcTransport` and fans out events."""
 
@@ -139,6 +183,7 @@ class RpcConnection(Generic[E]):
         self.default_timeout = default_timeout
         self.command_timeouts: dict[str, float | None] = dict(command_timeouts or {})
         self._on_listener_error = on_listener_error
+        self._dispatcher = _Dispatcher()
         self._lock = threading.Lock()
         self._idle_cond = threading.Condition(self._lock)
         self._ids = itertools.count(1)
@@ -170,9 +215,11 @@ class RpcConnection(Generic[E]):
                 self._state = "open"
 
     def close(self) -> None:
-        """Stops the transport; pending requests fail with :class:`RpcClosedError`."""
+        """Stops the transport; pending requests fail with :class:`RpcClosedError`. Returns once the
+        listeners have been told everything (unless called from a listener)."""
         self.transport.close()
         self._handle_close(CloseInfo("Client closed"))
+        self._dispatcher.drain()
 
     def __enter__(self) -> Self:
         return self
@@ -252,10 +299,16 @@ class RpcConnection(Generic[E]):
     # -- events ----------------------------------------------------------------------------------
 
     def on_event(self, listener: Callable[[E], None]) -> Callable[[], None]:
-        """Calls ``listener`` (on the reader thread) for every event, unknown types included."""
+        """Calls ``listener`` for every event, unknown types included, on the client's listener thread
+        (in arrival order; a listener may send commands and wait for them)."""
         with self._lock:
             self._event_listeners.append(listener)
         return lambda: self._remove(self._event_listeners, listener)
+
+    def flush_listeners(self) -> None:
+        """Returns once the listeners have been called for every frame read so far (at once when called
+        from a listener). ``wait_for_idle`` and ``close`` do this themselves."""
+        self._dispatcher.drain()
 
     def on_unmatched_response(self, listener: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
         """Responses that match no pending request: late answers to timed-out requests, second answers."""
@@ -308,8 +361,11 @@ class RpcConnection(Generic[E]):
             ok = self._idle_cond.wait_for(lambda: self._is_idle_locked() or self._state == "closed", timeout)
             if not ok:
                 raise RpcTimeoutError("wait_for_idle", cast(float, timeout))
-            if not self._is_idle_locked():
-                raise self._closed_error()
+            idle = self._is_idle_locked()
+        # The listeners have seen every event of the run before this returns.
+        self._dispatcher.drain()
+        if not idle:
+            raise self._closed_error()
 
     def prompt_and_wait(self, params: Mapping[str, Any], timeout: float | None = None) -> list[E]:
         """Sends ``prompt`` and returns every event up to the end of the run it starts. ``timeout``,
@@ -351,8 +407,8 @@ class RpcConnection(Generic[E]):
         event = cast(E, frame)
         for subscription in subscriptions:
             subscription._put(event)
-        for listener in listeners:
-            self._safely(listener, event)
+        if listeners:
+            self._dispatch(listeners, event)
 
     def _handle_response(self, response: dict[str, Any]) -> None:
         request_id = response.get("id")
@@ -368,8 +424,8 @@ class RpcConnection(Generic[E]):
         if entry is not None:
             entry.response = response
             entry.done.set()
-        for listener in listeners:
-            self._safely(listener, response)
+        if listeners:
+            self._dispatch(listeners, response)
 
     def _handle_close(self, info: CloseInfo) -> None:
         with self._idle_cond:
@@ -388,8 +444,9 @@ class RpcConnection(Generic[E]):
             entry.done.set()  # response stays None → RpcClosedError in the waiting thread
         for subscription in subscriptions:
             subscription._end()
-        for listener in listeners:
-            self._safely(listener, info)
+        if listeners:
+            self._dispatch(listeners, info)
+        self._dispatcher.stop()
 
     def _closed_error(self) -> RpcClosedError:
         if self._state in ("new", "starting"):
@@ -400,6 +457,15 @@ class RpcConnection(Generic[E]):
         with self._lock:
             if item in items:
                 items.remove(item)
+
+    def _dispatch(self, listeners: list[Callable[[Any], None]], value: Any) -> None:
+        """Calls ``listeners`` with ``value`` on the listener thread (after everything queued before)."""
+
+        def job() -> None:
+            for listener in listeners:
+                self._safely(listener, value)
+
+        self._dispatcher.submit(job)
 
     def _safely(self, listener: Callable[[Any], None], value: Any) -> None:
         # One listener that raises must not stop delivery to the others, nor kill the reader thread.
