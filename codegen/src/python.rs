@@ -392,7 +392,7 @@ fn module(ir: &Ir) -> String {
     out.push_str(
         "from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, TypeGuard, Unpack, cast\n\n",
     );
-    out.push_str("from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport\n");
+    out.push_str("from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport, Starting\n");
     out.push_str("from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset\n");
     out.push_str("from dreb_rpc._transport import SubprocessOptions, SubprocessTransport\n\n");
     out.push_str(
@@ -771,23 +771,38 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
         ],
     );
     out.push_str("\n    @classmethod\n");
+    // The async spawn returns a `Starting`: awaited it is the started client, and `async with` takes it directly.
+    let (spawn_def, spawn_returns) = if is_async {
+        ("def", format!("Starting[{class}]"))
+    } else {
+        ("def", class.to_string())
+    };
     let _ = writeln!(
         out,
-        "    {def} spawn(\n        cls,\n        command: str | None = None,\n        *,"
+        "    {spawn_def} spawn(\n        cls,\n        command: str | None = None,\n        *,"
     );
     let _ = writeln!(
         out,
-        "        default_timeout: float | None = DEFAULT_TIMEOUT,\n        command_timeouts: Mapping[str, float | None] | None = None,\n        **transport_options: Unpack[SubprocessOptions],\n    ) -> {class}:"
+        "        default_timeout: float | None = DEFAULT_TIMEOUT,\n        command_timeouts: Mapping[str, float | None] | None = None,\n        **transport_options: Unpack[SubprocessOptions],\n    ) -> {spawn_returns}:"
     );
+    let started = if is_async {
+        " Await the result for the started client, or use it in ``async with`` directly."
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "        \"\"\"Spawns the agent (``dreb --mode rpc``; options as for ``{transport}``, timeouts as for the\n        connection) and starts a client. Without ``command`` the binary is ``DREB_BIN``, else ``dreb`` on\n        ``PATH`` (``SpawnError`` if neither).\"\"\""
+        "        \"\"\"Spawns the agent (``dreb --mode rpc``; options as for ``{transport}``, timeouts as for the\n        connection) and starts a client. Without ``command`` the binary is ``DREB_BIN``, else ``dreb`` on\n        ``PATH`` (``SpawnError`` if neither).{started}\"\"\""
     );
     let _ = writeln!(
         out,
         "        client = cls(\n            {transport}(command, **transport_options),\n            default_timeout=default_timeout,\n            command_timeouts=command_timeouts,\n        )"
     );
-    let _ = writeln!(out, "        {aw}client.start()\n        return client");
+    if is_async {
+        out.push_str("        return Starting(client)\n");
+    } else {
+        let _ = writeln!(out, "        {aw}client.start()\n        return client");
+    }
 
     for c in &ir.commands {
         let mut method = c.name.clone();

@@ -1,6 +1,8 @@
 """Typed client for the dreb RPC protocol (``dreb --mode rpc``)."""
 
-from ._async import AsyncEventSubscription, AsyncRpcConnection, AsyncRpcTransport, AsyncSubprocessTransport
+from importlib.metadata import PackageNotFoundError, version
+
+from ._async import AsyncEventSubscription, AsyncRpcConnection, AsyncRpcTransport, AsyncSubprocessTransport, Starting
 from ._connection import DEFAULT_TIMEOUT, UNSET, EventSubscription, RpcConnection, Unset
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
 from ._jsonl import JsonlDecoder, encode_frame
@@ -16,7 +18,14 @@ from ._transport import (
 from ._generated import *  # noqa: F403 - the protocol types and DrebClient, listed in _generated.__all__
 from ._generated import __all__ as _generated_all
 
+try:
+    __version__ = version("dreb-rpc")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0.0.0"
+
 __all__ = [
+    "__version__",
+    "Starting",
     "AsyncEventSubscription",
     "AsyncRpcConnection",
     "AsyncRpcTransport",

@@ -12,14 +12,21 @@ import itertools
 import json
 import os
 import signal
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import Any, Generic, Protocol, Self, TypeVar, cast
 
 from ._connection import DEFAULT_TIMEOUT, resolve_timeout
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
 from ._jsonl import JsonlDecoder, encode_frame
 from ._runstate import RUN_COMMAND, RunState
-from ._transport import CloseHandler, CloseInfo, RecordHandler, agent_environment, resolve_dreb_binary
+from ._transport import (
+    CloseHandler,
+    CloseInfo,
+    RecordHandler,
+    agent_environment,
+    resolve_dreb_binary,
+    user_and_group,
+)
 
 E = TypeVar("E", bound=Mapping[str, Any])
 
@@ -55,10 +62,13 @@ class AsyncSubprocessTransport:
         env: Mapping[str, str | None] | None = None,
         user: int | str | None = None,
         group: int | str | None = None,
+        uid: int | None = None,
+        gid: int | None = None,
         stderr_limit: int = 1024 * 1024,
         stop_grace: float = 2.0,
         process_group: bool = os.name == "posix",
     ) -> None:
+        user, group = user_and_group(user, group, uid, gid)
         self.command = command
         self.argv = [*command_args, "--mode", "rpc"]
         if provider is not None:
@@ -214,6 +224,12 @@ class AsyncEventSubscription(Generic[E]):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
 
 class AsyncRpcConnection(Generic[E]):
     """Correlates requests and responses by id over an :class:`AsyncRpcTransport` and fans out events."""
@@ -269,6 +285,11 @@ class AsyncRpcConnection(Generic[E]):
     @property
     def is_closed(self) -> bool:
         return self._state == "closed"
+
+    @property
+    def close_info(self) -> CloseInfo | None:
+        """Why the transport closed (``None`` while open)."""
+        return self._close_info
 
     def timeout_for(self, command: str) -> float | None:
         """The timeout a request for ``command`` gets when the call passes none (see
@@ -453,3 +474,27 @@ class AsyncRpcConnection(Generic[E]):
         except Exception as error:  # noqa: BLE001
             if self._on_listener_error is not None:
                 self._on_listener_error(error)
+
+
+C = TypeVar("C", bound="AsyncRpcConnection[Any]")
+
+
+class Starting(Generic[C]):
+    """What ``AsyncDrebClient.spawn`` returns: ``await`` it for the started client, or use it in ``async with``
+    directly (started on entry, closed on exit)."""
+
+    def __init__(self, client: C) -> None:
+        self._client = client
+
+    def __await__(self) -> Generator[Any, None, C]:
+        return self._started().__await__()
+
+    async def _started(self) -> C:
+        await self._client.start()
+        return self._client
+
+    async def __aenter__(self) -> C:
+        return await self._started()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._client.close()

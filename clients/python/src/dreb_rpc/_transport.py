@@ -115,6 +115,17 @@ class StreamTransport:
                 pass
 
 
+def user_and_group(
+    user: int | str | None, group: int | str | None, uid: int | None, gid: int | None
+) -> tuple[int | str | None, int | str | None]:
+    """``uid`` / ``gid`` (the reference client's names) as ``user`` / ``group``; giving both names of one is an error."""
+    if uid is not None and user is not None:
+        raise ValueError("give either user or uid, not both")
+    if gid is not None and group is not None:
+        raise ValueError("give either group or gid, not both")
+    return (uid if uid is not None else user, gid if gid is not None else group)
+
+
 def agent_environment(env: Mapping[str, str | None] | None) -> dict[str, str]:
     """``os.environ`` with ``env`` merged over it (``None`` removes a variable)."""
     merged = dict(os.environ)
@@ -172,6 +183,8 @@ class SubprocessOptions(TypedDict, total=False):
     env: Mapping[str, str | None] | None
     user: int | str | None
     group: int | str | None
+    uid: int | None
+    gid: int | None
     stderr_limit: int
     stop_grace: float
     process_group: bool
@@ -195,6 +208,8 @@ class SubprocessTransport:
         env: Mapping[str, str | None] | None = None,
         user: int | str | None = None,
         group: int | str | None = None,
+        uid: int | None = None,
+        gid: int | None = None,
         stderr_limit: int = 1024 * 1024,
         stop_grace: float = 2.0,
         process_group: bool = os.name == "posix",
@@ -203,8 +218,9 @@ class SubprocessTransport:
         transport starts (``DREB_BIN``, then ``PATH``; :class:`SpawnError` if neither has one).
         ``command_args`` go before ``--mode rpc`` (e.g. a script path), ``args`` after it.
         ``env`` is merged over ``os.environ`` (``None`` removes a variable). ``user`` / ``group``
-        run the agent as that uid / gid (the parent needs the capability); unset leaves them
-        unchanged."""
+        run the agent as that uid / gid (the parent needs the capability; ``uid`` / ``gid`` are
+        accepted too, as the reference client names them); unset leaves them unchanged."""
+        user, group = user_and_group(user, group, uid, gid)
         self.command = command
         self.argv = [*command_args, "--mode", "rpc"]
         if provider is not None:

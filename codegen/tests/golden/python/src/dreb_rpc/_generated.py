@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, TypeGuard, Unpack, cast
 
-from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport
+from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport, Starting
 from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset
 from dreb_rpc._transport import SubprocessOptions, SubprocessTransport
 
@@ -443,24 +443,23 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
     """
 
     @classmethod
-    async def spawn(
+    def spawn(
         cls,
         command: str | None = None,
         *,
         default_timeout: float | None = DEFAULT_TIMEOUT,
         command_timeouts: Mapping[str, float | None] | None = None,
         **transport_options: Unpack[SubprocessOptions],
-    ) -> AsyncDrebClient:
+    ) -> Starting[AsyncDrebClient]:
         """Spawns the agent (``dreb --mode rpc``; options as for ``AsyncSubprocessTransport``, timeouts as for the
         connection) and starts a client. Without ``command`` the binary is ``DREB_BIN``, else ``dreb`` on
-        ``PATH`` (``SpawnError`` if neither)."""
+        ``PATH`` (``SpawnError`` if neither). Await the result for the started client, or use it in ``async with`` directly."""
         client = cls(
             AsyncSubprocessTransport(command, **transport_options),
             default_timeout=default_timeout,
             command_timeouts=command_timeouts,
         )
-        await client.start()
-        return client
+        return Starting(client)
 
     async def prompt(
         self,
