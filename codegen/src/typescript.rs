@@ -614,7 +614,7 @@ fn write_messages(out: &mut String, ir: &Ir, names: &Names, side: Side) {
 fn client_file(ir: &Ir, names: &Names) -> String {
     let mut out = banner_comment("//");
     out.push('\n');
-    out.push_str("import { RpcConnection, type ConnectionOptions, type RequestOptions } from \"../connection.js\";\n");
+    out.push_str("import {\n  RpcConnection,\n  type ConnectionOptions,\n  type RequestOptions,\n  type WaitForIdleOptions,\n} from \"../connection.js\";\n");
     out.push_str("import { ProcessTransport, type ProcessTransportOptions } from \"../process-transport.js\";\n");
     out.push_str("import type * as T from \"./types.js\";\n\n");
     jsdoc(
@@ -647,6 +647,24 @@ fn client_file(ir: &Ir, names: &Names) -> String {
     out.push_str(
         "    return this.call<T.CommandMap[K][\"result\"]>(type, params, options);\n  }\n",
     );
+
+    // `promptAndWait` with the run command's own params type (the connection's takes any object).
+    if let Some(run) = ir.commands.iter().find(|c| c.name == "prompt" && !c.params.is_empty()) {
+        out.push('\n');
+        jsdoc(
+            &mut out,
+            "  ",
+            &["Sends `prompt` with typed params and collects every event up to the end of the run it starts \
+               (see `RpcConnection.promptAndWait`)."
+                .into()],
+        );
+        let _ = writeln!(
+            out,
+            "  override promptAndWait(params: T.{}, options: RequestOptions & WaitForIdleOptions = {{}}): Promise<T.RpcEvent[]> {{",
+            names.params(run)
+        );
+        out.push_str("    return super.promptAndWait(params, options);\n  }\n");
+    }
 
     for c in &ir.commands {
         out.push('\n');
