@@ -36,6 +36,7 @@ const RESERVED_METHODS: &[&str] = &[
     "isIdle",
     "waitForIdle",
     "promptAndWait",
+    "run",
     "transport",
     "isClosed",
     "spawn",
@@ -310,8 +311,10 @@ fn types_file(ir: &Ir, names: &Names) -> String {
         "/** A request id: the client sends strings; the agent echoes whatever it received. */\n",
     );
     out.push_str("export type RequestId = string | number;\n\n");
-    out.push_str("/** A member of an open tagged union that this version of the protocol does not know. */\n");
-    out.push_str("export type UnknownVariant<Tag extends string> = { [K in Tag]: string } & { [key: string]: unknown };\n\n");
+    out.push_str(
+        "/**\n * A member of an open tagged union that this version of the protocol does not know. Its tag is typed as the\n * placeholder `\"<unknown variant>\"` so that comparing the tag narrows to the known members; at run time it is the\n * member's own tag: compare it as `value.tag as string`.\n */\n",
+    );
+    out.push_str("export type UnknownVariant<Tag extends string> = { [K in Tag]: \"<unknown variant>\" } & { [key: string]: unknown };\n\n");
     out.push_str("/** `Omit` applied to each member of a union. */\n");
     out.push_str("export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;\n\n");
 
@@ -616,6 +619,9 @@ fn client_file(ir: &Ir, names: &Names) -> String {
     out.push('\n');
     out.push_str("import {\n  RpcConnection,\n  type ConnectionOptions,\n  type RequestOptions,\n  type WaitForIdleOptions,\n} from \"../connection.js\";\n");
     out.push_str("import { ProcessTransport, type ProcessTransportOptions } from \"../process-transport.js\";\n");
+    if ir.commands.iter().any(|c| c.name == "prompt" && !c.params.is_empty()) {
+        out.push_str("import { summarizeRun, type RunResult } from \"../run.js\";\n");
+    }
     out.push_str("import type * as T from \"./types.js\";\n\n");
     jsdoc(
         &mut out,
@@ -664,6 +670,20 @@ fn client_file(ir: &Ir, names: &Names) -> String {
             names.params(run)
         );
         out.push_str("    return super.promptAndWait(params, options);\n  }\n");
+        out.push('\n');
+        jsdoc(
+            &mut out,
+            "  ",
+            &["Runs one prompt to completion: its final text, stop reason, usage, messages and events \
+               (`summarizeRun` of `promptAndWait`). Rejects like `promptAndWait` when the prompt is refused."
+                .into()],
+        );
+        let _ = writeln!(
+            out,
+            "  async run(params: T.{}, options: RequestOptions & WaitForIdleOptions = {{}}): Promise<RunResult<T.RpcEvent>> {{",
+            names.params(run)
+        );
+        out.push_str("    return summarizeRun(await this.promptAndWait(params, options));\n  }\n");
     }
 
     for c in &ir.commands {

@@ -12,5 +12,6 @@ export {
   type WaitForIdleOptions,
   type ConnectionOptions,
 } from "./connection.js";
+export { summarizeRun, type RunResult } from "./run.js";
 export * from "./generated/types.js";
 export { DrebClient } from "./generated/client.js";

@@ -63,3 +63,26 @@ test("errors carry the documented texts", { skip }, async () => {
   });
   await client.close();
 });
+
+test("run() returns the final text, stop reason, usage, messages and events", { skip }, async () => {
+  const client = await spawnReal();
+  try {
+    const result = await client.run({ message: "hello" });
+    const end = result.events.at(-1);
+    assert.ok(end && isEvent(end, "agent_end"));
+    const last = end.messages.at(-1);
+    assert.ok(last && last.role === "assistant");
+    const text = last.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+    assert.ok(text.length > 0);
+    assert.equal(result.finalText, text);
+    assert.equal(result.stopReason, "stop");
+    assert.equal(result.errorMessage, undefined);
+    assert.deepEqual(result.messages, end.messages);
+    // The faux provider reports usage for each reply; the sum covers both replies of the run (tool call, answer).
+    const replies = end.messages.filter((m) => m.role === "assistant");
+    assert.ok(replies.length >= 1);
+    assert.equal(result.usage.output, replies.reduce((n, m) => n + (m.role === "assistant" ? m.usage.output : 0), 0));
+  } finally {
+    await client.close();
+  }
+});

@@ -7,6 +7,7 @@ import {
   type WaitForIdleOptions,
 } from "../connection.js";
 import { ProcessTransport, type ProcessTransportOptions } from "../process-transport.js";
+import { summarizeRun, type RunResult } from "../run.js";
 import type * as T from "./types.js";
 
 /**
@@ -36,6 +37,13 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    */
   override promptAndWait(params: T.PromptParams, options: RequestOptions & WaitForIdleOptions = {}): Promise<T.RpcEvent[]> {
     return super.promptAndWait(params, options);
+  }
+
+  /**
+   * Runs one prompt to completion: its final text, stop reason, usage, messages and events (`summarizeRun` of `promptAndWait`). Rejects like `promptAndWait` when the prompt is refused.
+   */
+  async run(params: T.PromptParams, options: RequestOptions & WaitForIdleOptions = {}): Promise<RunResult<T.RpcEvent>> {
+    return summarizeRun(await this.promptAndWait(params, options));
   }
 
   /**

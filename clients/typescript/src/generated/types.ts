@@ -31,8 +31,12 @@
 /** A request id: the client sends strings; the agent echoes whatever it received. */
 export type RequestId = string | number;
 
-/** A member of an open tagged union that this version of the protocol does not know. */
-export type UnknownVariant<Tag extends string> = { [K in Tag]: string } & { [key: string]: unknown };
+/**
+ * A member of an open tagged union that this version of the protocol does not know. Its tag is typed as the
+ * placeholder `"<unknown variant>"` so that comparing the tag narrows to the known members; at run time it is the
+ * member's own tag: compare it as `value.tag as string`.
+ */
+export type UnknownVariant<Tag extends string> = { [K in Tag]: "<unknown variant>" } & { [key: string]: unknown };
 
 /** `Omit` applied to each member of a union. */
 export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
