@@ -38,6 +38,7 @@ const RESERVED_METHODS: &[&str] = &[
     "on_unmatched_response",
     "on_close",
     "flush_listeners",
+    "run",
     "events",
     "is_idle",
     "wait_for_idle",
@@ -393,7 +394,8 @@ fn module(ir: &Ir) -> String {
         "from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, TypeGuard, Unpack, cast\n\n",
     );
     out.push_str("from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport, Starting\n");
-    out.push_str("from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset\n");
+    out.push_str("from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset\n");    out.push_str("from dreb_rpc._run import RunResult, summarize_run\n");
+
     out.push_str("from dreb_rpc._transport import SubprocessOptions, SubprocessTransport\n\n");
     out.push_str(
         "#: A request id: the client sends strings; the agent echoes whatever it received.\n",
@@ -628,8 +630,20 @@ fn write_type(out: &mut String, t: &TypeDef) {
             docs.push(format!("Tagged union on `{}`.", u.tag));
             let mut members: Vec<String> = u.variants.iter().map(|v| v.type_name.clone()).collect();
             if u.open {
-                docs.push("Open: an unknown tag value is kept as a plain dict.".into());
-                members.push("dict[str, Any]".into());
+                // A placeholder member rather than `dict[str, Any]`, which would block narrowing on the tag.
+                let unknown = format!("Unknown{}", t.name);
+                docs.push(format!(
+                    "Open: an unknown tag value is kept as it is (`{unknown}`: its `{}` is typed as the placeholder \
+                     `\"<unknown variant>\"` so that comparing the tag narrows; at run time it is the value's own tag).",
+                    u.tag
+                ));
+                let _ = writeln!(
+                    out,
+                    "{unknown} = TypedDict({}, {{{}: Literal[\"<unknown variant>\"]}})\n",
+                    py_str(&unknown),
+                    py_str(&u.tag)
+                );
+                members.push(unknown);
             }
             let target = if members.is_empty() {
                 "Any".to_string()
@@ -802,6 +816,55 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
         out.push_str("        return Starting(client)\n");
     } else {
         let _ = writeln!(out, "        {aw}client.start()\n        return client");
+    }
+
+    // `run`: the run command (`prompt`) to completion, with its params typed like the command method's.
+    if let Some(c) = ir.commands.iter().find(|c| c.name == "prompt" && !c.params.is_empty()) {
+        let mut taken: HashSet<String> =
+            ["self", "timeout"].iter().map(|s| s.to_string()).collect();
+        let args: Vec<(String, &Field)> = c
+            .params
+            .iter()
+            .map(|f| (arg_name(&f.name, &mut taken), f))
+            .collect();
+        let mut sig = format!("\n    {def} run(\n        self,\n        *,\n");
+        for (arg, f) in &args {
+            let mut t = py_type(&f.ty);
+            if f.nullable {
+                t.push_str(" | None");
+            }
+            if f.optional {
+                let _ = writeln!(sig, "        {arg}: {t} | Unset = UNSET,");
+            } else {
+                let _ = writeln!(sig, "        {arg}: {t},");
+            }
+        }
+        sig.push_str("        timeout: float | None = None,\n    ) -> RunResult:\n");
+        out.push_str(&sig);
+        docstring(
+            out,
+            "        ",
+            &["Runs one prompt to completion: its final text, stop reason, error, usage, messages and events \
+               (``summarize_run`` of ``prompt_and_wait``; ``timeout`` as there). Raises ``RpcError`` when the \
+               prompt is refused."
+                .into()],
+        );
+        out.push_str("        params: dict[str, Any] = {}\n");
+        for (arg, f) in &args {
+            if f.optional {
+                let _ = writeln!(
+                    out,
+                    "        if not isinstance({arg}, Unset):\n            params[{}] = {arg}",
+                    py_str(&f.name)
+                );
+            } else {
+                let _ = writeln!(out, "        params[{}] = {arg}", py_str(&f.name));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "        return summarize_run({aw}self.prompt_and_wait(params, timeout))"
+        );
     }
 
     for c in &ir.commands {

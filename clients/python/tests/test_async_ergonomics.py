@@ -29,6 +29,10 @@ def test_spawn_works_with_async_with_and_with_await(fake_agent_path: str) -> Non
         # The double await of earlier versions still works.
         async with await AsyncDrebClient.spawn(sys.executable, command_args=["-I", fake_agent_path]) as client:
             assert (await client.call("echo", {"x": 2}))["x"] == 2
+            # run() to completion (the fake agent's run has no reply: no text, no stop reason).
+            result = await client.run(message="hello")
+            assert [e["type"] for e in result.events][-1] == "agent_end"
+            assert (result.final_text, result.stop_reason) == ("", None)
 
     asyncio.run(main())
 

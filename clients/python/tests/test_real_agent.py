@@ -83,3 +83,18 @@ def test_every_read_only_command_answers_with_a_schema_valid_frame(client: DrebC
             problems.append(f"{wire}: answered as {response.get('command')!r}")
         problems += [f"{wire}: {p}" for p in stdout_frame_errors(response)]
     assert problems == []
+
+
+def test_run_returns_the_final_text_stop_reason_usage_and_events(client: DrebClient) -> None:
+    result = client.run(message="hello")
+    end = result.events[-1]
+    assert end["type"] == "agent_end"
+    last = end["messages"][-1]
+    assert last["role"] == "assistant"
+    text = "".join(b["text"] for b in last["content"] if b["type"] == "text")
+    assert text and result.final_text == text
+    assert result.stop_reason == "stop"
+    assert result.error_message is None
+    assert result.messages == end["messages"]
+    replies = [m for m in end["messages"] if m["role"] == "assistant"]
+    assert result.usage["output"] == sum(m["usage"]["output"] for m in replies)

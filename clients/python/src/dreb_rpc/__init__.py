@@ -6,6 +6,7 @@ from ._async import AsyncEventSubscription, AsyncRpcConnection, AsyncRpcTranspor
 from ._connection import DEFAULT_TIMEOUT, UNSET, EventSubscription, RpcConnection, Unset
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
 from ._jsonl import JsonlDecoder, encode_frame
+from ._run import RunResult, summarize_run
 from ._timeouts import COMMAND_TIMEOUTS, DEFAULT_REQUEST_TIMEOUT, LONG_COMMAND_TIMEOUT, default_timeout_for
 from ._transport import (
     CloseInfo,
@@ -52,5 +53,7 @@ __all__ = [
     "default_timeout_for",
     "encode_frame",
     "resolve_dreb_binary",
+    "RunResult",
+    "summarize_run",
     *_generated_all,
 ]

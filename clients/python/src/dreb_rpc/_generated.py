@@ -32,6 +32,7 @@ from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, TypeGuard, U
 
 from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport, Starting
 from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset
+from dreb_rpc._run import RunResult, summarize_run
 from dreb_rpc._transport import SubprocessOptions, SubprocessTransport
 
 #: A request id: the client sends strings; the agent echoes whatever it received.
@@ -237,6 +238,8 @@ class Usage(TypedDict):
 StopReason: TypeAlias = "Literal[\"stop\", \"length\", \"toolUse\", \"error\", \"aborted\"]"
 
 
+UnknownAgentMessage = TypedDict("UnknownAgentMessage", {"role": Literal["<unknown variant>"]})
+
 # A message of the conversation, tagged by `role`. Unknown roles are kept as raw JSON.
 #
 # spec/rpc.md's UserMessage example shows an `attachments` field and documents an
@@ -244,8 +247,8 @@ StopReason: TypeAlias = "Literal[\"stop\", \"length\", \"toolUse\", \"error\", \
 #
 # Tagged union on `role`.
 #
-# Open: an unknown tag value is kept as a plain dict.
-AgentMessage: TypeAlias = "UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | dict[str, Any]"
+# Open: an unknown tag value is kept as it is (`UnknownAgentMessage`: its `role` is typed as the placeholder `"<unknown variant>"` so that comparing the tag narrows; at run time it is the value's own tag).
+AgentMessage: TypeAlias = "UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | UnknownAgentMessage"
 
 
 class UserMessage(TypedDict):
@@ -3423,6 +3426,25 @@ class DrebClient(RpcConnection["RpcEvent"]):
         client.start()
         return client
 
+    def run(
+        self,
+        *,
+        message: str,
+        images: list[ImageContent] | Unset = UNSET,
+        streaming_behavior: StreamingBehavior | Unset = UNSET,
+        timeout: float | None = None,
+    ) -> RunResult:
+        """
+        Runs one prompt to completion: its final text, stop reason, error, usage, messages and events (``summarize_run`` of ``prompt_and_wait``; ``timeout`` as there). Raises ``RpcError`` when the prompt is refused.
+        """
+        params: dict[str, Any] = {}
+        params["message"] = message
+        if not isinstance(images, Unset):
+            params["images"] = images
+        if not isinstance(streaming_behavior, Unset):
+            params["streamingBehavior"] = streaming_behavior
+        return summarize_run(self.prompt_and_wait(params, timeout))
+
     def prompt(
         self,
         *,
@@ -4641,6 +4663,25 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
             command_timeouts=command_timeouts,
         )
         return Starting(client)
+
+    async def run(
+        self,
+        *,
+        message: str,
+        images: list[ImageContent] | Unset = UNSET,
+        streaming_behavior: StreamingBehavior | Unset = UNSET,
+        timeout: float | None = None,
+    ) -> RunResult:
+        """
+        Runs one prompt to completion: its final text, stop reason, error, usage, messages and events (``summarize_run`` of ``prompt_and_wait``; ``timeout`` as there). Raises ``RpcError`` when the prompt is refused.
+        """
+        params: dict[str, Any] = {}
+        params["message"] = message
+        if not isinstance(images, Unset):
+            params["images"] = images
+        if not isinstance(streaming_behavior, Unset):
+            params["streamingBehavior"] = streaming_behavior
+        return summarize_run(await self.prompt_and_wait(params, timeout))
 
     async def prompt(
         self,

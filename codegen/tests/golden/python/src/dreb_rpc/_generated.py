@@ -12,6 +12,7 @@ from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, TypeGuard, U
 
 from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport, Starting
 from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset
+from dreb_rpc._run import RunResult, summarize_run
 from dreb_rpc._transport import SubprocessOptions, SubprocessTransport
 
 #: A request id: the client sends strings; the agent echoes whatever it received.
@@ -95,10 +96,12 @@ class Bag(TypedDict):
     ratio: NotRequired[float]
 
 
+UnknownUiRequest = TypedDict("UnknownUiRequest", {"method": Literal["<unknown variant>"]})
+
 # Tagged union on `method`.
 #
-# Open: an unknown tag value is kept as a plain dict.
-UiRequest: TypeAlias = "SelectRequest | NotifyRequest | dict[str, Any]"
+# Open: an unknown tag value is kept as it is (`UnknownUiRequest`: its `method` is typed as the placeholder `"<unknown variant>"` so that comparing the tag narrows; at run time it is the value's own tag).
+UiRequest: TypeAlias = "SelectRequest | NotifyRequest | UnknownUiRequest"
 
 
 class SelectRequest(TypedDict):
@@ -353,6 +356,25 @@ class DrebClient(RpcConnection["RpcEvent"]):
         client.start()
         return client
 
+    def run(
+        self,
+        *,
+        message: UserContent,
+        images: list[ImageContent] | Unset = UNSET,
+        level: Level | Unset = UNSET,
+        timeout: float | None = None,
+    ) -> RunResult:
+        """
+        Runs one prompt to completion: its final text, stop reason, error, usage, messages and events (``summarize_run`` of ``prompt_and_wait``; ``timeout`` as there). Raises ``RpcError`` when the prompt is refused.
+        """
+        params: dict[str, Any] = {}
+        params["message"] = message
+        if not isinstance(images, Unset):
+            params["images"] = images
+        if not isinstance(level, Unset):
+            params["level"] = level
+        return summarize_run(self.prompt_and_wait(params, timeout))
+
     def prompt(
         self,
         *,
@@ -460,6 +482,25 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
             command_timeouts=command_timeouts,
         )
         return Starting(client)
+
+    async def run(
+        self,
+        *,
+        message: UserContent,
+        images: list[ImageContent] | Unset = UNSET,
+        level: Level | Unset = UNSET,
+        timeout: float | None = None,
+    ) -> RunResult:
+        """
+        Runs one prompt to completion: its final text, stop reason, error, usage, messages and events (``summarize_run`` of ``prompt_and_wait``; ``timeout`` as there). Raises ``RpcError`` when the prompt is refused.
+        """
+        params: dict[str, Any] = {}
+        params["message"] = message
+        if not isinstance(images, Unset):
+            params["images"] = images
+        if not isinstance(level, Unset):
+            params["level"] = level
+        return summarize_run(await self.prompt_and_wait(params, timeout))
 
     async def prompt(
         self,
