@@ -393,8 +393,11 @@ fn module(ir: &Ir) -> String {
     out.push_str(
         "from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, TypeGuard, Unpack, cast\n\n",
     );
-    out.push_str("from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport, Starting\n");
-    out.push_str("from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset\n");    out.push_str("from dreb_rpc._run import RunResult, summarize_run\n");
+    out.push_str(
+        "from dreb_rpc._async import AsyncRpcConnection, AsyncSubprocessTransport, Starting\n",
+    );
+    out.push_str("from dreb_rpc._connection import DEFAULT_TIMEOUT, UNSET, RpcConnection, Unset\n");
+    out.push_str("from dreb_rpc._run import RunResult, summarize_run\n");
 
     out.push_str("from dreb_rpc._transport import SubprocessOptions, SubprocessTransport\n\n");
     out.push_str(
@@ -746,6 +749,40 @@ fn arg_name(wire: &str, taken: &mut HashSet<String>) -> String {
     name
 }
 
+/// The keyword-only parameters of a command method, in spec order (optional ones default to `UNSET`).
+fn keyword_params(sig: &mut String, args: &[(String, &Field)]) {
+    for (arg, f) in args {
+        let mut t = py_type(&f.ty);
+        if let Some(serde_json::Value::String(s)) = &f.constant {
+            t = format!("Literal[{}]", py_str(s));
+        }
+        if f.nullable {
+            t.push_str(" | None");
+        }
+        if f.optional {
+            let _ = writeln!(sig, "        {arg}: {t} | Unset = UNSET,");
+        } else {
+            let _ = writeln!(sig, "        {arg}: {t},");
+        }
+    }
+}
+
+/// The `params` dict a command method sends: required keys always, optional ones unless `UNSET`.
+fn params_dict(out: &mut String, args: &[(String, &Field)]) {
+    out.push_str("        params: dict[str, Any] = {}\n");
+    for (arg, f) in args {
+        if f.optional {
+            let _ = writeln!(
+                out,
+                "        if not isinstance({arg}, Unset):\n            params[{}] = {arg}",
+                py_str(&f.name)
+            );
+        } else {
+            let _ = writeln!(out, "        params[{}] = {arg}", py_str(&f.name));
+        }
+    }
+}
+
 fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
     // The async flavour differs only in its base class, transport, and `async`/`await`.
     let (class, base, transport, def, aw, blocks) = if is_async {
@@ -819,7 +856,11 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
     }
 
     // `run`: the run command (`prompt`) to completion, with its params typed like the command method's.
-    if let Some(c) = ir.commands.iter().find(|c| c.name == "prompt" && !c.params.is_empty()) {
+    if let Some(c) = ir
+        .commands
+        .iter()
+        .find(|c| c.name == "prompt" && !c.params.is_empty())
+    {
         let mut taken: HashSet<String> =
             ["self", "timeout"].iter().map(|s| s.to_string()).collect();
         let args: Vec<(String, &Field)> = c
@@ -828,17 +869,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
             .map(|f| (arg_name(&f.name, &mut taken), f))
             .collect();
         let mut sig = format!("\n    {def} run(\n        self,\n        *,\n");
-        for (arg, f) in &args {
-            let mut t = py_type(&f.ty);
-            if f.nullable {
-                t.push_str(" | None");
-            }
-            if f.optional {
-                let _ = writeln!(sig, "        {arg}: {t} | Unset = UNSET,");
-            } else {
-                let _ = writeln!(sig, "        {arg}: {t},");
-            }
-        }
+        keyword_params(&mut sig, &args);
         sig.push_str("        timeout: float | None = None,\n    ) -> RunResult:\n");
         out.push_str(&sig);
         docstring(
@@ -849,18 +880,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
                prompt is refused."
                 .into()],
         );
-        out.push_str("        params: dict[str, Any] = {}\n");
-        for (arg, f) in &args {
-            if f.optional {
-                let _ = writeln!(
-                    out,
-                    "        if not isinstance({arg}, Unset):\n            params[{}] = {arg}",
-                    py_str(&f.name)
-                );
-            } else {
-                let _ = writeln!(out, "        params[{}] = {arg}", py_str(&f.name));
-            }
-        }
+        params_dict(out, &args);
         let _ = writeln!(
             out,
             "        return summarize_run({aw}self.prompt_and_wait(params, timeout))"
@@ -886,20 +906,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
         out.push('\n');
         // Keyword-only params (spec order), so required and optional ones can mix freely.
         let mut sig = format!("    {def} {method}(\n        self,\n        *,\n");
-        for (arg, f) in &args {
-            let mut t = py_type(&f.ty);
-            if let Some(serde_json::Value::String(s)) = &f.constant {
-                t = format!("Literal[{}]", py_str(s));
-            }
-            if f.nullable {
-                t.push_str(" | None");
-            }
-            if f.optional {
-                let _ = writeln!(sig, "        {arg}: {t} | Unset = UNSET,");
-            } else {
-                let _ = writeln!(sig, "        {arg}: {t},");
-            }
-        }
+        keyword_params(&mut sig, &args);
         let _ = writeln!(
             sig,
             "        timeout: float | None = DEFAULT_TIMEOUT,\n    ) -> {ret}:"
@@ -908,20 +915,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
         let mut docs = command_docs(c);
         docs.push(format!("Sends `{}`.", c.name));
         docstring(out, "        ", &docs);
-        out.push_str("        params: dict[str, Any] = {}\n");
-        {
-            for (arg, f) in &args {
-                if f.optional {
-                    let _ = writeln!(
-                        out,
-                        "        if not isinstance({arg}, Unset):\n            params[{}] = {arg}",
-                        py_str(&f.name)
-                    );
-                } else {
-                    let _ = writeln!(out, "        params[{}] = {arg}", py_str(&f.name));
-                }
-            }
-        }
+        params_dict(out, &args);
         let call = format!("{aw}self.call({}, params, timeout)", py_str(&c.name));
         match c.result {
             CommandResult::None => {

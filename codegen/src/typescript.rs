@@ -619,7 +619,11 @@ fn client_file(ir: &Ir, names: &Names) -> String {
     out.push('\n');
     out.push_str("import {\n  RpcConnection,\n  type ConnectionOptions,\n  type RequestOptions,\n  type WaitForIdleOptions,\n} from \"../connection.js\";\n");
     out.push_str("import { ProcessTransport, type ProcessTransportOptions } from \"../process-transport.js\";\n");
-    if ir.commands.iter().any(|c| c.name == "prompt" && !c.params.is_empty()) {
+    if ir
+        .commands
+        .iter()
+        .any(|c| c.name == "prompt" && !c.params.is_empty())
+    {
         out.push_str("import { summarizeRun, type RunResult } from \"../run.js\";\n");
     }
     out.push_str("import type * as T from \"./types.js\";\n\n");
@@ -655,7 +659,11 @@ fn client_file(ir: &Ir, names: &Names) -> String {
     );
 
     // `promptAndWait` with the run command's own params type (the connection's takes any object).
-    if let Some(run) = ir.commands.iter().find(|c| c.name == "prompt" && !c.params.is_empty()) {
+    if let Some(run) = ir
+        .commands
+        .iter()
+        .find(|c| c.name == "prompt" && !c.params.is_empty())
+    {
         out.push('\n');
         jsdoc(
             &mut out,

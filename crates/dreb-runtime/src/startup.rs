@@ -84,6 +84,17 @@ fn no_models_message() -> String {
         .to_string()
 }
 
+/// A `--session` / `--fork` argument: a path, or an id prefix searched in this cwd's sessions, then every cwd's.
+fn resolve_session(
+    arg: &std::path::Path,
+    session_dir: &std::path::Path,
+    agent_dir: &std::path::Path,
+) -> Result<dreb_session::ResolvedSession, StartupError> {
+    let sessions_root = dreb_session::paths::sessions_root(agent_dir);
+    dreb_session::resolve_session_arg(&arg.to_string_lossy(), session_dir, &sessions_root)
+        .map_err(|e| StartupError(format!("Error: cannot search sessions: {e}")))
+}
+
 impl Runtime {
     /// Start a session: settings, models, the session file, tools, the system prompt and the agent.
     pub fn start(
@@ -230,14 +241,7 @@ impl Runtime {
             // a path (opened, or a new session there); anything else is an id prefix, searched in this cwd's
             // session dir, then in every cwd's. A match in another cwd is forked into this one (the reference
             // asks first; RPC has no one to ask, and a fork leaves the other project's file alone).
-            let sessions_root = dreb_session::paths::sessions_root(&agent_dir);
-            let resolved = dreb_session::resolve_session_arg(
-                &arg.to_string_lossy(),
-                &session_dir,
-                &sessions_root,
-            )
-            .map_err(|e| StartupError(format!("Error: cannot search sessions: {e}")))?;
-            match resolved {
+            match resolve_session(arg, &session_dir, &agent_dir)? {
                 dreb_session::ResolvedSession::Path(path)
                 | dreb_session::ResolvedSession::Local(path) => {
                     SessionManager::open(path, Some(session_dir.clone()))
@@ -256,14 +260,7 @@ impl Runtime {
             .map_err(|e| StartupError(e.to_string()))?
         } else if let Some(arg) = &options.fork {
             // `--fork <path|id prefix>`: every entry copied into a new session file of this cwd.
-            let sessions_root = dreb_session::paths::sessions_root(&agent_dir);
-            let resolved = dreb_session::resolve_session_arg(
-                &arg.to_string_lossy(),
-                &session_dir,
-                &sessions_root,
-            )
-            .map_err(|e| StartupError(format!("Error: cannot search sessions: {e}")))?;
-            let source = match resolved {
+            let source = match resolve_session(arg, &session_dir, &agent_dir)? {
                 dreb_session::ResolvedSession::Path(path)
                 | dreb_session::ResolvedSession::Local(path)
                 | dreb_session::ResolvedSession::Global { path, .. } => path,
