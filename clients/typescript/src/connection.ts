@@ -44,11 +44,18 @@ export interface RequestOptions {
    * command (see {@link RpcConnection.timeoutFor}).
    */
   timeoutMs?: number;
+  /**
+   * Stops waiting when aborted: the promise rejects with the signal's reason (an `AbortError` by default).
+   * The command itself is not recalled; send `abort` to stop a run.
+   */
+  signal?: AbortSignal;
 }
 
 export interface WaitForIdleOptions {
   /** Milliseconds to wait; `0` or unset waits forever (a run can take as long as it takes). */
   timeoutMs?: number;
+  /** Stops waiting when aborted (rejects with the signal's reason); the run goes on. */
+  signal?: AbortSignal;
 }
 
 export interface ConnectionOptions {
@@ -71,12 +78,28 @@ interface Pending {
   resolve: (response: ResponseFrame) => void;
   reject: (error: Error) => void;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** Removes the abort listener of the request's signal. */
+  unlisten: (() => void) | undefined;
 }
 
 interface IdleWaiter {
   resolve: () => void;
   reject: (error: Error) => void;
   timer: ReturnType<typeof setTimeout> | undefined;
+  unlisten: (() => void) | undefined;
+}
+
+/** Calls `onAbort` when `signal` aborts; returns what removes the listener. */
+function onAbort(signal: AbortSignal | undefined, onAbort: () => void): (() => void) | undefined {
+  if (signal === undefined) return undefined;
+  signal.addEventListener("abort", onAbort, { once: true });
+  return () => signal.removeEventListener("abort", onAbort);
+}
+
+/** The error an aborted wait rejects with: the signal's reason, as `fetch` does. */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException(String(reason ?? "This operation was aborted"), "AbortError");
 }
 
 /** The wire name of the command that starts an agent run. */
@@ -138,6 +161,11 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
     this.handleClose(this.closeInfo ?? { reason: "Client closed" });
   }
 
+  /** `await using client = await DrebClient.spawn(...)` closes the client at the end of the scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   /**
    * The timeout in ms a request for `command` (a wire name) gets when the call passes none (`0` = none):
    * the `commandTimeoutsMs` entry, else `defaultTimeoutMs`, else the built-in default of the command.
@@ -168,8 +196,13 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
       return Promise.reject(error);
     }
     const timeoutMs = options.timeoutMs ?? this.timeoutFor(type);
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise<ResponseFrame>((resolve, reject) => {
-      const entry: Pending = { command: type, resolve, reject, timer: undefined };
+      const entry: Pending = { command: type, resolve, reject, timer: undefined, unlisten: undefined };
+      entry.unlisten = onAbort(signal, () => {
+        if (this.settle(id)) reject(abortReason(signal!));
+      });
       if (timeoutMs > 0) {
         entry.timer = setTimeout(() => {
           this.pending.delete(id);
@@ -298,14 +331,25 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
     if (this.isIdle()) return Promise.resolve();
     if (this.state === "closed") return Promise.reject(this.closedError());
     const timeoutMs = options.timeoutMs ?? 0;
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise<void>((resolve, reject) => {
-      const waiter: IdleWaiter = { resolve, reject, timer: undefined };
+      const waiter: IdleWaiter = { resolve, reject, timer: undefined, unlisten: undefined };
+      const drop = () => {
+        this.idleWaiters.delete(waiter);
+        if (waiter.timer !== undefined) clearTimeout(waiter.timer);
+        waiter.unlisten?.();
+      };
       if (timeoutMs > 0) {
         waiter.timer = setTimeout(() => {
-          this.idleWaiters.delete(waiter);
+          drop();
           reject(new RpcTimeoutError("waitForIdle", timeoutMs));
         }, timeoutMs);
       }
+      waiter.unlisten = onAbort(signal, () => {
+        drop();
+        reject(abortReason(signal!));
+      });
       this.idleWaiters.add(waiter);
     });
   }
@@ -398,6 +442,7 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
     if (!entry) return undefined;
     this.pending.delete(id);
     if (entry.timer !== undefined) clearTimeout(entry.timer);
+    entry.unlisten?.();
     return entry;
   }
 
@@ -405,6 +450,7 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
     if (this.idleWaiters.size === 0 || !this.isIdle()) return;
     for (const waiter of this.idleWaiters) {
       if (waiter.timer !== undefined) clearTimeout(waiter.timer);
+      waiter.unlisten?.();
       waiter.resolve();
     }
     this.idleWaiters.clear();
@@ -421,6 +467,7 @@ export class RpcConnection<E extends { type: string } = RpcFrame> {
     }
     for (const waiter of this.idleWaiters) {
       if (waiter.timer !== undefined) clearTimeout(waiter.timer);
+      waiter.unlisten?.();
       waiter.reject(error);
     }
     this.idleWaiters.clear();
