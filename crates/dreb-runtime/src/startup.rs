@@ -419,10 +419,13 @@ impl Runtime {
         ctx.on_tasks_update = Arc::new(move |tasks| {
             if let Some(inner) = tasks_weak.upgrade() {
                 let value = serde_json::to_value(tasks).unwrap_or(Value::Array(Vec::new()));
-                *lock(&inner.tasks) = value.clone();
-                inner
-                    .outbox
-                    .send(&serde_json::json!({"type": "tasks_update", "tasks": value}));
+                match crate::convert::wire(&value) {
+                    Ok(tasks) => inner.outbox.send(&dreb_protocol::Event::TasksUpdate(
+                        dreb_protocol::TasksUpdateEvent { tasks },
+                    )),
+                    Err(e) => tracing::error!("tasks_update not sent: {e}"),
+                }
+                *lock(&inner.tasks) = value;
             }
         });
         let suggest_weak = weak;

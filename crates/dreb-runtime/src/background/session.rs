@@ -248,12 +248,13 @@ async fn deliver_completion(
         if let Err(e) = crate::persist::append_agent_message(&mut lock(&inner.session), &message) {
             tracing::error!("could not persist a background agent notice: {e}");
         }
-        inner
-            .outbox
-            .send(&json!({"type": "message_start", "message": message}));
-        inner
-            .outbox
-            .send(&json!({"type": "message_end", "message": message}));
+        // The agent's own event type: the same frames as the loop's message events.
+        inner.outbox.send(&dreb_agent::AgentEvent::MessageStart {
+            message: message.clone(),
+        });
+        inner.outbox.send(&dreb_agent::AgentEvent::MessageEnd {
+            message: message.clone(),
+        });
     } else if !inner.stop.is_cancelled() {
         inner.background.reset_guardrail();
         // A run that already sent agent_end would keep a steer until the next prompt: start a run instead.

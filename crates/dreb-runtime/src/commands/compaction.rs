@@ -59,23 +59,26 @@ fn iso_ms(s: &str) -> Option<i64> {
         .map(|d| d.timestamp_millis())
 }
 
+/// The `auto_compaction_end` event.
 fn auto_end(
     result: Option<Value>,
     aborted: bool,
     will_retry: bool,
     error: Option<String>,
-) -> Value {
-    let mut frame = serde_json::Map::new();
-    frame.insert("type".into(), "auto_compaction_end".into());
-    if let Some(r) = result {
-        frame.insert("result".into(), r);
-    }
-    frame.insert("aborted".into(), aborted.into());
-    frame.insert("willRetry".into(), will_retry.into());
-    if let Some(e) = error {
-        frame.insert("errorMessage".into(), e.into());
-    }
-    Value::Object(frame)
+) -> Event {
+    let result = result.and_then(|r| match wire(&r) {
+        Ok(result) => Some(result),
+        Err(e) => {
+            tracing::error!("auto_compaction_end without its result: {e}");
+            None
+        }
+    });
+    Event::AutoCompactionEnd(AutoCompactionEndEvent {
+        result,
+        aborted,
+        will_retry,
+        error_message: error,
+    })
 }
 
 impl Runtime {
