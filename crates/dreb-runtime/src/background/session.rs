@@ -278,36 +278,42 @@ async fn deliver_completion(
             start_or_follow_up(inner, message);
         }
     }
-    let mut end = json!({"type": "background_agent_end", "agentId": agent_id,
-                         "agentType": if result.agent.is_empty() { agent_type } else { &result.agent },
-                         "success": result.success()});
-    if let Some(m) = &result.model {
-        end["model"] = json!(m);
-    }
-    if let Some(t) = &result.thinking {
-        end["thinking"] = json!(t);
-    }
-    if let Some(steps) = &result.steps {
-        end["steps"] = Value::Array(
-            steps
-                .iter()
-                .map(|s| {
-                    let mut v = json!({"step": s.step, "agent": s.agent, "success": s.success});
-                    if let Some(m) = &s.model {
-                        v["model"] = json!(m);
-                    }
-                    if let Some(t) = &s.thinking {
-                        v["thinking"] = json!(t);
-                    }
-                    v
-                })
-                .collect(),
-        );
-    }
-    if let Some(f) = &result.session_file {
-        end["sessionFile"] = json!(f.display().to_string());
-    }
-    inner.outbox.send(&end);
+    // A level the spec does not list is left out rather than sent as an invalid value.
+    let level = |t: &Option<String>| -> Option<dreb_protocol::ThinkingLevel> {
+        t.as_ref()
+            .and_then(|t| serde_json::from_value(Value::String(t.clone())).ok())
+    };
+    let steps = result.steps.as_ref().map(|steps| {
+        steps
+            .iter()
+            .map(|s| dreb_protocol::SubagentStepMetadata {
+                step: i64::try_from(s.step).unwrap_or(i64::MAX),
+                agent: s.agent.clone(),
+                success: s.success,
+                model: s.model.clone(),
+                thinking: level(&s.thinking),
+            })
+            .collect()
+    });
+    let agent_type = if result.agent.is_empty() {
+        agent_type
+    } else {
+        &result.agent
+    };
+    inner.outbox.send(&Event::BackgroundAgentEnd(
+        dreb_protocol::BackgroundAgentEndEvent {
+            agent_id: agent_id.to_string(),
+            agent_type: agent_type.to_string(),
+            success: result.success(),
+            model: result.model.clone(),
+            thinking: level(&result.thinking),
+            steps,
+            session_file: result
+                .session_file
+                .as_ref()
+                .map(|f| f.display().to_string()),
+        },
+    ));
 }
 
 /// Resume the parent with `message`, or, if a run started in between, deliver it when that run would stop.
