@@ -75,7 +75,13 @@ impl LaunchHooks {
         {
             tracing::error!("could not persist an arbitration record: {e}");
         }
-        inner.outbox.send(&event);
+        // The session entry keeps the record as written; the host gets the spec's typed event.
+        match serde_json::from_value::<Event>(event) {
+            Ok(event) => inner.outbox.send(&event),
+            Err(e) => tracing::error!(
+                "subagent_arbitration record does not match the spec, not sent: {e}"
+            ),
+        }
     }
 
     /// Track the child's control channel and process once it is up; forget both once it has exited.
