@@ -150,7 +150,7 @@ fn dashboard_tool_call_updates_keep_the_tool_call() {
         .iter()
         .find(|f| f["type"] == "tool_execution_end")
         .unwrap();
-    assert_eq!(result["result"]["content"][0]["text"], "dash\n");
+    assert_eq!(result["result"]["content"][0]["text"], "dash");
     assert_eq!(final_text(&frames), "Tool finished; done.");
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);

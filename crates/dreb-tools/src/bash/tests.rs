@@ -64,7 +64,7 @@ async fn tool_plain_output_empty_output_and_exit_code() {
         )
         .await
         .unwrap();
-    assert_eq!(text_of(&out), format!("hello\n{}\n", dir.path().display()));
+    assert_eq!(text_of(&out), format!("hello\n{}", dir.path().display()));
     assert!(out.details.is_none());
     let out = t
         .execute(
@@ -76,6 +76,17 @@ async fn tool_plain_output_empty_output_and_exit_code() {
         .await
         .unwrap();
     assert_eq!(text_of(&out), "(no output)");
+    // Only whitespace (blank lines, spaces) is no output too, as in the reference.
+    let blank = t
+        .execute(
+            "c",
+            json!({"command": "printf '\\n  \\n\\n'"}),
+            CancellationToken::new(),
+            noop_update(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text_of(&blank), "(no output)");
     let err = t
         .execute(
             "c",
@@ -85,7 +96,7 @@ async fn tool_plain_output_empty_output_and_exit_code() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.message, "oops\n\n\nCommand exited with code 3");
+    assert_eq!(err.message, "oops\n\nCommand exited with code 3");
     let err = t
         .execute(
             "c",
@@ -117,7 +128,7 @@ async fn tool_renders_terminal_output_and_applies_prefix() {
         )
         .await
         .unwrap();
-    assert_eq!(text_of(&out), "a 100%\nfrom-prefix\n");
+    assert_eq!(text_of(&out), "a 100%\nfrom-prefix");
 }
 
 #[tokio::test]
@@ -158,11 +169,11 @@ async fn tool_truncation_writes_log_file() {
     let text = text_of(&out);
     let notice = text.rsplit("\n\n").next().unwrap();
     let path = notice
-        .strip_prefix("[Showing lines 1002-3001 of 3001. Full output: ")
+        .strip_prefix("[Showing lines 1001-3000 of 3000. Full output: ")
         .unwrap()
         .strip_suffix(']')
         .unwrap();
-    assert!(text.starts_with("1002\n"));
+    assert!(text.starts_with("1001\n"));
     let name = Path::new(path)
         .file_name()
         .unwrap()
@@ -220,7 +231,7 @@ async fn tool_byte_limit_notice() {
     let text = text_of(&out);
     let notice = text.rsplit("\n\n").next().unwrap();
     assert!(
-        notice.starts_with("[Showing lines 489-1001 of 1001 (50.0KB limit). Full output: "),
+        notice.starts_with("[Showing lines 489-1000 of 1000 (50.0KB limit). Full output: "),
         "{notice}"
     );
     let path = out.details.unwrap()["fullOutputPath"]
@@ -243,10 +254,7 @@ async fn tool_timeout_kills_command() {
         )
         .await
         .unwrap_err();
-    assert_eq!(
-        err.message,
-        "started\n\n\nCommand timed out after 1 seconds"
-    );
+    assert_eq!(err.message, "started\n\nCommand timed out after 1 seconds");
 }
 
 #[tokio::test]

@@ -195,7 +195,10 @@ impl Tool for BashTool {
             .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).capture)
             .unwrap_or_default();
         let mut capture = capture;
-        let full = render_terminal_output(&capture.text());
+        // The log file keeps the output as written; the result shows the screen as the reference's terminal
+        // renderer leaves it: no trailing newlines, and nothing at all when only whitespace was written.
+        let raw_screen = render_terminal_output(&capture.text());
+        let full = screen_text(&raw_screen);
         let end = match end {
             Ok(end) => end,
             Err(e) => {
@@ -223,7 +226,7 @@ impl Tool for BashTool {
             ExecEnd::Exited(code) => {
                 let trunc = truncate_tail(&full, Limits::default());
                 let path = capture
-                    .finish(trunc.truncated, &full)
+                    .finish(trunc.truncated, &raw_screen)
                     .map(|p| p.to_string_lossy().into_owned());
                 let mut text = if trunc.content.is_empty() {
                     "(no output)".to_string()
@@ -277,5 +280,16 @@ impl Tool for BashTool {
                 }
             }
         }
+    }
+}
+
+/// What the result shows of the rendered output: without its trailing newlines, and empty when it holds only
+/// whitespace (so that the result reads `(no output)`).
+fn screen_text(rendered: &str) -> String {
+    let text = rendered.trim_end_matches(['\n', '\r']);
+    if text.trim().is_empty() {
+        String::new()
+    } else {
+        text.to_string()
     }
 }
