@@ -749,6 +749,15 @@ fn arg_name(wire: &str, taken: &mut HashSet<String>) -> String {
     name
 }
 
+/// A command method's Python argument names (clear of `self` and `timeout`), with their fields, in spec order.
+fn method_args(c: &Command) -> Vec<(String, &Field)> {
+    let mut taken: HashSet<String> = ["self", "timeout"].iter().map(|s| s.to_string()).collect();
+    c.params
+        .iter()
+        .map(|f| (arg_name(&f.name, &mut taken), f))
+        .collect()
+}
+
 /// The keyword-only parameters of a command method, in spec order (optional ones default to `UNSET`).
 fn keyword_params(sig: &mut String, args: &[(String, &Field)]) {
     for (arg, f) in args {
@@ -823,15 +832,12 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
     );
     out.push_str("\n    @classmethod\n");
     // The async spawn returns a `Starting`: awaited it is the started client, and `async with` takes it directly.
-    let (spawn_def, spawn_returns) = if is_async {
-        ("def", format!("Starting[{class}]"))
+    let spawn_returns = if is_async {
+        format!("Starting[{class}]")
     } else {
-        ("def", class.to_string())
+        class.to_string()
     };
-    let _ = writeln!(
-        out,
-        "    {spawn_def} spawn(\n        cls,\n        command: str | None = None,\n        *,"
-    );
+    out.push_str("    def spawn(\n        cls,\n        command: str | None = None,\n        *,\n");
     let _ = writeln!(
         out,
         "        default_timeout: float | None = DEFAULT_TIMEOUT,\n        command_timeouts: Mapping[str, float | None] | None = None,\n        **transport_options: Unpack[SubprocessOptions],\n    ) -> {spawn_returns}:"
@@ -861,13 +867,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
         .iter()
         .find(|c| c.name == "prompt" && !c.params.is_empty())
     {
-        let mut taken: HashSet<String> =
-            ["self", "timeout"].iter().map(|s| s.to_string()).collect();
-        let args: Vec<(String, &Field)> = c
-            .params
-            .iter()
-            .map(|f| (arg_name(&f.name, &mut taken), f))
-            .collect();
+        let args = method_args(c);
         let mut sig = format!("\n    {def} run(\n        self,\n        *,\n");
         keyword_params(&mut sig, &args);
         sig.push_str("        timeout: float | None = None,\n    ) -> RunResult:\n");
@@ -895,13 +895,7 @@ fn write_client(out: &mut String, ir: &Ir, names: &Names, is_async: bool) {
         if RESERVED_METHODS.contains(&method.as_str()) {
             method.push_str("_command");
         }
-        let mut taken: HashSet<String> =
-            ["self", "timeout"].iter().map(|s| s.to_string()).collect();
-        let args: Vec<(String, &Field)> = c
-            .params
-            .iter()
-            .map(|f| (arg_name(&f.name, &mut taken), f))
-            .collect();
+        let args = method_args(c);
         let ret = result_type(&c.result);
         out.push('\n');
         // Keyword-only params (spec order), so required and optional ones can mix freely.

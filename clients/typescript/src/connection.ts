@@ -89,11 +89,11 @@ interface IdleWaiter {
   unlisten: (() => void) | undefined;
 }
 
-/** Calls `onAbort` when `signal` aborts; returns what removes the listener. */
-function onAbort(signal: AbortSignal | undefined, onAbort: () => void): (() => void) | undefined {
+/** Calls `handler` when `signal` aborts; returns what removes the listener. */
+function onAbort(signal: AbortSignal | undefined, handler: () => void): (() => void) | undefined {
   if (signal === undefined) return undefined;
-  signal.addEventListener("abort", onAbort, { once: true });
-  return () => signal.removeEventListener("abort", onAbort);
+  signal.addEventListener("abort", handler, { once: true });
+  return () => signal.removeEventListener("abort", handler);
 }
 
 /** The error an aborted wait rejects with: the signal's reason, as `fetch` does. */

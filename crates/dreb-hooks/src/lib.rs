@@ -595,14 +595,6 @@ impl HookBus {
             }
         }
     }
-
-    /// Whether any handler is registered (the runtime skips building events nobody listens to).
-    pub fn is_empty(&self) -> bool {
-        self.handlers
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty()
-    }
 }
 
 #[cfg(test)]

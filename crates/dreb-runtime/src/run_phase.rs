@@ -70,6 +70,12 @@ struct State {
     overflow_recovery_attempted: bool,
 }
 
+impl State {
+    fn compacting(&self) -> bool {
+        self.compaction.is_some() || self.summaries > 0
+    }
+}
+
 /// The run's lifecycle (see the module docs).
 #[derive(Debug, Default)]
 pub(crate) struct RunPhase {
@@ -84,8 +90,13 @@ impl RunPhase {
             is_streaming: agent_streaming && !s.ending,
             is_retrying: s.retrying,
             retry_attempt: s.retry_attempt,
-            is_compacting: s.compaction.is_some() || s.summaries > 0,
+            is_compacting: s.compacting(),
         }
+    }
+
+    /// A compaction or a branch summary is running.
+    pub(crate) fn is_compacting(&self) -> bool {
+        lock(&self.state).compacting()
     }
 
     // -- the run ---------------------------------------------------------------------------------------------

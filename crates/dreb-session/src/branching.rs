@@ -175,42 +175,27 @@ impl SessionManager {
     }
 
     pub fn fork(&mut self, entry_id: &str) -> Result<ForkResult> {
+        let text = self.fork_text(entry_id)?;
         let entry = self.entry(entry_id).ok_or(SessionError::InvalidForkEntry)?;
-        let msg = entry.message().ok_or(SessionError::InvalidForkEntry)?;
-        match message::role(msg) {
-            Some("assistant") => {
-                if !message::is_forkable_assistant(msg) {
-                    return Err(SessionError::UnforkableAssistant);
-                }
-                let file = self.create_branched_session(entry_id)?;
-                Ok(ForkResult {
-                    text: String::new(),
-                    session_file: file,
+        let at_user = entry.message().and_then(message::role) == Some("user");
+        let parent = entry.parent_id().map(str::to_string);
+        // An assistant turn is kept on the new branch; a user message is left out (its text goes to the editor), so
+        // the branch ends at its parent, or is a brand-new session when it was the root.
+        let session_file = match (at_user, parent) {
+            (false, _) => self.create_branched_session(entry_id)?,
+            (true, Some(p)) => self.create_branched_session(&p)?,
+            (true, None) => {
+                let previous = self
+                    .session_file
+                    .as_ref()
+                    .map(|p| p.to_string_lossy().into_owned());
+                self.new_session(NewSessionOptions {
+                    id: None,
+                    parent_session: previous,
                 })
             }
-            Some("user") => {
-                let text = message::message_text(msg);
-                let parent = entry.parent_id().map(str::to_string);
-                let file = match parent {
-                    None => {
-                        let previous = self
-                            .session_file
-                            .as_ref()
-                            .map(|p| p.to_string_lossy().into_owned());
-                        self.new_session(NewSessionOptions {
-                            id: None,
-                            parent_session: previous,
-                        })
-                    }
-                    Some(p) => self.create_branched_session(&p)?,
-                };
-                Ok(ForkResult {
-                    text,
-                    session_file: file,
-                })
-            }
-            _ => Err(SessionError::InvalidForkEntry),
-        }
+        };
+        Ok(ForkResult { text, session_file })
     }
 
     /// `get_fork_messages`: every user (non-empty) and forkable assistant message in the file, in file order.

@@ -183,10 +183,7 @@ async fn run(args: Args) -> i32 {
         }
         let code = dreb_cli::print_mode::run(&runtime, format, prompts).await;
         stop.cancel();
-        runtime.wait_for_children(Duration::from_secs(5)).await;
-        runtime.announce_session_shutdown().await;
-        runtime.flush_performance_log().await;
-        let _ = output.flush().await;
+        finish(&runtime, &output, ServeOptions::default().children_timeout).await;
         return code;
     }
     // Extension UI answers go to the runtime's dialog engine; they never get a response. Shutdown (the stop
@@ -237,10 +234,15 @@ async fn run(args: Args) -> i32 {
         );
         return outcome.exit_code();
     }
+    finish(&runtime, &output, children_timeout).await;
+    outcome.exit_code()
+}
+
+/// The end of a normal exit: background children reaped, the hook handlers told (the reference awaits its
+/// `session_shutdown` handlers), the performance log and stdout flushed.
+async fn finish(runtime: &Runtime, output: &Output, children_timeout: Duration) {
     runtime.wait_for_children(children_timeout).await;
-    // The hook handlers hear of the end before the last flush (the reference awaits its session_shutdown handlers).
     runtime.announce_session_shutdown().await;
     runtime.flush_performance_log().await;
     let _ = output.flush().await;
-    outcome.exit_code()
 }

@@ -309,7 +309,7 @@ impl Runtime {
     /// [`Runtime::run_pre_prompt_compaction`] before the prompt starts. Nothing when a compaction already runs: it
     /// covers the same context.
     pub(crate) fn pre_prompt_compaction(&self) -> Option<PendingCompaction> {
-        if self.inner.phase.view(false).is_compacting {
+        if self.inner.phase.is_compacting() {
             return None;
         }
         let last = self

@@ -40,7 +40,7 @@ impl Runtime {
                 "Cannot navigate the session tree while the agent is streaming. Abort or wait for idle first.".into()
             );
         }
-        if self.inner.phase.view(false).is_compacting {
+        if self.inner.phase.is_compacting() {
             return Err("Cannot navigate the session tree while summarization or compaction is in progress. Wait for idle first.".into());
         }
         Ok(())
