@@ -16,8 +16,8 @@ pub mod python;
 pub mod typescript;
 
 pub use dreb_codegen_core::{
-    BANNER, GeneratedFile, Ir, REGENERATE_COMMAND, SPEC_PATH, SpecError, banner_comment, ir,
-    load_spec, load_spec_str, validate,
+    BANNER, EXTENSION_SPEC_PATH, GeneratedFile, Ir, REGENERATE_COMMAND, SPEC_PATH, SPEC_PATHS,
+    SpecError, banner_comment, ir, load_spec, load_spec_str, validate,
 };
 
 /// Folders (relative to the repository root) that hold generated files only: the drift check fails on any file

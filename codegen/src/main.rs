@@ -1,18 +1,20 @@
 //! `dreb-codegen check` (load + validate the spec, print problems) and `dreb-codegen generate` (rewrite every
 //! checked-in generated file). Output goes to stderr except the list of written files.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(about = "Load protocol/rpc.yaml and generate code from it")]
+#[command(
+    about = "Load the protocol specs (protocol/rpc.yaml, protocol/extension.yaml) and generate code from them"
+)]
 struct Cli {
     /// Repository root (default: the checkout this binary was built from).
     #[arg(long, global = true)]
     root: Option<PathBuf>,
-    /// Spec file (default: <root>/protocol/rpc.yaml).
+    /// Spec file (default: `check` checks every spec of <root>; `generate` reads <root>/protocol/rpc.yaml).
     #[arg(long, global = true)]
     spec: Option<PathBuf>,
     #[command(subcommand)]
@@ -21,7 +23,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Load and validate the spec; print every problem.
+    /// Load and validate the specs; print every problem.
     Check,
     /// Write every checked-in generated file.
     Generate,
@@ -30,32 +32,30 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = cli.root.unwrap_or_else(dreb_codegen::repo_root);
-    let spec = cli
-        .spec
-        .unwrap_or_else(|| root.join(dreb_codegen::SPEC_PATH));
-    let ir = match dreb_codegen::load_spec(&spec) {
-        Ok(ir) => ir,
-        Err(e) => {
-            eprint!("{e}");
-            return ExitCode::FAILURE;
-        }
-    };
     match cli.cmd {
         Cmd::Check => {
-            for warning in dreb_codegen::validate::lint(&ir) {
-                eprintln!("warning: {warning}");
+            let specs: Vec<PathBuf> = match cli.spec {
+                Some(spec) => vec![spec],
+                None => dreb_codegen::SPEC_PATHS
+                    .iter()
+                    .map(|p| root.join(p))
+                    .collect(),
+            };
+            // Every spec is checked, so one run lists the problems of all of them.
+            let failed = specs.iter().filter(|spec| !check(spec)).count();
+            if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
             }
-            eprintln!(
-                "{}: ok ({} types, {} commands, {} events, {} inputs)",
-                spec.display(),
-                ir.types.len(),
-                ir.commands.len(),
-                ir.events.len(),
-                ir.inputs.len()
-            );
-            ExitCode::SUCCESS
         }
         Cmd::Generate => {
+            let spec = cli
+                .spec
+                .unwrap_or_else(|| root.join(dreb_codegen::SPEC_PATH));
+            let Some(ir) = load(&spec) else {
+                return ExitCode::FAILURE;
+            };
             for file in dreb_codegen::generate_all(&ir) {
                 let path = root.join(&file.path);
                 if let Some(dir) = path.parent()
@@ -77,4 +77,35 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// Loads a spec, printing its problems.
+fn load(spec: &Path) -> Option<dreb_codegen::Ir> {
+    dreb_codegen::load_spec(spec)
+        .map_err(|e| eprint!("{e}"))
+        .ok()
+}
+
+/// Loads and validates one spec and prints its lint warnings and a summary; `false` when it has problems.
+fn check(spec: &Path) -> bool {
+    let Some(ir) = load(spec) else {
+        return false;
+    };
+    for warning in dreb_codegen::validate::lint(&ir) {
+        eprintln!("warning: {warning}");
+    }
+    let calls = if ir.calls.is_empty() {
+        String::new()
+    } else {
+        format!("{} calls, ", ir.calls.len())
+    };
+    eprintln!(
+        "{}: ok ({} types, {} commands, {calls}{} events, {} inputs)",
+        spec.display(),
+        ir.types.len(),
+        ir.commands.len(),
+        ir.events.len(),
+        ir.inputs.len()
+    );
+    true
 }

@@ -1,4 +1,4 @@
-//! The typed intermediate representation of `protocol/rpc.yaml`.
+//! The typed intermediate representation of a spec (`protocol/rpc.yaml`, `protocol/extension.yaml`).
 //!
 //! Backends read only this IR, never YAML. Everything here has already been validated by
 //! [`crate::load_spec`]: every [`TypeRef::Named`] resolves to an entry of [`Ir::types`], union variants name
@@ -16,8 +16,11 @@ pub struct Ir {
     pub envelope: Envelope,
     /// Shared types (`types:`), in documentation order.
     pub types: Vec<TypeDef>,
-    /// Commands (`commands:`), in documentation order.
+    /// Commands (`commands:`): requests the peer sends and the runtime answers, in documentation order.
     pub commands: Vec<Command>,
+    /// Calls (`calls:`): requests the runtime sends and the peer answers, in documentation order. Same shape as
+    /// commands; a wire name is never both. Empty for `rpc.yaml`.
+    pub calls: Vec<Command>,
     /// Stdout events (`events:`), in documentation order.
     pub events: Vec<Message>,
     /// Stdin messages that are not commands and get no response (`inputs:`), e.g. `extension_ui_response`.
@@ -33,6 +36,11 @@ impl Ir {
     /// Looks up a command by wire name.
     pub fn command(&self, name: &str) -> Option<&Command> {
         self.commands.iter().find(|c| c.name == name)
+    }
+
+    /// Looks up a call by wire name.
+    pub fn call(&self, name: &str) -> Option<&Command> {
+        self.calls.iter().find(|c| c.name == name)
     }
 
     /// Looks up an event by wire name.
@@ -335,7 +343,7 @@ impl std::fmt::Display for TypeRef {
     }
 }
 
-/// A command (`commands:` entry).
+/// A command (`commands:` entry) or a call (`calls:` entry): a request answered by one response.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Command {
     /// Exact wire `type` string, e.g. `get_state`.

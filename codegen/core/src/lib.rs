@@ -1,4 +1,5 @@
-//! The core of the protocol code generator: `protocol/rpc.yaml` → validated, typed IR.
+//! The core of the protocol code generator: a spec (`protocol/rpc.yaml`, `protocol/extension.yaml`) → validated,
+//! typed IR.
 //!
 //! - [`load_spec`] reads and validates the spec (strict YAML: unknown and duplicate keys are errors with line and
 //!   column) and returns the [`ir::Ir`] that every backend reads. Backends never see YAML.
@@ -17,8 +18,14 @@ pub mod validate;
 pub use ir::Ir;
 pub use load::{SpecError, load_spec, load_spec_str};
 
-/// The spec's path relative to the repository root.
+/// The RPC protocol's spec, relative to the repository root.
 pub const SPEC_PATH: &str = "protocol/rpc.yaml";
+
+/// The extension protocol's spec (runtime ↔ extension process), relative to the repository root.
+pub const EXTENSION_SPEC_PATH: &str = "protocol/extension.yaml";
+
+/// Every spec of the repository, in the order `dreb-codegen check` reports them.
+pub const SPEC_PATHS: &[&str] = &[SPEC_PATH, EXTENSION_SPEC_PATH];
 
 /// The one command that rewrites every checked-in generated file.
 pub const REGENERATE_COMMAND: &str = "cargo run -p dreb-codegen -- generate";

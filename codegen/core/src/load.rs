@@ -1,5 +1,5 @@
-//! Reading `rpc.yaml`: strict YAML parsing (serde-saphyr, YAML 1.2 booleans, duplicate keys rejected), then
-//! conversion of the raw YAML shape into the [`crate::ir`] types, then [`crate::validate`].
+//! Reading a spec (`rpc.yaml`, `extension.yaml`): strict YAML parsing (serde-saphyr, YAML 1.2 booleans, duplicate
+//! keys rejected), then conversion of the raw YAML shape into the [`crate::ir`] types, then [`crate::validate`].
 
 use std::path::Path;
 
@@ -99,7 +99,12 @@ fn convert(raw: RawSpec, problems: &mut Vec<String>) -> Ir {
     let commands = raw
         .commands
         .into_iter()
-        .map(|(name, c)| convert_command(name, c, problems))
+        .map(|(name, c)| convert_command("commands", name, c, problems))
+        .collect();
+    let calls = raw
+        .calls
+        .into_iter()
+        .map(|(name, c)| convert_command("calls", name, c, problems))
         .collect();
     let events = raw
         .events
@@ -116,6 +121,7 @@ fn convert(raw: RawSpec, problems: &mut Vec<String>) -> Ir {
         envelope,
         types,
         commands,
+        calls,
         events,
         inputs,
     }
@@ -315,8 +321,13 @@ fn convert_type(name: String, t: RawType, problems: &mut Vec<String>) -> TypeDef
     }
 }
 
-fn convert_command(name: String, c: RawCommand, problems: &mut Vec<String>) -> Command {
-    let ctx = format!("commands.{name}");
+fn convert_command(
+    section: &str,
+    name: String,
+    c: RawCommand,
+    problems: &mut Vec<String>,
+) -> Command {
+    let ctx = format!("{section}.{name}");
     let result = match c.result {
         RawResult::None => CommandResult::None,
         RawResult::Data { ty, nullable } => CommandResult::Data {

@@ -1,6 +1,6 @@
-//! The YAML shape of `protocol/rpc.yaml`, as deserialised by serde-saphyr. Every struct denies unknown keys so a
-//! typo is an error with line and column; duplicate keys are rejected by the parser. Converted into [`crate::ir`]
-//! by `load.rs`; nothing outside the loader sees these types.
+//! The YAML shape of a spec (`protocol/rpc.yaml`, `protocol/extension.yaml`), as deserialised by serde-saphyr.
+//! Every struct denies unknown keys so a typo is an error with line and column; duplicate keys are rejected by the
+//! parser. Converted into [`crate::ir`] by `load.rs`; nothing outside the loader sees these types.
 
 use indexmap::IndexMap;
 use serde::Deserialize;
@@ -17,6 +17,9 @@ pub struct RawSpec {
     pub types: IndexMap<String, RawType>,
     #[serde(default)]
     pub commands: IndexMap<String, RawCommand>,
+    /// Requests the other way (runtime → peer): the same shape as `commands`.
+    #[serde(default)]
+    pub calls: IndexMap<String, RawCommand>,
     #[serde(default)]
     pub events: IndexMap<String, RawMessage>,
     #[serde(default)]

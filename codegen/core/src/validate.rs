@@ -20,6 +20,10 @@ pub const RESERVED_TYPE_NAMES: &[&str] = &[
     "RequestContext",
     "RpcHandler",
     "CommandService",
+    "CommandSpec",
+    "Call",
+    "CallResult",
+    "CallSpec",
     "DecodeError",
     "Tristate",
     "Value",
@@ -36,7 +40,8 @@ pub const RESERVED_TYPE_NAMES: &[&str] = &[
 pub fn validate(ir: &Ir, problems: &mut Vec<String>) {
     check_names(ir, problems);
     check_types(ir, problems);
-    check_commands(ir, problems);
+    check_commands(ir, "commands", &ir.commands, problems);
+    check_commands(ir, "calls", &ir.calls, problems);
     check_messages(ir, "events", &ir.events, problems);
     check_messages(ir, "inputs", &ir.inputs, problems);
     check_envelope(ir, problems);
@@ -77,20 +82,38 @@ fn check_names(ir: &Ir, problems: &mut Vec<String>) {
             taken.insert(name, by);
         }
     };
-    for c in &ir.commands {
-        if !is_wire_name(&c.name) {
+    for (section, list) in [("commands", &ir.commands), ("calls", &ir.calls)] {
+        for c in list {
+            if !is_wire_name(&c.name) {
+                problems.push(format!(
+                    "{section}.{}: names must be lower-case wire names ([a-z][a-z0-9_]*)",
+                    c.name
+                ));
+            }
+            claim(
+                format!("{}Params", c.pascal_name()),
+                format!("{section}.{}", c.name),
+                problems,
+            );
+        }
+    }
+    let mut wire: HashSet<&str> = ir.commands.iter().map(|c| c.name.as_str()).collect();
+    // A request is answered by `command: <name>` in either direction, so one name cannot mean both; and calls
+    // share the peer's input stream with events, where `type` alone tells them apart.
+    for c in &ir.calls {
+        if ir.command(&c.name).is_some() {
             problems.push(format!(
-                "commands.{}: command names must be lower-case wire names ([a-z][a-z0-9_]*)",
+                "calls.{}: the same wire name is also a command",
                 c.name
             ));
         }
-        claim(
-            format!("{}Params", c.pascal_name()),
-            format!("commands.{}", c.name),
-            problems,
-        );
+        if ir.event(&c.name).is_some() {
+            problems.push(format!(
+                "calls.{}: the same wire name is also an event",
+                c.name
+            ));
+        }
     }
-    let mut wire: HashSet<&str> = ir.commands.iter().map(|c| c.name.as_str()).collect();
     for (section, list) in [("events", &ir.events), ("inputs", &ir.inputs)] {
         for m in list {
             if !is_wire_name(&m.name) {
@@ -236,9 +259,10 @@ fn check_union(ir: &Ir, name: &str, u: &UnionDef, problems: &mut Vec<String>) {
     }
 }
 
-fn check_commands(ir: &Ir, problems: &mut Vec<String>) {
-    for c in &ir.commands {
-        let ctx = format!("commands.{}", c.name);
+/// Checks the requests of one direction: `commands` (the peer sends them) or `calls` (the runtime sends them).
+fn check_commands(ir: &Ir, section: &str, list: &[Command], problems: &mut Vec<String>) {
+    for c in list {
+        let ctx = format!("{section}.{}", c.name);
         check_fields(ir, &c.params, &format!("{ctx}.params"), problems);
         for f in &c.params {
             if f.name == "id" || f.name == "type" {
@@ -691,11 +715,12 @@ pub fn matches_template(template: &str, text: &str) -> bool {
     true
 }
 
-/// Non-fatal findings for the spec author: error texts in examples that match neither the command's `errors`
-/// nor an envelope template.
+/// Non-fatal findings for the spec author: error texts in examples that match neither the command's (or call's)
+/// `errors` nor an envelope template.
 pub fn lint(ir: &Ir) -> Vec<String> {
     let mut out = Vec::new();
-    for c in &ir.commands {
+    let requests = ir.commands.iter().map(|c| ("commands", c));
+    for (section, c) in requests.chain(ir.calls.iter().map(|c| ("calls", c))) {
         for ex in &c.examples {
             let Some(text) = ex
                 .response
@@ -713,7 +738,7 @@ pub fn lint(ir: &Ir) -> Vec<String> {
                     .any(|e| matches_template(&e.text, text));
             if !known {
                 out.push(format!(
-                    "commands.{}.examples[{}]: error text {text:?} is not listed under the command's `errors`",
+                    "{section}.{}.examples[{}]: error text {text:?} is not listed under its `errors`",
                     c.name, ex.name
                 ));
             }

@@ -151,3 +151,71 @@ fn command_examples_are_validated() {
     assert!(joined.contains("`data` must be absent"), "{joined}");
     assert!(joined.contains("must echo the request `id`"), "{joined}");
 }
+
+#[test]
+fn calls_load_like_commands() {
+    let yaml = format!(
+        "{HEAD}commands:\n  ping:\n    result: none\ncalls:\n  ask:\n    group: Hooks\n    params:\n      q: {{type: string}}\n    result: {{type: string, nullable: true}}\n    examples:\n      - name: a\n        request: {{\"id\": \"1\", \"type\": \"ask\", \"q\": \"?\"}}\n        response: {{\"id\": \"1\", \"type\": \"response\", \"command\": \"ask\", \"success\": true, \"data\": null}}\n"
+    );
+    let ir = load_spec_str(&yaml, "test.yaml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ir.calls.len(), 1);
+    let ask = ir.call("ask").unwrap();
+    assert_eq!(ask.group.as_deref(), Some("Hooks"));
+    assert_eq!(
+        ask.result,
+        CommandResult::Data {
+            ty: TypeRef::String,
+            nullable: true
+        }
+    );
+    assert!(ir.command("ask").is_none() && ir.call("ping").is_none());
+}
+
+#[test]
+fn specs_without_calls_have_none() {
+    let ir = load_spec(fixture("basic.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ir.calls.is_empty());
+}
+
+#[test]
+fn call_examples_are_validated() {
+    let yaml = format!(
+        "{HEAD}calls:\n  ask:\n    params:\n      q: {{type: string, raw: true}}\n    result: none\n    examples:\n      - name: a\n        request: {{\"id\": \"1\", \"type\": \"ask\", \"q\": 1}}\n        response: {{\"id\": \"1\", \"type\": \"response\", \"command\": \"ask\", \"success\": true, \"data\": 1}}\n"
+    );
+    let joined = problems(&yaml).join("\n");
+    assert!(
+        joined.contains("calls.ask.examples[a].request.q: expected a string"),
+        "{joined}"
+    );
+    assert!(joined.contains("`data` must be absent"), "{joined}");
+    assert!(
+        joined.contains("calls.ask.params.q: `raw` is only allowed on command params"),
+        "{joined}"
+    );
+}
+
+#[test]
+fn a_name_is_a_command_or_a_call_not_both() {
+    let yaml = format!(
+        "{HEAD}commands:\n  ping:\n    result: none\ncalls:\n  ping:\n    result: none\n  tick:\n    result: none\nevents:\n  tick:\n    fields: {{}}\n"
+    );
+    let joined = problems(&yaml).join("\n");
+    assert!(
+        joined.contains("calls.ping: the same wire name is also a command"),
+        "{joined}"
+    );
+    assert!(
+        joined.contains("calls.tick: the same wire name is also an event"),
+        "{joined}"
+    );
+}
+
+#[test]
+fn the_repository_specs_load() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for spec in dreb_codegen_core::SPEC_PATHS {
+        load_spec(root.join(spec)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let ext = load_spec(root.join(dreb_codegen_core::EXTENSION_SPEC_PATH)).unwrap();
+    assert!(ext.call("initialize").is_some() && ext.command("register").is_some());
+}
