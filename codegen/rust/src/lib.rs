@@ -10,20 +10,22 @@
 //!
 //! One module per part of the output: [`context`] (shared state, type expressions), [`names`], [`docs`],
 //! [`structs`], [`enums`], [`unions`] (tagged unions, `Event`, `oneOf`), [`messages`] (events and inputs),
-//! [`commands`], [`module`] (constants, wire names, error texts, conformance, const markers).
+//! [`commands`] (commands and calls: params, request and result enums, `CommandSpec`/`CallSpec`), [`handler`]
+//! (`RpcHandler`, `CommandService`), [`module`] (constants, wire names, error texts, conformance, const markers).
 
 pub mod commands;
 pub mod context;
 pub mod docs;
 pub mod enums;
+pub mod handler;
 pub mod messages;
 pub mod module;
 pub mod names;
 pub mod structs;
 pub mod unions;
 
-use dreb_codegen_core::banner_comment;
 use dreb_codegen_core::ir::{Ir, TypeDef, TypeKind};
+use dreb_codegen_core::{BANNER, banner_comment_of};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -49,11 +51,16 @@ impl std::fmt::Display for GenerateError {
 
 impl std::error::Error for GenerateError {}
 
-/// Emits the Rust protocol module for `ir` (one file's contents, starting with the banner).
+/// Emits the Rust protocol module for `ir` (one file's contents, starting with the `rpc.yaml` banner).
 pub fn generate(ir: &Ir) -> Result<String, GenerateError> {
+    generate_with_banner(ir, BANNER)
+}
+
+/// Like [`generate`], with another spec's banner (one of `dreb_codegen_core::BANNERS`).
+pub fn generate_with_banner(ir: &Ir, banner: &str) -> Result<String, GenerateError> {
     let tokens = module_tokens(ir);
     let file = syn::parse2::<syn::File>(tokens).map_err(GenerateError)?;
-    let mut out = banner_comment("//");
+    let mut out = banner_comment_of(banner, "//");
     out.push_str(&format!(
         "//\n// Protocol {} version {}. Types, wire names, the RpcHandler trait and dispatch.\n",
         ir.protocol.name, ir.protocol.version
@@ -70,13 +77,14 @@ pub fn module_tokens(ir: &Ir) -> TokenStream {
     let errors = module::error_texts(&ctx);
     let types: TokenStream = ir.types.iter().map(|t| type_def(&ctx, t)).collect();
     let commands = commands::commands(&ctx);
+    let calls = commands::calls(&ctx);
     let events = messages::messages(&ctx, Role::Event);
     let inputs = messages::messages(&ctx, Role::Input);
     let conformance = module::conformance(&ctx);
     // Last: struct emission above registered the const markers.
     let consts = module::consts(&ctx);
     quote! {
-        #header #wire #errors #types #commands #events #inputs #conformance #consts
+        #header #wire #errors #types #commands #calls #events #inputs #conformance #consts
     }
 }
 

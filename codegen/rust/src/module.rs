@@ -22,7 +22,8 @@ pub fn header(ctx: &Ctx) -> TokenStream {
     }
 }
 
-/// `wire::{commands, events, inputs}`: the exact `type` strings, with `ALL`.
+/// `wire::{commands, calls, events, inputs}`: the exact `type` strings, with `ALL` (`calls` only when the spec has
+/// calls).
 pub fn wire_names(ctx: &Ctx) -> TokenStream {
     let ir = ctx.ir;
     let section = |module: &str, doc: &str, names: Vec<&str>| {
@@ -60,9 +61,20 @@ pub fn wire_names(ctx: &Ctx) -> TokenStream {
         "Input message `type` strings (stdin messages that are not commands).",
         ir.inputs.iter().map(|e| e.name.as_str()).collect(),
     );
+    if ir.calls.is_empty() {
+        return quote! {
+            /// Exact wire `type` strings of every command, event and input message.
+            pub mod wire { #commands #events #inputs }
+        };
+    }
+    let calls = section(
+        "calls",
+        "Call `type` strings (requests the runtime sends to the peer).",
+        ir.calls.iter().map(|c| c.name.as_str()).collect(),
+    );
     quote! {
-        /// Exact wire `type` strings of every command, event and input message.
-        pub mod wire { #commands #events #inputs }
+        /// Exact wire `type` strings of every command, call, event and input message.
+        pub mod wire { #commands #calls #events #inputs }
     }
 }
 
