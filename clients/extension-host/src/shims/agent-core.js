@@ -1,0 +1,2 @@
+// `@dreb/agent-core` for extensions: they import its types only (erased when the extension is loaded).
+export {};
