@@ -13,16 +13,28 @@ use serde_json::Value;
 use crate::ir::{
     Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef,
 };
-use crate::{BANNER, GeneratedFile};
+use crate::{BANNER, EXTENSION_BANNER, GeneratedFile};
 
 /// The generated reference, relative to the repository root.
 pub const OUT_PATH: &str = "docs/protocol.md";
+
+/// The extension protocol's reference, relative to the repository root.
+pub const EXTENSION_OUT_PATH: &str = "docs/extension-protocol.md";
 
 /// Runs the backend.
 pub fn generate(ir: &Ir) -> Vec<GeneratedFile> {
     vec![GeneratedFile {
         path: PathBuf::from(OUT_PATH),
-        contents: render(ir),
+        contents: render(ir, &RPC),
+    }]
+}
+
+/// Runs the backend for `protocol/extension.yaml`: `docs/extension-protocol.md`, with a call reference before the
+/// command reference.
+pub fn generate_extension(ir: &Ir) -> Vec<GeneratedFile> {
+    vec![GeneratedFile {
+        path: PathBuf::from(EXTENSION_OUT_PATH),
+        contents: render(ir, &EXTENSION),
     }]
 }
 
@@ -218,26 +230,55 @@ fn grouped<'a, T>(
     groups
 }
 
-fn render(ir: &Ir) -> String {
-    let mut out = format!("<!-- {BANNER} -->\n\n");
+/// What differs between the references of the specs: the banner and the sections' introductions.
+struct Texts<'a> {
+    banner: &'a str,
+    /// Introduces the calls (used when the spec has calls).
+    calls: &'a str,
+    commands: &'a str,
+    events: &'a str,
+}
+
+/// The RPC protocol's reference.
+const RPC: Texts = Texts {
+    banner: BANNER,
+    calls: "",
+    commands: "Every command is one JSON object with `type` (the command name) and an optional `id`, which the \
+               response echoes. Success responses are `{\"id\"?, \"type\": \"response\", \"command\", \"success\": true, \
+               \"data\"?}`; failures carry `\"success\": false` and the exact `error` text.",
+    events: "Events are the stdout frames that are not responses. The event union is open: clients must ignore \
+             event types they do not know.",
+};
+
+/// The extension protocol's reference.
+const EXTENSION: Texts = Texts {
+    banner: EXTENSION_BANNER,
+    calls: "Calls are the requests the runtime sends to the extension: one JSON object with `type` (the call name) \
+            and an `id`, which the extension's response echoes. Success responses are `{\"id\", \"type\": \
+            \"response\", \"command\": <call>, \"success\": true, \"data\"?}`; failures carry `\"success\": false` and \
+            the `error` text.",
+    commands: "Commands are the requests the extension sends to the runtime, in the same envelope: `type` (the \
+               command name) and an optional `id`, which the runtime's response echoes. Success responses are \
+               `{\"id\"?, \"type\": \"response\", \"command\", \"success\": true, \"data\"?}`; failures carry \
+               `\"success\": false` and the exact `error` text.",
+    events: "Events are the notifications the runtime sends to the extension; they get no response. The event \
+             union is open: extensions must ignore event types they do not know.",
+};
+
+/// The sections whose groups the contents list, by heading.
+const GROUPED_SECTIONS: &[&str] = &["Call reference", "Command reference", "Event reference"];
+
+fn render(ir: &Ir, texts: &Texts) -> String {
+    let mut head = format!("<!-- {} -->\n\n", texts.banner);
     let _ = writeln!(
-        out,
+        head,
         "# {} protocol reference (version {})\n",
         ir.protocol.name, ir.protocol.version
     );
-    paragraph(&mut out, &ir.protocol.doc, 2);
+    paragraph(&mut head, &ir.protocol.doc, 2);
+    head.push_str("## Contents\n\n");
 
-    out.push_str("## Contents\n\n");
-    out.push_str("- [Framing and envelope](#framing-and-envelope)\n- [Command reference](#command-reference)\n");
-    for (group, _) in grouped(&ir.commands, |c| c.group.as_deref(), "Other commands") {
-        let _ = writeln!(out, "  - [{group}](#{})", anchor(group));
-    }
-    out.push_str("- [Event reference](#event-reference)\n");
-    for (group, _) in grouped(&ir.events, |m| m.group.as_deref(), "Other events") {
-        let _ = writeln!(out, "  - [{group}](#{})", anchor(group));
-    }
-    out.push_str("- [Input reference](#input-reference)\n- [Type reference](#type-reference)\n\n");
-
+    let mut out = String::new();
     out.push_str("## Framing and envelope\n\n");
     paragraph(&mut out, &ir.envelope.doc, 3);
     if !ir.envelope.errors.is_empty() {
@@ -268,10 +309,19 @@ fn render(ir: &Ir) -> String {
         }
     }
 
+    if !ir.calls.is_empty() {
+        out.push_str("## Call reference\n\n");
+        paragraph(&mut out, &Some(texts.calls.into()), 3);
+        for (group, calls) in grouped(&ir.calls, |c| c.group.as_deref(), "Other calls") {
+            let _ = writeln!(out, "### {group}\n");
+            for c in calls {
+                command(&mut out, c);
+            }
+        }
+    }
+
     out.push_str("## Command reference\n\n");
-    out.push_str("Every command is one JSON object with `type` (the command name) and an optional `id`, which the \
-                  response echoes. Success responses are `{\"id\"?, \"type\": \"response\", \"command\", \"success\": true, \
-                  \"data\"?}`; failures carry `\"success\": false` and the exact `error` text.\n\n");
+    paragraph(&mut out, &Some(texts.commands.into()), 3);
     for (group, commands) in grouped(&ir.commands, |c| c.group.as_deref(), "Other commands") {
         let _ = writeln!(out, "### {group}\n");
         for c in commands {
@@ -280,8 +330,7 @@ fn render(ir: &Ir) -> String {
     }
 
     out.push_str("## Event reference\n\n");
-    out.push_str("Events are the stdout frames that are not responses. The event union is open: clients must ignore \
-                  event types they do not know.\n\n");
+    paragraph(&mut out, &Some(texts.events.into()), 3);
     for (group, events) in grouped(&ir.events, |m| m.group.as_deref(), "Other events") {
         let _ = writeln!(out, "### {group}\n");
         for m in events {
@@ -289,13 +338,16 @@ fn render(ir: &Ir) -> String {
         }
     }
 
-    out.push_str("## Input reference\n\n");
-    out.push_str("Stdin messages that are not commands and get no response.\n\n");
-    if ir.inputs.is_empty() {
-        out.push_str("None.\n\n");
-    }
-    for m in &ir.inputs {
-        message(&mut out, ir, m);
+    // A two-way protocol without inputs has no input section; the RPC protocol always lists it.
+    if !ir.inputs.is_empty() || ir.calls.is_empty() {
+        out.push_str("## Input reference\n\n");
+        out.push_str("Stdin messages that are not commands and get no response.\n\n");
+        if ir.inputs.is_empty() {
+            out.push_str("None.\n\n");
+        }
+        for m in &ir.inputs {
+            message(&mut out, ir, m);
+        }
     }
 
     out.push_str("## Type reference\n\n");
@@ -304,6 +356,54 @@ fn render(ir: &Ir) -> String {
     }
     while out.ends_with("\n\n") {
         out.pop();
+    }
+    let contents = contents(&head, &out);
+    head + &contents + &out
+}
+
+/// The contents: every section of `body` (its `##` headings), and the groups (`###`) of the reference sections,
+/// linked by the anchors GitHub gives them in the whole document (`head` then `body`).
+fn contents(head: &str, body: &str) -> String {
+    let before = headings(head).len();
+    let all = headings(&format!("{head}\n{body}"));
+    let mut out = String::new();
+    let mut section: Option<&str> = None;
+    for (level, text, anchor) in &all[before..] {
+        match level {
+            2 => {
+                section = Some(text);
+                let _ = writeln!(out, "- [{text}](#{anchor})");
+            }
+            3 if section.is_some_and(|s| GROUPED_SECTIONS.contains(&s)) => {
+                let _ = writeln!(out, "  - [{text}](#{anchor})");
+            }
+            _ => {}
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// The ATX headings of `md` outside code fences, in order: level, text, and GitHub's anchor (repeats of an anchor
+/// get `-1`, `-2`, ...).
+fn headings(md: &str) -> Vec<(usize, String, String)> {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut in_fence = false;
+    let mut out = Vec::new();
+    for line in md.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        let Some(level) = heading_level(line).filter(|_| !in_fence) else {
+            continue;
+        };
+        let text = line[level..].trim().to_string();
+        let base = anchor(&text);
+        let n = seen.entry(base.clone()).or_insert(0);
+        let anchor = if *n == 0 { base } else { format!("{base}-{n}") };
+        *n += 1;
+        out.push((level, text, anchor));
     }
     out
 }

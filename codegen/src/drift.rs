@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::{BANNER, GENERATED_DIRS, GeneratedFile};
+use crate::{BANNERS, GENERATED_DIRS, GeneratedFile};
 
 /// One problem found by [`check`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub fn check(root: &Path, files: &[GeneratedFile]) -> Vec<Drift> {
             problems.push(Drift::Duplicate(file.path.clone()));
             continue;
         }
-        if !file.contents.contains(BANNER) {
+        if !BANNERS.iter().any(|b| file.contents.contains(b)) {
             problems.push(Drift::NoBanner(file.path.clone()));
         }
         match std::fs::read_to_string(root.join(&file.path)) {
@@ -97,19 +97,20 @@ fn walk(root: &Path, rel: &Path, deep: bool, out: &mut BTreeSet<PathBuf>) {
     }
 }
 
-/// The banner is in the file's first three lines (after a comment marker, or as a JSON `$comment`).
+/// A banner (of any spec) is in the file's first three lines (after a comment marker, or as a JSON `$comment`).
 fn carries_banner(path: &Path) -> bool {
     std::fs::read(path).is_ok_and(|bytes| {
         String::from_utf8_lossy(&bytes[..bytes.len().min(4096)])
             .lines()
             .take(3)
-            .any(|l| l.contains(BANNER))
+            .any(|l| BANNERS.iter().any(|b| l.contains(b)))
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::BANNER;
 
     fn file(path: &str, contents: &str) -> GeneratedFile {
         GeneratedFile {

@@ -16,21 +16,33 @@ use crate::ir::{
     Command, CommandResult, Field, Ir, Message, MessageBody, TypeDef, TypeKind, TypeRef,
     pascal_case,
 };
-use crate::{BANNER, GeneratedFile};
+use crate::{BANNER, EXTENSION_BANNER, GeneratedFile};
 
 /// The generated schema, relative to the repository root.
 pub const OUT_PATH: &str = "protocol/schema/rpc.schema.json";
 
+/// The extension protocol's schema, relative to the repository root.
+pub const EXTENSION_OUT_PATH: &str = "protocol/schema/extension.schema.json";
+
 /// Runs the backend.
 pub fn generate(ir: &Ir) -> Vec<GeneratedFile> {
-    let schema = document(ir);
+    vec![file(OUT_PATH, &document(ir, &RPC))]
+}
+
+/// Runs the backend for `protocol/extension.yaml`: `protocol/schema/extension.schema.json`, with the calls
+/// (`<Name>Call`, `RpcCall`, `RpcCallResponse`) and the frames of each side (`ExtensionFrame`, `RuntimeFrame`).
+pub fn generate_extension(ir: &Ir) -> Vec<GeneratedFile> {
+    vec![file(EXTENSION_OUT_PATH, &document(ir, &EXTENSION))]
+}
+
+fn file(path: &str, schema: &Value) -> GeneratedFile {
     let mut contents =
-        serde_json::to_string_pretty(&schema).expect("a JSON value always serialises");
+        serde_json::to_string_pretty(schema).expect("a JSON value always serialises");
     contents.push('\n');
-    vec![GeneratedFile {
-        path: PathBuf::from(OUT_PATH),
+    GeneratedFile {
+        path: PathBuf::from(path),
         contents,
-    }]
+    }
 }
 
 /// `{keyword: branches}`, or a schema matching nothing when there are no branches (JSON Schema forbids an empty
@@ -332,27 +344,89 @@ fn message_schema(ir: &Ir, m: &Message) -> Value {
     schema
 }
 
-fn document(ir: &Ir) -> Value {
-    let names = Names {
-        shared: ir.types.iter().map(|t| t.name.clone()).collect(),
-    };
-    let mut defs = Map::new();
-    defs.insert(
-        "RequestId".into(),
-        // Any JSON value: the reference echoes whatever was sent (`null`, `true`, an object), and so do we.
-        json!({
-            "description": "A request id: any JSON value, echoed unchanged in the response. Clients send strings.",
-        }),
-    );
-    for t in &ir.types {
-        defs.insert(t.name.clone(), type_schema(ir, t));
-    }
+/// What differs between the schemas of the specs: the banner, the names and descriptions of the unions.
+struct Texts<'a> {
+    banner: &'a str,
+    /// Requests the peer sends: the request union and the union of their responses (what the runtime writes).
+    commands: Requests<'a>,
+    /// Requests the runtime sends (used when the spec has calls).
+    calls: Requests<'a>,
+    error_response: &'a str,
+    /// The union of everything the peer writes, and its description.
+    peer_frame: (&'a str, &'a str),
+    /// The union of everything the runtime writes, and its description.
+    runtime_frame: (&'a str, &'a str),
+}
 
+/// The unions of one direction's requests.
+struct Requests<'a> {
+    /// Suffix of a request frame's `$defs` entry (`Command`, `Call`).
+    frame: &'a str,
+    /// The request union, and its description.
+    union: (&'a str, &'a str),
+    /// The response union (with `ErrorResponse`), and its description.
+    responses: (&'a str, &'a str),
+}
+
+const RPC: Texts = Texts {
+    banner: BANNER,
+    commands: Requests {
+        frame: "Command",
+        union: ("RpcCommand", "Every command a host can send."),
+        responses: ("RpcResponse", "Every response frame."),
+    },
+    calls: Requests {
+        frame: "Call",
+        union: ("RpcCall", "Every call the runtime can send."),
+        responses: ("RpcCallResponse", "Every response to a call."),
+    },
+    error_response: "A failure response to any command; `error` is the exact error text.",
+    peer_frame: ("StdinFrame", "One line a host writes to the agent's stdin."),
+    runtime_frame: ("StdoutFrame", "One line the agent writes to stdout."),
+};
+
+const EXTENSION: Texts = Texts {
+    banner: EXTENSION_BANNER,
+    commands: Requests {
+        frame: "Command",
+        union: ("RpcCommand", "Every command an extension can send."),
+        responses: (
+            "RpcResponse",
+            "Every response to a command (what the runtime writes).",
+        ),
+    },
+    calls: Requests {
+        frame: "Call",
+        union: ("RpcCall", "Every call the runtime can send."),
+        responses: (
+            "RpcCallResponse",
+            "Every response to a call (what the extension writes).",
+        ),
+    },
+    error_response: "A failure response to any call or command; `error` is the exact error text.",
+    peer_frame: (
+        "ExtensionFrame",
+        "One line an extension writes to its stdout (read by the runtime).",
+    ),
+    runtime_frame: (
+        "RuntimeFrame",
+        "One line the runtime writes to an extension's stdin.",
+    ),
+};
+
+/// The request frame (`<Name><frame>`) and success response (`<Name>Response`) of every request in `list`; returns
+/// the references to both, in spec order.
+fn requests(
+    defs: &mut Map<String, Value>,
+    names: &Names,
+    list: &[Command],
+    frame: &str,
+) -> (Vec<Value>, Vec<Value>) {
     let id = || json!({"$ref": "#/$defs/RequestId"});
-    let mut command_refs = Vec::new();
+    let mut request_refs = Vec::new();
     let mut response_refs = Vec::new();
-    for c in &ir.commands {
-        let name = names.derived(&c.name, "Command");
+    for c in list {
+        let name = names.derived(&c.name, frame);
         let mut schema = described(
             command_description(c),
             object_schema(
@@ -371,7 +445,7 @@ fn document(ir: &Ir) -> Value {
             .collect();
         push_examples(&mut schema, &requests);
         defs.insert(name.clone(), schema);
-        command_refs.push(reference(&name));
+        request_refs.push(reference(&name));
 
         let response_name = names.derived(&c.name, "Response");
         let mut leading: Vec<(&str, Value, bool)> = vec![
@@ -402,9 +476,54 @@ fn document(ir: &Ir) -> Value {
         defs.insert(response_name.clone(), schema);
         response_refs.push(reference(&response_name));
     }
+    (request_refs, response_refs)
+}
+
+/// The request union and the response union (with `ErrorResponse`) of one direction.
+fn request_unions(
+    defs: &mut Map<String, Value>,
+    texts: &Requests,
+    (request_refs, mut response_refs): (Vec<Value>, Vec<Value>),
+) {
+    response_refs.push(reference("ErrorResponse"));
+    let (union, doc) = texts.union;
+    defs.insert(
+        union.into(),
+        described(Some(doc.into()), choice("oneOf", request_refs)),
+    );
+    let (union, doc) = texts.responses;
+    defs.insert(
+        union.into(),
+        described(Some(doc.into()), choice("oneOf", response_refs)),
+    );
+}
+
+fn document(ir: &Ir, texts: &Texts) -> Value {
+    let names = Names {
+        shared: ir.types.iter().map(|t| t.name.clone()).collect(),
+    };
+    let mut defs = Map::new();
+    defs.insert(
+        "RequestId".into(),
+        // Any JSON value: the reference echoes whatever was sent (`null`, `true`, an object), and so do we.
+        json!({
+            "description": "A request id: any JSON value, echoed unchanged in the response. Clients send strings.",
+        }),
+    );
+    for t in &ir.types {
+        defs.insert(t.name.clone(), type_schema(ir, t));
+    }
+
+    let two_way = !ir.calls.is_empty();
+    let calls = two_way.then(|| requests(&mut defs, &names, &ir.calls, texts.calls.frame));
+    if let Some(refs) = calls {
+        request_unions(&mut defs, &texts.calls, refs);
+    }
+    let commands = requests(&mut defs, &names, &ir.commands, texts.commands.frame);
     let mut error_examples: Vec<Value> = ir
-        .commands
+        .calls
         .iter()
+        .chain(&ir.commands)
         .flat_map(|c| c.examples.iter().filter_map(|e| e.response.clone()))
         .filter(|r| r.get("success") == Some(&Value::Bool(false)))
         .collect();
@@ -416,8 +535,9 @@ fn document(ir: &Ir) -> Value {
             // An envelope example can show a command succeeding (`unknown-key-ignored`): not an error example.
             .filter(|r| r.get("success") == Some(&Value::Bool(false))),
     );
+    let id = || json!({"$ref": "#/$defs/RequestId"});
     let mut error = described(
-        Some("A failure response to any command; `error` is the exact error text.".into()),
+        Some(texts.error_response.into()),
         json!({
             "type": "object",
             "properties": {
@@ -433,21 +553,7 @@ fn document(ir: &Ir) -> Value {
     );
     push_examples(&mut error, &error_examples);
     defs.insert("ErrorResponse".into(), error);
-    response_refs.push(reference("ErrorResponse"));
-    defs.insert(
-        "RpcCommand".into(),
-        described(
-            Some("Every command a host can send.".into()),
-            choice("oneOf", command_refs),
-        ),
-    );
-    defs.insert(
-        "RpcResponse".into(),
-        described(
-            Some("Every response frame.".into()),
-            choice("oneOf", response_refs),
-        ),
-    );
+    request_unions(&mut defs, &texts.commands, commands);
 
     let mut event_refs = Vec::new();
     for m in &ir.events {
@@ -455,9 +561,11 @@ fn document(ir: &Ir) -> Value {
         defs.insert(name.clone(), message_schema(ir, m));
         event_refs.push(reference(&name));
     }
-    // `response` is excluded too, so a response never matches the unknown-event branch of `StdoutFrame`.
+    // `response` is excluded too, so a response never matches the unknown-event branch of the runtime's frames;
+    // so are calls, which the runtime writes beside events.
     let mut excluded: Vec<String> = ir.events.iter().map(|m| m.name.clone()).collect();
     excluded.push("response".into());
+    excluded.extend(ir.calls.iter().map(|c| c.name.clone()));
     defs.insert(
         "UnknownEvent".into(),
         described(
@@ -471,30 +579,44 @@ fn document(ir: &Ir) -> Value {
         json!({"description": "Any event frame (open union).", "oneOf": event_refs}),
     );
 
-    let mut input_refs = Vec::new();
-    for m in &ir.inputs {
-        let name = names.derived(&m.name, "Input");
-        defs.insert(name.clone(), message_schema(ir, m));
-        input_refs.push(reference(&name));
+    let has_inputs = !ir.inputs.is_empty() || !two_way;
+    if has_inputs {
+        let mut input_refs = Vec::new();
+        for m in &ir.inputs {
+            let name = names.derived(&m.name, "Input");
+            defs.insert(name.clone(), message_schema(ir, m));
+            input_refs.push(reference(&name));
+        }
+        defs.insert(
+            "RpcInput".into(),
+            described(
+                Some("Every stdin message that is not a command.".into()),
+                choice("oneOf", input_refs),
+            ),
+        );
     }
+    let mut peer = vec![reference(texts.commands.union.0)];
+    let mut runtime = vec![reference(texts.commands.responses.0), reference("RpcEvent")];
+    if two_way {
+        peer.push(reference(texts.calls.responses.0));
+        runtime.push(reference(texts.calls.union.0));
+    }
+    if has_inputs {
+        peer.push(reference("RpcInput"));
+    }
+    let (peer_frame, peer_doc) = texts.peer_frame;
+    let (runtime_frame, runtime_doc) = texts.runtime_frame;
     defs.insert(
-        "RpcInput".into(),
-        described(
-            Some("Every stdin message that is not a command.".into()),
-            choice("oneOf", input_refs),
-        ),
+        peer_frame.into(),
+        json!({"description": peer_doc, "anyOf": peer}),
     );
     defs.insert(
-        "StdinFrame".into(),
-        json!({"description": "One line a host writes to the agent's stdin.", "anyOf": [reference("RpcCommand"), reference("RpcInput")]}),
-    );
-    defs.insert(
-        "StdoutFrame".into(),
-        json!({"description": "One line the agent writes to stdout.", "oneOf": [reference("RpcResponse"), reference("RpcEvent")]}),
+        runtime_frame.into(),
+        json!({"description": runtime_doc, "oneOf": runtime}),
     );
 
     let mut root = Map::new();
-    root.insert("$comment".into(), json!(BANNER));
+    root.insert("$comment".into(), json!(texts.banner));
     root.insert(
         "$schema".into(),
         json!("https://json-schema.org/draft/2020-12/schema"),
@@ -511,7 +633,7 @@ fn document(ir: &Ir) -> Value {
     }
     root.insert(
         "anyOf".into(),
-        json!([reference("StdinFrame"), reference("StdoutFrame")]),
+        json!([reference(peer_frame), reference(runtime_frame)]),
     );
     root.insert("$defs".into(), Value::Object(defs));
     Value::Object(root)

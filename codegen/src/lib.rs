@@ -1,13 +1,14 @@
-//! The protocol code generator's CLI and its checked-in backends: `protocol/rpc.yaml` → typed IR → TypeScript,
-//! Python, JSON Schema and docs.
+//! The protocol code generator's CLI and its checked-in backends: each spec (`protocol/rpc.yaml`,
+//! `protocol/extension.yaml`) → typed IR → TypeScript, Python, JSON Schema and docs.
 //!
 //! - Loading, validation and the IR live in `dreb-codegen-core` (re-exported here: [`load_spec`], [`ir`],
 //!   [`validate`]); the Rust emitter that `crates/dreb-protocol/build.rs` runs lives in `dreb-codegen-rust`.
-//! - [`generate_all`] runs the backends whose output is checked in; [`GENERATED_DIRS`] are the folders they own.
+//! - [`SPECS`] lists each spec with the backends whose output is checked in; [`generate_all`] runs them all;
+//!   [`GENERATED_DIRS`] are the folders they own.
 //!
 //! Regenerate every checked-in file with [`REGENERATE_COMMAND`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub mod docs;
 pub mod drift;
@@ -16,8 +17,9 @@ pub mod python;
 pub mod typescript;
 
 pub use dreb_codegen_core::{
-    BANNER, EXTENSION_SPEC_PATH, GeneratedFile, Ir, REGENERATE_COMMAND, SPEC_PATH, SPEC_PATHS,
-    SpecError, banner_comment, ir, load_spec, load_spec_str, validate,
+    BANNER, BANNERS, EXTENSION_BANNER, EXTENSION_SPEC_PATH, GeneratedFile, Ir, REGENERATE_COMMAND,
+    SPEC_PATH, SPEC_PATHS, SpecError, banner_comment, banner_comment_of, ir, load_spec,
+    load_spec_str, validate,
 };
 
 /// Folders (relative to the repository root) that hold generated files only: the drift check fails on any file
@@ -26,23 +28,61 @@ pub use dreb_codegen_core::{
 pub const GENERATED_DIRS: &[&str] = &[
     "clients/typescript/src/generated",
     "clients/typescript/test/generated",
+    "clients/extension-host/src/generated",
     "protocol/schema",
 ];
 
-/// The backends whose output is checked in. To add one: declare its `mod` above and add its `generate` here.
-const CHECKED_IN_BACKENDS: &[fn(&Ir) -> Vec<GeneratedFile>] = &[
-    typescript::generate,
-    python::generate,
-    jsonschema::generate,
-    docs::generate,
+/// A backend: the files it writes for one spec.
+pub type Backend = fn(&Ir) -> Vec<GeneratedFile>;
+
+/// A spec of the repository and the backends whose output is checked in.
+pub struct Spec {
+    /// The spec's path relative to the repository root.
+    pub path: &'static str,
+    /// Its backends, in output order.
+    pub backends: &'static [Backend],
+}
+
+/// Every spec with its checked-in backends. To add a backend: declare its `mod` above and add its `generate` to
+/// its spec here.
+pub const SPECS: &[Spec] = &[
+    Spec {
+        path: SPEC_PATH,
+        backends: &[
+            typescript::generate,
+            python::generate,
+            jsonschema::generate,
+            docs::generate,
+        ],
+    },
+    Spec {
+        path: EXTENSION_SPEC_PATH,
+        backends: &[
+            typescript::generate_extension,
+            python::generate_extension,
+            jsonschema::generate_extension,
+            docs::generate_extension,
+        ],
+    },
 ];
 
-/// Runs every checked-in backend and concatenates their files (in backend order).
-pub fn generate_all(ir: &Ir) -> Vec<GeneratedFile> {
-    CHECKED_IN_BACKENDS
-        .iter()
-        .flat_map(|backend| backend(ir))
-        .collect()
+impl Spec {
+    /// Runs this spec's backends on its IR and concatenates their files (in backend order).
+    pub fn generate(&self, ir: &Ir) -> Vec<GeneratedFile> {
+        self.backends
+            .iter()
+            .flat_map(|backend| backend(ir))
+            .collect()
+    }
+}
+
+/// Loads every spec under `root` and runs its backends: every checked-in generated file, in [`SPECS`] order.
+pub fn generate_all(root: &Path) -> Result<Vec<GeneratedFile>, SpecError> {
+    let mut files = Vec::new();
+    for spec in SPECS {
+        files.extend(spec.generate(&load_spec(root.join(spec.path))?));
+    }
+    Ok(files)
 }
 
 /// The repository root as seen from this crate's sources (`codegen/..`).

@@ -1,5 +1,5 @@
-//! `dreb-codegen check` (load + validate the spec, print problems) and `dreb-codegen generate` (rewrite every
-//! checked-in generated file). Output goes to stderr except the list of written files.
+//! `dreb-codegen check` (load + validate the specs, print problems) and `dreb-codegen generate` (rewrite every
+//! checked-in generated file of every spec). Everything is printed to stderr.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,7 +14,7 @@ struct Cli {
     /// Repository root (default: the checkout this binary was built from).
     #[arg(long, global = true)]
     root: Option<PathBuf>,
-    /// Spec file (default: `check` checks every spec of <root>; `generate` reads <root>/protocol/rpc.yaml).
+    /// The spec file to check (default: every spec of <root>). `generate` always reads every spec.
     #[arg(long, global = true)]
     spec: Option<PathBuf>,
     #[command(subcommand)]
@@ -25,7 +25,7 @@ struct Cli {
 enum Cmd {
     /// Load and validate the specs; print every problem.
     Check,
-    /// Write every checked-in generated file.
+    /// Write every checked-in generated file of every spec.
     Generate,
 }
 
@@ -50,13 +50,20 @@ fn main() -> ExitCode {
             }
         }
         Cmd::Generate => {
-            let spec = cli
-                .spec
-                .unwrap_or_else(|| root.join(dreb_codegen::SPEC_PATH));
-            let Some(ir) = load(&spec) else {
+            if cli.spec.is_some() {
+                eprintln!(
+                    "`generate` rewrites the outputs of every spec of the root; `--spec` is for `check`"
+                );
                 return ExitCode::FAILURE;
+            }
+            let files = match dreb_codegen::generate_all(&root) {
+                Ok(files) => files,
+                Err(e) => {
+                    eprint!("{e}");
+                    return ExitCode::FAILURE;
+                }
             };
-            for file in dreb_codegen::generate_all(&ir) {
+            for file in files {
                 let path = root.join(&file.path);
                 if let Some(dir) = path.parent()
                     && let Err(e) = std::fs::create_dir_all(dir)

@@ -17,6 +17,12 @@ use crate::ir::{
 };
 use crate::{GeneratedFile, banner_comment};
 
+mod extension;
+pub use extension::{
+    EXAMPLES_PATH as EXTENSION_EXAMPLES_PATH, OUT_PATH as EXTENSION_OUT_PATH,
+    generate as generate_extension,
+};
+
 /// The generated module, relative to the repository root.
 pub const OUT_PATH: &str = "clients/python/src/dreb_rpc/_generated.py";
 
@@ -61,7 +67,11 @@ pub fn generate(ir: &Ir) -> Vec<GeneratedFile> {
         },
         GeneratedFile {
             path: PathBuf::from(EXAMPLES_PATH),
-            contents: examples_module(ir),
+            contents: examples_module(
+                ir,
+                &banner_comment("#"),
+                "from dreb_rpc import _generated as T",
+            ),
         },
     ]
 }
@@ -92,11 +102,10 @@ fn py_value(v: &serde_json::Value) -> String {
     }
 }
 
-fn examples_module(ir: &Ir) -> String {
-    let names = Names {
-        shared: ir.types.iter().map(|t| t.name.clone()).collect(),
-    };
-    let mut out = banner_comment("#");
+/// The examples module: `banner` (a comment line), then `import` (which binds the generated module as `T`).
+fn examples_module(ir: &Ir, banner: &str, import: &str) -> String {
+    let names = Names::new(ir);
+    let mut out = banner.to_string();
     out.push_str("\"\"\"Every example of the spec, typed: `mypy --strict` accepts this module only if the generated types accept them all.\"\"\"\n\n");
     let open_structs = ir
         .types
@@ -107,7 +116,7 @@ fn examples_module(ir: &Ir) -> String {
         // are checked by the TypeScript and JSON Schema example tests instead.
         out.push_str("# mypy: disable-error-code=\"typeddict-unknown-key\"\n");
     }
-    out.push_str("from __future__ import annotations\n\nfrom dreb_rpc import _generated as T\n\n");
+    let _ = writeln!(out, "from __future__ import annotations\n\n{import}\n");
     let mut n = 0usize;
     let mut push = |out: &mut String, ty: String, value: &serde_json::Value| {
         let _ = writeln!(out, "example_{n}: {ty} = {}", py_value(value));
@@ -118,12 +127,13 @@ fn examples_module(ir: &Ir) -> String {
             push(&mut out, format!("T.{}", t.name), v);
         }
     }
-    for c in &ir.commands {
+    let commands = ir.commands.iter().map(|c| (c, "Command"));
+    for (c, frame) in commands.chain(ir.calls.iter().map(|c| (c, "Call"))) {
         for e in &c.examples {
             if let Some(request) = &e.request {
                 push(
                     &mut out,
-                    format!("T.{}", names.derived(&c.name, "Command")),
+                    format!("T.{}", names.derived(&c.name, frame)),
                     request,
                 );
             }
@@ -365,6 +375,12 @@ struct Names {
 }
 
 impl Names {
+    fn new(ir: &Ir) -> Self {
+        Names {
+            shared: ir.types.iter().map(|t| t.name.clone()).collect(),
+        }
+    }
+
     fn derived(&self, wire: &str, suffix: &str) -> String {
         let name = format!("{}{suffix}", pascal_case(wire));
         if self.shared.contains(&name) {
@@ -376,9 +392,7 @@ impl Names {
 }
 
 fn module(ir: &Ir) -> String {
-    let names = Names {
-        shared: ir.types.iter().map(|t| t.name.clone()).collect(),
-    };
+    let names = Names::new(ir);
     let mut out = banner_comment("#");
     let mut header = vec![format!(
         "Types and typed client of the {} protocol, version {}.",
@@ -405,29 +419,99 @@ fn module(ir: &Ir) -> String {
     );
     out.push_str("RequestId: TypeAlias = \"str | int\"\n");
 
-    section(&mut out, "Shared types");
+    // `__all__`, so `from dreb_rpc._generated import *` re-exports exactly the protocol names.
+    let mut all: Vec<String> = vec!["RequestId".into()];
+    all.extend(write_shared_types(&mut out, ir));
+    all.extend(write_requests(&mut out, &names, &RequestSet::commands(ir)));
+    all.extend(write_events(
+        &mut out,
+        ir,
+        &names,
+        "Events (stdout frames that are not responses)",
+        "agent_end",
+    ));
+    all.extend(write_inputs(&mut out, ir, &names));
+
+    section(&mut out, "Client");
+    write_client(&mut out, ir, &names, false);
+    write_client(&mut out, ir, &names, true);
+    all.extend(["DrebClient", "AsyncDrebClient"].map(String::from));
+    write_all(&mut out, &all);
+    out
+}
+
+/// The "Shared types" section; returns the names it defines.
+fn write_shared_types(out: &mut String, ir: &Ir) -> Vec<String> {
+    section(out, "Shared types");
     for t in &ir.types {
         out.push_str("\n\n");
-        write_type(&mut out, t);
+        write_type(out, t);
     }
+    ir.types.iter().map(|t| t.name.clone()).collect()
+}
 
-    section(&mut out, "Commands and responses");
-    for c in &ir.commands {
+/// The requests of one direction and how their section is written.
+struct RequestSet<'a> {
+    requests: &'a [Command],
+    title: &'a str,
+    /// Suffix of a request frame's TypedDict (`Command`, `Call`).
+    frame: &'a str,
+    /// `XParams` also for requests without params.
+    every_params: bool,
+    /// `ErrorResponse` is defined in this section, with this docstring.
+    error_response: Option<&'a str>,
+    /// The union of the request frames, and its doc.
+    union: (&'a str, &'a str),
+    /// The union of the response frames (with `ErrorResponse`), and its doc.
+    responses: (&'a str, &'a str),
+    /// The tuple of wire names, and its doc.
+    wire_names: (&'a str, &'a str),
+}
+
+impl<'a> RequestSet<'a> {
+    /// The RPC protocol's commands.
+    fn commands(ir: &'a Ir) -> Self {
+        RequestSet {
+            requests: &ir.commands,
+            title: "Commands and responses",
+            frame: "Command",
+            every_params: false,
+            error_response: Some(
+                "A failure response to any command (`success: false`); `error` is the exact error text.",
+            ),
+            union: ("RpcCommand", "Every command a host can send."),
+            responses: ("RpcResponse", "Every response frame."),
+            wire_names: (
+                "COMMAND_TYPES",
+                "The wire names of every command, in spec order.",
+            ),
+        }
+    }
+}
+
+/// One section of requests: per request its params, request frame and success response TypedDicts, then the
+/// unions and the wire names. Returns the names it defines.
+fn write_requests(out: &mut String, names: &Names, set: &RequestSet) -> Vec<String> {
+    let mut defined = Vec::new();
+    section(out, set.title);
+    for c in set.requests {
         let pascal_params = names.derived(&c.name, "Params");
-        if !c.params.is_empty() {
+        if set.every_params || !c.params.is_empty() {
             out.push_str("\n\n");
             typed_dict(
-                &mut out,
+                out,
                 &pascal_params,
                 &[format!("Params of `{}`.", c.name)],
                 &c.params,
                 &[],
             );
+            defined.push(pascal_params);
         }
         out.push_str("\n\n");
+        let frame = names.derived(&c.name, set.frame);
         typed_dict(
-            &mut out,
-            &names.derived(&c.name, "Command"),
+            out,
+            &frame,
             &command_docs(c),
             &c.params,
             &[
@@ -435,6 +519,7 @@ fn module(ir: &Ir) -> String {
                 ("type", format!("Literal[{}]", py_str(&c.name))),
             ],
         );
+        defined.push(frame);
         out.push_str("\n\n");
         let mut fields: Vec<(&str, String)> = vec![
             ("id", "NotRequired[RequestId]".into()),
@@ -445,64 +530,78 @@ fn module(ir: &Ir) -> String {
         if let CommandResult::Data { .. } = c.result {
             fields.push(("data", result_type(&c.result)));
         }
+        let response = names.derived(&c.name, "Response");
         typed_dict(
-            &mut out,
-            &names.derived(&c.name, "Response"),
+            out,
+            &response,
             &[format!("Success response to `{}`.", c.name)],
             &[],
             &fields,
         );
+        defined.push(response);
     }
-    out.push_str("\n\n");
-    typed_dict(
-        &mut out,
-        "ErrorResponse",
-        &["A failure response to any command (`success: false`); `error` is the exact error text.".into()],
-        &[],
-        &[
-            ("id", "NotRequired[RequestId]".into()),
-            ("type", "Literal[\"response\"]".into()),
-            ("command", "NotRequired[str]".into()),
-            ("success", "Literal[False]".into()),
-            ("error", "str".into()),
-        ],
-    );
+    if let Some(doc) = set.error_response {
+        out.push_str("\n\n");
+        typed_dict(
+            out,
+            "ErrorResponse",
+            &[doc.into()],
+            &[],
+            &[
+                ("id", "NotRequired[RequestId]".into()),
+                ("type", "Literal[\"response\"]".into()),
+                ("command", "NotRequired[str]".into()),
+                ("success", "Literal[False]".into()),
+                ("error", "str".into()),
+            ],
+        );
+        defined.push("ErrorResponse".into());
+    }
     out.push('\n');
-    let commands: Vec<String> = ir
-        .commands
+    let frames: Vec<String> = set
+        .requests
         .iter()
-        .map(|c| names.derived(&c.name, "Command"))
+        .map(|c| names.derived(&c.name, set.frame))
         .collect();
-    let mut responses: Vec<String> = ir
-        .commands
+    let mut responses: Vec<String> = set
+        .requests
         .iter()
         .map(|c| names.derived(&c.name, "Response"))
         .collect();
     responses.push("ErrorResponse".into());
-    union_alias(
-        &mut out,
-        "RpcCommand",
-        "Every command a host can send.",
-        &commands,
-    );
-    union_alias(&mut out, "RpcResponse", "Every response frame.", &responses);
-    out.push_str("\n#: The wire names of every command, in spec order.\nCOMMAND_TYPES: tuple[str, ...] = (\n");
-    for c in &ir.commands {
+    union_alias(out, set.union.0, set.union.1, &frames);
+    union_alias(out, set.responses.0, set.responses.1, &responses);
+    let (wire_names, doc) = set.wire_names;
+    let _ = writeln!(out, "\n#: {doc}\n{wire_names}: tuple[str, ...] = (");
+    for c in set.requests {
         let _ = writeln!(out, "    {},", py_str(&c.name));
     }
     out.push_str(")\n");
+    defined.extend([set.union.0, set.responses.0, wire_names].map(String::from));
+    defined
+}
 
-    section(&mut out, "Events (stdout frames that are not responses)");
-    let events = write_messages(&mut out, ir, &ir.events, &names, "Event");
+/// The events section (`title`; `example` is the event the `UnknownEvent` docstring narrows to). Returns the
+/// names it defines.
+fn write_events(
+    out: &mut String,
+    ir: &Ir,
+    names: &Names,
+    title: &str,
+    example: &str,
+) -> Vec<String> {
+    section(out, title);
+    let mut defined = write_messages(out, ir, &ir.events, names, "Event");
     out.push_str("\n\nclass UnknownEvent(TypedDict):\n");
-    out.push_str(
-        "    \"\"\"An event of a type this version does not know (the event union is open; such events are delivered).\n\n    Its ``type`` is typed as the placeholder ``\"<unknown event type>\"`` so that ``if event[\"type\"] == \"agent_end\"``\n    narrows to the known events; at run time it is the event's own type string: compare it as\n    ``cast(str, event[\"type\"])``. Its other keys are not typed (read them through ``cast(dict[str, Any], event)``).\n    \"\"\"\n\n    type: Literal[\"<unknown event type>\"]\n\n\n",
+    let _ = write!(
+        out,
+        "    \"\"\"An event of a type this version does not know (the event union is open; such events are delivered).\n\n    Its ``type`` is typed as the placeholder ``\"<unknown event type>\"`` so that ``if event[\"type\"] == \"{example}\"``\n    narrows to the known events; at run time it is the event's own type string: compare it as\n    ``cast(str, event[\"type\"])``. Its other keys are not typed (read them through ``cast(dict[str, Any], event)``).\n    \"\"\"\n\n    type: Literal[\"<unknown event type>\"]\n\n\n",
     );
     union_alias(
-        &mut out,
+        out,
         "KnownEvent",
         "Every event this version of the protocol knows.",
-        &events,
+        &defined,
     );
     out.push_str("#: Any event frame.\nRpcEvent: TypeAlias = \"KnownEvent | UnknownEvent\"\n");
     out.push_str("\n#: The wire names of every known event, in spec order.\nEVENT_TYPES: tuple[str, ...] = (\n");
@@ -514,45 +613,7 @@ fn module(ir: &Ir) -> String {
         "    \"\"\"True when ``event`` is of a type this version of the protocol knows.\"\"\"\n",
     );
     out.push_str("    return event.get(\"type\") in EVENT_TYPES\n");
-
-    section(
-        &mut out,
-        "Inputs (stdin messages that are not commands and get no response)",
-    );
-    let inputs = write_messages(&mut out, ir, &ir.inputs, &names, "Input");
-    out.push('\n');
-    union_alias(
-        &mut out,
-        "RpcInput",
-        "Every stdin message that is not a command.",
-        &inputs,
-    );
-
-    section(&mut out, "Client");
-    write_client(&mut out, ir, &names, false);
-    write_client(&mut out, ir, &names, true);
-
-    // `__all__`, so `from dreb_rpc._generated import *` re-exports exactly the protocol names.
-    let mut all: Vec<String> = vec!["RequestId".into()];
-    all.extend(ir.types.iter().map(|t| t.name.clone()));
-    for c in &ir.commands {
-        if !c.params.is_empty() {
-            all.push(names.derived(&c.name, "Params"));
-        }
-        all.push(names.derived(&c.name, "Command"));
-        all.push(names.derived(&c.name, "Response"));
-    }
-    all.extend(
-        [
-            "ErrorResponse",
-            "RpcCommand",
-            "RpcResponse",
-            "COMMAND_TYPES",
-        ]
-        .map(String::from),
-    );
-    all.extend(events);
-    all.extend(
+    defined.extend(
         [
             "UnknownEvent",
             "KnownEvent",
@@ -562,14 +623,34 @@ fn module(ir: &Ir) -> String {
         ]
         .map(String::from),
     );
-    all.extend(inputs);
-    all.extend(["RpcInput", "DrebClient", "AsyncDrebClient"].map(String::from));
+    defined
+}
+
+/// The inputs section; returns the names it defines.
+fn write_inputs(out: &mut String, ir: &Ir, names: &Names) -> Vec<String> {
+    section(
+        out,
+        "Inputs (stdin messages that are not commands and get no response)",
+    );
+    let mut defined = write_messages(out, ir, &ir.inputs, names, "Input");
+    out.push('\n');
+    union_alias(
+        out,
+        "RpcInput",
+        "Every stdin message that is not a command.",
+        &defined,
+    );
+    defined.push("RpcInput".into());
+    defined
+}
+
+/// `__all__ = [...]`.
+fn write_all(out: &mut String, all: &[String]) {
     out.push_str("\n\n__all__ = [\n");
     for name in all {
-        let _ = writeln!(out, "    {},", py_str(&name));
+        let _ = writeln!(out, "    {},", py_str(name));
     }
     out.push_str("]\n");
-    out
 }
 
 fn section(out: &mut String, title: &str) {

@@ -17,6 +17,9 @@ use crate::ir::{
 };
 use crate::{GeneratedFile, banner_comment};
 
+mod extension;
+pub use extension::{OUT_PATH as EXTENSION_OUT_PATH, generate as generate_extension};
+
 /// Where the generated files go, relative to the repository root.
 pub const OUT_DIR: &str = "clients/typescript/src/generated";
 
@@ -296,6 +299,28 @@ fn write_fields(out: &mut String, fields: &[Field], prefix: &str) {
 
 fn types_file(ir: &Ir, names: &Names) -> String {
     let mut out = banner_comment("//");
+    write_preamble(
+        &mut out,
+        ir,
+        "A request id: the client sends strings; the agent echoes whatever it received.",
+    );
+    write_shared_types(&mut out, ir);
+    write_requests(&mut out, names, &RequestSet::commands(ir));
+    write_messages(
+        &mut out,
+        ir,
+        names,
+        Side::Event {
+            title: "Events (stdout frames that are not responses)",
+            example: "agent_end",
+        },
+    );
+    write_messages(&mut out, ir, names, Side::Input);
+    out
+}
+
+/// After the banner: the module doc, `RequestId` (documented by `request_id`) and the helper types.
+fn write_preamble(out: &mut String, ir: &Ir, request_id: &str) {
     out.push('\n');
     let mut header = vec![format!(
         "Types of the {} protocol, version {}.",
@@ -304,12 +329,10 @@ fn types_file(ir: &Ir, names: &Names) -> String {
     if let Some(doc) = &ir.protocol.doc {
         header.push(doc.clone());
     }
-    jsdoc(&mut out, "", &header);
+    jsdoc(out, "", &header);
     out.push_str("\n/* eslint-disable */\n\n");
 
-    out.push_str(
-        "/** A request id: the client sends strings; the agent echoes whatever it received. */\n",
-    );
+    let _ = writeln!(out, "/** {request_id} */");
     out.push_str("export type RequestId = string | number;\n\n");
     out.push_str(
         "/**\n * A member of an open tagged union that this version of the protocol does not know. Its tag is typed as the\n * placeholder `\"<unknown variant>\"` so that comparing the tag narrows to the known members; at run time it is the\n * member's own tag: compare it as `value.tag as string`.\n */\n",
@@ -317,19 +340,20 @@ fn types_file(ir: &Ir, names: &Names) -> String {
     out.push_str("export type UnknownVariant<Tag extends string> = { [K in Tag]: \"<unknown variant>\" } & { [key: string]: unknown };\n\n");
     out.push_str("/** `Omit` applied to each member of a union. */\n");
     out.push_str("export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;\n\n");
+}
 
+fn write_section(out: &mut String, title: &str) {
     out.push_str("// ---------------------------------------------------------------------------------------------\n");
-    out.push_str("// Shared types\n");
+    let _ = writeln!(out, "// {title}");
     out.push_str("// ---------------------------------------------------------------------------------------------\n\n");
+}
+
+fn write_shared_types(out: &mut String, ir: &Ir) {
+    write_section(out, "Shared types");
     for t in &ir.types {
-        write_type(&mut out, ir, t);
+        write_type(out, ir, t);
         out.push('\n');
     }
-
-    write_commands(&mut out, ir, names);
-    write_messages(&mut out, ir, names, Side::Event);
-    write_messages(&mut out, ir, names, Side::Input);
-    out
 }
 
 fn write_type(out: &mut String, ir: &Ir, t: &TypeDef) {
@@ -435,11 +459,56 @@ fn command_docs(c: &Command) -> Vec<String> {
     docs
 }
 
-fn write_commands(out: &mut String, ir: &Ir, names: &Names) {
-    out.push_str("// ---------------------------------------------------------------------------------------------\n");
-    out.push_str("// Commands and responses\n");
-    out.push_str("// ---------------------------------------------------------------------------------------------\n\n");
-    for c in &ir.commands {
+/// The requests of one direction and how their section is written.
+struct RequestSet<'a> {
+    requests: &'a [Command],
+    title: &'a str,
+    /// Suffix of a request frame's interface (`Command`, `Call`).
+    frame: &'a str,
+    /// `ErrorResponse` is defined in this section, with this doc.
+    error_response: Option<&'a str>,
+    /// The union of the request frames, and its doc.
+    union: (&'a str, &'a str),
+    /// The union of the response frames (with `ErrorResponse`), and its doc.
+    responses: (&'a str, &'a str),
+    /// The array of wire names, and its doc.
+    wire_names: (&'a str, &'a str),
+    /// The type of one wire name.
+    wire_type: &'a str,
+    /// The map from wire name to params and result, and its doc.
+    map: (&'a str, &'a str),
+}
+
+impl<'a> RequestSet<'a> {
+    /// The RPC protocol's commands.
+    fn commands(ir: &'a Ir) -> Self {
+        RequestSet {
+            requests: &ir.commands,
+            title: "Commands and responses",
+            frame: "Command",
+            error_response: Some(
+                "A failure response to any command (`success: false`); `error` is the exact error text.",
+            ),
+            union: ("RpcCommand", "Every command a host can send."),
+            responses: ("RpcResponse", "Every response frame."),
+            wire_names: (
+                "COMMAND_TYPES",
+                "The wire names of every command, in spec order.",
+            ),
+            wire_type: "CommandType",
+            map: (
+                "CommandMap",
+                "Per command: its params object and the type of its success `data` (`void`: no `data`).",
+            ),
+        }
+    }
+}
+
+/// One section of requests: per request its params, request frame and success response interfaces, then the
+/// unions, the wire names and the map of params and results.
+fn write_requests(out: &mut String, names: &Names, set: &RequestSet) {
+    write_section(out, set.title);
+    for c in set.requests {
         if !c.params.is_empty() {
             jsdoc(
                 out,
@@ -454,7 +523,11 @@ fn write_commands(out: &mut String, ir: &Ir, names: &Names) {
             out.push_str("}\n\n");
         }
         jsdoc(out, "", &command_docs(c));
-        let _ = writeln!(out, "export interface {} {{", names.command(c));
+        let _ = writeln!(
+            out,
+            "export interface {} {{",
+            names.derived(&c.name, set.frame)
+        );
         out.push_str("  id?: RequestId;\n");
         let _ = writeln!(out, "  type: {};", json_string(&c.name));
         write_fields(out, &c.params, "");
@@ -471,42 +544,59 @@ fn write_commands(out: &mut String, ir: &Ir, names: &Names) {
         out.push_str("}\n\n");
     }
 
-    out.push_str("/** A failure response to any command (`success: false`); `error` is the exact error text. */\n");
-    out.push_str("export interface ErrorResponse {\n  id?: RequestId;\n  type: \"response\";\n");
-    out.push_str("  /** Absent when the request had no usable `type`. */\n  command?: string;\n");
-    out.push_str("  success: false;\n  error: string;\n}\n\n");
+    if let Some(doc) = set.error_response {
+        let _ = writeln!(out, "/** {doc} */");
+        out.push_str(
+            "export interface ErrorResponse {\n  id?: RequestId;\n  type: \"response\";\n",
+        );
+        out.push_str(
+            "  /** Absent when the request had no usable `type`. */\n  command?: string;\n",
+        );
+        out.push_str("  success: false;\n  error: string;\n}\n\n");
+    }
 
     let union = |f: &dyn Fn(&Command) -> String| -> String {
-        if ir.commands.is_empty() {
+        if set.requests.is_empty() {
             "never".into()
         } else {
-            ir.commands.iter().map(f).collect::<Vec<_>>().join("\n  | ")
+            set.requests
+                .iter()
+                .map(f)
+                .collect::<Vec<_>>()
+                .join("\n  | ")
         }
     };
-    out.push_str("/** Every command a host can send. */\n");
+    let _ = writeln!(out, "/** {} */", set.union.1);
     let _ = writeln!(
         out,
-        "export type RpcCommand =\n  | {};\n",
-        union(&|c| names.command(c))
+        "export type {} =\n  | {};\n",
+        set.union.0,
+        union(&|c| names.derived(&c.name, set.frame))
     );
-    out.push_str("/** Every response frame. */\n");
+    let _ = writeln!(out, "/** {} */", set.responses.1);
     let _ = writeln!(
         out,
-        "export type RpcResponse =\n  | {}\n  | ErrorResponse;\n",
+        "export type {} =\n  | {}\n  | ErrorResponse;\n",
+        set.responses.0,
         union(&|c| names.response(c))
     );
 
-    out.push_str("/** The wire names of every command, in spec order. */\n");
-    out.push_str("export const COMMAND_TYPES = [\n");
-    for c in &ir.commands {
+    let (wire_names, doc) = set.wire_names;
+    let _ = writeln!(out, "/** {doc} */");
+    let _ = writeln!(out, "export const {wire_names} = [");
+    for c in set.requests {
         let _ = writeln!(out, "  {},", json_string(&c.name));
     }
     out.push_str("] as const;\n\n");
-    out.push_str("export type CommandType = (typeof COMMAND_TYPES)[number];\n\n");
+    let _ = writeln!(
+        out,
+        "export type {} = (typeof {wire_names})[number];\n",
+        set.wire_type
+    );
 
-    out.push_str("/** Per command: its params object and the type of its success `data` (`void`: no `data`). */\n");
-    out.push_str("export interface CommandMap {\n");
-    for c in &ir.commands {
+    let _ = writeln!(out, "/** {} */", set.map.1);
+    let _ = writeln!(out, "export interface {} {{", set.map.0);
+    for c in set.requests {
         let params = if c.params.is_empty() {
             "Record<string, never>".to_string()
         } else {
@@ -523,29 +613,31 @@ fn write_commands(out: &mut String, ir: &Ir, names: &Names) {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum Side {
-    Event,
+enum Side<'a> {
+    /// The events, under `title`; `example` is the event the `RpcEvent` doc narrows to.
+    Event {
+        title: &'a str,
+        example: &'a str,
+    },
     Input,
 }
 
 fn write_messages(out: &mut String, ir: &Ir, names: &Names, side: Side) {
     let (title, list) = match side {
-        Side::Event => ("Events (stdout frames that are not responses)", &ir.events),
+        Side::Event { title, .. } => (title, &ir.events),
         Side::Input => (
             "Inputs (stdin messages that are not commands and get no response)",
             &ir.inputs,
         ),
     };
     let name_of = |m: &Message| {
-        if side == Side::Event {
+        if matches!(side, Side::Event { .. }) {
             names.event(m)
         } else {
             names.input(m)
         }
     };
-    out.push_str("// ---------------------------------------------------------------------------------------------\n");
-    let _ = writeln!(out, "// {title}");
-    out.push_str("// ---------------------------------------------------------------------------------------------\n\n");
+    write_section(out, title);
     for m in list {
         let mut docs = doc_paragraphs(&m.doc, &m.since, &m.note);
         if !m.documented {
@@ -577,7 +669,7 @@ fn write_messages(out: &mut String, ir: &Ir, names: &Names, side: Side) {
         members.join("\n  | ")
     };
     match side {
-        Side::Event => {
+        Side::Event { example, .. } => {
             out.push_str("/** Every event this version of the protocol knows. */\n");
             let _ = writeln!(out, "export type KnownEvent =\n  | {members};\n");
             out.push_str(
@@ -588,7 +680,11 @@ fn write_messages(out: &mut String, ir: &Ir, names: &Names, side: Side) {
             );
             out.push_str("export type UnknownEventType = \"<unknown event type>\";\n\n");
             out.push_str("export interface UnknownEvent {\n  type: UnknownEventType;\n  [key: string]: unknown;\n}\n\n");
-            out.push_str("/** Any event frame: `switch (event.type)` narrows it, as do `isEvent(event, \"agent_end\")` and `isKnownEvent`. */\n");
+            let _ = writeln!(
+                out,
+                "/** Any event frame: `switch (event.type)` narrows it, as do `isEvent(event, {})` and `isKnownEvent`. */",
+                json_string(example)
+            );
             out.push_str("export type RpcEvent = KnownEvent | UnknownEvent;\n\n");
             out.push_str("/** The wire names of every known event, in spec order. */\n");
             out.push_str("export const EVENT_TYPES: readonly string[] = [\n");

@@ -1,13 +1,15 @@
 //! Golden test of the docs backend on the fixture spec (`tests/fixtures/basic.yaml` →
-//! `tests/golden/docs/`). The drift gate for the output of
-//! `protocol/rpc.yaml` is `tests/drift.rs`.
+//! `tests/golden/docs/`), and of its extension flavour
+//! (the backend of `docs/extension-protocol.md`) on the two-way fixture
+//! (`tests/fixtures/calls.yaml` → `tests/golden/docs_extension/`). The drift gate for the
+//! output of the specs (`protocol/rpc.yaml`, `protocol/extension.yaml`) is `tests/drift.rs`.
 //! The golden is Markdown; `docs_cover_every_doc_error_and_example` checks that nothing of the spec is left out.
 //! Rewrite the goldens with `UPDATE_GOLDENS=1 cargo test -p dreb-codegen --test docs`.
 
 mod common;
 
 use common::{Backend, assert_fixture_matches_golden};
-use dreb_codegen::{BANNER, docs, load_spec};
+use dreb_codegen::{BANNER, EXTENSION_BANNER, docs, load_spec};
 
 fn manifest_dir() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -16,6 +18,8 @@ fn manifest_dir() -> std::path::PathBuf {
 fn backend() -> Backend {
     Backend {
         name: "docs",
+        test: "docs",
+        fixture: "basic.yaml",
         prefix: "docs",
         banner_start: format!("<!-- {BANNER} -->\n"),
         generate: docs::generate,
@@ -79,7 +83,7 @@ fn assert_covers(ir: &dreb_codegen::Ir, md: &str) {
             _ => {}
         }
     }
-    for c in &ir.commands {
+    for c in ir.commands.iter().chain(&ir.calls) {
         docs.extend(
             c.doc
                 .clone()
@@ -152,4 +156,51 @@ fn protocol_docs_cover_every_doc_error_and_example() {
     let root = dreb_codegen::repo_root();
     let ir = load_spec(root.join(dreb_codegen::SPEC_PATH)).unwrap_or_else(|e| panic!("{e}"));
     assert_covers(&ir, &docs::generate(&ir)[0].contents);
+}
+
+#[test]
+fn extension_docs_cover_every_doc_error_and_example() {
+    let root = dreb_codegen::repo_root();
+    let ir =
+        load_spec(root.join(dreb_codegen::EXTENSION_SPEC_PATH)).unwrap_or_else(|e| panic!("{e}"));
+    let md = &docs::generate_extension(&ir)[0].contents;
+    assert!(md.starts_with(&format!("<!-- {} -->\n", dreb_codegen::EXTENSION_BANNER)));
+    assert!(md.contains("\n## Call reference\n") && md.contains("\n## Command reference\n"));
+    assert_covers(&ir, md);
+}
+
+#[test]
+fn contents_link_repeated_headings_by_their_numbered_anchors() {
+    // The fixture's calls and events both have a `Lifecycle` group: the second heading is `#lifecycle-1`.
+    let ir = load_spec(manifest_dir().join("tests/fixtures/calls.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let md = &docs::generate_extension(&ir)[0].contents;
+    let contents = &md[md.find("## Contents").unwrap()..md.find("## Framing").unwrap()];
+    assert!(
+        contents.contains("- [Call reference](#call-reference)\n  - [Hooks](#hooks)\n  - [Lifecycle](#lifecycle)\n"),
+        "{contents}"
+    );
+    assert!(
+        contents.contains("- [Event reference](#event-reference)\n  - [Lifecycle](#lifecycle-1)\n"),
+        "{contents}"
+    );
+    assert!(!contents.contains("Input reference"), "{contents}");
+}
+
+/// The extension flavour (the output of `protocol/extension.yaml`) on the two-way fixture
+/// (`tests/fixtures/calls.yaml` → `tests/golden/docs_extension/`).
+fn extension_backend() -> Backend {
+    Backend {
+        name: "docs_extension",
+        test: "docs",
+        fixture: "calls.yaml",
+        prefix: "docs",
+        banner_start: format!("<!-- {EXTENSION_BANNER} -->\n"),
+        generate: docs::generate_extension,
+    }
+}
+
+#[test]
+fn extension_fixture_matches_golden() {
+    assert_fixture_matches_golden(&extension_backend());
 }

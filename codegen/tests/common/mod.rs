@@ -17,8 +17,12 @@ pub fn unified_diff(path: &Path, expected: &str, actual: &str) -> String {
 /// One backend under golden test: where its output lives and how its files start.
 #[allow(dead_code)]
 pub struct Backend {
-    /// Test target name, also the golden folder under `tests/golden/`.
+    /// The golden folder under `tests/golden/`.
     pub name: &'static str,
+    /// The test target (`--test <test>`) that checks it.
+    pub test: &'static str,
+    /// The fixture spec under `tests/fixtures/` it is run on.
+    pub fixture: &'static str,
     /// Folder (relative to the repo root) the backend writes into.
     pub prefix: &'static str,
     /// The banner every generated file starts with.
@@ -52,7 +56,7 @@ pub fn files_under(dir: &Path) -> std::collections::BTreeSet<std::path::PathBuf>
 #[allow(dead_code)]
 pub fn assert_fixture_matches_golden(backend: &Backend) {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ir = dreb_codegen::load_spec(manifest.join("tests/fixtures/basic.yaml"))
+    let ir = dreb_codegen::load_spec(manifest.join("tests/fixtures").join(backend.fixture))
         .unwrap_or_else(|e| panic!("{e}"));
     let golden = manifest.join("tests/golden").join(backend.name);
     let update = std::env::var_os("UPDATE_GOLDENS").is_some();
@@ -93,6 +97,6 @@ pub fn assert_fixture_matches_golden(backend: &Backend) {
         problems.is_empty(),
         "{}\nrewrite with: UPDATE_GOLDENS=1 cargo test -p dreb-codegen --test {}",
         problems.join("\n"),
-        backend.name
+        backend.test
     );
 }
