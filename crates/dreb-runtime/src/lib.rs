@@ -11,6 +11,8 @@ mod commands;
 mod convert;
 mod dialog_tracker;
 mod event_bridge;
+mod extension_api;
+mod extensions;
 mod guards;
 mod handler;
 mod options;
@@ -23,6 +25,7 @@ mod startup;
 mod sync;
 mod system_prompt;
 
+pub use extensions::ExtensionOptions;
 pub use options::{
     ResourceFlags, RuntimeOptions, StartupError, UI_TYPES, UNPROVIDED_TOOLS, is_known_tool,
     provided_tool_names,

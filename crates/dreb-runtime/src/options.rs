@@ -48,6 +48,8 @@ pub struct RuntimeOptions {
     /// Hook handlers to register after the built-in guards, in order, each under its source name (an extension's
     /// path, `mcp:<server>`, a front end's name): reported as `extensionPath` when it fails.
     pub hooks: Vec<(String, Arc<dyn dreb_hooks::HookHandler>)>,
+    /// `-e/--extension`, `--no-extensions` and the extension flags.
+    pub extensions: crate::extensions::ExtensionOptions,
 }
 
 /// The command line's say in resource discovery.

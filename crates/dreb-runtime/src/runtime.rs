@@ -62,6 +62,15 @@ pub(crate) struct Inner {
     pub dialog_tracker: Arc<crate::dialog_tracker::DialogTracker>,
     /// Children launched by the subagent tool.
     pub background: crate::background::BackgroundAgents,
+    /// The extension processes (see `dreb-extensions`).
+    pub extensions: Arc<dreb_extensions::ExtensionHost>,
+    pub extension_options: crate::extensions::ExtensionOptions,
+    /// The tools the session builds itself (the extensions' are added to these).
+    pub builtin_tools: Mutex<Vec<Arc<dyn dreb_agent::Tool>>>,
+    /// The active tool names an extension chose (`set_active_tools`); none = all.
+    pub active_tools: Mutex<Option<Vec<String>>>,
+    /// Custom messages an extension held for the next prompt (`deliverAs: "nextTurn"`).
+    pub next_turn: Mutex<Vec<AgentMessage>>,
 }
 
 /// The live session. Cheap to clone.

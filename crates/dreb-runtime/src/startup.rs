@@ -338,7 +338,19 @@ impl Runtime {
             dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_outbox.send_frame(bytes)));
         session.set_write_observer(persist::write_health_reporter(outbox.clone()));
         let hooks = hook_bus(&options, &settings, &cwd, &dialog, &outbox);
-        let inner = Arc::new(Inner {
+        let extension_options = options.extensions.clone();
+        let inner = Arc::new_cyclic(|weak| Inner {
+            extensions: crate::extensions::new_host(
+                weak,
+                &extension_options,
+                &cwd,
+                &agent_dir,
+                &outbox,
+            ),
+            extension_options,
+            builtin_tools: Mutex::new(Vec::new()),
+            active_tools: Mutex::new(None),
+            next_turn: Mutex::new(Vec::new()),
             hooks,
             base_system_prompt: Mutex::new(String::new()),
             extras: crate::commands::extras::Extras::new(&options, &settings, scoped_models),
@@ -395,6 +407,8 @@ impl Runtime {
             stop_rt.shutdown();
         });
         // Start-up does not wait for the handlers (the first response is never delayed); they hear of it first.
+        // Extensions load in the background and hear of it once loaded.
+        runtime.load_extensions(dreb_hooks::SessionStartReason::Startup);
         if runtime.inner.hooks.has_listeners() {
             let start_rt = runtime.clone();
             tokio::spawn(async move {
@@ -455,7 +469,13 @@ impl Runtime {
                 tools.extend(dreb_tools::create_tool(name, &ctx));
             }
         }
-        self.inner.agent.set_tools(tools);
+        *lock(&self.inner.builtin_tools) = tools;
+        self.apply_tools();
+    }
+
+    /// The tools the session builds itself, in request order.
+    pub(crate) fn builtin_tools(&self) -> Vec<Arc<dyn dreb_agent::Tool>> {
+        lock(&self.inner.builtin_tools).clone()
     }
 
     /// Finished children of this (resumed) session, found again from their session files.

@@ -474,6 +474,17 @@ impl SettingsManager {
         string_list(self.merged_value(&["extensions"]).as_ref()).unwrap_or_default()
     }
 
+    /// Global settings `extensions` only (paths relative to the agent dir).
+    pub fn global_extension_paths(&self) -> Vec<String> {
+        string_list(self.state().global.get("extensions")).unwrap_or_default()
+    }
+
+    /// Project settings `extensions` only (paths relative to `<cwd>/.dreb`); they run code, so they load only
+    /// in a trusted project.
+    pub fn project_extension_paths(&self) -> Vec<String> {
+        string_list(self.state().project.get("extensions")).unwrap_or_default()
+    }
+
     pub fn skill_paths(&self) -> Vec<String> {
         string_list(self.merged_value(&["skills"]).as_ref()).unwrap_or_default()
     }

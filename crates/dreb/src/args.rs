@@ -93,11 +93,11 @@ pub struct Args {
     #[arg(long)]
     pub no_tools: bool,
 
-    /// Load an extension (repeatable). Extensions are not loaded by this build yet: a warning is printed.
+    /// Load an extension (repeatable): a .py file, an executable, or a .ts/.js module (docs/extensions.md).
     #[arg(short = 'e', long = "extension", value_name = "PATH")]
     pub extensions: Vec<String>,
 
-    /// Do not load extensions (this build loads none). `-ne` is accepted too, and so are repeats.
+    /// Do not discover extensions (`-e` ones still load). `-ne` is accepted too, and so are repeats.
     #[arg(long, overrides_with = "no_extensions")]
     pub no_extensions: bool,
 
@@ -286,6 +286,20 @@ pub fn split_extension_flags(
 }
 
 impl Args {
+    /// The extension flags by name: `--name` is `true`, `--name value` and `--name=value` are the value.
+    pub fn extension_flag_values(&self) -> Vec<(String, serde_json::Value)> {
+        self.extension_flags
+            .iter()
+            .map(|flag| {
+                let flag = flag.trim_start_matches('-');
+                match flag.split_once(['=', ' ']) {
+                    Some((name, value)) => (name.to_string(), serde_json::Value::from(value)),
+                    None => (flag.to_string(), serde_json::Value::Bool(true)),
+                }
+            })
+            .collect()
+    }
+
     /// The process arguments, parsed with [`help_footer`] after the options in `--help` / `-h`. Usage errors exit as
     /// clap's do; `--help` and `--version` print and exit 0.
     pub fn parse_process_args() -> Args {

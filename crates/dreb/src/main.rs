@@ -45,14 +45,6 @@ fn main() -> ExitCode {
             }
         };
     }
-    if !args.extension_flags.is_empty() {
-        tracing::debug!(flags = ?args.extension_flags, "extension flags ignored: no extension is loaded");
-    }
-    for path in &args.extensions {
-        eprintln!(
-            "Warning: extension {path} not loaded: this build does not load extensions yet (see docs/status.md)"
-        );
-    }
     let checked = match args.print_format() {
         Some(_) => args.validate_for_print(),
         None => args.validate_for_rpc(),
@@ -153,6 +145,12 @@ async fn run(args: Args) -> i32 {
         stop: stop.clone(),
         ui: args.ui.clone(),
         hooks: Vec::new(),
+        extensions: dreb_runtime::ExtensionOptions {
+            paths: args.extensions.iter().map(Into::into).collect(),
+            no_extensions: args.no_extensions,
+            flags: args.extension_flag_values(),
+            has_ui: args.print_format().is_none(),
+        },
     };
     let print = args.print_format();
     let prompts = match print {
@@ -243,6 +241,7 @@ async fn run(args: Args) -> i32 {
 async fn finish(runtime: &Runtime, output: &Output, children_timeout: Duration) {
     runtime.wait_for_children(children_timeout).await;
     runtime.announce_session_shutdown().await;
+    runtime.stop_extensions().await;
     runtime.flush_performance_log().await;
     let _ = output.flush().await;
 }

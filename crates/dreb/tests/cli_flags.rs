@@ -59,12 +59,25 @@ fn terminal_only_and_extension_flags_are_accepted() {
     ]);
     let version = response(&mut dreb, json!({"id": "v", "type": "get_version"}));
     assert!(version["version"].is_string());
-    let (code, _, stderr) = dreb.finish();
-    assert_eq!(code, 0);
+    // The `-e` path does not exist: one `extension_error` says so, and the session goes on.
+    let resources = response(&mut dreb, json!({"id": "r", "type": "get_resources"}));
+    assert_eq!(resources["extensions"], json!([]));
+    let error = dreb
+        .seen
+        .iter()
+        .find(|f| f["type"] == "extension_error")
+        .cloned()
+        .expect("the missing extension is reported");
+    assert_eq!(error["event"], "load");
     assert!(
-        stderr.contains("Warning: extension ./ext/hello.ts not loaded"),
-        "{stderr}"
+        error["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Extension not found: "),
+        "{error}"
     );
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
 }
 
 #[test]

@@ -24,7 +24,18 @@ impl Runtime {
         _ctx: &RequestContext,
         _p: GetCommandsParams,
     ) -> Result<CommandsResult, String> {
-        let commands = lock(&self.inner.extras.resources).commands();
+        self.extensions_ready().await;
+        // Extension commands first, then templates, skills and built-ins (the reference's order).
+        let mut commands = self.extension_command_values();
+        let names: std::collections::HashSet<String> = commands
+            .iter()
+            .filter_map(|c| c["name"].as_str().map(str::to_string))
+            .collect();
+        let rest = lock(&self.inner.extras.resources).commands();
+        commands.extend(
+            rest.into_iter()
+                .filter(|c| c["name"].as_str().is_none_or(|n| !names.contains(n))),
+        );
         Ok(CommandsResult {
             commands: wire(&commands)?,
         })
@@ -35,14 +46,15 @@ impl Runtime {
         _ctx: &RequestContext,
         _p: GetResourcesParams,
     ) -> Result<RpcResources, String> {
+        self.extensions_ready().await;
         let extras = &self.inner.extras;
+        let extensions = self.extension_resource_values();
         let value = {
             let r = lock(&extras.resources);
             json!({
                 "contextFiles": r.context_files.iter().map(|p| json!({"path": p.to_string_lossy()})).collect::<Vec<_>>(),
                 "skills": r.visible_skills().map(|s| json!({"name": s.name, "description": s.description})).collect::<Vec<_>>(),
-                // dreb-rs has no extension runtime: nothing is ever loaded.
-                "extensions": [],
+                "extensions": extensions,
                 "promptTemplates": r.prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
                 "systemPromptPresent": extras.system_prompt.is_some()
                     || extras.append_system_prompt.as_deref().is_some_and(|a| !a.is_empty()),
@@ -77,14 +89,20 @@ impl Runtime {
         _ctx: &RequestContext,
         _p: ReloadParams,
     ) -> Result<(), String> {
-        // As in the reference: `session_shutdown`, the reload, then `session_start` with reason `reload`.
+        // As in the reference: `session_shutdown`, the reload, then `session_start` with reason `reload`. The
+        // extensions are stopped with the shutdown and loaded again (discovery included) after the reload.
         self.announce_session_shutdown().await;
+        self.stop_extensions().await;
         let rt = self.clone();
-        tokio::task::spawn_blocking(move || rt.reload_blocking())
+        let reloaded = tokio::task::spawn_blocking(move || rt.reload_blocking())
             .await
-            .map_err(|e| e.to_string())??;
+            .map_err(|e| e.to_string())
+            .and_then(|r| r);
+        self.load_extensions(dreb_hooks::SessionStartReason::Reload);
+        reloaded?;
         self.announce_session_start(dreb_hooks::SessionStartReason::Reload)
             .await;
+        self.extensions_ready().await;
         Ok(())
     }
 

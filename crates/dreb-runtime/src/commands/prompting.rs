@@ -84,8 +84,22 @@ impl Runtime {
             .agent
             .set_system_prompt(outcome.system_prompt.unwrap_or(base));
         let mut messages = vec![user_message(text, images)];
+        // Custom messages an extension held for this turn (`send_message` with `deliverAs: "nextTurn"`).
+        messages.extend(std::mem::take(&mut *lock(&self.inner.next_turn)));
         messages.extend(outcome.messages.into_iter().map(AgentMessage::Custom));
         messages
+    }
+
+    /// `steer` and `follow_up` cannot queue an extension command (it would run at once); the text is thrown,
+    /// so the handler adds `Command failed: `.
+    async fn reject_extension_command(&self, message: &str) -> Result<(), String> {
+        self.extensions_ready().await;
+        match self.extension_command(message) {
+            Some((_, name, _)) => Err(format!(
+                "Extension command \"/{name}\" cannot be queued. Use prompt() or execute the command when not streaming."
+            )),
+            None => Ok(()),
+        }
     }
 
     /// `/skill:name args` and `/template args` expanded, as the reference does before prompting or queueing.
@@ -105,13 +119,34 @@ impl Runtime {
         ctx: &RequestContext,
         p: PromptParams,
     ) -> Result<(), String> {
+        self.prompt_from(ctx, p, InputSource::Rpc).await
+    }
+
+    /// A prompt from a host (`prompt`) or an extension (`send_user_message`).
+    pub(crate) async fn prompt_from(
+        &self,
+        ctx: &RequestContext,
+        p: PromptParams,
+        source: InputSource,
+    ) -> Result<(), String> {
+        // Extensions still loading may register the command, hooks or tools a host's prompt needs. (An
+        // extension's own prompt does not wait: it may come while the extensions initialise.)
+        if source == InputSource::Rpc {
+            self.extensions_ready().await;
+        }
+        // An extension command runs at once, even while streaming; the prompt is acknowledged when it is done.
+        if let Some((ext, name, args)) = self.extension_command(&p.message) {
+            self.run_extension_command(&ext, name, args).await;
+            self.acknowledge_prompt(ctx);
+            return Ok(());
+        }
         reject_builtin(&p.message)?;
         let images = images_of(&p.images)?;
         // `input`: the handlers may transform the prompt, or handle it (then no run starts).
         let input = InputEvent {
             text: p.message,
             images,
-            source: InputSource::Rpc,
+            source,
         };
         let (text, images) = match self.inner.hooks.input(input).await {
             InputOutcome::Handled => {
@@ -178,6 +213,7 @@ impl Runtime {
         _ctx: &RequestContext,
         p: SteerParams,
     ) -> Result<(), String> {
+        self.reject_extension_command(&p.message).await?;
         reject_builtin(&p.message)?;
         let message = self.expand_input(&p.message);
         let images = images_of(&p.images)?;
@@ -190,6 +226,7 @@ impl Runtime {
         _ctx: &RequestContext,
         p: FollowUpParams,
     ) -> Result<(), String> {
+        self.reject_extension_command(&p.message).await?;
         reject_builtin(&p.message)?;
         let message = self.expand_input(&p.message);
         let images = images_of(&p.images)?;

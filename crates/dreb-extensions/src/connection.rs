@@ -1,0 +1,414 @@
+//! One extension process and the protocol over its stdin/stdout: typed calls with their pending answers, events,
+//! and the commands the extension sends, each served on its own task and answered.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dreb_extension_protocol::{CallSpec, Command, ResponseData};
+use dreb_protocol::framing::{JsonlReader, encode_frame};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ExtensionError;
+
+/// The longest line an extension may write (a tool result with images fits; anything longer is dropped).
+const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Serves the commands an extension sends (the runtime's agent API). Each command runs on its own task.
+#[async_trait::async_trait]
+pub trait CommandServer: Send + Sync {
+    async fn serve(&self, command: Command) -> Result<ResponseData, String>;
+}
+
+type Answer = Result<Option<Value>, ExtensionError>;
+
+/// A running extension process.
+pub struct Connection {
+    path: String,
+    outgoing: mpsc::UnboundedSender<Vec<u8>>,
+    pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+    next_id: AtomicU64,
+    /// Cancelled when the process's stdout closed (it exited or crashed).
+    closed: CancellationToken,
+    /// Why it closed (`Extension process exited (...)`), once it has.
+    exit: Mutex<Option<String>>,
+    child: tokio::sync::Mutex<Option<Child>>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Start `program args` in `cwd` and speak the protocol to it. `server` answers its commands; `on_exit` is
+    /// told once, with the reason, when its stdout closes.
+    pub fn spawn(
+        path: &str,
+        program: &std::path::Path,
+        args: &[String],
+        cwd: &std::path::Path,
+        server: Arc<dyn CommandServer>,
+        on_exit: Box<dyn FnOnce(String) + Send>,
+    ) -> Result<Arc<Connection>, ExtensionError> {
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| {
+                ExtensionError::Spawn(format!("cannot start {}: {e}", program.display()))
+            })?;
+        let (stdin, stdout, stderr) = (
+            child.stdin.take().expect("piped"),
+            child.stdout.take().expect("piped"),
+            child.stderr.take().expect("piped"),
+        );
+        let (tx, rx) = mpsc::unbounded_channel();
+        let conn = Arc::new(Connection {
+            path: path.to_string(),
+            outgoing: tx,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            closed: CancellationToken::new(),
+            exit: Mutex::new(None),
+            child: tokio::sync::Mutex::new(Some(child)),
+        });
+        tokio::spawn(write_loop(stdin, rx));
+        let log_path = path.to_string();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(target: "extension", "[{log_path}] {line}");
+            }
+        });
+        let reader = conn.clone();
+        tokio::spawn(async move {
+            reader.read_loop(stdout, server).await;
+            let reason = reader.reap().await;
+            on_exit(reason);
+        });
+        Ok(conn)
+    }
+
+    /// The extension's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Whether the process is gone.
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    /// Send a call and wait for its answer: at most `timeout`, and until `cancel` fires. When the runtime stops
+    /// waiting (timeout, cancel) the extension is sent `cancel` for it.
+    pub async fn call<C: CallSpec>(
+        &self,
+        params: C,
+        timeout: Option<Duration>,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<C::Output, ExtensionError> {
+        if let Some(reason) = self.exit_reason() {
+            return Err(ExtensionError::Exited(reason));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed).to_string();
+        let id_value = Value::String(id.clone());
+        let call = params.into_call();
+        let mut bytes = Vec::new();
+        call.serialize_with_id(
+            Some(&id_value),
+            &mut serde_json::Serializer::new(&mut bytes),
+        )
+        .map_err(|e| ExtensionError::Protocol(format!("cannot encode {}: {e}", C::NAME)))?;
+        bytes.push(b'\n');
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), tx);
+        let _ = self.outgoing.send(bytes);
+        let never = CancellationToken::new();
+        let cancel = cancel.unwrap_or(&never);
+        let answer = tokio::select! {
+            answer = rx => answer.unwrap_or_else(|_| Err(ExtensionError::Exited(self.exit_reason().unwrap_or_default()))),
+            _ = sleep_or_forever(timeout) => {
+                self.forget(&id);
+                Err(ExtensionError::Timeout(timeout.unwrap_or_default()))
+            }
+            _ = cancel.cancelled() => {
+                self.forget(&id);
+                Err(ExtensionError::Cancelled)
+            }
+        };
+        let data = answer?;
+        serde_json::from_value(data.unwrap_or(Value::Null))
+            .map_err(|e| ExtensionError::Protocol(format!("invalid {} result: {e}", C::NAME)))
+    }
+
+    /// Send an event (no answer).
+    pub fn notify(&self, event: &dreb_extension_protocol::Event) {
+        match encode_frame(event) {
+            Ok(bytes) => {
+                let _ = self.outgoing.send(bytes);
+            }
+            Err(e) => tracing::error!("[{}] cannot encode an event: {e}", self.path),
+        }
+    }
+
+    /// Stop waiting for call `id` and tell the extension.
+    fn forget(&self, id: &str) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+        self.notify(&dreb_extension_protocol::Event::Cancel(
+            dreb_extension_protocol::CancelEvent { id: id.to_string() },
+        ));
+    }
+
+    fn exit_reason(&self) -> Option<String> {
+        self.exit.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    async fn read_loop(
+        self: &Arc<Self>,
+        stdout: tokio::process::ChildStdout,
+        server: Arc<dyn CommandServer>,
+    ) {
+        let mut reader = JsonlReader::with_max_record_bytes(stdout, MAX_LINE_BYTES);
+        loop {
+            let record = match reader.next_record().await {
+                Ok(Some(r)) => r,
+                Ok(None) | Err(_) => return,
+            };
+            let line = match record {
+                Ok(line) => line,
+                Err(e) => {
+                    tracing::warn!("[{}] dropped a line: {e}", self.path);
+                    continue;
+                }
+            };
+            let frame = match serde_json::from_str::<Value>(&line) {
+                Ok(Value::Object(map)) => map,
+                Ok(_) | Err(_) => {
+                    tracing::warn!("[{}] dropped a line that is not a JSON object", self.path);
+                    continue;
+                }
+            };
+            self.route(frame, &server).await;
+        }
+    }
+
+    /// A response resolves its call; a command with an `id` runs on its own task; a fire-and-forget command (no
+    /// `id`: `ui_notify`, `tool_update`, ...) runs here, before anything read after it, so that it keeps its
+    /// place before the response that follows it (a command's notify before its acknowledgement).
+    async fn route(
+        self: &Arc<Self>,
+        mut frame: serde_json::Map<String, Value>,
+        server: &Arc<dyn CommandServer>,
+    ) {
+        let kind = frame
+            .get("type")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if kind.as_deref() == Some("response") {
+            let Some(id) = frame.get("id").and_then(Value::as_str).map(str::to_string) else {
+                tracing::warn!("[{}] dropped a response without a string id", self.path);
+                return;
+            };
+            let waiter = self
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&id);
+            let Some(waiter) = waiter else {
+                tracing::debug!(
+                    "[{}] dropped a response to no pending call ({id})",
+                    self.path
+                );
+                return;
+            };
+            let answer = if frame.get("success") == Some(&Value::Bool(true)) {
+                Ok(frame.remove("data"))
+            } else {
+                let error = match frame.get("error") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => "the extension failed without an error text".to_string(),
+                };
+                Err(ExtensionError::Failed(error))
+            };
+            let _ = waiter.send(answer);
+            return;
+        }
+        let id = frame.remove("id");
+        let Some(kind) = kind else {
+            self.respond(id.as_ref(), None, &Err("Unknown command: undefined".into()));
+            return;
+        };
+        let result = match Command::from_wire(&kind, frame) {
+            Ok(Some(command)) => command,
+            Ok(None) => {
+                self.respond(
+                    id.as_ref(),
+                    Some(&kind),
+                    &Err(format!("Unknown command: {kind}")),
+                );
+                return;
+            }
+            Err(message) => {
+                self.respond(
+                    id.as_ref(),
+                    Some(&kind),
+                    &Err(format!("Invalid parameters for {kind}: {message}")),
+                );
+                return;
+            }
+        };
+        if id.is_none() {
+            let answer = server.serve(result).await;
+            self.respond(None, Some(&kind), &answer);
+            return;
+        }
+        let conn = self.clone();
+        let server = server.clone();
+        tokio::spawn(async move {
+            let answer = server.serve(result).await;
+            conn.respond(id.as_ref(), Some(&kind), &answer);
+        });
+    }
+
+    fn respond(
+        &self,
+        id: Option<&Value>,
+        command: Option<&str>,
+        result: &Result<ResponseData, String>,
+    ) {
+        match encode_frame(&ResponseFrame {
+            id,
+            command,
+            result,
+        }) {
+            Ok(bytes) => {
+                let _ = self.outgoing.send(bytes);
+            }
+            Err(e) => tracing::error!("[{}] cannot encode a response: {e}", self.path),
+        }
+    }
+
+    /// After stdout closed: fail what is pending and wait for the process (killed if it does not exit).
+    async fn reap(&self) -> String {
+        let status = {
+            let mut child = self.child.lock().await;
+            match child.as_mut() {
+                Some(c) => match tokio::time::timeout(Duration::from_secs(2), c.wait()).await {
+                    Ok(Ok(status)) => status.to_string(),
+                    Ok(Err(e)) => e.to_string(),
+                    Err(_) => {
+                        let _ = c.kill().await;
+                        "killed: stdout closed but the process did not exit".to_string()
+                    }
+                },
+                None => "stopped".to_string(),
+            }
+        };
+        let reason = format!("Extension process exited ({status})");
+        *self.exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
+        self.closed.cancel();
+        let pending: Vec<_> = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .collect();
+        for (_, waiter) in pending {
+            let _ = waiter.send(Err(ExtensionError::Exited(reason.clone())));
+        }
+        reason
+    }
+
+    /// Close the extension's stdin and wait (at most `grace`) for it to exit; kill it otherwise.
+    pub async fn stop(&self, grace: Duration) {
+        // The empty frame is the write loop's sentinel: it closes the extension's stdin.
+        let _ = self.outgoing.send(Vec::new());
+        if tokio::time::timeout(grace, self.closed.cancelled())
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        // Still running with its stdin closed (the reaper has not started, so the lock is free).
+        if let Ok(mut child) = self.child.try_lock()
+            && let Some(c) = child.as_mut()
+        {
+            let _ = c.kill().await;
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(3), self.closed.cancelled()).await;
+    }
+}
+
+async fn sleep_or_forever(timeout: Option<Duration>) {
+    match timeout {
+        Some(t) => tokio::time::sleep(t).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn write_loop(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(bytes) = rx.recv().await {
+        if bytes.is_empty() {
+            // The close sentinel: end of input for the extension.
+            break;
+        }
+        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = stdin.shutdown().await;
+}
+
+/// A response frame: `id` (when the request had one), `type`, `command`, `success`, then `data` or `error`.
+struct ResponseFrame<'a> {
+    id: Option<&'a Value>,
+    command: Option<&'a str>,
+    result: &'a Result<ResponseData, String>,
+}
+
+impl Serialize for ResponseFrame<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(id) = self.id {
+            map.serialize_entry("id", id)?;
+        }
+        map.serialize_entry("type", "response")?;
+        if let Some(command) = self.command {
+            map.serialize_entry("command", command)?;
+        }
+        match self.result {
+            Ok(data) => {
+                map.serialize_entry("success", &true)?;
+                data.serialize_data(&mut map)?;
+            }
+            Err(error) => {
+                map.serialize_entry("success", &false)?;
+                map.serialize_entry("error", error)?;
+            }
+        }
+        map.end()
+    }
+}

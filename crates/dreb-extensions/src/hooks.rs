@@ -1,0 +1,404 @@
+//! An extension on the session's hook bus: each point it subscribed to becomes a call of the same name, with
+//! the hook timeout; a failed or timed-out call is the handler's failure (the bus reports it as
+//! `extension_error`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use dreb_agent::{AgentMessage, CustomMessage};
+use dreb_ai::{ImageContent, UserBlock};
+use dreb_extension_protocol as ext;
+use dreb_hooks::{
+    BeforeAgentStartEvent, BeforeAgentStartResult, HookError, HookHandler, HookResult,
+    InputDecision, InputEvent, InputSource, Notice, SessionBeforeDecision, SessionBeforeEvent,
+    SessionStartReason, SuppliedSummary, SwitchReason, ToolCallDecision, ToolCallEvent,
+    ToolResultEvent, ToolResultPatch, UserBashEvent, UserBashResult,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::extension::Extension;
+
+/// The default time a hook call may take (`DREB_EXTENSION_HOOK_TIMEOUT_MS` overrides it).
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The hook timeout of this process.
+pub fn hook_timeout() -> Duration {
+    std::env::var("DREB_EXTENSION_HOOK_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(DEFAULT_HOOK_TIMEOUT)
+}
+
+/// Agent events an extension can subscribe to (sent as `agent_event`).
+const NOTICE_EVENTS: [&str; 17] = [
+    "session_start",
+    "model_select",
+    "agent_start",
+    "agent_end",
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "auto_compaction_start",
+    "auto_compaction_end",
+    "auto_retry_start",
+    "auto_retry_end",
+    "session_shutdown",
+];
+
+/// One extension as a hook handler.
+pub struct ExtensionHooks {
+    pub(crate) ext: Arc<Extension>,
+    pub(crate) timeout: Duration,
+}
+
+/// Same wire shape, other crate's type.
+fn convert<A: Serialize, B: DeserializeOwned>(a: &A) -> HookResult<B> {
+    serde_json::to_value(a)
+        .and_then(serde_json::from_value)
+        .map_err(|e| HookError(format!("Extension protocol error: {e}")))
+}
+
+impl ExtensionHooks {
+    async fn ask<C: ext::CallSpec>(
+        &self,
+        params: C,
+        cancel: Option<&CancellationToken>,
+    ) -> HookResult<C::Output> {
+        self.ext
+            .call(params, Some(self.timeout), cancel)
+            .await
+            .map_err(|e| HookError(e.to_string()))
+    }
+}
+
+fn summary_decision(r: ext::SummaryHookResult) -> SessionBeforeDecision {
+    if r.cancel == Some(true) {
+        return SessionBeforeDecision::Cancel;
+    }
+    match r.summary {
+        Some(s) => SessionBeforeDecision::Supply(SuppliedSummary {
+            summary: s.summary,
+            details: s.details,
+        }),
+        None => SessionBeforeDecision::Continue,
+    }
+}
+
+#[async_trait]
+impl HookHandler for ExtensionHooks {
+    async fn tool_call(
+        &self,
+        event: &mut ToolCallEvent,
+        cancel: &CancellationToken,
+    ) -> HookResult<ToolCallDecision> {
+        if !self.ext.subscribes("tool_call") {
+            return Ok(ToolCallDecision::Continue);
+        }
+        let input = match &event.input {
+            Value::Object(map) => map.clone(),
+            _ => Default::default(),
+        };
+        let r = self
+            .ask(
+                ext::ToolCallParams {
+                    tool_name: event.tool_name.clone(),
+                    tool_call_id: event.tool_call_id.clone(),
+                    input,
+                },
+                Some(cancel),
+            )
+            .await?;
+        if let Some(input) = r.input {
+            event.input = Value::Object(input);
+        }
+        Ok(if r.block == Some(true) {
+            ToolCallDecision::Block { reason: r.reason }
+        } else {
+            ToolCallDecision::Continue
+        })
+    }
+
+    async fn tool_result(&self, event: &ToolResultEvent) -> HookResult<Option<ToolResultPatch>> {
+        if !self.ext.subscribes("tool_result") {
+            return Ok(None);
+        }
+        let input = match &event.input {
+            Value::Object(map) => map.clone(),
+            _ => Default::default(),
+        };
+        let r = self
+            .ask(
+                ext::ToolResultParams {
+                    tool_name: event.tool_name.clone(),
+                    tool_call_id: event.tool_call_id.clone(),
+                    input,
+                    content: convert(&event.content)?,
+                    details: event.details.clone(),
+                    is_error: event.is_error,
+                },
+                None,
+            )
+            .await?;
+        let content: Option<Vec<UserBlock>> = match &r.content {
+            Some(c) => Some(convert(c)?),
+            None => None,
+        };
+        Ok(Some(ToolResultPatch {
+            content,
+            details: r.details,
+            is_error: r.is_error,
+        }))
+    }
+
+    async fn context(&self, messages: &[AgentMessage]) -> HookResult<Option<Vec<AgentMessage>>> {
+        if !self.ext.subscribes("context") {
+            return Ok(None);
+        }
+        let r = self
+            .ask(
+                ext::ContextParams {
+                    messages: convert(&messages)?,
+                },
+                None,
+            )
+            .await?;
+        match r.messages {
+            Some(list) => Ok(Some(convert(&list)?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn before_provider_request(&self, payload: &Value) -> HookResult<Option<Value>> {
+        if !self.ext.subscribes("before_provider_request") {
+            return Ok(None);
+        }
+        let r = self
+            .ask(
+                ext::BeforeProviderRequestParams {
+                    payload: payload.clone(),
+                },
+                None,
+            )
+            .await?;
+        Ok(r.payload)
+    }
+
+    async fn input(&self, event: &InputEvent) -> HookResult<InputDecision> {
+        if !self.ext.subscribes("input") {
+            return Ok(InputDecision::Continue);
+        }
+        let images = if event.images.is_empty() {
+            None
+        } else {
+            Some(convert(&event.images)?)
+        };
+        let r = self
+            .ask(
+                ext::InputParams {
+                    text: event.text.clone(),
+                    images,
+                    source: match event.source {
+                        InputSource::Rpc => ext::InputSource::Rpc,
+                        InputSource::Extension => ext::InputSource::Extension,
+                    },
+                },
+                None,
+            )
+            .await?;
+        Ok(match r.action {
+            ext::InputAction::Handled => InputDecision::Handled,
+            ext::InputAction::Transform => {
+                let images: Option<Vec<ImageContent>> = match &r.images {
+                    Some(i) => Some(convert(i)?),
+                    None => None,
+                };
+                InputDecision::Transform {
+                    text: r.text.unwrap_or_else(|| event.text.clone()),
+                    images,
+                }
+            }
+            _ => InputDecision::Continue,
+        })
+    }
+
+    async fn before_agent_start(
+        &self,
+        event: &BeforeAgentStartEvent,
+    ) -> HookResult<Option<BeforeAgentStartResult>> {
+        if !self.ext.subscribes("before_agent_start") {
+            return Ok(None);
+        }
+        let images = if event.images.is_empty() {
+            None
+        } else {
+            Some(convert(&event.images)?)
+        };
+        let r = self
+            .ask(
+                ext::BeforeAgentStartParams {
+                    prompt: event.prompt.clone(),
+                    images,
+                    system_prompt: event.system_prompt.clone(),
+                },
+                None,
+            )
+            .await?;
+        let message = match r.message {
+            Some(m) => Some(CustomMessage {
+                custom_type: m.custom_type,
+                content: convert(&m.content)?,
+                display: m.display.unwrap_or(true),
+                details: m.details,
+                timestamp: dreb_agent::agent::now_ms(),
+            }),
+            None => None,
+        };
+        Ok(Some(BeforeAgentStartResult {
+            message,
+            system_prompt: r.system_prompt,
+        }))
+    }
+
+    async fn session_before(
+        &self,
+        event: &SessionBeforeEvent,
+    ) -> HookResult<SessionBeforeDecision> {
+        if !self.ext.subscribes(event.name()) {
+            return Ok(SessionBeforeDecision::Continue);
+        }
+        let cancel_of = |r: ext::CancelResult| {
+            if r.cancel == Some(true) {
+                SessionBeforeDecision::Cancel
+            } else {
+                SessionBeforeDecision::Continue
+            }
+        };
+        Ok(match event {
+            SessionBeforeEvent::Switch {
+                reason,
+                target_session_file,
+            } => cancel_of(
+                self.ask(
+                    ext::SessionBeforeSwitchParams {
+                        reason: match reason {
+                            SwitchReason::New => ext::SwitchReason::New,
+                            SwitchReason::Resume => ext::SwitchReason::Resume,
+                        },
+                        target_session_file: target_session_file.clone(),
+                    },
+                    None,
+                )
+                .await?,
+            ),
+            SessionBeforeEvent::Fork { entry_id } => cancel_of(
+                self.ask(
+                    ext::SessionBeforeForkParams {
+                        entry_id: entry_id.clone(),
+                    },
+                    None,
+                )
+                .await?,
+            ),
+            SessionBeforeEvent::Compact {
+                custom_instructions,
+            } => summary_decision(
+                self.ask(
+                    ext::SessionBeforeCompactParams {
+                        custom_instructions: custom_instructions.clone(),
+                    },
+                    None,
+                )
+                .await?,
+            ),
+            SessionBeforeEvent::Tree {
+                target_id,
+                summarize,
+            } => summary_decision(
+                self.ask(
+                    ext::SessionBeforeTreeParams {
+                        target_id: target_id.clone(),
+                        summarize: *summarize,
+                    },
+                    None,
+                )
+                .await?,
+            ),
+        })
+    }
+
+    async fn user_bash(&self, event: &UserBashEvent) -> HookResult<Option<UserBashResult>> {
+        if !self.ext.subscribes("user_bash") {
+            return Ok(None);
+        }
+        let r = self
+            .ask(
+                ext::UserBashParams {
+                    command: event.command.clone(),
+                    exclude_from_context: false,
+                    cwd: event.cwd.clone(),
+                },
+                None,
+            )
+            .await?;
+        Ok(r.result.map(|r| UserBashResult {
+            output: r.output,
+            exit_code: r.exit_code.map(|c| c as i32),
+            cancelled: r.cancelled.unwrap_or(false),
+            truncated: r.truncated.unwrap_or(false),
+        }))
+    }
+
+    async fn notify(&self, notice: Notice<'_>) -> HookResult<()> {
+        match notice {
+            Notice::SessionShutdown => {
+                // The host stops the processes itself (`ExtensionHost::shutdown`), which sends the call.
+            }
+            // The host tells a freshly loaded extension itself (start-up, reload).
+            Notice::SessionStart(SessionStartReason::Startup | SessionStartReason::Reload) => {}
+            Notice::SessionStart(reason) if self.ext.subscribes("session_start") => {
+                let reason = match reason {
+                    SessionStartReason::Startup | SessionStartReason::Reload => return Ok(()),
+                    SessionStartReason::New => ext::SessionStartReason::New,
+                    SessionStartReason::Resume => ext::SessionStartReason::Resume,
+                    SessionStartReason::Fork => ext::SessionStartReason::Fork,
+                };
+                self.ext
+                    .notify(&ext::Event::SessionStart(ext::SessionStartEvent { reason }))
+                    .await;
+            }
+            Notice::ModelSelect { model, previous } if self.ext.subscribes("model_select") => {
+                self.ext
+                    .notify(&ext::Event::ModelSelect(ext::ModelSelectEvent {
+                        model: model.to_string(),
+                        previous_model: previous.map(str::to_string),
+                    }))
+                    .await;
+            }
+            Notice::Agent(event) if self.ext.subscribes(event.type_name()) => {
+                if let Ok(Value::Object(event)) = serde_json::to_value(event) {
+                    self.ext
+                        .notify(&ext::Event::AgentEvent(ext::AgentEventEvent { event }))
+                        .await;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn wants_notices(&self) -> bool {
+        NOTICE_EVENTS
+            .iter()
+            .any(|name| *name != "session_shutdown" && self.ext.subscribes(name))
+    }
+}

@@ -1,0 +1,196 @@
+//! Every extension of a session: loading them (all started in parallel, in the background), their place on the
+//! hook bus (in load order), their commands and tools, and stopping them.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use dreb_extension_protocol as ext;
+use dreb_extension_protocol::{Command, ResponseData};
+use dreb_hooks::{FailureSink, HookBus, HookFailure};
+use serde_json::Value;
+
+use crate::discovery::{ExtensionSource, Skipped};
+use crate::extension::Extension;
+use crate::hooks::{ExtensionHooks, hook_timeout};
+use crate::tool::ExtensionTool;
+
+/// The agent API, served by the runtime: every command an extension sends except `register` and
+/// `tool_update` (which the host answers itself).
+#[async_trait::async_trait]
+pub trait ExtensionApi: Send + Sync {
+    /// Run `command` for the extension at `extension` (its path).
+    async fn serve(&self, extension: &str, command: Command) -> Result<ResponseData, String>;
+    /// An extension's tools or commands changed (a later `register`, a restart): refresh the tool set.
+    fn registrations_changed(&self);
+}
+
+/// What every extension of the session shares.
+pub struct HostEnv {
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    pub has_ui: bool,
+    /// The command line's extension flags, by name.
+    pub flag_values: indexmap::IndexMap<String, Value>,
+    pub api: Arc<dyn ExtensionApi>,
+    /// Where failures go (the runtime sends them to the host as `extension_error`).
+    pub failures: FailureSink,
+    /// How JavaScript extensions are started (resolved once per session).
+    pub javascript: crate::node::JavaScriptLauncher,
+}
+
+impl HostEnv {
+    pub(crate) fn report(&self, path: &str, event: &str, error: &str) {
+        tracing::warn!("extension {path} failed at {event}: {error}");
+        (self.failures)(HookFailure {
+            source: path.to_string(),
+            event: event.to_string(),
+            error: error.to_string(),
+        });
+    }
+}
+
+/// The session's extensions.
+pub struct ExtensionHost {
+    env: Arc<HostEnv>,
+    extensions: RwLock<Vec<Arc<Extension>>>,
+    /// False while a load is in progress.
+    ready: tokio::sync::watch::Sender<bool>,
+}
+
+impl ExtensionHost {
+    pub fn new(env: HostEnv) -> Arc<ExtensionHost> {
+        Arc::new(ExtensionHost {
+            env: Arc::new(env),
+            extensions: RwLock::new(Vec::new()),
+            ready: tokio::sync::watch::channel(true).0,
+        })
+    }
+
+    /// Mark a load as started (before spawning [`ExtensionHost::load`], so that [`ExtensionHost::ready`] waits).
+    pub fn begin_load(&self) {
+        self.ready.send_replace(false);
+    }
+
+    /// Start every extension in parallel; those that initialise are registered on `bus` in load order, kept,
+    /// and sent `session_start` with `reason`; the others, and `skipped`, are reported. Ends the load begun by
+    /// [`ExtensionHost::begin_load`].
+    pub async fn load(
+        &self,
+        sources: Vec<ExtensionSource>,
+        skipped: Vec<Skipped>,
+        bus: &HookBus,
+        reason: ext::SessionStartReason,
+    ) {
+        for s in &skipped {
+            self.env
+                .report(&s.path.to_string_lossy(), "load", &s.reason);
+        }
+        let all: Vec<Arc<Extension>> = sources
+            .into_iter()
+            .map(|s| Extension::new(s, self.env.clone()))
+            .collect();
+        let started = futures::future::join_all(all.iter().map(|e| e.connection())).await;
+        let timeout = hook_timeout();
+        let mut loaded = Vec::new();
+        for (e, result) in all.into_iter().zip(started) {
+            match result {
+                Ok(_) => {
+                    bus.register(
+                        e.path().to_string(),
+                        Arc::new(ExtensionHooks {
+                            ext: e.clone(),
+                            timeout,
+                        }),
+                    );
+                    loaded.push(e);
+                }
+                Err(err) => self.env.report(e.path(), "load", &err.to_string()),
+            }
+        }
+        for e in &loaded {
+            if e.subscribes("session_start") {
+                e.notify(&ext::Event::SessionStart(ext::SessionStartEvent {
+                    reason: reason.clone(),
+                }))
+                .await;
+            }
+        }
+        *self.extensions.write().unwrap_or_else(|e| e.into_inner()) = loaded;
+        self.ready.send_replace(true);
+        self.env.api.registrations_changed();
+    }
+
+    /// Wait until no load is in progress.
+    pub async fn ready(&self) {
+        let mut rx = self.ready.subscribe();
+        let _ = rx.wait_for(|ready| *ready).await;
+    }
+
+    /// The loaded extensions, in load order.
+    pub fn extensions(&self) -> Vec<Arc<Extension>> {
+        self.extensions
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The extension that registered command `name` (the first one, in load order).
+    pub fn find_command(&self, name: &str) -> Option<Arc<Extension>> {
+        self.extensions().into_iter().find(|e| {
+            e.registration()
+                .commands
+                .iter()
+                .flatten()
+                .any(|c| c.name == name)
+        })
+    }
+
+    /// Run an extension command; its failure is reported as `extension_error` (event `command:<name>`).
+    pub async fn execute_command(&self, ext: &Extension, name: &str, args: &str) {
+        let result = ext
+            .call(
+                ext::ExecuteCommandParams {
+                    name: name.to_string(),
+                    args: args.to_string(),
+                },
+                None,
+                None,
+            )
+            .await;
+        if let Err(e) = result {
+            self.env
+                .report(ext.path(), &format!("command:{name}"), &e.to_string());
+        }
+    }
+
+    /// The registered tools, in load order; a name registered twice is the first extension's.
+    pub fn tools(&self) -> Vec<Arc<ExtensionTool>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut tools = Vec::new();
+        for e in self.extensions() {
+            for t in e.registration().tools.iter().flatten() {
+                if seen.insert(t.name.clone()) {
+                    tools.push(Arc::new(ExtensionTool::new(e.clone(), t)));
+                }
+            }
+        }
+        tools
+    }
+
+    /// `session_shutdown` to each extension (in parallel), then stop its process and take it off `bus`.
+    pub async fn shutdown(&self, bus: &HookBus) {
+        let all = std::mem::take(&mut *self.extensions.write().unwrap_or_else(|e| e.into_inner()));
+        for e in &all {
+            bus.unregister(e.path());
+        }
+        futures::future::join_all(all.iter().map(|e| e.stop())).await;
+    }
+}
+
+/// A bare `--flag` is `true`; `--flag value` is the value.
+pub fn flag_value(value: Option<&str>) -> Value {
+    match value {
+        Some(v) => Value::String(v.to_string()),
+        None => Value::Bool(true),
+    }
+}

@@ -1,0 +1,512 @@
+//! The agent API extensions call (`protocol/extension.yaml` `commands:`), served over the session: each command
+//! maps to what the session already does for a host (often the very RPC command), so an extension and a host
+//! see the same rules and error texts.
+
+use std::sync::Weak;
+use std::time::Duration;
+
+use dreb_agent::{AgentEvent, AgentMessage, CustomMessage};
+use dreb_extension_protocol as ext;
+use dreb_extension_protocol::{Command, ResponseData};
+use dreb_protocol::support::RequestContext;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::runtime::{Inner, Runtime};
+use crate::sync::lock;
+
+/// Same wire shape, other crate's type.
+fn convert<A: Serialize, B: DeserializeOwned>(a: &A) -> Result<B, String> {
+    serde_json::to_value(a)
+        .and_then(serde_json::from_value)
+        .map_err(|e| e.to_string())
+}
+
+/// Serves the extensions of one session.
+pub(crate) struct ApiServer {
+    pub(crate) inner: Weak<Inner>,
+}
+
+#[async_trait::async_trait]
+impl dreb_extensions::ExtensionApi for ApiServer {
+    async fn serve(&self, extension: &str, command: Command) -> Result<ResponseData, String> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Err("The session has ended".into());
+        };
+        Runtime { inner }.serve_extension(extension, command).await
+    }
+
+    fn registrations_changed(&self) {
+        if let Some(inner) = self.inner.upgrade() {
+            Runtime { inner }.apply_tools();
+        }
+    }
+}
+
+fn detached() -> RequestContext {
+    RequestContext::detached(None)
+}
+
+fn dialog_timeout(ms: Option<i64>) -> dreb_dialog::DialogOptions {
+    match ms {
+        Some(ms) if ms > 0 => dreb_dialog::DialogOptions::timeout(Duration::from_millis(ms as u64)),
+        _ => dreb_dialog::DialogOptions::default(),
+    }
+}
+
+impl Runtime {
+    async fn serve_extension(
+        &self,
+        extension: &str,
+        command: Command,
+    ) -> Result<ResponseData, String> {
+        let inner = &self.inner;
+        Ok(match command {
+            Command::GetContext(_) => ResponseData::GetContext(self.extension_context()?),
+            Command::GetSession(_) => ResponseData::GetSession(self.session_view()?),
+            Command::GetModels(_) => {
+                let registry = self.registry();
+                let models = convert(&registry.all().to_vec())?;
+                let available = registry
+                    .available()
+                    .iter()
+                    .map(|m| format!("{}/{}", m.provider, m.id))
+                    .collect();
+                ResponseData::GetModels(ext::ModelsView { models, available })
+            }
+            Command::GetTools(_) => ResponseData::GetTools(self.tool_infos()),
+            Command::SendMessage(p) => {
+                self.extension_send_message(p)?;
+                ResponseData::SendMessage
+            }
+            Command::SendUserMessage(p) => {
+                self.extension_send_user_message(p).await?;
+                ResponseData::SendUserMessage
+            }
+            Command::AppendEntry(p) => {
+                lock(&inner.session)
+                    .append_custom_entry(&p.custom_type, p.data)
+                    .map_err(|e| e.to_string())?;
+                ResponseData::AppendEntry
+            }
+            Command::SetSessionName(p) => {
+                self.cmd_set_session_name(
+                    &detached(),
+                    dreb_protocol::SetSessionNameParams { name: p.name },
+                )
+                .await?;
+                ResponseData::SetSessionName
+            }
+            Command::SetLabel(p) => {
+                lock(&inner.session)
+                    .append_label_change(&p.entry_id, p.label.as_deref())
+                    .map_err(|e| e.to_string())?;
+                ResponseData::SetLabel
+            }
+            Command::SetActiveTools(p) => {
+                *lock(&inner.active_tools) = Some(p.tool_names);
+                self.apply_tools();
+                ResponseData::SetActiveTools
+            }
+            Command::SetModel(p) => {
+                let ok = self
+                    .cmd_set_model(
+                        &detached(),
+                        dreb_protocol::SetModelParams {
+                            provider: p.provider,
+                            model_id: p.model_id,
+                        },
+                    )
+                    .await
+                    .is_ok();
+                ResponseData::SetModel(ext::SetModelResult { ok })
+            }
+            Command::SetThinkingLevel(p) => {
+                self.cmd_set_thinking_level(
+                    &detached(),
+                    dreb_protocol::SetThinkingLevelParams {
+                        level: convert(&p.level)?,
+                    },
+                )
+                .await?;
+                ResponseData::SetThinkingLevel
+            }
+            Command::Exec(p) => ResponseData::Exec(self.extension_exec(p).await?),
+            Command::Abort(_) => {
+                self.cmd_abort(&detached(), dreb_protocol::AbortParams {})
+                    .await?;
+                ResponseData::Abort
+            }
+            Command::Compact(p) => {
+                let r = self
+                    .cmd_compact(
+                        &detached(),
+                        dreb_protocol::CompactParams {
+                            custom_instructions: p.custom_instructions,
+                        },
+                    )
+                    .await?;
+                ResponseData::Compact(ext::CompactResult {
+                    summary: r.summary,
+                    tokens_before: r.tokens_before,
+                })
+            }
+            Command::WaitForIdle(_) => {
+                self.wait_until_settled().await;
+                ResponseData::WaitForIdle
+            }
+            Command::NewSession(p) => {
+                let r = self
+                    .cmd_new_session(
+                        &detached(),
+                        dreb_protocol::NewSessionParams {
+                            parent_session: p.parent_session,
+                        },
+                    )
+                    .await?;
+                ResponseData::NewSession(ext::CancelledResult {
+                    cancelled: r.cancelled,
+                })
+            }
+            Command::Fork(p) => {
+                let r = self
+                    .cmd_fork(
+                        &detached(),
+                        dreb_protocol::ForkParams {
+                            entry_id: p.entry_id,
+                        },
+                    )
+                    .await?;
+                ResponseData::Fork(ext::CancelledResult {
+                    cancelled: r.cancelled,
+                })
+            }
+            Command::NavigateTree(p) => {
+                let r = self
+                    .cmd_navigate_tree(
+                        &detached(),
+                        dreb_protocol::NavigateTreeParams {
+                            target_id: p.target_id,
+                            summarize: p.summarize,
+                            custom_instructions: p.custom_instructions,
+                            replace_instructions: p.replace_instructions,
+                            label: p.label,
+                        },
+                    )
+                    .await?;
+                ResponseData::NavigateTree(ext::CancelledResult {
+                    cancelled: r.cancelled,
+                })
+            }
+            Command::SwitchSession(p) => {
+                let r = self
+                    .cmd_switch_session(
+                        &detached(),
+                        dreb_protocol::SwitchSessionParams {
+                            session_path: p.session_path,
+                        },
+                    )
+                    .await?;
+                ResponseData::SwitchSession(ext::CancelledResult {
+                    cancelled: r.cancelled,
+                })
+            }
+            Command::Reload(_) => {
+                // The reload stops this extension too: it is answered first, and the reload runs after.
+                let rt = self.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = rt
+                        .cmd_reload(&detached(), dreb_protocol::ReloadParams {})
+                        .await
+                    {
+                        tracing::warn!("reload requested by an extension failed: {e}");
+                    }
+                });
+                ResponseData::Reload
+            }
+            Command::UiSelect(p) => ResponseData::UiSelect(ext::ValueResult {
+                value: inner
+                    .dialog
+                    .select(&p.title, &p.options, dialog_timeout(p.timeout))
+                    .await,
+            }),
+            Command::UiConfirm(p) => ResponseData::UiConfirm(ext::ConfirmResult {
+                confirmed: inner
+                    .dialog
+                    .confirm(&p.title, &p.message, dialog_timeout(p.timeout))
+                    .await,
+            }),
+            Command::UiInput(p) => ResponseData::UiInput(ext::ValueResult {
+                value: inner
+                    .dialog
+                    .input(
+                        &p.title,
+                        p.placeholder.as_deref(),
+                        dialog_timeout(p.timeout),
+                    )
+                    .await,
+            }),
+            Command::UiEditor(p) => ResponseData::UiEditor(ext::ValueResult {
+                value: inner.dialog.editor(&p.title, p.prefill.as_deref()).await,
+            }),
+            Command::UiAsk(p) => {
+                let questions = convert(&p.questions)?;
+                let answers = inner
+                    .dialog
+                    .ask(p.title.as_deref(), questions, dialog_timeout(p.timeout))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let answers = match answers {
+                    Some(r) => Some(convert(&r.answers)?),
+                    None => None,
+                };
+                ResponseData::UiAsk(ext::AskResult { answers })
+            }
+            Command::UiNotify(p) => {
+                let kind = match &p.notify_type {
+                    Some(t) => Some(convert(t)?),
+                    None => None,
+                };
+                inner.dialog.notify(&p.message, kind);
+                ResponseData::UiNotify
+            }
+            Command::UiSetStatus(p) => {
+                inner.dialog.set_status(&p.key, p.text.as_deref());
+                ResponseData::UiSetStatus
+            }
+            Command::UiSetWidget(p) => {
+                let placement = match &p.placement {
+                    Some(t) => Some(convert(t)?),
+                    None => None,
+                };
+                inner.dialog.set_widget(&p.key, p.lines, placement);
+                ResponseData::UiSetWidget
+            }
+            Command::UiSetTitle(p) => {
+                inner.dialog.set_title(&p.title);
+                ResponseData::UiSetTitle
+            }
+            Command::UiSetEditorText(p) => {
+                inner.dialog.set_editor_text(&p.text);
+                ResponseData::UiSetEditorText
+            }
+            // Answered by the extension host itself; never forwarded.
+            Command::Register(_) | Command::ToolUpdate(_) => {
+                return Err(format!("{extension}: not a runtime command"));
+            }
+        })
+    }
+
+    fn extension_context(&self) -> Result<ext::ExtensionContext, String> {
+        let inner = &self.inner;
+        let agent = &inner.agent;
+        let (session_id, session_file, session_name, leaf_id) = {
+            let s = lock(&inner.session);
+            (
+                s.session_id().to_string(),
+                s.session_file().map(|p| p.to_string_lossy().into_owned()),
+                s.session_name(),
+                s.leaf_id().map(str::to_string),
+            )
+        };
+        let model = match agent.model() {
+            Some(m) => Some(convert(&m)?),
+            None => None,
+        };
+        Ok(ext::ExtensionContext {
+            cwd: inner.cwd.to_string_lossy().into_owned(),
+            has_ui: inner.extension_options.has_ui,
+            is_idle: !self.is_busy(),
+            has_pending_messages: !lock(&inner.queued).is_empty(),
+            model,
+            thinking_level: convert(&agent.thinking_level())?,
+            session_id,
+            session_file,
+            session_name,
+            leaf_id,
+            active_tools: agent.with_state(|s| {
+                s.tools
+                    .iter()
+                    .map(|t| t.definition().name.clone())
+                    .collect()
+            }),
+            context_usage: None,
+            system_prompt: agent.with_state(|s| s.system_prompt.clone()),
+        })
+    }
+
+    fn session_view(&self) -> Result<ext::SessionView, String> {
+        let s = lock(&self.inner.session);
+        let to_value = |e: &dreb_session::SessionEntry| e.to_value();
+        let header = match s.header().to_value() {
+            Value::Object(m) => m,
+            _ => Default::default(),
+        };
+        Ok(ext::SessionView {
+            session_file: s.session_file().map(|p| p.to_string_lossy().into_owned()),
+            header,
+            entries: s.entries().map(to_value).collect(),
+            branch: s.branch(None).into_iter().map(to_value).collect(),
+            leaf_id: s.leaf_id().map(str::to_string),
+        })
+    }
+
+    fn tool_infos(&self) -> Vec<ext::ToolInfo> {
+        let mut out: Vec<ext::ToolInfo> = self
+            .builtin_tools()
+            .iter()
+            .map(|t| {
+                let d = t.definition();
+                ext::ToolInfo {
+                    name: d.name.clone(),
+                    description: d.description.clone(),
+                    parameters: d.parameters.as_object().cloned().unwrap_or_default(),
+                    source: "builtin".into(),
+                }
+            })
+            .collect();
+        for t in self.inner.extensions.tools() {
+            let d = dreb_agent::Tool::definition(t.as_ref());
+            out.push(ext::ToolInfo {
+                name: d.name.clone(),
+                description: d.description.clone(),
+                parameters: d.parameters.as_object().cloned().unwrap_or_default(),
+                source: t.extension().path().to_string(),
+            });
+        }
+        out
+    }
+
+    /// `send_message`: queued while streaming (`steer` by default, `followUp`, or held for the next prompt with
+    /// `nextTurn`); appended when idle, and a run started with it when `triggerTurn`.
+    fn extension_send_message(&self, p: ext::SendMessageParams) -> Result<(), String> {
+        let inner = &self.inner;
+        let message = AgentMessage::Custom(CustomMessage {
+            custom_type: p.message.custom_type,
+            content: convert(&p.message.content)?,
+            display: p.message.display.unwrap_or(true),
+            details: p.message.details,
+            timestamp: dreb_agent::agent::now_ms(),
+        });
+        let deliver = p.deliver_as.map(|d| crate::extensions::wire_name(&d));
+        if deliver.as_deref() == Some("nextTurn") {
+            lock(&inner.next_turn).push(message);
+            return Ok(());
+        }
+        if self.is_busy() {
+            match deliver.as_deref() {
+                Some("followUp") => inner.agent.follow_up(message),
+                _ => inner.agent.steer(message),
+            }
+            return Ok(());
+        }
+        if p.trigger_turn == Some(true) {
+            return inner
+                .agent
+                .start_prompt(vec![message])
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+        }
+        // Idle: into the conversation and the session file, with the events a host sees for any message.
+        inner.agent.append_message(message.clone());
+        inner.outbox.send(&AgentEvent::MessageStart {
+            message: message.clone(),
+        });
+        inner.outbox.send(&AgentEvent::MessageEnd {
+            message: message.clone(),
+        });
+        let mut session = lock(&inner.session);
+        crate::persist::append_agent_message(&mut session, &message).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// `send_user_message`: a prompt from the extension (through the `input` hook with source `extension`).
+    async fn extension_send_user_message(
+        &self,
+        p: ext::SendUserMessageParams,
+    ) -> Result<(), String> {
+        let (text, images): (String, Vec<dreb_ai::ImageContent>) = match p.content {
+            ext::UserContent::String(s) => (s, Vec::new()),
+            ext::UserContent::ListContentBlock(blocks) => {
+                let mut text = Vec::new();
+                let mut images = Vec::new();
+                for b in blocks {
+                    match b {
+                        ext::ContentBlock::Text(t) => text.push(t.text),
+                        ext::ContentBlock::Image(i) => images.push(convert(&i)?),
+                    }
+                }
+                (text.join("\n"), images)
+            }
+        };
+        let deliver = p.deliver_as.map(|d| crate::extensions::wire_name(&d));
+        let behavior = match deliver.as_deref() {
+            Some("steer") => Some(dreb_protocol::StreamingBehavior::Steer),
+            Some("followUp") => Some(dreb_protocol::StreamingBehavior::FollowUp),
+            _ => None,
+        };
+        let images = if images.is_empty() {
+            None
+        } else {
+            Some(convert(&images)?)
+        };
+        self.prompt_from(
+            &detached(),
+            dreb_protocol::PromptParams {
+                message: text,
+                images,
+                streaming_behavior: behavior,
+            },
+            dreb_hooks::InputSource::Extension,
+        )
+        .await
+        .map_err(|e| {
+            if e.starts_with("Agent is already processing.") {
+                "Agent is already processing. Specify deliverAs ('steer' or 'followUp') to queue the message."
+                    .to_string()
+            } else {
+                e
+            }
+        })
+    }
+
+    /// `exec`: a program (no shell), with a timeout in milliseconds; killed when it runs over.
+    async fn extension_exec(&self, p: ext::ExecParams) -> Result<ext::ExecResult, String> {
+        let cwd = match &p.cwd {
+            Some(c) => self.inner.cwd.join(c),
+            None => self.inner.cwd.clone(),
+        };
+        let child = tokio::process::Command::new(&p.command)
+            .args(p.args.iter().flatten())
+            .current_dir(cwd)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("Cannot run {}: {e}", p.command))?;
+        let wait = child.wait_with_output();
+        let (output, killed) = match p.timeout.filter(|t| *t > 0) {
+            Some(ms) => match tokio::time::timeout(Duration::from_millis(ms as u64), wait).await {
+                Ok(out) => (Some(out.map_err(|e| e.to_string())?), false),
+                Err(_) => (None, true),
+            },
+            None => (Some(wait.await.map_err(|e| e.to_string())?), false),
+        };
+        Ok(match output {
+            Some(out) => ext::ExecResult {
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                code: out.status.code().unwrap_or(-1) as i64,
+                killed,
+            },
+            None => ext::ExecResult {
+                stdout: String::new(),
+                stderr: String::new(),
+                code: -1,
+                killed,
+            },
+        })
+    }
+}

@@ -1,0 +1,552 @@
+//! Extensions in their own processes, against the real binary: a Python extension written with the SDK
+//! (`tests/fixtures/extensions/kitchen_sink.py`, `clients/python/src/dreb_extension`) covering tools, hooks,
+//! commands, dialogs, messages, session operations, faults, reload and shutdown.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::{Dreb, Env, Frame, is_response};
+use dreb_mock_llm::Scenario;
+use serde_json::{Value, json};
+
+fn scenario(v: Value) -> Scenario {
+    serde_json::from_value(v).expect("scenario")
+}
+
+fn python_path() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../clients/python/src")
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn kitchen_sink() -> String {
+    common::local_fixture("extensions/kitchen_sink.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `dreb --mode rpc` with the kitchen-sink extension (`-e`) plus `extra`.
+fn spawn(env: &Env, extra: &[&str], envs: &[(&str, &str)]) -> Dreb {
+    let sink = kitchen_sink();
+    let mut args = vec![
+        "--mode",
+        "rpc",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-e",
+        sink.as_str(),
+    ];
+    args.extend_from_slice(extra);
+    let pp = python_path();
+    let mut all: Vec<(&str, &str)> = vec![("PYTHONPATH", pp.as_str())];
+    all.extend_from_slice(envs);
+    env.spawn_raw(&args, &all)
+}
+
+fn ok(dreb: &mut Dreb, cmd: Value) -> Value {
+    dreb.send(&cmd);
+    let r = dreb
+        .read_until(|f| is_response(f) && f["id"] == cmd["id"])
+        .pop()
+        .unwrap();
+    assert_eq!(r["success"], true, "{r}");
+    r
+}
+
+fn response(dreb: &mut Dreb, cmd: Value) -> Value {
+    dreb.send(&cmd);
+    dreb.read_until(|f| is_response(f) && f["id"] == cmd["id"])
+        .pop()
+        .unwrap()
+}
+
+fn notify_text(f: &Frame) -> Option<String> {
+    (f["type"] == "extension_ui_request" && f["method"] == "notify")
+        .then(|| f["message"].as_str().unwrap_or_default().to_string())
+}
+
+/// Reads until a notify arrives; returns its text.
+fn next_notify(dreb: &mut Dreb) -> String {
+    let frames = dreb.read_until(|f| notify_text(f).is_some());
+    notify_text(frames.last().unwrap()).unwrap()
+}
+
+fn tool_end(frames: &[Frame]) -> Value {
+    frames
+        .iter()
+        .find(|f| f["type"] == "tool_execution_end")
+        .cloned()
+        .unwrap_or_else(|| panic!("no tool_execution_end in {frames:#?}"))
+}
+
+fn result_text(end: &Value) -> String {
+    end["result"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn an_extension_tool_is_offered_called_and_its_result_reaches_the_model() {
+    let env = Env::with_scenario(scenario(json!({"turns": [
+        {"when": {"afterToolResult": false}, "toolCalls": [{"name": "hello", "arguments": {"name": "Ada"}}]},
+        {"when": {"afterToolResult": true}, "text": ["done"]},
+    ]})));
+    let mut dreb = spawn(&env, &[], &[]);
+    let frames = dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "greet Ada"}));
+    let end = tool_end(&frames);
+    assert_eq!(end["isError"], false, "{end}");
+    assert_eq!(result_text(&end), "Hello, Ada!");
+    assert_eq!(end["result"]["details"], json!({"greeted": "Ada"}));
+    assert!(
+        frames.iter().any(|f| f["type"] == "tool_execution_update"
+            && f["partialResult"]["content"][0]["text"] == "greeting..."),
+        "the tool's progress reaches the host: {frames:#?}"
+    );
+    let requests = env.mock.requests();
+    let first = requests[0].body.to_string();
+    assert!(
+        first.contains("\"hello\"") && first.contains("Greets someone"),
+        "{first}"
+    );
+    let second = requests[1].body.to_string();
+    assert!(second.contains("Hello, Ada!"), "{second}");
+}
+
+#[test]
+fn tool_call_blocks_and_rewrites_bash_and_tool_result_changes_the_result() {
+    let env = Env::with_scenario(scenario(json!({"turns": [
+        {"when": {"lastUserContains": "danger", "afterToolResult": false}, "toolCalls": [{"name": "bash", "arguments": {"command": "rm -rf /tmp/nothing-here"}}]},
+        {"when": {"lastUserContains": "rewrite", "afterToolResult": false}, "toolCalls": [{"name": "bash", "arguments": {"command": "echo rewrite-me"}}]},
+        {"when": {"afterToolResult": true}, "text": ["ok"], "repeat": true},
+    ]})));
+    let mut dreb = spawn(&env, &[], &[]);
+    let frames = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "danger"}));
+    let end = tool_end(&frames);
+    assert_eq!(end["isError"], true, "{end}");
+    assert!(
+        result_text(&end).contains("Blocked by kitchen-sink"),
+        "{end}"
+    );
+    let frames = dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "rewrite"}));
+    let end = tool_end(&frames);
+    assert_eq!(end["isError"], false, "{end}");
+    assert_eq!(result_text(&end), "rewritten\n[seen by kitchen-sink]");
+}
+
+#[test]
+fn input_transforms_or_handles_a_prompt_and_context_rewrites_what_the_provider_receives() {
+    let env = Env::with_scenario(scenario(
+        json!({"turns": [{"text": ["fine"], "repeat": true}]}),
+    ));
+    let mut dreb = spawn(&env, &[], &[]);
+    dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "shout:make it loud"}));
+    dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "keep SECRET-CONTEXT out"}));
+    let r = ok(
+        &mut dreb,
+        json!({"id": "p3", "type": "prompt", "message": "swallow"}),
+    );
+    assert_eq!(
+        r,
+        json!({"id": "p3", "type": "response", "command": "prompt", "success": true})
+    );
+    let requests = env.mock.requests();
+    assert_eq!(requests.len(), 2, "a handled prompt starts no run");
+    let first = requests[0].body.to_string();
+    assert!(first.contains("MAKE IT LOUD"), "{first}");
+    let second = requests[1].body.to_string();
+    assert!(second.contains("[rewritten by context hook]"), "{second}");
+    assert!(!second.contains("SECRET-CONTEXT"), "{second}");
+    // The session keeps what the user sent; only the request was rewritten.
+    let messages = ok(&mut dreb, json!({"id": "m", "type": "get_messages"}));
+    assert!(messages.to_string().contains("SECRET-CONTEXT"));
+}
+
+#[test]
+fn an_extension_command_runs_at_once_even_while_streaming_and_cannot_be_queued() {
+    let env = Env::with_scenario(scenario(json!({"turns": [
+        {"text": ["a", "b", "c", "d", "e", "f", "g", "h"], "deltaDelayMs": 150},
+    ]})));
+    let mut dreb = spawn(&env, &[], &[]);
+    ok(
+        &mut dreb,
+        json!({"id": "p", "type": "prompt", "message": "stream slowly"}),
+    );
+    dreb.read_until(|f| f["type"] == "message_update");
+    dreb.send(&json!({"id": "c", "type": "prompt", "message": "/stats  now "}));
+    let frames = dreb.read_until(|f| is_response(f) && f["id"] == "c");
+    let notify = frames
+        .iter()
+        .find_map(notify_text)
+        .expect("the command notified first");
+    assert!(
+        notify.contains("idle=False") && notify.ends_with("args=now"),
+        "{notify}"
+    );
+    assert_eq!(frames.last().unwrap()["success"], true);
+    assert!(
+        !frames.iter().any(|f| f["type"] == "agent_end"),
+        "ran during the stream"
+    );
+    let r = response(
+        &mut dreb,
+        json!({"id": "s", "type": "steer", "message": "/stats"}),
+    );
+    assert_eq!(
+        r["error"],
+        "Command failed: Extension command \"/stats\" cannot be queued. Use prompt() or execute the command when not streaming."
+    );
+    let r = response(
+        &mut dreb,
+        json!({"id": "f", "type": "follow_up", "message": "/stats x"}),
+    );
+    assert_eq!(r["success"], false);
+    dreb.read_until(|f| f["type"] == "agent_end");
+}
+
+#[test]
+fn get_commands_and_get_resources_list_the_extension() {
+    let env = Env::new();
+    let mut dreb = spawn(&env, &[], &[]);
+    let commands = ok(&mut dreb, json!({"id": "c", "type": "get_commands"}));
+    let list = commands["data"]["commands"].as_array().unwrap();
+    let stats = &list[0];
+    assert_eq!(stats["name"], "stats");
+    assert_eq!(stats["description"], "Show statistics");
+    assert_eq!(stats["source"], "extension");
+    assert_eq!(stats["sourceInfo"]["path"], kitchen_sink());
+    assert_eq!(stats["sourceInfo"]["scope"], "temporary");
+    let resources = ok(&mut dreb, json!({"id": "r", "type": "get_resources"}));
+    assert_eq!(
+        resources["data"]["extensions"],
+        json!([{"name": "kitchen-sink", "path": kitchen_sink()}])
+    );
+}
+
+#[test]
+fn each_cancellable_operation_is_cancelled_by_the_extension() {
+    let env = Env::with_scenario(scenario(
+        json!({"turns": [{"text": ["reply"], "repeat": true}]}),
+    ));
+    let mut dreb = spawn(&env, &["--cancel-sessions"], &[]);
+    dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "hello"}));
+    let r = ok(&mut dreb, json!({"id": "n", "type": "new_session"}));
+    assert_eq!(r["data"], json!({"cancelled": true}));
+    let r = ok(
+        &mut dreb,
+        json!({"id": "sw", "type": "switch_session", "sessionPath": "/nonexistent/x.jsonl"}),
+    );
+    assert_eq!(r["data"], json!({"cancelled": true}));
+    let msgs = ok(&mut dreb, json!({"id": "fm", "type": "get_fork_messages"}));
+    let entry = msgs["data"]["messages"][0]["entryId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = ok(
+        &mut dreb,
+        json!({"id": "fk", "type": "fork", "entryId": entry}),
+    );
+    assert_eq!(r["data"]["cancelled"], true);
+    let tree = ok(&mut dreb, json!({"id": "t", "type": "get_tree"}));
+    let root = tree["data"]["roots"][0]["id"].as_str().unwrap().to_string();
+    let r = ok(
+        &mut dreb,
+        json!({"id": "nt", "type": "navigate_tree", "targetId": root}),
+    );
+    assert_eq!(r["data"]["cancelled"], true);
+    let r = response(&mut dreb, json!({"id": "cp", "type": "compact"}));
+    assert_eq!(r["error"], "Command failed: Compaction cancelled", "{r}");
+    // A command's own session operation goes through the same hooks.
+    dreb.send(&json!({"id": "ns", "type": "prompt", "message": "/newsession"}));
+    assert_eq!(next_notify(&mut dreb), "new_session cancelled=True");
+}
+
+#[test]
+fn an_extension_supplies_the_compaction_summary() {
+    let env = Env::with_scenario(scenario(
+        json!({"turns": [{"text": ["reply"], "repeat": true}]}),
+    ));
+    let mut dreb = spawn(&env, &[], &[]);
+    dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "one"}));
+    dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "two"}));
+    let before = env.mock.requests().len();
+    let r = ok(&mut dreb, json!({"id": "c", "type": "compact"}));
+    assert_eq!(r["data"]["summary"], "Summary supplied by kitchen-sink");
+    assert_eq!(r["data"]["details"], json!({"by": "kitchen-sink"}));
+    assert_eq!(
+        env.mock.requests().len(),
+        before,
+        "no LLM call for a supplied summary"
+    );
+}
+
+#[test]
+fn dialogs_from_an_extension_are_answered_cancelled_and_time_out() {
+    let env = Env::new();
+    let mut dreb = spawn(&env, &[], &[]);
+    for (answer, expected) in [
+        (json!({"value": "B"}), "picked B"),
+        (json!({"cancelled": true}), "picked None"),
+    ] {
+        dreb.send(&json!({"id": "pick", "type": "prompt", "message": "/pick"}));
+        let frames =
+            dreb.read_until(|f| f["type"] == "extension_ui_request" && f["method"] == "select");
+        let request = frames.last().unwrap().clone();
+        assert_eq!(request["title"], "Pick one");
+        assert_eq!(request["options"], json!(["A", "B"]));
+        let mut reply = json!({"type": "extension_ui_response", "id": request["id"]});
+        for (k, v) in answer.as_object().unwrap() {
+            reply[k] = v.clone();
+        }
+        dreb.send(&reply);
+        assert_eq!(next_notify(&mut dreb), expected);
+    }
+    dreb.send(&json!({"id": "pt", "type": "prompt", "message": "/pick 200"}));
+    let frames =
+        dreb.read_until(|f| f["type"] == "extension_ui_request" && f["method"] == "select");
+    assert_eq!(frames.last().unwrap()["timeout"], 200);
+    assert_eq!(next_notify(&mut dreb), "picked None");
+    dreb.send(&json!({"id": "cf", "type": "prompt", "message": "/confirm"}));
+    let frames =
+        dreb.read_until(|f| f["type"] == "extension_ui_request" && f["method"] == "confirm");
+    let id = frames.last().unwrap()["id"].clone();
+    dreb.send(&json!({"type": "extension_ui_response", "id": id, "confirmed": true}));
+    assert_eq!(next_notify(&mut dreb), "confirmed True");
+}
+
+#[test]
+fn send_message_appends_when_idle_triggers_a_turn_and_waits_for_the_next_turn() {
+    let env = Env::with_scenario(scenario(
+        json!({"turns": [{"text": ["answer"], "repeat": true}]}),
+    ));
+    let mut dreb = spawn(&env, &[], &[]);
+    dreb.send(&json!({"id": "r1", "type": "prompt", "message": "/remind"}));
+    let frames = dreb.read_until(|f| f["type"] == "message_end");
+    let message = &frames.last().unwrap()["message"];
+    assert_eq!(message["role"], "custom");
+    assert_eq!(message["customType"], "reminder");
+    assert_eq!(message["content"], "reminder (None)");
+    assert!(
+        env.mock.requests().is_empty(),
+        "appending does not start a run"
+    );
+    // nextTurn: held for the next prompt, sent with it.
+    ok(
+        &mut dreb,
+        json!({"id": "r2", "type": "prompt", "message": "/remind nextTurn"}),
+    );
+    dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "go on"}));
+    let body = env.mock.requests().last().unwrap().body.to_string();
+    assert!(
+        body.contains("reminder (nextTurn)") && body.contains("go on"),
+        "{body}"
+    );
+    // triggerTurn: a run starts with the message.
+    dreb.send(&json!({"id": "r3", "type": "prompt", "message": "/remind trigger"}));
+    dreb.read_until(|f| f["type"] == "agent_end");
+    let body = env.mock.requests().last().unwrap().body.to_string();
+    assert!(body.contains("reminder (trigger)"), "{body}");
+}
+
+#[test]
+fn append_entry_and_session_name_reach_the_session_file() {
+    let env = Env::new();
+    let mut dreb = spawn(&env, &[], &[]);
+    // The session file is written from the first reply on (as in the reference).
+    dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "hello"}));
+    dreb.send(&json!({"id": "e", "type": "prompt", "message": "/entry 42"}));
+    let frames = dreb.read_until(|f| f["type"] == "session_name_changed");
+    assert_eq!(frames.last().unwrap()["name"], "named 42");
+    let state = ok(&mut dreb, json!({"id": "s", "type": "get_state"}));
+    let file = state["data"]["sessionFile"].as_str().unwrap().to_string();
+    let lines = common::read_jsonl(std::path::Path::new(&file));
+    assert!(
+        lines.iter().any(|l| l["type"] == "custom"
+            && l["customType"] == "kitchen-state"
+            && l["data"] == json!({"value": "42"})),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn a_throwing_or_hanging_hook_is_an_extension_error_and_the_agent_goes_on() {
+    let env = Env::with_scenario(scenario(json!({"turns": [
+        {"when": {"lastUserContains": "throw", "afterToolResult": false}, "toolCalls": [{"name": "bash", "arguments": {"command": "echo throw-in-hook"}}]},
+        {"when": {"lastUserContains": "hang", "afterToolResult": false}, "toolCalls": [{"name": "bash", "arguments": {"command": "echo hang-in-hook"}}]},
+        {"when": {"afterToolResult": true}, "text": ["ok"], "repeat": true},
+    ]})));
+    let mut dreb = spawn(&env, &[], &[("DREB_EXTENSION_HOOK_TIMEOUT_MS", "300")]);
+    let frames = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "throw"}));
+    let error = frames
+        .iter()
+        .find(|f| f["type"] == "extension_error")
+        .unwrap_or_else(|| panic!("{frames:#?}"));
+    assert_eq!(error["extensionPath"], kitchen_sink());
+    assert_eq!(error["event"], "tool_call");
+    assert_eq!(error["error"], "the guard threw");
+    // A failing tool_call handler blocks the call (a guard that could not decide).
+    assert_eq!(tool_end(&frames)["isError"], true);
+    let frames = dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "hang"}));
+    let error = frames
+        .iter()
+        .find(|f| f["type"] == "extension_error")
+        .unwrap();
+    assert_eq!(error["error"], "Extension hook timed out after 300 ms");
+    assert!(frames.iter().any(|f| f["type"] == "agent_end"));
+    // A command that throws is reported the same way; the prompt still succeeds.
+    dreb.send(&json!({"id": "f", "type": "prompt", "message": "/fail"}));
+    let frames = dreb.read_until(|f| is_response(f) && f["id"] == "f");
+    let error = frames
+        .iter()
+        .find(|f| f["type"] == "extension_error")
+        .unwrap();
+    assert_eq!(error["event"], "command:fail");
+    assert_eq!(error["error"], "the command failed on purpose");
+    assert_eq!(frames.last().unwrap()["success"], true);
+}
+
+#[test]
+fn a_crashed_extension_is_reported_its_tool_fails_cleanly_and_it_is_started_again() {
+    let env = Env::with_scenario(scenario(json!({"turns": [
+        {"when": {"lastUserContains": "crash", "afterToolResult": false}, "toolCalls": [{"name": "hello", "arguments": {"name": "crash"}}]},
+        {"when": {"afterToolResult": true}, "text": ["ok"], "repeat": true},
+    ]})));
+    let pids = env.home.path().join("pids");
+    let pid_file = pids.to_string_lossy().into_owned();
+    let mut dreb = spawn(&env, &[], &[("KITCHEN_SINK_PID_FILE", pid_file.as_str())]);
+    let frames = dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "crash please"}));
+    let end = tool_end(&frames);
+    assert_eq!(end["isError"], true);
+    assert!(
+        result_text(&end).starts_with("Extension process exited ("),
+        "{end}"
+    );
+    let process_error = dreb
+        .seen
+        .iter()
+        .chain(frames.iter())
+        .find(|f| f["type"] == "extension_error" && f["event"] == "process")
+        .cloned();
+    let process_error = match process_error {
+        Some(e) => e,
+        None => dreb
+            .read_until(|f| f["type"] == "extension_error")
+            .pop()
+            .unwrap(),
+    };
+    assert!(
+        process_error["error"]
+            .as_str()
+            .unwrap()
+            .contains("exit status: 3"),
+        "{process_error}"
+    );
+    // The next use starts it again.
+    dreb.send(&json!({"id": "s", "type": "prompt", "message": "/stats"}));
+    let text = next_notify(&mut dreb);
+    let started: Vec<String> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(started.len(), 2, "{started:?}");
+    assert!(text.starts_with(&format!("pid={}", started[1])), "{text}");
+}
+
+#[test]
+fn reload_restarts_the_extension_and_stop_leaves_no_process_behind() {
+    let env = Env::new();
+    let pids = env.home.path().join("pids");
+    let pid_file = pids.to_string_lossy().into_owned();
+    let mut dreb = spawn(&env, &[], &[("KITCHEN_SINK_PID_FILE", pid_file.as_str())]);
+    ok(&mut dreb, json!({"id": "c", "type": "get_commands"}));
+    ok(&mut dreb, json!({"id": "r", "type": "reload"}));
+    ok(&mut dreb, json!({"id": "c2", "type": "get_commands"}));
+    let started: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(
+        started.len(),
+        2,
+        "reload started a new process: {started:?}"
+    );
+    assert!(
+        !std::path::Path::new(&format!("/proc/{}", started[0])).exists()
+            || std::fs::read_to_string(format!("/proc/{}/stat", started[0]))
+                .is_ok_and(|s| s.contains(") Z ")),
+        "the first process was stopped by the reload"
+    );
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+    std::thread::sleep(Duration::from_millis(100));
+    for pid in started {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "extension process {pid} outlived dreb"
+        );
+    }
+}
+
+#[test]
+fn an_untrusted_project_runs_no_project_extension() {
+    let env = Env::new();
+    let dir = env.cwd().join(".dreb/extensions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(kitchen_sink(), dir.join("sink.py")).unwrap();
+    let pp = python_path();
+    let mut dreb = env.spawn_raw(
+        &[
+            "--mode",
+            "rpc",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+        ],
+        &[("PYTHONPATH", pp.as_str())],
+    );
+    let resources = ok(&mut dreb, json!({"id": "r", "type": "get_resources"}));
+    assert_eq!(resources["data"]["extensions"], json!([]));
+    let error = dreb
+        .seen
+        .iter()
+        .find(|f| f["type"] == "extension_error")
+        .cloned()
+        .expect("the skipped extension is reported");
+    assert_eq!(error["event"], "load");
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap()
+            .contains("is not a trusted folder"),
+        "{error}"
+    );
+    drop(dreb);
+    // Trusted (the global context-trust policy grants the cwd): it loads.
+    env.write_settings(&json!({"context": {"trustedFolders": [env.cwd()]}}));
+    let mut dreb = env.spawn_raw(
+        &[
+            "--mode",
+            "rpc",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+        ],
+        &[("PYTHONPATH", pp.as_str())],
+    );
+    let resources = ok(&mut dreb, json!({"id": "r", "type": "get_resources"}));
+    assert_eq!(resources["data"]["extensions"][0]["name"], "kitchen-sink");
+}
