@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::connection::{CommandServer, Connection};
 use crate::discovery::{ExtensionSource, Launch};
+use crate::env::HostEnv;
 use crate::error::ExtensionError;
-use crate::host::HostEnv;
 
 /// How often a session starts one extension's process (the first start and two restarts after crashes).
 pub const MAX_STARTS: u32 = 3;

@@ -7,11 +7,13 @@
 //! - [`extension`]: one loaded extension: lazily (re)started process, registrations, running tool calls.
 //! - [`hooks`]: an extension as a handler on the session's hook bus.
 //! - [`tool`]: an extension's tool as an agent tool.
-//! - [`host`]: every extension of a session, and the [`ExtensionApi`] the runtime serves them.
+//! - [`env`]: what the extensions of a session share, and the [`ExtensionApi`] the runtime serves them.
+//! - [`host`]: every extension of a session: loading, the hook bus, commands, tools, stopping.
 //! - [`node`]: how the reference's TypeScript/JavaScript extensions are started (the Node extension host).
 
 pub mod connection;
 pub mod discovery;
+pub mod env;
 pub mod error;
 pub mod extension;
 pub mod hooks;

@@ -9,19 +9,11 @@ use dreb_agent::{AgentEvent, AgentMessage, CustomMessage};
 use dreb_extension_protocol as ext;
 use dreb_extension_protocol::{Command, ResponseData};
 use dreb_protocol::support::RequestContext;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::convert::wire as convert;
 use crate::runtime::{Inner, Runtime};
 use crate::sync::lock;
-
-/// Same wire shape, other crate's type.
-fn convert<A: Serialize, B: DeserializeOwned>(a: &A) -> Result<B, String> {
-    serde_json::to_value(a)
-        .and_then(serde_json::from_value)
-        .map_err(|e| e.to_string())
-}
 
 /// Serves the extensions of one session.
 pub(crate) struct ApiServer {
@@ -389,7 +381,7 @@ impl Runtime {
             details: p.message.details,
             timestamp: dreb_agent::agent::now_ms(),
         });
-        let deliver = p.deliver_as.map(|d| crate::extensions::wire_name(&d));
+        let deliver = p.deliver_as.map(|d| crate::convert::wire_name(&d));
         if deliver.as_deref() == Some("nextTurn") {
             lock(&inner.next_turn).push(message);
             return Ok(());
@@ -440,7 +432,7 @@ impl Runtime {
                 (text.join("\n"), images)
             }
         };
-        let deliver = p.deliver_as.map(|d| crate::extensions::wire_name(&d));
+        let deliver = p.deliver_as.map(|d| crate::convert::wire_name(&d));
         let behavior = match deliver.as_deref() {
             Some("steer") => Some(dreb_protocol::StreamingBehavior::Steer),
             Some("followUp") => Some(dreb_protocol::StreamingBehavior::FollowUp),

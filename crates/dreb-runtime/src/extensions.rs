@@ -10,31 +10,10 @@ use serde_json::{Value, json};
 
 use crate::runtime::{Inner, Runtime};
 
-/// The command line's say in extensions.
-#[derive(Clone, Debug, Default)]
-pub struct ExtensionOptions {
-    /// `-e/--extension` paths.
-    pub paths: Vec<PathBuf>,
-    /// `--no-extensions`.
-    pub no_extensions: bool,
-    /// Extension flags (`--name` → `true`, `--name value` / `--name=value` → the value), in order.
-    pub flags: Vec<(String, Value)>,
-    /// Whether dialogs reach a user (RPC mode); false in print and JSON modes.
-    pub has_ui: bool,
-}
-
-/// The wire name of a generated enum value.
-pub(crate) fn wire_name<T: serde::Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(Value::String(s)) => s,
-        _ => String::new(),
-    }
-}
-
 /// The extension host of a new session (nothing is started yet).
 pub(crate) fn new_host(
     inner: &std::sync::Weak<Inner>,
-    options: &ExtensionOptions,
+    options: &crate::options::ExtensionOptions,
     cwd: &std::path::Path,
     agent_dir: &std::path::Path,
     outbox: &dreb_protocol::Outbox,

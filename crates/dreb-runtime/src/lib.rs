@@ -25,10 +25,9 @@ mod startup;
 mod sync;
 mod system_prompt;
 
-pub use extensions::ExtensionOptions;
 pub use options::{
-    ResourceFlags, RuntimeOptions, StartupError, UI_TYPES, UNPROVIDED_TOOLS, is_known_tool,
-    provided_tool_names,
+    ExtensionOptions, ResourceFlags, RuntimeOptions, StartupError, UI_TYPES, UNPROVIDED_TOOLS,
+    is_known_tool, provided_tool_names,
 };
 pub use projection::project_dashboard_event;
 pub use runtime::Runtime;

@@ -49,7 +49,20 @@ pub struct RuntimeOptions {
     /// path, `mcp:<server>`, a front end's name): reported as `extensionPath` when it fails.
     pub hooks: Vec<(String, Arc<dyn dreb_hooks::HookHandler>)>,
     /// `-e/--extension`, `--no-extensions` and the extension flags.
-    pub extensions: crate::extensions::ExtensionOptions,
+    pub extensions: ExtensionOptions,
+}
+
+/// The command line's say in extensions.
+#[derive(Clone, Debug, Default)]
+pub struct ExtensionOptions {
+    /// `-e/--extension` paths.
+    pub paths: Vec<PathBuf>,
+    /// `--no-extensions`.
+    pub no_extensions: bool,
+    /// Extension flags (`--name` → `true`, `--name value` / `--name=value` → the value), in order.
+    pub flags: Vec<(String, serde_json::Value)>,
+    /// Whether dialogs reach a user (RPC mode); false in print and JSON modes.
+    pub has_ui: bool,
 }
 
 /// The command line's say in resource discovery.

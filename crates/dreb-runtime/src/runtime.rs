@@ -64,7 +64,7 @@ pub(crate) struct Inner {
     pub background: crate::background::BackgroundAgents,
     /// The extension processes (see `dreb-extensions`).
     pub extensions: Arc<dreb_extensions::ExtensionHost>,
-    pub extension_options: crate::extensions::ExtensionOptions,
+    pub extension_options: crate::options::ExtensionOptions,
     /// The tools the session builds itself (the extensions' are added to these).
     pub builtin_tools: Mutex<Vec<Arc<dyn dreb_agent::Tool>>>,
     /// The active tool names an extension chose (`set_active_tools`); none = all.

@@ -1,0 +1,44 @@
+//! What every extension of a session shares: the session's place and flags, the agent API the runtime serves,
+//! where failures go, and how JavaScript extensions start.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use dreb_extension_protocol::{Command, ResponseData};
+use dreb_hooks::{FailureSink, HookFailure};
+use serde_json::Value;
+
+/// The agent API, served by the runtime: every command an extension sends except `register` and
+/// `tool_update` (which the host answers itself).
+#[async_trait::async_trait]
+pub trait ExtensionApi: Send + Sync {
+    /// Run `command` for the extension at `extension` (its path).
+    async fn serve(&self, extension: &str, command: Command) -> Result<ResponseData, String>;
+    /// An extension's tools or commands changed (a later `register`, a restart): refresh the tool set.
+    fn registrations_changed(&self);
+}
+
+/// What every extension of the session shares.
+pub struct HostEnv {
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    pub has_ui: bool,
+    /// The command line's extension flags, by name.
+    pub flag_values: indexmap::IndexMap<String, Value>,
+    pub api: Arc<dyn ExtensionApi>,
+    /// Where failures go (the runtime sends them to the host as `extension_error`).
+    pub failures: FailureSink,
+    /// How JavaScript extensions are started (resolved once per session).
+    pub javascript: crate::node::JavaScriptLauncher,
+}
+
+impl HostEnv {
+    pub(crate) fn report(&self, path: &str, event: &str, error: &str) {
+        tracing::warn!("extension {path} failed at {event}: {error}");
+        (self.failures)(HookFailure {
+            source: path.to_string(),
+            event: event.to_string(),
+            error: error.to_string(),
+        });
+    }
+}
