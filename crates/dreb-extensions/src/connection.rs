@@ -14,13 +14,30 @@ use serde::ser::SerializeMap;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ExtensionError;
 
 /// The longest line an extension may write (a tool result with images fits; anything longer is dropped).
 const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// How long an event may wait for the extension's stdin.
+const EVENT_WRITE_LIMIT: Duration = Duration::from_secs(1);
+
+/// A frame being written; dropped before it is done, it closes stdin (see [`Connection::write`]).
+struct Unfinished<'a, 'g> {
+    slot: &'a mut tokio::sync::MutexGuard<'g, Option<ChildStdin>>,
+    done: bool,
+}
+
+impl Drop for Unfinished<'_, '_> {
+    fn drop(&mut self) {
+        if !self.done {
+            **self.slot = None;
+        }
+    }
+}
 
 /// Serves the commands an extension sends (the runtime's agent API). Each command runs on its own task.
 #[async_trait::async_trait]
@@ -33,7 +50,8 @@ type Answer = Result<Option<Value>, ExtensionError>;
 /// A running extension process.
 pub struct Connection {
     path: String,
-    outgoing: mpsc::UnboundedSender<Vec<u8>>,
+    /// Written by whoever sends (no writer task to hand frames to); `None` once closed.
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
     next_id: AtomicU64,
     /// Cancelled when the process's stdout closed (it exited or crashed).
@@ -78,17 +96,15 @@ impl Connection {
             child.stdout.take().expect("piped"),
             child.stderr.take().expect("piped"),
         );
-        let (tx, rx) = mpsc::unbounded_channel();
         let conn = Arc::new(Connection {
             path: path.to_string(),
-            outgoing: tx,
+            stdin: tokio::sync::Mutex::new(Some(stdin)),
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             closed: CancellationToken::new(),
             exit: Mutex::new(None),
             child: tokio::sync::Mutex::new(Some(child)),
         });
-        tokio::spawn(write_loop(stdin, rx));
         let log_path = path.to_string();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
@@ -103,6 +119,26 @@ impl Connection {
             on_exit(reason);
         });
         Ok(conn)
+    }
+
+    /// Write one frame (frames never interleave: the lock is held for the whole frame). A failed write closes
+    /// stdin; the reader then sees the process go.
+    ///
+    /// A write given up half way (its future dropped: a timeout, a cancelled call) may have left part of a frame
+    /// in the pipe, so it closes stdin too: the stream is never corrupt, and the extension is started again on
+    /// its next use.
+    async fn write(&self, bytes: &[u8]) {
+        let mut slot = self.stdin.lock().await;
+        let mut write = Unfinished {
+            slot: &mut slot,
+            done: false,
+        };
+        if let Some(stdin) = write.slot.as_mut()
+            && (stdin.write_all(bytes).await.is_err() || stdin.flush().await.is_err())
+        {
+            **write.slot = None;
+        }
+        write.done = true;
     }
 
     /// The extension's path.
@@ -141,17 +177,18 @@ impl Connection {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id.clone(), tx);
-        let _ = self.outgoing.send(bytes);
         let never = CancellationToken::new();
         let cancel = cancel.unwrap_or(&never);
+        // The write is inside the wait: an extension that stops reading its stdin cannot hold a call past its
+        // timeout or its cancel.
         let answer = tokio::select! {
-            answer = rx => answer.unwrap_or_else(|_| Err(ExtensionError::Exited(self.exit_reason().unwrap_or_default()))),
+            answer = async { self.write(&bytes).await; rx.await } => answer.unwrap_or_else(|_| Err(ExtensionError::Exited(self.exit_reason().unwrap_or_default()))),
             _ = sleep_or_forever(timeout) => {
-                self.forget(&id);
+                self.forget(&id).await;
                 Err(ExtensionError::Timeout(timeout.unwrap_or_default()))
             }
             _ = cancel.cancelled() => {
-                self.forget(&id);
+                self.forget(&id).await;
                 Err(ExtensionError::Cancelled)
             }
         };
@@ -161,24 +198,31 @@ impl Connection {
     }
 
     /// Send an event (no answer).
-    pub fn notify(&self, event: &dreb_extension_protocol::Event) {
+    pub async fn notify(&self, event: &dreb_extension_protocol::Event) {
         match encode_frame(event) {
             Ok(bytes) => {
-                let _ = self.outgoing.send(bytes);
+                // The event path never waits long for an extension that does not read its stdin.
+                if tokio::time::timeout(EVENT_WRITE_LIMIT, self.write(&bytes))
+                    .await
+                    .is_err()
+                {
+                    tracing::warn!("[{}] not reading its stdin: closed", self.path);
+                }
             }
             Err(e) => tracing::error!("[{}] cannot encode an event: {e}", self.path),
         }
     }
 
     /// Stop waiting for call `id` and tell the extension.
-    fn forget(&self, id: &str) {
+    async fn forget(&self, id: &str) {
         self.pending
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(id);
         self.notify(&dreb_extension_protocol::Event::Cancel(
             dreb_extension_protocol::CancelEvent { id: id.to_string() },
-        ));
+        ))
+        .await;
     }
 
     fn exit_reason(&self) -> Option<String> {
@@ -258,7 +302,8 @@ impl Connection {
         }
         let id = frame.remove("id");
         let Some(kind) = kind else {
-            self.respond(id.as_ref(), None, &Err("Unknown command: undefined".into()));
+            self.respond(id.as_ref(), None, &Err("Unknown command: undefined".into()))
+                .await;
             return;
         };
         let result = match Command::from_wire(&kind, frame) {
@@ -268,7 +313,8 @@ impl Connection {
                     id.as_ref(),
                     Some(&kind),
                     &Err(format!("Unknown command: {kind}")),
-                );
+                )
+                .await;
                 return;
             }
             Err(message) => {
@@ -276,24 +322,25 @@ impl Connection {
                     id.as_ref(),
                     Some(&kind),
                     &Err(format!("Invalid parameters for {kind}: {message}")),
-                );
+                )
+                .await;
                 return;
             }
         };
         if id.is_none() {
             let answer = server.serve(result).await;
-            self.respond(None, Some(&kind), &answer);
+            self.respond(None, Some(&kind), &answer).await;
             return;
         }
         let conn = self.clone();
         let server = server.clone();
         tokio::spawn(async move {
             let answer = server.serve(result).await;
-            conn.respond(id.as_ref(), Some(&kind), &answer);
+            conn.respond(id.as_ref(), Some(&kind), &answer).await;
         });
     }
 
-    fn respond(
+    async fn respond(
         &self,
         id: Option<&Value>,
         command: Option<&str>,
@@ -304,9 +351,7 @@ impl Connection {
             command,
             result,
         }) {
-            Ok(bytes) => {
-                let _ = self.outgoing.send(bytes);
-            }
+            Ok(bytes) => self.write(&bytes).await,
             Err(e) => tracing::error!("[{}] cannot encode a response: {e}", self.path),
         }
     }
@@ -344,8 +389,10 @@ impl Connection {
 
     /// Close the extension's stdin and wait (at most `grace`) for it to exit; kill it otherwise.
     pub async fn stop(&self, grace: Duration) {
-        // The empty frame is the write loop's sentinel: it closes the extension's stdin.
-        let _ = self.outgoing.send(Vec::new());
+        // Closing stdin is the extension's signal to exit.
+        if let Some(mut stdin) = self.stdin.lock().await.take() {
+            let _ = stdin.shutdown().await;
+        }
         if tokio::time::timeout(grace, self.closed.cancelled())
             .await
             .is_ok()
@@ -367,19 +414,6 @@ async fn sleep_or_forever(timeout: Option<Duration>) {
         Some(t) => tokio::time::sleep(t).await,
         None => std::future::pending().await,
     }
-}
-
-async fn write_loop(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
-    while let Some(bytes) = rx.recv().await {
-        if bytes.is_empty() {
-            // The close sentinel: end of input for the extension.
-            break;
-        }
-        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
-            break;
-        }
-    }
-    let _ = stdin.shutdown().await;
 }
 
 /// A response frame: `id` (when the request had one), `type`, `command`, `success`, then `data` or `error`.

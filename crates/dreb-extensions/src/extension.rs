@@ -229,7 +229,7 @@ impl Extension {
             && let Some(conn) = slot.as_ref()
             && !conn.is_closed()
         {
-            conn.notify(event);
+            conn.notify(event).await;
         }
     }
 

@@ -61,6 +61,13 @@ pub struct ExtensionHooks {
     pub(crate) timeout: Duration,
 }
 
+impl ExtensionHooks {
+    /// `ext` on the bus, with `timeout` for each hook call.
+    pub fn new(ext: Arc<Extension>, timeout: Duration) -> Self {
+        ExtensionHooks { ext, timeout }
+    }
+}
+
 /// Same wire shape, other crate's type.
 fn convert<A: Serialize, B: DeserializeOwned>(a: &A) -> HookResult<B> {
     serde_json::to_value(a)
