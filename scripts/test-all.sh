@@ -28,6 +28,14 @@ if [ -f "$ROOT/clients/typescript/package.json" ]; then
   cd "$ROOT"
 fi
 
+if [ -f "$ROOT/clients/extension-host/package.json" ]; then
+  echo "==> Node extension host"
+  cd "$ROOT/clients/extension-host"
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then npm ci --no-audit --no-fund; fi
+  npm test
+  cd "$ROOT"
+fi
+
 if [ -f "$ROOT/clients/python/pyproject.toml" ]; then
   echo "==> Python client"
   cd "$ROOT/clients/python"
