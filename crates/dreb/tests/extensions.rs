@@ -550,3 +550,64 @@ fn an_untrusted_project_runs_no_project_extension() {
     let resources = ok(&mut dreb, json!({"id": "r", "type": "get_resources"}));
     assert_eq!(resources["data"]["extensions"][0]["name"], "kitchen-sink");
 }
+
+#[test]
+fn hooks_see_runs_and_can_run_bash_elsewhere_and_add_a_message_before_the_run() {
+    let env = Env::with_scenario(scenario(
+        json!({"turns": [{"text": ["fine"], "repeat": true}]}),
+    ));
+    let mut dreb = spawn(&env, &[], &[]);
+    dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "please note me"}));
+    let body = env.mock.requests()[0].body.to_string();
+    assert!(body.contains("[note from before_agent_start]"), "{body}");
+    // user_bash: the extension ran it (in its "sandbox"); the host gets its result as our own run's.
+    let r = ok(
+        &mut dreb,
+        json!({"id": "b", "type": "bash", "command": "echo sandbox"}),
+    );
+    assert_eq!(
+        r["data"]["output"], "ran in the kitchen-sink sandbox",
+        "{r}"
+    );
+    assert_eq!(r["data"]["exitCode"], 0);
+    let r = ok(
+        &mut dreb,
+        json!({"id": "b2", "type": "bash", "command": "echo local"}),
+    );
+    assert_eq!(r["data"]["output"], "local\n", "{r}");
+    // Agent events reach a subscriber (agent_end), and session_start told it why the session started.
+    dreb.send(&json!({"id": "s", "type": "prompt", "message": "/stats"}));
+    let text = next_notify(&mut dreb);
+    assert!(text.contains("runs=1 starts=startup "), "{text}");
+    ok(&mut dreb, json!({"id": "n", "type": "new_session"}));
+    dreb.send(&json!({"id": "s2", "type": "prompt", "message": "/stats"}));
+    let text = next_notify(&mut dreb);
+    assert!(text.contains("starts=startup,new "), "{text}");
+    dreb.send(&json!({"id": "x", "type": "prompt", "message": "/exec"}));
+    assert_eq!(next_notify(&mut dreb), "exec code=0 out=from exec");
+}
+
+#[test]
+fn a_hanging_hook_never_blocks_get_state_or_abort() {
+    let env = Env::with_scenario(scenario(json!({"turns": [
+        {"when": {"afterToolResult": false}, "toolCalls": [{"name": "bash", "arguments": {"command": "echo hang-in-hook"}}]},
+        {"when": {"afterToolResult": true}, "text": ["ok"], "repeat": true},
+    ]})));
+    let mut dreb = spawn(&env, &[], &[("DREB_EXTENSION_HOOK_TIMEOUT_MS", "600000")]);
+    ok(
+        &mut dreb,
+        json!({"id": "p", "type": "prompt", "message": "hang"}),
+    );
+    dreb.read_until(|f| f["type"] == "message_end" && f["message"]["role"] == "assistant");
+    // The tool_call hook now waits (30 s by default): the session still answers, and abort ends the run.
+    let state = ok(&mut dreb, json!({"id": "st", "type": "get_state"}));
+    assert_eq!(state["data"]["isStreaming"], true);
+    // (The hook timeout is far beyond the harness's hang guard: a wait for it would fail the test.)
+    dreb.send(&json!({"id": "a", "type": "abort"}));
+    let frames = dreb.read_until(|f| is_response(f) && f["id"] == "a");
+    assert_eq!(frames.last().unwrap()["success"], true);
+    assert!(
+        frames.iter().any(|f| f["type"] == "agent_end"),
+        "{frames:#?}"
+    );
+}
