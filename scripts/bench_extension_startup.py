@@ -48,7 +48,7 @@ def run_once(dreb: str, paths: list[str], home: Path) -> tuple[float, float]:
     assert proc.stdin and proc.stdout
     proc.stdin.write(b'{"id":"v","type":"get_version"}\n{"id":"c","type":"get_commands"}\n')
     first = ready = 0.0
-    while not ready:
+    while not (first and ready):
         frame = json.loads(proc.stdout.readline())
         if frame.get("id") == "v":
             first = time.perf_counter() - start
