@@ -90,6 +90,8 @@ fn main() {
                 path: dir.path().join("bench"),
                 scope: Scope::Temporary,
                 launch,
+                source: "cli",
+                base_dir: None,
             }],
             Vec::new(),
             &bus,

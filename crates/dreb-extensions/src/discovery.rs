@@ -42,6 +42,11 @@ pub struct ExtensionSource {
     pub path: PathBuf,
     pub scope: Scope,
     pub launch: Launch,
+    /// The reference's `sourceInfo.source`: `cli` for `-e`, `local` otherwise.
+    pub source: &'static str,
+    /// The reference's `sourceInfo.baseDir`: the extensions directory it was found in, the folder of a settings
+    /// path; none for `-e`.
+    pub base_dir: Option<PathBuf>,
 }
 
 /// A declared extension that is not loaded, and why (reported to the host as an `extension_error`).
@@ -73,23 +78,28 @@ pub struct DiscoveryInput {
 /// The extensions to load, in load order (project, user, settings, then `-e`), without repeats; and the ones
 /// not loaded.
 pub fn discover(input: &DiscoveryInput) -> (Vec<ExtensionSource>, Vec<Skipped>) {
-    let mut found: Vec<(PathBuf, Scope)> = Vec::new();
+    let mut found: Vec<(PathBuf, Scope, Option<PathBuf>)> = Vec::new();
+    let parent = |p: &Path| p.parent().map(Path::to_path_buf);
     if !input.no_extensions {
-        for path in discover_dir(&input.cwd.join(".dreb").join("extensions")) {
-            found.push((path, Scope::Project));
+        let project_dir = input.cwd.join(".dreb").join("extensions");
+        for path in discover_dir(&project_dir) {
+            found.push((path, Scope::Project, Some(project_dir.clone())));
         }
-        for path in discover_dir(&input.agent_dir.join("extensions")) {
-            found.push((path, Scope::User));
+        let user_dir = input.agent_dir.join("extensions");
+        for path in discover_dir(&user_dir) {
+            found.push((path, Scope::User, Some(user_dir.clone())));
         }
         for p in &input.user_settings {
             for path in resolve_declared(&resolve(p, &input.agent_dir)) {
-                found.push((path, Scope::User));
+                let base = parent(&path);
+                found.push((path, Scope::User, base));
             }
         }
         let project_base = input.cwd.join(".dreb");
         for p in &input.project_settings {
             for path in resolve_declared(&resolve(p, &project_base)) {
-                found.push((path, Scope::Project));
+                let base = parent(&path);
+                found.push((path, Scope::Project, base));
             }
         }
     }
@@ -100,13 +110,13 @@ pub fn discover(input: &DiscoveryInput) -> (Vec<ExtensionSource>, Vec<Skipped>) 
             input.cwd.join(p)
         };
         for path in resolve_declared(&path) {
-            found.push((path, Scope::Temporary));
+            found.push((path, Scope::Temporary, None));
         }
     }
     let mut sources = Vec::new();
     let mut skipped = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (path, scope) in found {
+    for (path, scope, base_dir) in found {
         let key = path.canonicalize().unwrap_or_else(|_| path.clone());
         if seen.contains(&key) {
             continue;
@@ -128,6 +138,12 @@ pub fn discover(input: &DiscoveryInput) -> (Vec<ExtensionSource>, Vec<Skipped>) 
                 path,
                 scope,
                 launch,
+                source: if scope == Scope::Temporary {
+                    "cli"
+                } else {
+                    "local"
+                },
+                base_dir,
             }),
             Err(reason) => skipped.push(Skipped { path, reason }),
         }

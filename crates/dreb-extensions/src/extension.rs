@@ -97,20 +97,12 @@ impl Extension {
             .clone()
     }
 
-    /// Its name in `get_resources`: the registered name, else the file name (the folder's for an `index.*`).
+    /// Its name in `get_resources`: the name it registered (a dreb-rs addition), else the reference's
+    /// `sourceInfo.source` (`cli` for `-e`, `local` for the others).
     pub fn name(&self) -> String {
-        if let Some(name) = self.registration().name {
-            return name;
-        }
-        let p = &self.source.path;
-        let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        match (stem, p.parent().and_then(|d| d.file_name())) {
-            ("index" | "extension", Some(dir)) => dir.to_string_lossy().into_owned(),
-            _ => p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        }
+        self.registration()
+            .name
+            .unwrap_or_else(|| self.source.source.to_string())
     }
 
     /// Whether it subscribed to `event`.

@@ -185,15 +185,16 @@ fn start_reason(r: dreb_hooks::SessionStartReason) -> dreb_extension_protocol::S
     }
 }
 
+/// The reference's `sourceInfo` of an extension's resources.
 fn source_info(e: &dreb_extensions::Extension) -> Value {
-    let path = e.path();
+    let source = e.source();
     let mut info = json!({
-        "path": path,
-        "source": e.name(),
-        "scope": e.source().scope.as_str(),
+        "path": e.path(),
+        "source": source.source,
+        "scope": source.scope.as_str(),
         "origin": "top-level",
     });
-    if let Some(dir) = std::path::Path::new(path).parent() {
+    if let Some(dir) = &source.base_dir {
         info["baseDir"] = json!(dir.to_string_lossy());
     }
     info

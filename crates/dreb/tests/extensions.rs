@@ -225,7 +225,10 @@ fn get_commands_and_get_resources_list_the_extension() {
     assert_eq!(stats["description"], "Show statistics");
     assert_eq!(stats["source"], "extension");
     assert_eq!(stats["sourceInfo"]["path"], kitchen_sink());
-    assert_eq!(stats["sourceInfo"]["scope"], "temporary");
+    assert_eq!(
+        stats["sourceInfo"],
+        json!({"path": kitchen_sink(), "source": "cli", "scope": "temporary", "origin": "top-level"})
+    );
     let resources = ok(&mut dreb, json!({"id": "r", "type": "get_resources"}));
     assert_eq!(
         resources["data"]["extensions"],
