@@ -11,6 +11,13 @@ ROOT="$(pwd)"
 echo "==> Rust: formatting"
 cargo fmt --all -- --check
 
+# The Rust end-to-end tests run a TypeScript extension through the Node extension host: its dependencies first.
+if [ -f "$ROOT/clients/extension-host/package.json" ]; then
+  cd "$ROOT/clients/extension-host"
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then npm ci --no-audit --no-fund; fi
+  cd "$ROOT"
+fi
+
 echo "==> Rust: cargo test --workspace"
 # Default targets (libs, bins, tests, doctests). Benchmarks are run on purpose with `cargo bench`, not here:
 # in a debug build their numbers mean nothing and their large generated inputs only cost CI time.
@@ -31,7 +38,6 @@ fi
 if [ -f "$ROOT/clients/extension-host/package.json" ]; then
   echo "==> Node extension host"
   cd "$ROOT/clients/extension-host"
-  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then npm ci --no-audit --no-fund; fi
   npm test
   cd "$ROOT"
 fi

@@ -97,6 +97,25 @@ impl Runtime {
         self.inner.extensions.ready().await;
     }
 
+    /// The `session_before_*` handlers, once the extensions have loaded (a session change sent right after
+    /// start-up must not slip past an extension that would cancel it).
+    pub(crate) async fn ask_session_before(
+        &self,
+        event: &dreb_hooks::SessionBeforeEvent,
+    ) -> dreb_hooks::SessionBeforeOutcome {
+        self.extensions_ready().await;
+        self.inner.hooks.session_before(event).await
+    }
+
+    /// The `user_bash` handlers, once the extensions have loaded.
+    pub(crate) async fn ask_user_bash(
+        &self,
+        event: &dreb_hooks::UserBashEvent,
+    ) -> Option<dreb_hooks::UserBashResult> {
+        self.extensions_ready().await;
+        self.inner.hooks.user_bash(event).await
+    }
+
     /// The extension that registered the command `message` names, with the command's name and arguments.
     pub(crate) fn extension_command<'m>(
         &self,

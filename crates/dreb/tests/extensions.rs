@@ -614,3 +614,117 @@ fn a_hanging_hook_never_blocks_get_state_or_abort() {
         "{frames:#?}"
     );
 }
+
+/// The reference-style TypeScript extension, run by the Node extension host of this checkout
+/// (`clients/extension-host`, its dependencies installed by `npm ci`, which `scripts/test-all.sh` runs first).
+fn reference_style() -> String {
+    let host =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../clients/extension-host/node_modules");
+    assert!(
+        host.is_dir(),
+        "the Node extension host's dependencies are missing: run `npm ci` in clients/extension-host"
+    );
+    common::local_fixture("extensions/reference_style.ts")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn spawn_ts(env: &Env, extra: &[&str]) -> Dreb {
+    let ts = reference_style();
+    let mut args = vec![
+        "--mode",
+        "rpc",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-e",
+        ts.as_str(),
+    ];
+    args.extend_from_slice(extra);
+    env.spawn_raw(&args, &[])
+}
+
+#[test]
+fn a_reference_typescript_extension_runs_unchanged() {
+    let env = Env::with_scenario(scenario(json!({"turns": [
+        {"when": {"lastUserContains": "shout", "afterToolResult": false}, "toolCalls": [{"name": "shout", "arguments": {"word": "hey"}}]},
+        {"when": {"lastUserContains": "danger", "afterToolResult": false}, "toolCalls": [{"name": "bash", "arguments": {"command": "echo dangerous"}}]},
+        {"when": {"afterToolResult": true}, "text": ["ok"], "repeat": true},
+        {"text": ["plain"], "repeat": true},
+    ]})));
+    let mut dreb = spawn_ts(&env, &[]);
+    let commands = ok(&mut dreb, json!({"id": "c", "type": "get_commands"}));
+    let names: Vec<&str> = commands["data"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["source"] == "extension")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["count", "explode"]);
+    // A TypeBox-typed tool with progress.
+    let frames = dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "shout it"}));
+    let end = tool_end(&frames);
+    assert_eq!(result_text(&end), "HEY!");
+    assert_eq!(end["result"]["details"], json!({"shouted": "hey"}));
+    assert!(frames.iter().any(|f| f["type"] == "tool_execution_update"));
+    // tool_call asking the user through ctx.ui.confirm: declined, so blocked.
+    dreb.send(&json!({"id": "p2", "type": "prompt", "message": "danger"}));
+    let frames =
+        dreb.read_until(|f| f["type"] == "extension_ui_request" && f["method"] == "confirm");
+    let id = frames.last().unwrap()["id"].clone();
+    dreb.send(&json!({"type": "extension_ui_response", "id": id, "confirmed": false}));
+    let frames = dreb.read_until(|f| f["type"] == "agent_end");
+    let end = tool_end(&frames);
+    assert_eq!(end["isError"], true);
+    assert!(result_text(&end).contains("Blocked by the user"), "{end}");
+    // input transform.
+    dreb.exchange(&json!({"id": "p3", "type": "prompt", "message": "?quick why"}));
+    let body = env.mock.requests().last().unwrap().body.to_string();
+    assert!(body.contains("Answer briefly: why"), "{body}");
+    // A command reading ctx.sessionManager and ctx.model, then dreb.sendMessage.
+    dreb.send(&json!({"id": "cnt", "type": "prompt", "message": "/count"}));
+    let text = next_notify(&mut dreb);
+    assert!(
+        text.starts_with("entries=") && text.ends_with("model=mock-model"),
+        "{text}"
+    );
+    let frames =
+        dreb.read_until(|f| f["type"] == "message_end" && f["message"]["role"] == "custom");
+    assert!(
+        frames.last().unwrap()["message"]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("counted ")
+    );
+    // A throwing command handler is an extension_error.
+    dreb.send(&json!({"id": "x", "type": "prompt", "message": "/explode"}));
+    let frames = dreb.read_until(|f| is_response(f) && f["id"] == "x");
+    let error = frames
+        .iter()
+        .find(|f| f["type"] == "extension_error")
+        .unwrap();
+    assert_eq!(error["extensionPath"], reference_style());
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap()
+            .contains("exploded on purpose"),
+        "{error}"
+    );
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn a_typescript_extension_flag_cancels_a_session_switch() {
+    let env = Env::new();
+    let mut dreb = spawn_ts(&env, &["--lock-sessions"]);
+    let r = ok(&mut dreb, json!({"id": "n", "type": "new_session"}));
+    assert_eq!(r["data"], json!({"cancelled": true}));
+    drop(dreb);
+    let mut dreb = spawn_ts(&env, &[]);
+    let r = ok(&mut dreb, json!({"id": "n", "type": "new_session"}));
+    assert_eq!(r["data"], json!({"cancelled": false}));
+}

@@ -45,7 +45,7 @@ impl Runtime {
             command: p.command.clone(),
             cwd: opts.cwd.to_string_lossy().into_owned(),
         };
-        if let Some(r) = self.inner.hooks.user_bash(&event).await {
+        if let Some(r) = self.ask_user_bash(&event).await {
             let result = dreb_tools::BashResult {
                 output: r.output,
                 exit_code: r.exit_code,

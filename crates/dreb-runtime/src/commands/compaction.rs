@@ -143,7 +143,7 @@ impl Runtime {
         let event = SessionBeforeEvent::Compact {
             custom_instructions: custom_instructions.map(str::to_string),
         };
-        let supplied = match self.inner.hooks.session_before(&event).await {
+        let supplied = match self.ask_session_before(&event).await {
             SessionBeforeOutcome::Cancelled => return Err(CompactError::Cancelled),
             SessionBeforeOutcome::Continue { supplied } => supplied,
         };

@@ -115,9 +115,7 @@ impl Runtime {
             editor_text: None,
         };
         let supplied = match self
-            .inner
-            .hooks
-            .session_before(&SessionBeforeEvent::Tree {
+            .ask_session_before(&SessionBeforeEvent::Tree {
                 target_id: p.target_id.clone(),
                 summarize: p.summarize == Some(true),
             })
@@ -215,7 +213,7 @@ impl Runtime {
         let event = SessionBeforeEvent::Fork {
             entry_id: p.entry_id.clone(),
         };
-        if self.inner.hooks.session_before(&event).await == SessionBeforeOutcome::Cancelled {
+        if self.ask_session_before(&event).await == SessionBeforeOutcome::Cancelled {
             return Ok(ForkResult {
                 text,
                 cancelled: true,
@@ -242,7 +240,7 @@ impl Runtime {
             reason,
             target_session_file: target.map(|p| p.to_string_lossy().into_owned()),
         };
-        self.inner.hooks.session_before(&event).await == SessionBeforeOutcome::Cancelled
+        self.ask_session_before(&event).await == SessionBeforeOutcome::Cancelled
     }
 
     async fn reset_for_new_session(&self) {
