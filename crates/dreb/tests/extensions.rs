@@ -728,3 +728,41 @@ fn a_typescript_extension_flag_cancels_a_session_switch() {
     let r = ok(&mut dreb, json!({"id": "n", "type": "new_session"}));
     assert_eq!(r["data"], json!({"cancelled": false}));
 }
+
+#[test]
+fn send_message_while_streaming_steers_or_follows_up() {
+    let env = Env::with_scenario(scenario(json!({"turns": [
+        {"when": {"afterToolResult": false, "lastUserContains": "work"}, "toolCalls": [{"name": "bash", "arguments": {"command": "sleep 1; echo slept"}}]},
+        {"when": {"afterToolResult": true}, "text": ["after the tool"]},
+        {"text": ["and then"], "repeat": true},
+    ]})));
+    let mut dreb = spawn(&env, &[], &[]);
+    ok(
+        &mut dreb,
+        json!({"id": "p", "type": "prompt", "message": "work"}),
+    );
+    dreb.read_until(|f| f["type"] == "tool_execution_start");
+    ok(
+        &mut dreb,
+        json!({"id": "s", "type": "prompt", "message": "/remind steer"}),
+    );
+    ok(
+        &mut dreb,
+        json!({"id": "f", "type": "prompt", "message": "/remind followUp"}),
+    );
+    dreb.read_until(|f| f["type"] == "agent_end");
+    let bodies: Vec<String> = env
+        .mock
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert_eq!(
+        bodies.len(),
+        3,
+        "the follow-up continued the run: {bodies:#?}"
+    );
+    // The steering message goes with the tool result; the follow-up only once the run would have ended.
+    assert!(bodies[1].contains("reminder (steer)") && !bodies[1].contains("reminder (followUp)"));
+    assert!(bodies[2].contains("reminder (followUp)"));
+}
