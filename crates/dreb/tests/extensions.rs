@@ -766,3 +766,45 @@ fn send_message_while_streaming_steers_or_follows_up() {
     assert!(bodies[1].contains("reminder (steer)") && !bodies[1].contains("reminder (followUp)"));
     assert!(bodies[2].contains("reminder (followUp)"));
 }
+
+#[test]
+fn an_executable_in_any_language_is_an_extension_and_its_garbage_is_dropped() {
+    let env = Env::new();
+    let sh = common::local_fixture("extensions/shell_extension.sh")
+        .to_string_lossy()
+        .into_owned();
+    let mut dreb = env.spawn_raw(
+        &[
+            "--mode",
+            "rpc",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "-e",
+            sh.as_str(),
+        ],
+        &[],
+    );
+    let resources = ok(&mut dreb, json!({"id": "r", "type": "get_resources"}));
+    assert_eq!(
+        resources["data"]["extensions"],
+        json!([{"name": "shell", "path": sh}])
+    );
+    dreb.send(&json!({"id": "h", "type": "prompt", "message": "/shell-hi"}));
+    let frames = dreb.read_until(|f| is_response(f) && f["id"] == "h");
+    assert_eq!(
+        frames.iter().find_map(notify_text).as_deref(),
+        Some("hi from sh")
+    );
+    assert!(
+        !frames.iter().any(|f| f["type"] == "extension_error"),
+        "{frames:#?}"
+    );
+    let (code, rest, _) = dreb.finish();
+    assert_eq!(code, 0);
+    assert!(
+        !rest.iter().any(|f| f["type"] == "extension_error"),
+        "{rest:#?}"
+    );
+}
