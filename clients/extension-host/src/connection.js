@@ -37,6 +37,8 @@ export class Connection {
 		// the runtime serves each command on its own task, so two sent back to back could run out of order.
 		/** @type {Map<string, Promise<void>>} */
 		this.lanes = new Map();
+		/** The lane of a command sent without a lane (the host sets it: the call being served). */
+		this.currentLane = () => "detached";
 	}
 
 	/** @param {Handlers} handlers */
@@ -82,6 +84,9 @@ export class Connection {
 		}
 		if (frame.type === "response") {
 			this.resolve(frame);
+		} else if (frame.type === "cancel") {
+			// An event whose `id` names the call it cancels.
+			handlers.onEvent(frame);
 		} else if (typeof frame.id === "string" || typeof frame.id === "number") {
 			handlers.onCall(frame);
 		} else {
@@ -132,10 +137,10 @@ export class Connection {
 	 * lane has been answered. Returns when this one is answered (for tests and ordered follow-ups).
 	 * @param {string} command
 	 * @param {Record<string, unknown>} [params]
-	 * @param {string} [lane]
+	 * @param {string} [lane] default: the current lane
 	 * @returns {Promise<void>}
 	 */
-	fire(command, params = {}, lane = "actions") {
+	fire(command, params = {}, lane = this.currentLane()) {
 		const previous = this.lanes.get(lane) ?? Promise.resolve();
 		const next = previous.then(() =>
 			this.request(command, params).then(
@@ -147,6 +152,23 @@ export class Connection {
 		);
 		this.lanes.set(lane, next);
 		return next;
+	}
+
+	/**
+	 * Wait until every command sent on `lane` so far is answered, and forget the lane.
+	 * @param {string} lane
+	 */
+	async flush(lane) {
+		let last = this.lanes.get(lane);
+		while (last) {
+			await last;
+			const now = this.lanes.get(lane);
+			if (now === last) {
+				this.lanes.delete(lane);
+				return;
+			}
+			last = now;
+		}
 	}
 
 	/**

@@ -373,14 +373,14 @@ export function createCommandContext(host, base) {
 	const sessionOp = async (command, params) => {
 		const r = await conn.request(command, params);
 		snap.invalidateSession();
-		await snap.refresh({ fresh: true });
+		await snap.refresh();
 		return { cancelled: r?.cancelled === true };
 	};
 	const ctx = Object.create(base, Object.getOwnPropertyDescriptors(base));
 	Object.assign(ctx, {
 		async waitForIdle() {
 			await conn.request("wait_for_idle");
-			await snap.refresh({ fresh: true });
+			await snap.refresh();
 		},
 		/** @param {{ parentSession?: string, setup?: unknown }} [options] */
 		newSession(options) {

@@ -2,6 +2,7 @@
 // runtime over the extension protocol (protocol/extension.yaml). Calls run concurrently (a handler may wait on a
 // dialog while the runtime sends further calls); events run one at a time, in order.
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createExtensionAPI, HOOK_CALLS, Registry } from "./api.js";
 import { Connection } from "./connection.js";
 import { createCommandContext, createContext } from "./context.js";
@@ -17,6 +18,9 @@ function messageOf(e) {
 	if (e instanceof Error) return e.message || e.name || "Error";
 	return typeof e === "string" ? e : JSON.stringify(e) ?? String(e);
 }
+
+/** The calls answered only when the commands their handlers sent without waiting were answered. */
+const FLUSHED_CALLS = new Set(["execute_command", "execute_tool", "session_shutdown"]);
 
 /** Answered already (by `initialize`, which writes its own response). */
 const ANSWERED = Symbol("answered");
@@ -35,6 +39,11 @@ export class Host {
 		this.extensionArg = extensionPath;
 		this.onClose = onClose ?? (() => {});
 		this.conn = new Connection(input, writeLine, log);
+		// Commands the extension sends without waiting (notify, appendEntry, ...) are ordered per call (or for the
+		// events, or outside both): the call being served is tracked through its async work.
+		/** @type {AsyncLocalStorage<{ lane: string }>} */
+		this.als = new AsyncLocalStorage();
+		this.conn.currentLane = () => this.als.getStore()?.lane ?? "detached";
 		this.snap = new Snapshots(this.conn);
 		this.registry = new Registry();
 		this.ready = false;
@@ -89,11 +98,21 @@ export class Host {
 		const call = { controller: new AbortController(), cancelled: false };
 		this.calls.set(key, call);
 		const { id: _id, type: _type, ...params } = frame;
-		this.dispatch(type, params, call.controller.signal, id)
+		const lane = `call:${key}`;
+		this.als
+			.run({ lane }, () => this.dispatch(type, params, call.controller.signal, id))
 			.then(
 				(data) => (data === ANSWERED ? undefined : { data }),
 				(e) => ({ error: messageOf(e) }),
 			)
+			.then(async (outcome) => {
+				// Commands and tools are answered after the commands they sent without waiting, as the reference's
+				// synchronous actions were done when the handler returned. Hooks answer at once: their actions may
+				// need the runtime to finish the hook first (a prompt from an `input` handler).
+				if (FLUSHED_CALLS.has(type)) await this.conn.flush(lane);
+				else void this.conn.flush(lane);
+				return outcome;
+			})
 			.then((outcome) => {
 				this.calls.delete(key);
 				// A cancelled call is no longer waited for: its answer would be dropped.
@@ -112,11 +131,11 @@ export class Host {
 			return;
 		}
 		this.events = this.events
-			.then(() => this.handleEvent(frame))
+			.then(() => this.als.run({ lane: "events" }, () => this.handleEvent(frame)))
 			.catch((e) => this.log(`extension host: ${String(frame.type)} failed: ${messageOf(e)}`));
 	}
 
-	/** Fetch the snapshots before a handler; a failure leaves the previous ones. @param {{ light?: boolean, fresh?: boolean }} [options] */
+	/** Fetch the snapshots before a handler; a failure leaves the previous ones. @param {{ light?: boolean }} [options] */
 	async refresh(options) {
 		try {
 			await this.snap.refresh(options);
@@ -250,11 +269,7 @@ export class Host {
 			return toolExecutionResult(result);
 		} finally {
 			// The updates go out before the result.
-			const last = this.conn.lanes.get(lane);
-			if (last) {
-				await last;
-				if (this.conn.lanes.get(lane) === last) this.conn.lanes.delete(lane);
-			}
+			await this.conn.flush(lane);
 		}
 	}
 
@@ -293,7 +308,7 @@ export class Host {
 	async sessionStart(frame) {
 		const reason = typeof frame.reason === "string" ? frame.reason : "startup";
 		const previousSessionFile = this.lastSessionFile;
-		await this.refresh({ fresh: true });
+		await this.refresh();
 		this.lastSessionFile = this.snap.ctxField("sessionFile") ?? undefined;
 		// The reference's names: `session_start` at startup and reload, `session_switch` after a new or resumed
 		// session, `session_fork` after a fork.

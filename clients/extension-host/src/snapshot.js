@@ -2,7 +2,7 @@
 // `ctx.modelRegistry`, `dreb.getActiveTools()`, ...). The reference answers them from its own memory; here they
 // read snapshots the host fetches from the runtime right before it invokes a handler:
 //
-// - `get_context` before every handler, tool and command (a fetch already under way is shared);
+// - `get_context` before every handler, tool and command (agent events share a fetch already under way);
 // - `get_session`, `get_models`, `get_tools` only when the extension needs them: when its source (the module and
 //   the local modules it imports) names `sessionManager`, `modelRegistry` or `getAllTools`, or after a getter was
 //   used without a snapshot (that use throws a clear error, and every later handler gets the snapshot). The session
@@ -46,16 +46,13 @@ export class Snapshots {
 
 	/**
 	 * Fetch the snapshots a handler may read. `light` (agent events, which can come in bursts) reuses the models
-	 * and tools snapshots when there are some; `fresh` never reuses a fetch that started before.
-	 * @param {{ light?: boolean, fresh?: boolean }} [options]
+	 * and tools snapshots when there are some, and shares a fetch already under way.
+	 * @param {{ light?: boolean }} [options]
 	 * @returns {Promise<void>}
 	 */
 	refresh(options = {}) {
-		if (this.inFlight) {
-			if (!options.fresh) return this.inFlight;
-			// The session just changed: a fetch started before may have read the old one.
-			return this.inFlight.catch(() => {}).then(() => this.refresh(options));
-		}
+		// Agent events come in bursts: they share a fetch under way. A call gets its own, started after it came.
+		if (options.light && this.inFlight) return this.inFlight;
 		const run = this.fetch(options.light === true).finally(() => {
 			if (this.inFlight === run) this.inFlight = undefined;
 		});
