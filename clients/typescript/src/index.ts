@@ -15,3 +15,20 @@ export {
 export { summarizeRun, type RunResult } from "./run.js";
 export * from "./generated/types.js";
 export { DrebClient } from "./generated/client.js";
+export {
+  RpcClient,
+  type RpcClientOptions,
+  type ModelInfo,
+  type RpcEventListener,
+  type RpcExitInfo,
+  type RpcExitListener,
+  type RpcUnmatchedResponseListener,
+  type RpcCommandType,
+  type RpcDashboardSnapshotBarrierEvent,
+  type RpcExtensionUIRequest,
+  type RpcExtensionUIResponse,
+  type RpcRequestOptions,
+  type RpcPromptOptions,
+  type RpcWaitOptions,
+  type RpcNavigateTreeOptions,
+} from "./rpc-client.js";
