@@ -99,8 +99,14 @@ export class Host {
 		this.calls.set(key, call);
 		const { id: _id, type: _type, ...params } = frame;
 		const lane = `call:${key}`;
+		// As in the reference, where the host awaited every event's handlers, a call runs after the handlers of
+		// the events that came before it (a tool call after the session_start that rebuilds the state).
+		const eventsBefore = this.events;
 		this.als
-			.run({ lane }, () => this.dispatch(type, params, call.controller.signal, id))
+			.run({ lane }, async () => {
+				if (type !== "initialize") await eventsBefore;
+				return this.dispatch(type, params, call.controller.signal, id);
+			})
 			.then(
 				(data) => (data === ANSWERED ? undefined : { data }),
 				(e) => ({ error: messageOf(e) }),

@@ -464,3 +464,34 @@ test("a line that is not JSON and a response to nothing are dropped", async () =
 	assert.match(rt.stderr, /dropped a line that is not JSON/);
 	assert.match(rt.stderr, /dropped a response to no pending command \(zz\)/);
 });
+
+test("a call waits for the handlers of the events before it (state rebuilt from the session)", async () => {
+	const rt = new Runtime("state.ts");
+	rt.session.entries.push({ type: "custom", id: "e3", parentId: "e2", timestamp: "2024-01-01T00:00:03.000Z", customType: "note", data: { text: "buy milk" } });
+	rt.session.branch = [...rt.session.entries];
+	await rt.initialize();
+	rt.event("session_start", { reason: "startup" });
+	assert.deepEqual(await rt.ok("execute_tool", { toolName: "notes", toolCallId: "c1", params: {} }), {
+		content: [{ type: "text", text: "buy milk" }],
+		details: { leaf: "e2", header: "0b6c3c1e" },
+	});
+	// The session did not change (same leaf): it is not read again.
+	assert.equal(rt.snapshotCounts.get_session, 1);
+	rt.context = { ...rt.context, leafId: "e3" };
+	await rt.ok("execute_tool", { toolName: "notes", toolCallId: "c2", params: {} });
+	assert.equal(rt.snapshotCounts.get_session, 2);
+	await done(rt);
+});
+
+test("a session getter used without a snapshot throws a clear error once; later handlers get the snapshot", async () => {
+	const rt = new Runtime("hidden-state.ts");
+	await rt.initialize();
+	const id = rt.call("execute_tool", { toolName: "count_entries", toolCallId: "c1", params: {} });
+	const r = await rt.response(id, "execute_tool");
+	assert.equal(r.success, false);
+	assert.match(r.error, /^ctx\.sessionManager\.getEntries\(\) is not available here: .*get_session/);
+	assert.deepEqual(await rt.ok("execute_tool", { toolName: "count_entries", toolCallId: "c2", params: {} }), {
+		content: [{ type: "text", text: "2 entries" }],
+	});
+	await done(rt);
+});
