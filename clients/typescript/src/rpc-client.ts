@@ -31,8 +31,8 @@ export interface RpcClientOptions {
   cliPath?: string | undefined;
   /** Working directory of the agent. */
   cwd?: string | undefined;
-  /** Variables merged over `process.env` for the agent. */
-  env?: Record<string, string> | undefined;
+  /** Variables merged over `process.env` for the agent (a value of `undefined` removes the variable). */
+  env?: Record<string, string | undefined> | undefined;
   /** `--provider <provider>` (left out when empty). */
   provider?: string | undefined;
   /** `--model <model>` (left out when empty). */
@@ -468,9 +468,14 @@ export class RpcClient {
     await this.invoke((c) => c.abortRetry(requestOptions(options)));
   }
 
-  /** Runs a shell command (5 min default timeout); its output is added to the context of the next prompt. */
-  async bash(command: string, options?: RpcRequestOptions): Promise<T.BashResult> {
-    return this.invoke((c) => c.bash({ command }, requestOptions(options)));
+  /**
+   * Runs a shell command (5 min default timeout); its output is added to the context of the next prompt.
+   * (`exitCode` is typed as always present, possibly undefined, as the reference declares it.)
+   */
+  async bash(command: string, options?: RpcRequestOptions): Promise<T.BashResult & { exitCode: number | undefined }> {
+    return this.invoke((c) => c.bash({ command }, requestOptions(options))) as Promise<
+      T.BashResult & { exitCode: number | undefined }
+    >;
   }
 
   /** Aborts the running `bash` command. */
@@ -482,9 +487,14 @@ export class RpcClient {
   // Sessions
   // ==========================================================================
 
-  /** Token, message and cost statistics of the session. */
-  async getSessionStats(options?: RpcRequestOptions): Promise<T.SessionStats> {
-    return this.invoke((c) => c.getSessionStats(requestOptions(options)));
+  /**
+   * Token, message and cost statistics of the session. (`sessionFile` is typed as always present, possibly
+   * undefined, as the reference declares it.)
+   */
+  async getSessionStats(options?: RpcRequestOptions): Promise<T.SessionStats & { sessionFile: string | undefined }> {
+    return this.invoke((c) => c.getSessionStats(requestOptions(options))) as Promise<
+      T.SessionStats & { sessionFile: string | undefined }
+    >;
   }
 
   /** Per-model performance statistics. */
