@@ -808,3 +808,43 @@ fn an_executable_in_any_language_is_an_extension_and_its_garbage_is_dropped() {
         "{rest:#?}"
     );
 }
+
+#[test]
+fn the_agent_api_sets_tools_model_and_thinking_and_later_registrations_count() {
+    let env = Env::with_scenario(scenario(
+        json!({"turns": [{"text": ["fine"], "repeat": true}]}),
+    ));
+    let mut dreb = spawn(&env, &[], &[]);
+    dreb.send(&json!({"id": "a", "type": "prompt", "message": "/agent-api"}));
+    // `low` is clamped to `off`: the mock model does not reason (the rule `set_thinking_level` applies).
+    assert_eq!(
+        next_notify(&mut dreb),
+        format!(
+            "hello={} bash=builtin ok=True bad=False thinking=off models=True",
+            kitchen_sink()
+        )
+    );
+    // The active tools apply from the next run: only `read` and the extension's `hello` are offered.
+    dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "which tools"}));
+    let body = env.mock.requests().last().unwrap().body.clone();
+    let offered: Vec<String> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["name"]
+                .as_str()
+                .or(t["function"]["name"].as_str())
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(offered, ["read", "hello"], "{body}");
+    // `register` adds a command after initialize; get_commands lists it and a prompt runs it.
+    dreb.send(&json!({"id": "r", "type": "prompt", "message": "/register-more"}));
+    assert_eq!(next_notify(&mut dreb), "registered");
+    let commands = ok(&mut dreb, json!({"id": "c", "type": "get_commands"}));
+    assert!(commands.to_string().contains("Registered later"));
+    dreb.send(&json!({"id": "l", "type": "prompt", "message": "/late"}));
+    assert_eq!(next_notify(&mut dreb), "late command ran");
+}
