@@ -124,6 +124,29 @@ impl Envelope {
             .find(|e| e.key == key)
             .map(|e| e.text.as_str())
     }
+
+    /// The `commandFailed` template (`Command failed: {message}` when the spec has none).
+    pub fn command_failed(&self) -> &str {
+        self.error("commandFailed")
+            .unwrap_or("Command failed: {message}")
+    }
+
+    /// For a command error text that is the `commandFailed` template wrapped around a message (a failure the
+    /// reference *throws*, e.g. `Command failed: Already compacted`), the message (`Already compacted`); `None`
+    /// for a text returned as it is.
+    pub fn thrown_message<'t>(&self, text: &'t str) -> Option<&'t str> {
+        let template = self.command_failed();
+        let (prefix, suffix) = template.split_once("{message}")?;
+        if text.len() >= prefix.len() + suffix.len()
+            && text.starts_with(prefix)
+            && text.ends_with(suffix)
+            && !(prefix.is_empty() && suffix.is_empty())
+        {
+            Some(&text[prefix.len()..text.len() - suffix.len()])
+        } else {
+            None
+        }
+    }
 }
 
 /// One generic error text of the envelope.
@@ -394,8 +417,125 @@ pub enum CommandResult {
 pub struct CommandError {
     /// Exact text; `{placeholder}` for variable parts.
     pub text: String,
+    /// `PascalCase` name of the error (`name:`); when absent, backends use [`CommandError::derived_name`].
+    pub name: Option<String>,
     /// When it happens (free text).
     pub when: Option<String>,
+}
+
+/// The name reserved for the catch-all case backends add to every command's error type (an unexpected failure,
+/// answered with the envelope's `commandFailed` text).
+pub const UNEXPECTED_ERROR_NAME: &str = "Unexpected";
+
+/// One piece of an error text template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextPart {
+    /// Literal text.
+    Literal(String),
+    /// A `{placeholder}` (its name, without braces).
+    Placeholder(String),
+}
+
+/// Splits an error text into literal parts and `{placeholder}`s. A placeholder is `{` + ASCII letters, digits or
+/// `_` (at least one, starting with a letter) + `}`; any other brace is literal.
+pub fn text_parts(text: &str) -> Vec<TextPart> {
+    let mut parts = Vec::new();
+    let mut literal = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        literal.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let name = &after[..name_len];
+        if name_len > 0
+            && name.starts_with(|c: char| c.is_ascii_alphabetic())
+            && after[name_len..].starts_with('}')
+        {
+            if !literal.is_empty() {
+                parts.push(TextPart::Literal(std::mem::take(&mut literal)));
+            }
+            parts.push(TextPart::Placeholder(name.to_string()));
+            rest = &after[name_len + 1..];
+        } else {
+            literal.push('{');
+            rest = after;
+        }
+    }
+    literal.push_str(rest);
+    if !literal.is_empty() {
+        parts.push(TextPart::Literal(literal));
+    }
+    parts
+}
+
+impl CommandError {
+    /// The placeholder names of [`Self::text`], each once, in order of first use.
+    pub fn placeholders(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for part in text_parts(&self.text) {
+            if let TextPart::Placeholder(p) = part
+                && !out.contains(&p)
+            {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// The name backends use: `name:` if given, else [`Self::derived_name`] of `inner` (the text without the
+    /// envelope's `commandFailed` wrapping, see [`Envelope::thrown_message`]).
+    pub fn variant_name(&self, envelope: &Envelope) -> String {
+        self.name.clone().unwrap_or_else(|| {
+            let inner = envelope.thrown_message(&self.text).unwrap_or(&self.text);
+            Self::derived_name(inner)
+        })
+    }
+
+    /// A `PascalCase` name derived from an error text: the words (ASCII letters and digits) of its first clause
+    /// (up to the first `.`, `,`, `:`, `;`, `(`, `!`, `?` or newline), placeholders skipped, at most six; a text
+    /// with no such words is named after its placeholders (`{message}` → `Message`), or `Error`.
+    pub fn derived_name(text: &str) -> String {
+        let mut words: Vec<String> = Vec::new();
+        let mut placeholders = Vec::new();
+        'parts: for part in text_parts(text) {
+            match part {
+                TextPart::Placeholder(p) => placeholders.push(pascal_case(&p)),
+                TextPart::Literal(l) => {
+                    let end = l
+                        .find(['.', ',', ':', ';', '(', '!', '?', '\n'])
+                        .unwrap_or(l.len());
+                    words.extend(
+                        l[..end]
+                            .split(|c: char| !c.is_ascii_alphanumeric())
+                            .filter(|w| !w.is_empty())
+                            .map(|w| {
+                                let mut c = w.chars();
+                                let first = c.next().unwrap().to_ascii_uppercase();
+                                std::iter::once(first).chain(c).collect::<String>()
+                            }),
+                    );
+                    if end < l.len() && !words.is_empty() {
+                        break 'parts;
+                    }
+                }
+            }
+        }
+        words.truncate(6);
+        let mut name = if words.is_empty() {
+            placeholders.concat()
+        } else {
+            words.concat()
+        };
+        if name.is_empty() {
+            name = "Error".into();
+        }
+        if name.starts_with(|c: char| c.is_ascii_digit()) {
+            name.insert(0, 'E');
+        }
+        name
+    }
 }
 
 /// One example of a command.

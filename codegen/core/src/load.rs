@@ -347,6 +347,7 @@ fn convert_command(
             .into_iter()
             .map(|e| CommandError {
                 text: e.text,
+                name: e.name,
                 when: e.when,
             })
             .collect(),

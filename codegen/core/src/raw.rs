@@ -277,6 +277,7 @@ impl<'de> Deserialize<'de> for RawResult {
 #[serde(deny_unknown_fields)]
 pub struct RawCommandError {
     pub text: String,
+    pub name: Option<String>,
     pub when: Option<String>,
 }
 

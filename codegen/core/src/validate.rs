@@ -272,6 +272,7 @@ fn check_commands(ir: &Ir, section: &str, list: &[Command], problems: &mut Vec<S
         if let CommandResult::Data { ty, .. } = &c.result {
             check_ref(ir, ty, &format!("{ctx}.result"), problems);
         }
+        check_error_names(ir, c, &ctx, problems);
         let mut names = HashSet::new();
         for ex in &c.examples {
             let ectx = format!("{ctx}.examples[{}]", ex.name);
@@ -296,6 +297,50 @@ fn check_commands(ir: &Ir, section: &str, list: &[Command], problems: &mut Vec<S
             }
             for (i, ev) in ex.events.iter().enumerate() {
                 check_event_frame(ir, ev, &format!("{ectx}.events[{i}]"), problems);
+            }
+        }
+    }
+}
+
+/// Error names (`name:` or derived from the text) are `PascalCase`, unique within the command and not the
+/// reserved catch-all name; an explicit name is only allowed once per text.
+fn check_error_names(ir: &Ir, c: &Command, ctx: &str, problems: &mut Vec<String>) {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut texts: HashSet<&str> = HashSet::new();
+    for (i, e) in c.errors.iter().enumerate() {
+        let ectx = format!("{ctx}.errors[{i}]");
+        if !texts.insert(e.text.as_str()) {
+            problems.push(format!("{ectx}: duplicate error text {:?}", e.text));
+        }
+        if let Some(n) = &e.name
+            && !is_pascal(n)
+        {
+            problems.push(format!(
+                "{ectx}.name: `{n}` is not PascalCase (ASCII letters and digits)"
+            ));
+            continue;
+        }
+        let name = e.variant_name(&ir.envelope);
+        if name == crate::ir::UNEXPECTED_ERROR_NAME {
+            problems.push(format!(
+                "{ectx}: the error name `{name}` is reserved for the generated catch-all; give it another `name:`"
+            ));
+        } else if !seen.insert(name.clone()) {
+            let how = if e.name.is_some() {
+                ""
+            } else {
+                " (derived from its text)"
+            };
+            problems.push(format!(
+                "{ectx}: error name `{name}`{how} is used twice in this command; give one a distinct `name:`"
+            ));
+        }
+        let mut fields = HashSet::new();
+        for p in e.placeholders() {
+            if !fields.insert(crate::ir::snake_case(&p)) {
+                problems.push(format!(
+                    "{ectx}: placeholders that differ only in case (`{p}`) are not allowed"
+                ));
             }
         }
     }

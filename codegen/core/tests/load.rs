@@ -219,3 +219,76 @@ fn the_repository_specs_load() {
     let ext = load_spec(root.join(dreb_codegen_core::EXTENSION_SPEC_PATH)).unwrap();
     assert!(ext.call("initialize").is_some() && ext.command("register").is_some());
 }
+
+#[test]
+fn error_names_are_checked() {
+    let yaml = format!(
+        "{HEAD}commands:\n  ping:\n    result: none\n    errors:\n      - text: \"Bad thing: {{a}}\"\n      - text: \"Command failed: Bad thing, again\"\n      - name: notPascal\n        text: \"x\"\n      - name: Unexpected\n        text: \"y\"\n      - text: \"y\"\n      - text: \"{{aB}} {{a_b}}\"\n      - text: \"z\"\n"
+    );
+    let joined = problems(&yaml).join("\n");
+    assert!(
+        joined.contains("errors[1]: error name `BadThing` (derived from its text) is used twice"),
+        "{joined}"
+    );
+    assert!(
+        joined.contains("errors[2].name: `notPascal` is not PascalCase"),
+        "{joined}"
+    );
+    assert!(
+        joined.contains("errors[3]: the error name `Unexpected` is reserved"),
+        "{joined}"
+    );
+    assert!(
+        joined.contains("errors[4]: duplicate error text \"y\""),
+        "{joined}"
+    );
+    assert!(
+        joined.contains("errors[5]: placeholders that differ only in case"),
+        "{joined}"
+    );
+    let strict = problems(&format!(
+        "{HEAD}commands:\n  ping:\n    result: none\n    errors:\n      - text: \"z\"\n        nick: Z\n"
+    ))
+    .join("\n");
+    assert!(strict.contains("unknown field `nick`"), "{strict}");
+}
+
+#[test]
+fn error_names_and_thrown_texts() {
+    use dreb_codegen_core::ir::{CommandError, TextPart, text_parts};
+    let ir = load_spec(fixture("basic.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<String> = ir
+        .command("prompt")
+        .unwrap()
+        .errors
+        .iter()
+        .map(|e| e.variant_name(&ir.envelope))
+        .collect();
+    assert_eq!(
+        names,
+        ["AgentIsBusy", "Refused", "LiteralNotAPlaceholderAnd"]
+    );
+    assert_eq!(
+        ir.envelope
+            .thrown_message("Command failed: No model selected"),
+        Some("No model selected")
+    );
+    assert_eq!(ir.envelope.thrown_message("No model selected"), None);
+    assert_eq!(
+        CommandError::derived_name("Command failed: {message}"),
+        "CommandFailed"
+    );
+    assert_eq!(CommandError::derived_name("{message}"), "Message");
+    assert_eq!(
+        CommandError::derived_name("Not a session file (expected .jsonl): {path}"),
+        "NotASessionFile"
+    );
+    assert_eq!(
+        text_parts("a {b} {c d} {}"),
+        [
+            TextPart::Literal("a ".into()),
+            TextPart::Placeholder("b".into()),
+            TextPart::Literal(" {c d} {}".into())
+        ]
+    );
+}

@@ -11,12 +11,13 @@
 //! One module per part of the output: [`context`] (shared state, type expressions), [`names`], [`docs`],
 //! [`structs`], [`enums`], [`unions`] (tagged unions, `Event`, `oneOf`), [`messages`] (events and inputs),
 //! [`commands`] (commands and calls: params, request and result enums, `CommandSpec`/`CallSpec`), [`handler`]
-//! (`RpcHandler`, `CommandService`), [`module`] (constants, wire names, error texts, conformance, const markers).
+//! (`RpcHandler`, `CommandService`), [`errors`] (typed per-command errors), [`module`] (constants, wire names, error texts, conformance, const markers).
 
 pub mod commands;
 pub mod context;
 pub mod docs;
 pub mod enums;
+pub mod errors;
 pub mod handler;
 pub mod messages;
 pub mod module;
@@ -78,13 +79,14 @@ pub fn module_tokens(ir: &Ir) -> TokenStream {
     let types: TokenStream = ir.types.iter().map(|t| type_def(&ctx, t)).collect();
     let commands = commands::commands(&ctx);
     let calls = commands::calls(&ctx);
+    let command_errors = errors::errors(&ctx);
     let events = messages::messages(&ctx, Role::Event);
     let inputs = messages::messages(&ctx, Role::Input);
     let conformance = module::conformance(&ctx);
     // Last: struct emission above registered the const markers.
     let consts = module::consts(&ctx);
     quote! {
-        #header #wire #errors #types #commands #calls #events #inputs #conformance #consts
+        #header #wire #errors #types #commands #calls #command_errors #events #inputs #conformance #consts
     }
 }
 

@@ -307,3 +307,55 @@ async fn rpc_handler_serves_through_command_service() {
     };
     assert_eq!(map["x"], Api::AnthropicMessages);
 }
+
+#[test]
+fn command_errors_display_their_listed_texts() {
+    use fixture::errors::PromptError;
+    let busy = PromptError::AgentIsBusy {
+        reason: "streaming".into(),
+    };
+    assert_eq!(busy.to_string(), "Agent is busy: streaming");
+    assert!(!busy.prefixed());
+    assert_eq!(busy.wire_text(), "Agent is busy: streaming");
+    let refused = PromptError::Refused {
+        r#type: "x".into(),
+        user_name: "ann".into(),
+    };
+    assert_eq!(refused.to_string(), "Refused x for ann, ann.");
+    assert!(refused.prefixed());
+    assert_eq!(
+        String::from(refused),
+        "Command failed: Refused x for ann, ann."
+    );
+    assert_eq!(
+        PromptError::LiteralNotAPlaceholderAnd.wire_text(),
+        "Literal {not a placeholder} and {}"
+    );
+    let other = PromptError::unexpected("disk full");
+    assert_eq!(other.to_string(), "disk full");
+    assert_eq!(other.wire_text(), "Command failed: disk full");
+    // Every listed text, filled with its placeholder names, is what the variant writes.
+    let ir = spec();
+    let listed: Vec<String> = ir
+        .command("prompt")
+        .unwrap()
+        .errors
+        .iter()
+        .map(|e| e.text.clone())
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            PromptError::AgentIsBusy {
+                reason: "{reason}".into()
+            }
+            .wire_text(),
+            PromptError::Refused {
+                r#type: "{type}".into(),
+                user_name: "{userName}".into()
+            }
+            .wire_text(),
+            PromptError::LiteralNotAPlaceholderAnd.wire_text(),
+        ]
+    );
+}

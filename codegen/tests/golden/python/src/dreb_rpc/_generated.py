@@ -156,6 +156,8 @@ class PromptCommand(TypedDict):
 
     Error texts (`{...}` marks variable parts):
     - `Agent is busy: {reason}`: Always, in this fixture.
+    - `Command failed: Refused {type} for {userName}, {userName}.`: A text the reference throws (the `commandFailed` template around a message); `{type}` is a keyword.
+    - `Literal {not a placeholder} and {}`: Braces that are not placeholders.
     """
     id: NotRequired[RequestId]
     type: Literal["prompt"]
@@ -388,6 +390,8 @@ class DrebClient(RpcConnection["RpcEvent"]):
 
         Error texts (`{...}` marks variable parts):
         - `Agent is busy: {reason}`: Always, in this fixture.
+        - `Command failed: Refused {type} for {userName}, {userName}.`: A text the reference throws (the `commandFailed` template around a message); `{type}` is a keyword.
+        - `Literal {not a placeholder} and {}`: Braces that are not placeholders.
 
         Sends `prompt`.
         """
@@ -515,6 +519,8 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
 
         Error texts (`{...}` marks variable parts):
         - `Agent is busy: {reason}`: Always, in this fixture.
+        - `Command failed: Refused {type} for {userName}, {userName}.`: A text the reference throws (the `commandFailed` template around a message); `{type}` is a keyword.
+        - `Literal {not a placeholder} and {}`: Braces that are not placeholders.
 
         Sends `prompt`.
         """

@@ -51,6 +51,8 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    *
    * Error texts (`{…}` marks variable parts):
    * - `Agent is busy: {reason}`: Always, in this fixture.
+   * - `Command failed: Refused {type} for {userName}, {userName}.`: A text the reference throws (the `commandFailed` template around a message); `{type}` is a keyword.
+   * - `Literal {not a placeholder} and {}`: Braces that are not placeholders.
    */
   prompt(params: T.PromptParams, options?: RequestOptions): Promise<void> {
     return this.call<void>("prompt", params, options);

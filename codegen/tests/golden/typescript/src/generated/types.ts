@@ -147,6 +147,8 @@ export interface PromptParams {
  *
  * Error texts (`{…}` marks variable parts):
  * - `Agent is busy: {reason}`: Always, in this fixture.
+ * - `Command failed: Refused {type} for {userName}, {userName}.`: A text the reference throws (the `commandFailed` template around a message); `{type}` is a keyword.
+ * - `Literal {not a placeholder} and {}`: Braces that are not placeholders.
  */
 export interface PromptCommand {
   id?: RequestId;
