@@ -199,7 +199,6 @@ export class RpcClient {
     if (this.agent) throw new RpcClientError("Client already started");
     const transport = new AgentProcess(this.transportOptions());
     const agent = new DrebClient(transport, { onListenerError: (error) => this.reportListenerError(error) });
-    this.earlierStderr = this.getStderr();
     this.agent = agent;
     this.transport = transport;
     this.exitInfo = undefined;
@@ -234,7 +233,7 @@ export class RpcClient {
       const info: RpcExitInfo | undefined = this.exitInfo as RpcExitInfo | undefined;
       this.forget(agent);
       const how = info?.error
-        ? `failed: ${info.error.message}`
+        ? `failed to spawn: ${info.error.message}`
         : `exited immediately with code ${info?.code ?? null}, signal ${info?.signal ?? null}`;
       throw new RpcClientError(`Agent process ${how}. Stderr: ${this.getStderr()}`);
     }
@@ -599,8 +598,10 @@ export class RpcClient {
       return new RpcClosedError(`RPC process is not running.${cause} Stderr: ${this.getStderr()}`);
     };
     if (!agent || agent.isClosed) throw notRunning();
+    // Written as given (the reference writes the object as is); a plain-JS host's missing `type` is filled in.
+    const frame = "type" in response ? response : { type: "extension_ui_response", ...(response as object) };
     try {
-      agent.notify(response as unknown as OutgoingFrame);
+      agent.notify(frame as unknown as OutgoingFrame);
     } catch (error) {
       if (error instanceof RpcClosedError) throw notRunning();
       throw error;

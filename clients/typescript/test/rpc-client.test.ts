@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { RpcClient, RpcError, RpcTimeoutError, type ResponseFrame, type RpcEvent, type RpcExitInfo } from "../src/index.js";
+import { RpcClient, RpcError, RpcTimeoutError, type ResponseFrame, type RpcEvent, type RpcExitInfo, type RpcExtensionUIResponse } from "../src/index.js";
 import { writeRpcFakeAgent } from "./rpc-client-fake.js";
 
 const cliPath = writeRpcFakeAgent();
@@ -278,6 +278,10 @@ test("sendExtensionUIResponse writes the response as the frame", async () => {
     id: "dlg-1",
     answers: [{ selected: ["SQLite"] }],
   });
+  // A plain-JS host that leaves out `type`: it is filled in.
+  const second = new Promise<RpcEvent>((resolve) => client.onEvent((e) => (e.type as string) === "echo_input" && resolve(e)));
+  client.sendExtensionUIResponse({ id: "dlg-2", value: "v" } as unknown as RpcExtensionUIResponse);
+  assert.deepEqual((await second as { frame?: unknown }).frame, { type: "extension_ui_response", id: "dlg-2", value: "v" });
   await client.stop();
 });
 
