@@ -276,7 +276,7 @@ export function createExtensionAPI({ registry, host, initialized, register }) {
 			const cwd = options.cwd ? path.resolve(host.init().cwd, options.cwd) : host.init().cwd;
 			if (options.signal) return execLocal(command, args, cwd, options);
 			try {
-				const r = await conn.request("exec", {
+				const r = await conn.ordered("exec", {
 					command,
 					args,
 					cwd: options.cwd,
@@ -327,7 +327,7 @@ export function createExtensionAPI({ registry, host, initialized, register }) {
 		/** @param {{ provider: string, id: string }} model */
 		async setModel(model) {
 			if (!initialized()) throw new Error("Extension runtime not initialized");
-			const r = await conn.request("set_model", { provider: model?.provider, modelId: model?.id });
+			const r = await conn.ordered("set_model", { provider: model?.provider, modelId: model?.id });
 			const ok = r?.ok === true;
 			if (ok && snap.context) snap.context.model = model;
 			return ok;

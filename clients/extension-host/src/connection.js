@@ -141,17 +141,33 @@ export class Connection {
 	 * @returns {Promise<void>}
 	 */
 	fire(command, params = {}, lane = this.currentLane()) {
-		const previous = this.lanes.get(lane) ?? Promise.resolve();
-		const next = previous.then(() =>
+		const send = () =>
 			this.request(command, params).then(
 				() => undefined,
 				(e) => {
 					this.log(`extension host: ${command} failed: ${e instanceof Error ? e.message : String(e)}`);
 				},
-			),
-		);
+			);
+		// An idle lane sends at once, so that the frame is written before anything sent after it.
+		const previous = this.lanes.get(lane);
+		const next = previous ? previous.then(send) : send();
 		this.lanes.set(lane, next);
+		next.then(() => {
+			if (this.lanes.get(lane) === next) this.lanes.delete(lane);
+		});
 		return next;
+	}
+
+	/**
+	 * Send a command and wait for its `data`, after the commands sent without waiting earlier on the same lane
+	 * were answered (an entry appended before `new_session` lands in the old session).
+	 * @param {string} command
+	 * @param {Record<string, unknown>} [params]
+	 * @returns {Promise<any>}
+	 */
+	ordered(command, params = {}) {
+		const previous = this.lanes.get(this.currentLane());
+		return previous ? previous.then(() => this.request(command, params)) : this.request(command, params);
 	}
 
 	/**

@@ -86,33 +86,33 @@ export function createUI(host) {
 		/** @param {string} title @param {string[]} options @param {{ signal?: AbortSignal, timeout?: number }} [opts] */
 		async select(title, options, opts) {
 			if (opts?.signal?.aborted) return undefined;
-			const r = conn.request("ui_select", { title, options, timeout: timeoutOf(opts?.timeout) });
+			const r = conn.ordered("ui_select", { title, options, timeout: timeoutOf(opts?.timeout) });
 			const data = await withSignal(r, opts?.signal, undefined);
 			return typeof data?.value === "string" ? data.value : undefined;
 		},
 		/** @param {string} title @param {string} message @param {{ signal?: AbortSignal, timeout?: number }} [opts] */
 		async confirm(title, message, opts) {
 			if (opts?.signal?.aborted) return false;
-			const r = conn.request("ui_confirm", { title, message, timeout: timeoutOf(opts?.timeout) });
+			const r = conn.ordered("ui_confirm", { title, message, timeout: timeoutOf(opts?.timeout) });
 			const data = await withSignal(r, opts?.signal, undefined);
 			return data?.confirmed === true;
 		},
 		/** @param {string} title @param {string} [placeholder] @param {{ signal?: AbortSignal, timeout?: number }} [opts] */
 		async input(title, placeholder, opts) {
 			if (opts?.signal?.aborted) return undefined;
-			const r = conn.request("ui_input", { title, placeholder, timeout: timeoutOf(opts?.timeout) });
+			const r = conn.ordered("ui_input", { title, placeholder, timeout: timeoutOf(opts?.timeout) });
 			const data = await withSignal(r, opts?.signal, undefined);
 			return typeof data?.value === "string" ? data.value : undefined;
 		},
 		/** @param {string} title @param {string} [prefill] */
 		async editor(title, prefill) {
-			const data = await conn.request("ui_editor", { title, prefill });
+			const data = await conn.ordered("ui_editor", { title, prefill });
 			return typeof data?.value === "string" ? data.value : undefined;
 		},
 		/** @param {{ title?: string, questions: unknown[] }} request @param {{ signal?: AbortSignal, timeout?: number }} [opts] */
 		async ask(request, opts) {
 			if (opts?.signal?.aborted) return undefined;
-			const r = conn.request("ui_ask", {
+			const r = conn.ordered("ui_ask", {
 				questions: request?.questions ?? [],
 				title: request?.title,
 				timeout: timeoutOf(opts?.timeout),
@@ -341,7 +341,7 @@ export function createContext(host) {
 		getContextUsage: () => snap.ctxField("contextUsage") ?? undefined,
 		/** @param {{ customInstructions?: string, onComplete?: (r: any) => void, onError?: (e: Error) => void }} [options] */
 		compact(options) {
-			conn.request("compact", { customInstructions: options?.customInstructions }).then(
+			conn.ordered("compact", { customInstructions: options?.customInstructions }).then(
 				(r) => {
 					snap.invalidateSession();
 					options?.onComplete?.({
@@ -371,7 +371,7 @@ export function createCommandContext(host, base) {
 	const { conn, snap } = host;
 	/** @param {string} command @param {Record<string, unknown>} params */
 	const sessionOp = async (command, params) => {
-		const r = await conn.request(command, params);
+		const r = await conn.ordered(command, params);
 		snap.invalidateSession();
 		await snap.refresh();
 		return { cancelled: r?.cancelled === true };
@@ -379,7 +379,7 @@ export function createCommandContext(host, base) {
 	const ctx = Object.create(base, Object.getOwnPropertyDescriptors(base));
 	Object.assign(ctx, {
 		async waitForIdle() {
-			await conn.request("wait_for_idle");
+			await conn.ordered("wait_for_idle");
 			await snap.refresh();
 		},
 		/** @param {{ parentSession?: string, setup?: unknown }} [options] */
@@ -403,7 +403,7 @@ export function createCommandContext(host, base) {
 		/** @param {string} sessionPath */
 		switchSession: (sessionPath) => sessionOp("switch_session", { sessionPath }),
 		async reload() {
-			await conn.request("reload");
+			await conn.ordered("reload");
 		},
 	});
 	return ctx;

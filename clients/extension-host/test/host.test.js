@@ -476,10 +476,12 @@ test("a call waits for the handlers of the events before it (state rebuilt from 
 		details: { leaf: "e2", header: "0b6c3c1e" },
 	});
 	// The session did not change (same leaf): it is not read again.
-	assert.equal(rt.snapshotCounts.get_session, 1);
-	rt.context = { ...rt.context, leafId: "e3" };
+	const reads = rt.snapshotCounts.get_session;
 	await rt.ok("execute_tool", { toolName: "notes", toolCallId: "c2", params: {} });
-	assert.equal(rt.snapshotCounts.get_session, 2);
+	assert.equal(rt.snapshotCounts.get_session, reads);
+	rt.context = { ...rt.context, leafId: "e3" };
+	await rt.ok("execute_tool", { toolName: "notes", toolCallId: "c3", params: {} });
+	assert.equal(rt.snapshotCounts.get_session, reads + 1);
 	await done(rt);
 });
 
@@ -492,6 +494,105 @@ test("a session getter used without a snapshot throws a clear error once; later 
 	assert.match(r.error, /^ctx\.sessionManager\.getEntries\(\) is not available here: .*get_session/);
 	assert.deepEqual(await rt.ok("execute_tool", { toolName: "count_entries", toolCallId: "c2", params: {} }), {
 		content: [{ type: "text", text: "2 entries" }],
+	});
+	await done(rt);
+});
+
+test("dialogs: input, editor, ask, an aborted select, and the terminal-only ones", async () => {
+	const rt = new Runtime("api-tour.ts");
+	await rt.initialize();
+	const id = rt.call("execute_command", { name: "dialogs", args: "" });
+	rt.answer(await rt.command("ui_input", { title: "Name?", placeholder: "your name", timeout: 1500 }), { value: "Ada" });
+	rt.answer(await rt.command("ui_editor", { title: "Edit", prefill: "prefilled" }), { value: "edited" });
+	rt.answer(
+		await rt.command("ui_ask", {
+			title: "Survey",
+			questions: [{ question: "Tabs or spaces?", options: ["tabs", "spaces"], allowFreeText: false }],
+		}),
+		{ answers: [{ selected: ["tabs"] }] },
+	);
+	// The select is sent, then given up (its signal fired): never answered here.
+	await rt.command("ui_select", { title: "Never answered", options: ["a", "b"] });
+	rt.answer(await rt.command("ui_set_status", { key: "tour" }));
+	rt.answer(await rt.command("ui_set_editor_text", { text: "Ada|edited|tabs|undefined|undefined|" }));
+	assert.equal((await rt.response(id, "execute_command")).success, true);
+	await done(rt);
+});
+
+test("actions: sendUserMessage, setLabel, abort, getAllTools, getCommands, context getters", async () => {
+	const rt = new Runtime("api-tour.ts");
+	await rt.initialize();
+	rt.tools.push({ name: "tail", description: "The last lines", parameters: { type: "object" }, source: rt.extension });
+	const id = rt.call("execute_command", { name: "actions", args: "" });
+	await rt.expect("send_user_message", { content: "do the thing", deliverAs: "steer" });
+	await rt.expect("set_label", { entryId: "e1", label: "start" });
+	await rt.expect("set_label", { entryId: "e2" });
+	await rt.expect("abort", {});
+	await rt.expect("ui_notify", {
+		message:
+			"tools=read:builtin,bash:builtin,tail:local commands=dialogs:extension,actions:extension,compact-now:extension,branch:extension usage=1.2 prompt=You are a coding agent. pending=false name=first",
+		notifyType: "info",
+	});
+	assert.equal((await rt.response(id, "execute_command")).success, true);
+	assert.equal(rt.snapshotCounts.get_tools >= 1, true);
+	await done(rt);
+	assert.match(rt.stderr, /ctx\.shutdown\(\) is not supported/);
+});
+
+test("ctx.compact calls onComplete or onError", async () => {
+	const rt = new Runtime("api-tour.ts");
+	await rt.initialize();
+	let id = rt.call("execute_command", { name: "compact-now", args: "keep the API notes" });
+	rt.answer(await rt.command("compact", { customInstructions: "keep the API notes" }), { summary: "short", tokensBefore: 900 });
+	await rt.expect("ui_notify", { message: "compacted 900: short", notifyType: "info" });
+	assert.equal((await rt.response(id, "execute_command")).success, true);
+	id = rt.call("execute_command", { name: "compact-now", args: "" });
+	rt.fail(await rt.command("compact", {}), "Nothing to compact");
+	await rt.expect("ui_notify", { message: "compaction failed: Nothing to compact", notifyType: "error" });
+	assert.equal((await rt.response(id, "execute_command")).success, true);
+	await done(rt);
+});
+
+test("session operations answer { cancelled }; session_start after a fork is session_fork", async () => {
+	const rt = new Runtime("api-tour.ts");
+	const init = await rt.initialize();
+	assert.deepEqual(init.data.registration.events, ["session_fork", "session_start", "user_bash"]);
+	const id = rt.call("execute_command", { name: "branch", args: "" });
+	const fork = await rt.command("fork", { entryId: "e1" });
+	rt.context = { ...rt.context, sessionFile: "/sessions/forked.jsonl" };
+	rt.event("session_start", { reason: "fork" });
+	rt.answer(fork, { cancelled: false });
+	// The event's handler and the command run side by side.
+	const two = [await rt.next(), await rt.next()].sort((a, b) => a.type.localeCompare(b.type));
+	assert.deepEqual(
+		two.map(({ id: _id, ...rest }) => rest),
+		[
+			{ type: "navigate_tree", targetId: "e1", summarize: true, label: "back" },
+			{ type: "ui_notify", message: "forked from /sessions/one.jsonl", notifyType: "info" },
+		],
+	);
+	rt.answer(two[1]);
+	rt.answer(two[0], { cancelled: true });
+	rt.answer(await rt.command("switch_session", { sessionPath: "/sessions/other.jsonl" }), { cancelled: false });
+	await rt.expect("ui_notify", { message: "fork=false tree=true switch=false", notifyType: "info" });
+	await rt.expect("reload", {});
+	assert.equal((await rt.response(id, "execute_command")).success, true);
+	await done(rt);
+});
+
+test("user_bash: a supplied result, custom operations run in the host, or no answer", async () => {
+	const rt = new Runtime("api-tour.ts");
+	await rt.initialize();
+	assert.deepEqual(await rt.ok("user_bash", { command: "!fake ls", excludeFromContext: false, cwd: rt.cwd }), {
+		result: { output: "faked ls", exitCode: 0, cancelled: false, truncated: false },
+	});
+	assert.deepEqual(await rt.ok("user_bash", { command: "wrap echo wrapped; exit 3", excludeFromContext: true, cwd: rt.cwd }), {
+		result: { output: "wrapped\n", exitCode: 3 },
+	});
+	assert.deepEqual(await rt.ok("user_bash", { command: "ls", excludeFromContext: false, cwd: rt.cwd }), {});
+	assert.deepEqual(await rt.ok("execute_tool", { toolName: "tail", toolCallId: "t", params: { text: "a\nb\nc", lines: 2 } }), {
+		content: [{ type: "text", text: "b\nc" }],
+		details: { truncated: true },
 	});
 	await done(rt);
 });
