@@ -87,7 +87,8 @@ impl Runtime {
                     &detached(),
                     dreb_protocol::SetSessionNameParams { name: p.name },
                 )
-                .await?;
+                .await
+                .map_err(|e| e.to_string())?;
                 ResponseData::SetSessionName
             }
             Command::SetLabel(p) => {

@@ -1,8 +1,13 @@
 //! `RpcHandler` for [`Runtime`]: each command delegates to the module of its group under `commands/`.
 //!
 //! Error texts follow the reference's two kinds of failure (protocol-behaviour.md §1.6): a text a handler returns on
-//! purpose is sent as it is, while anything thrown inside a handler is answered `Command failed: <message>`. Every
-//! command below says which of its failures are clean; the rest get the prefix here, in one place.
+//! purpose is sent as it is, while anything thrown inside a handler is answered `Command failed: <message>`.
+//!
+//! Ported commands (`steer`, `follow_up`, `set_model`, `buddy_hatch`, `buddy_reroll`, `set_session_name`) return
+//! their generated `dreb_protocol::errors::<Command>Error`, which knows its exact wire text (`String::from` =
+//! `wire_text()`); no text is matched for them. The other commands still return strings: [`failed`] prefixes them
+//! here, in one place, and the comment at each says which failures are clean (see
+//! `docs/adr/0006-typed-command-errors.md`).
 
 use dreb_protocol::envelope::fill;
 use dreb_protocol::support::RequestContext;
@@ -21,33 +26,6 @@ fn failed(message: String) -> String {
     }
 }
 
-/// Like [`failed`], except for the texts `is_clean` recognises as returned on purpose.
-fn failed_unless(is_clean: impl Fn(&str) -> bool) -> impl Fn(String) -> String {
-    move |message| {
-        if is_clean(&message) {
-            message
-        } else {
-            failed(message)
-        }
-    }
-}
-
-/// The refusal of a built-in slash command (`prompt`, `steer`, `follow_up`) is returned, not thrown.
-fn is_builtin_rejection(message: &str) -> bool {
-    message.starts_with("Built-in slash command /")
-        && message.ends_with(" must be handled by the RPC client; it was not sent to the model.")
-}
-
-/// The buddy commands return their precondition failures; a failing LLM call or file write is thrown.
-fn is_buddy_precondition(message: &str) -> bool {
-    matches!(
-        message,
-        "No model available. Set a model first."
-            | "No API key available for the current model."
-            | "No buddy to reroll. Use hatch first."
-    )
-}
-
 impl RpcHandler for Runtime {
     async fn prompt(&self, ctx: &RequestContext, params: PromptParams) -> Result<(), String> {
         // Sent raw, like the reference's late prompt failure (its only way to fail besides the built-in refusal).
@@ -55,15 +33,11 @@ impl RpcHandler for Runtime {
     }
 
     async fn steer(&self, ctx: &RequestContext, params: SteerParams) -> Result<(), String> {
-        self.cmd_steer(ctx, params)
-            .await
-            .map_err(failed_unless(is_builtin_rejection))
+        self.cmd_steer(ctx, params).await.map_err(String::from)
     }
 
     async fn follow_up(&self, ctx: &RequestContext, params: FollowUpParams) -> Result<(), String> {
-        self.cmd_follow_up(ctx, params)
-            .await
-            .map_err(failed_unless(is_builtin_rejection))
+        self.cmd_follow_up(ctx, params).await.map_err(String::from)
     }
 
     async fn abort(&self, ctx: &RequestContext, params: AbortParams) -> Result<(), String> {
@@ -137,9 +111,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SetModelParams,
     ) -> Result<Model, String> {
-        self.cmd_set_model(ctx, params)
-            .await
-            .map_err(failed_unless(|m| m.starts_with("Model not found: ")))
+        self.cmd_set_model(ctx, params).await.map_err(String::from)
     }
 
     async fn resolve_model(
@@ -175,7 +147,7 @@ impl RpcHandler for Runtime {
     ) -> Result<BuddyResult, String> {
         self.cmd_buddy_hatch(ctx, params)
             .await
-            .map_err(failed_unless(is_buddy_precondition))
+            .map_err(String::from)
     }
 
     async fn buddy_reroll(
@@ -185,7 +157,7 @@ impl RpcHandler for Runtime {
     ) -> Result<BuddyResult, String> {
         self.cmd_buddy_reroll(ctx, params)
             .await
-            .map_err(failed_unless(is_buddy_precondition))
+            .map_err(String::from)
     }
 
     async fn set_thinking_level(
@@ -386,7 +358,7 @@ impl RpcHandler for Runtime {
     ) -> Result<(), String> {
         self.cmd_set_session_name(ctx, params)
             .await
-            .map_err(failed_unless(|m| m == "Session name cannot be empty"))
+            .map_err(String::from)
     }
 
     async fn get_commands(

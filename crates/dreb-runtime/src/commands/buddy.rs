@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use dreb_ai::{Context, Message, Model, StreamOptions, UserContent, UserMessage};
+use dreb_protocol::errors::{BuddyHatchError, BuddyRerollError};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use serde_json::{Map, Value, json};
@@ -294,16 +295,12 @@ pub(crate) fn parse_soul(text: &str, b: &Bones) -> (String, String, String) {
 
 impl Runtime {
     /// The session model and its key, or the reference's clean errors.
-    fn buddy_model(&self) -> Result<(Model, Option<String>), String> {
-        let model = self
-            .inner
-            .agent
-            .model()
-            .ok_or("No model available. Set a model first.")?;
+    fn buddy_model(&self) -> Result<(Model, Option<String>), BuddyRerollError> {
+        let model = self.inner.agent.model().ok_or(BuddyRerollError::NoModel)?;
         let registry = self.registry();
         let key = registry
             .api_key_for(&model)
-            .map_err(|_| "No API key available for the current model.".to_string())?;
+            .map_err(|_| BuddyRerollError::NoApiKey)?;
         Ok((model, key))
     }
 
@@ -338,13 +335,14 @@ impl Runtime {
         }
     }
 
-    async fn new_buddy(&self, reroll: bool) -> Result<BuddyResult, String> {
+    /// `buddy_hatch` and `buddy_reroll`; the errors are `buddy_reroll`'s, a superset of `buddy_hatch`'s.
+    async fn new_buddy(&self, reroll: bool) -> Result<BuddyResult, BuddyRerollError> {
         let (model, key) = self.buddy_model()?;
         let agent_dir = self.inner.agent_dir.clone();
         let _serial = self.inner.extras.buddy.lock().await;
         let stored = load_stored(&agent_dir);
         if reroll && stored.is_none() {
-            return Err("No buddy to reroll. Use hatch first.".into());
+            return Err(BuddyRerollError::NoBuddy);
         }
         let previous = stored.as_ref().map_or(0, |s| s.reroll_count);
         let reroll_count = if reroll { previous + 1 } else { previous };
@@ -365,9 +363,10 @@ impl Runtime {
         let to_save = soul.clone();
         tokio::task::spawn_blocking(move || save_stored(&dir, &to_save))
             .await
-            .map_err(|e| e.to_string())??;
+            .map_err(BuddyRerollError::unexpected)?
+            .map_err(BuddyRerollError::unexpected)?;
         Ok(BuddyResult {
-            state: wire(&state_json(&bones, &soul))?,
+            state: wire(&state_json(&bones, &soul)).map_err(BuddyRerollError::unexpected)?,
         })
     }
 
@@ -375,15 +374,19 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: BuddyHatchParams,
-    ) -> Result<BuddyResult, String> {
-        self.new_buddy(false).await
+    ) -> Result<BuddyResult, BuddyHatchError> {
+        self.new_buddy(false).await.map_err(|e| match e {
+            BuddyRerollError::NoModel => BuddyHatchError::NoModel,
+            BuddyRerollError::NoApiKey => BuddyHatchError::NoApiKey,
+            other => BuddyHatchError::unexpected(other),
+        })
     }
 
     pub(crate) async fn cmd_buddy_reroll(
         &self,
         _ctx: &RequestContext,
         _p: BuddyRerollParams,
-    ) -> Result<BuddyResult, String> {
+    ) -> Result<BuddyResult, BuddyRerollError> {
         self.new_buddy(true).await
     }
 }

@@ -25,34 +25,39 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: SetModelParams,
-    ) -> Result<Model, String> {
+    ) -> Result<Model, errors::SetModelError> {
+        use errors::SetModelError as E;
         let model = {
             let registry = self.registry();
             registry
                 .available()
                 .into_iter()
                 .find(|m| m.provider == p.provider && m.id == p.model_id)
-                .ok_or_else(|| format!("Model not found: {}/{}", p.provider, p.model_id))?
+                .ok_or(E::ModelNotFound {
+                    provider: p.provider,
+                    model_id: p.model_id,
+                })?
         };
         let agent = &self.inner.agent;
         let previous = agent.model();
         agent.set_model(Some(model.clone()));
         lock(&self.inner.session)
             .append_model_change(&model.provider, &model.id)
-            .map_err(|e| e.to_string())?;
+            .map_err(E::unexpected)?;
         // Re-clamp the thinking level for the new model.
         let level = clamp_thinking_level(&model, agent.thinking_level());
         if level != agent.thinking_level() {
             agent.set_thinking_level(level);
             lock(&self.inner.session)
                 .append_thinking_level_change(level.as_str())
-                .map_err(|e| e.to_string())?;
+                .map_err(E::unexpected)?;
         }
         let (provider, id) = (model.provider.clone(), model.id.clone());
         self.persist(move |s| s.set_default_model_and_provider(&provider, &id))
-            .await?;
+            .await
+            .map_err(E::unexpected)?;
         self.announce_model_select(previous.as_ref()).await;
-        wire(&model)
+        wire(&model).map_err(E::unexpected)
     }
 
     /// Apply a thinking level (clamped); on change, record it in the session and persist it as the default.

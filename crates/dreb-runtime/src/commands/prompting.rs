@@ -21,11 +21,12 @@ fn builtin_slash_command(message: &str) -> Option<&str> {
         .then_some(name)
 }
 
+/// The refusal of a built-in slash command, as its text (`prompt` and the background agents send it raw).
 pub(crate) fn reject_builtin(message: &str) -> Result<(), String> {
     match builtin_slash_command(message) {
-        Some(name) => Err(format!(
-            "Built-in slash command /{name} must be handled by the RPC client; it was not sent to the model."
-        )),
+        Some(name) => {
+            Err(errors::PromptError::BuiltinSlashCommand { name: name.into() }.to_string())
+        }
         None => Ok(()),
     }
 }
@@ -90,16 +91,12 @@ impl Runtime {
         messages
     }
 
-    /// `steer` and `follow_up` cannot queue an extension command (it would run at once); the text is thrown,
-    /// so the handler adds `Command failed: `.
-    async fn reject_extension_command(&self, message: &str) -> Result<(), String> {
+    /// `steer` and `follow_up` cannot queue an extension command (it would run at once): the name of the one
+    /// `message` starts with, if any (their `ExtensionCommandNotQueueable` errors, which the reference throws).
+    async fn unqueueable_extension_command(&self, message: &str) -> Option<String> {
         self.extensions_ready().await;
-        match self.extension_command(message) {
-            Some((_, name, _)) => Err(format!(
-                "Extension command \"/{name}\" cannot be queued. Use prompt() or execute the command when not streaming."
-            )),
-            None => Ok(()),
-        }
+        self.extension_command(message)
+            .map(|(_, name, _)| name.to_string())
     }
 
     /// `/skill:name args` and `/template args` expanded, as the reference does before prompting or queueing.
@@ -212,11 +209,16 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: SteerParams,
-    ) -> Result<(), String> {
-        self.reject_extension_command(&p.message).await?;
-        reject_builtin(&p.message)?;
+    ) -> Result<(), errors::SteerError> {
+        use errors::SteerError as E;
+        if let Some(name) = self.unqueueable_extension_command(&p.message).await {
+            return Err(E::ExtensionCommandNotQueueable { name });
+        }
+        if let Some(name) = builtin_slash_command(&p.message) {
+            return Err(E::BuiltinSlashCommand { name: name.into() });
+        }
         let message = self.expand_input(&p.message);
-        let images = images_of(&p.images)?;
+        let images = images_of(&p.images).map_err(E::unexpected)?;
         self.queue(true, &message, images);
         Ok(())
     }
@@ -225,11 +227,16 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: FollowUpParams,
-    ) -> Result<(), String> {
-        self.reject_extension_command(&p.message).await?;
-        reject_builtin(&p.message)?;
+    ) -> Result<(), errors::FollowUpError> {
+        use errors::FollowUpError as E;
+        if let Some(name) = self.unqueueable_extension_command(&p.message).await {
+            return Err(E::ExtensionCommandNotQueueable { name });
+        }
+        if let Some(name) = builtin_slash_command(&p.message) {
+            return Err(E::BuiltinSlashCommand { name: name.into() });
+        }
         let message = self.expand_input(&p.message);
-        let images = images_of(&p.images)?;
+        let images = images_of(&p.images).map_err(E::unexpected)?;
         self.queue(false, &message, images);
         Ok(())
     }

@@ -210,14 +210,15 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: SetSessionNameParams,
-    ) -> Result<(), String> {
+    ) -> Result<(), errors::SetSessionNameError> {
+        use errors::SetSessionNameError as E;
         let name = p.name.trim().to_string();
         if name.is_empty() {
-            return Err("Session name cannot be empty".into());
+            return Err(E::EmptyName);
         }
         lock(&self.inner.session)
             .set_session_name(&name)
-            .map_err(|e| e.to_string())?;
+            .map_err(E::unexpected)?;
         self.inner
             .outbox
             .send(&Event::SessionNameChanged(SessionNameChangedEvent { name }));
