@@ -21,6 +21,12 @@ for (const key of /** @type {(keyof Console)[]} */ (Object.keys(Console.prototyp
 	}
 }
 
+// The runtime closing our stdout ends the protocol: nothing more can be said.
+process.stdout.on("error", (e) => {
+	stderrWrite(`extension host: stdout closed (${/** @type {NodeJS.ErrnoException} */ (e).code ?? e.message}); exiting\n`);
+	process.exit(0);
+});
+
 const log = (/** @type {string} */ text) => {
 	stderrWrite(`${text}\n`);
 };
