@@ -22,6 +22,16 @@ function messageOf(e) {
 /** The calls answered only when the commands their handlers sent without waiting were answered. */
 const FLUSHED_CALLS = new Set(["execute_command", "execute_tool", "session_shutdown"]);
 
+/** How long a call waits for the handlers of earlier events. */
+const EVENTS_WAIT_MS = 2000;
+
+/** @param {Promise<unknown>} p @param {number} ms */
+function waitAtMost(p, ms) {
+	/** @type {NodeJS.Timeout | undefined} */
+	let timer;
+	return Promise.race([p, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+}
+
 /** Answered already (by `initialize`, which writes its own response). */
 const ANSWERED = Symbol("answered");
 
@@ -100,11 +110,12 @@ export class Host {
 		const { id: _id, type: _type, ...params } = frame;
 		const lane = `call:${key}`;
 		// As in the reference, where the host awaited every event's handlers, a call runs after the handlers of
-		// the events that came before it (a tool call after the session_start that rebuilds the state).
+		// the events that came before it (a tool call after the session_start that rebuilds the state), but waits
+		// for them at most EVENTS_WAIT_MS: an event handler may itself wait on something that needs this call.
 		const eventsBefore = this.events;
 		this.als
 			.run({ lane }, async () => {
-				if (type !== "initialize") await eventsBefore;
+				if (type !== "initialize") await waitAtMost(eventsBefore, EVENTS_WAIT_MS);
 				return this.dispatch(type, params, call.controller.signal, id);
 			})
 			.then(

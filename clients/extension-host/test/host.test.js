@@ -596,3 +596,19 @@ test("user_bash: a supplied result, custom operations run in the host, or no ans
 	});
 	await done(rt);
 });
+
+test("a call does not wait forever for an event handler that needs it", async () => {
+	const rt = new Runtime("nested.ts");
+	await rt.initialize();
+	rt.event("agent_event", { event: { type: "agent_end", messages: [] } });
+	// The runtime serves send_user_message by running the input hook first.
+	const sum = await rt.command("send_user_message", { content: "next step", deliverAs: "followUp" });
+	const started = Date.now();
+	const input = await rt.ok("input", { text: "next step", source: "extension" });
+	assert.deepEqual(input, { action: "transform", text: "next step!" });
+	assert.ok(Date.now() - started >= 1500, "the input call waited for the event first");
+	rt.answer(sum);
+	rt.answer(await rt.command("ui_confirm", { title: "Continue?", message: "after the next step" }), { confirmed: true });
+	rt.answer(await rt.command("ui_notify", { message: "continue=true", notifyType: "info" }));
+	await done(rt);
+});
