@@ -502,14 +502,9 @@ fn reload_restarts_the_extension_and_stop_leaves_no_process_behind() {
     }
 }
 
-#[test]
-fn an_untrusted_project_runs_no_project_extension() {
-    let env = Env::new();
-    let dir = env.cwd().join(".dreb/extensions");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(kitchen_sink(), dir.join("sink.py")).unwrap();
-    let pp = python_path();
-    let mut dreb = env.spawn_raw(
+/// The binary without `-e`: only discovered extensions load.
+fn spawn_discovering(env: &Env, python_path: &str) -> Dreb {
+    env.spawn_raw(
         &[
             "--mode",
             "rpc",
@@ -518,8 +513,18 @@ fn an_untrusted_project_runs_no_project_extension() {
             "--model",
             "mock-model",
         ],
-        &[("PYTHONPATH", pp.as_str())],
-    );
+        &[("PYTHONPATH", python_path)],
+    )
+}
+
+#[test]
+fn an_untrusted_project_runs_no_project_extension() {
+    let env = Env::new();
+    let dir = env.cwd().join(".dreb/extensions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(kitchen_sink(), dir.join("sink.py")).unwrap();
+    let pp = python_path();
+    let mut dreb = spawn_discovering(&env, &pp);
     let resources = ok(&mut dreb, json!({"id": "r", "type": "get_resources"}));
     assert_eq!(resources["data"]["extensions"], json!([]));
     let error = dreb
@@ -539,17 +544,7 @@ fn an_untrusted_project_runs_no_project_extension() {
     drop(dreb);
     // Trusted (the global context-trust policy grants the cwd): it loads.
     env.write_settings(&json!({"context": {"trustedFolders": [env.cwd()]}}));
-    let mut dreb = env.spawn_raw(
-        &[
-            "--mode",
-            "rpc",
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-        ],
-        &[("PYTHONPATH", pp.as_str())],
-    );
+    let mut dreb = spawn_discovering(&env, &pp);
     let resources = ok(&mut dreb, json!({"id": "r", "type": "get_resources"}));
     assert_eq!(resources["data"]["extensions"][0]["name"], "kitchen-sink");
 }
