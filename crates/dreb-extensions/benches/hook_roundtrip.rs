@@ -81,7 +81,7 @@ fn main() {
             flag_values: Default::default(),
             api: Arc::new(NoApi),
             failures: Arc::new(|f| eprintln!("failure: {f:?}")),
-            javascript: Err("no JavaScript in the benchmark".into()),
+            javascript_checkout: None,
         });
         let bus = HookBus::new();
         host.begin_load();

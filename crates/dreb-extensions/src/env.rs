@@ -28,8 +28,9 @@ pub struct HostEnv {
     pub api: Arc<dyn ExtensionApi>,
     /// Where failures go (the runtime sends them to the host as `extension_error`).
     pub failures: FailureSink,
-    /// How JavaScript extensions are started (resolved once per session).
-    pub javascript: crate::node::JavaScriptLauncher,
+    /// The Node extension host of the checkout the binary was built from, the last place
+    /// [`crate::node::find_javascript_launcher`] looks (only when a JavaScript extension starts).
+    pub javascript_checkout: Option<PathBuf>,
 }
 
 impl HostEnv {

@@ -1,7 +1,7 @@
 //! One loaded extension: its process (started on first use, started again after a crash, at most
 //! [`MAX_STARTS`] times), what it registered, and its running tool calls.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
@@ -42,6 +42,8 @@ pub struct Extension {
     env: Arc<HostEnv>,
     conn: tokio::sync::Mutex<Option<Arc<Connection>>>,
     registration: RwLock<ext::Registration>,
+    /// The wire names of `registration.events`, asked on every hook call and agent event.
+    subscriptions: RwLock<HashSet<String>>,
     starts: AtomicU32,
     /// Set by [`Extension::stop`]: the exit that follows is not a crash.
     stopping: AtomicBool,
@@ -73,6 +75,7 @@ impl Extension {
                 flags: None,
                 events: None,
             }),
+            subscriptions: RwLock::new(HashSet::new()),
             starts: AtomicU32::new(0),
             stopping: AtomicBool::new(false),
             running_tools: Mutex::new(HashMap::new()),
@@ -107,13 +110,24 @@ impl Extension {
 
     /// Whether it subscribed to `event`.
     pub fn subscribes(&self, event: &str) -> bool {
-        self.registration
+        self.subscriptions
             .read()
             .unwrap_or_else(|e| e.into_inner())
+            .contains(event)
+    }
+
+    /// Replace what it registered (and the subscriptions derived from it).
+    fn set_registration(&self, registration: ext::Registration) {
+        *self
+            .subscriptions
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = registration
             .events
             .iter()
             .flatten()
-            .any(|e| wire_name(e) == event)
+            .map(wire_name)
+            .collect();
+        *self.registration.write().unwrap_or_else(|e| e.into_inner()) = registration;
     }
 
     /// The running process, started (and initialised) when there is none.
@@ -163,7 +177,7 @@ impl Extension {
                 return Err(e);
             }
         };
-        *self.registration.write().unwrap_or_else(|e| e.into_inner()) = init.registration;
+        self.set_registration(init.registration);
         *slot = Some(conn.clone());
         if n > 0 {
             self.env.api.registrations_changed();
@@ -174,14 +188,16 @@ impl Extension {
     fn spawn(&self) -> Result<Arc<Connection>, ExtensionError> {
         let (program, args) = match &self.source.launch {
             Launch::Process { program, args } => (program.clone(), args.clone()),
-            Launch::JavaScript => match &self.env.javascript {
-                Ok((node, args)) => {
-                    let mut args = args.clone();
-                    args.push(self.path.clone());
-                    (node.clone(), args)
+            Launch::JavaScript => {
+                match crate::node::find_javascript_launcher(self.env.javascript_checkout.as_deref())
+                {
+                    Ok((node, mut args)) => {
+                        args.push(self.path.clone());
+                        (node, args)
+                    }
+                    Err(why) => return Err(ExtensionError::Unavailable(why)),
                 }
-                Err(why) => return Err(ExtensionError::Unavailable(why.clone())),
-            },
+            }
         };
         let server = Arc::new(ExtensionCommands {
             ext: self.me.clone(),
@@ -300,16 +316,15 @@ impl Extension {
     }
 
     fn register(&self, more: ext::Registration) {
-        {
-            let mut reg = self.registration.write().unwrap_or_else(|e| e.into_inner());
-            if more.name.is_some() {
-                reg.name = more.name;
-            }
-            extend(&mut reg.commands, more.commands, |c| c.name.clone());
-            extend(&mut reg.tools, more.tools, |t| t.name.clone());
-            extend(&mut reg.flags, more.flags, |f| f.name.clone());
-            extend(&mut reg.events, more.events, wire_name);
+        let mut reg = self.registration();
+        if more.name.is_some() {
+            reg.name = more.name;
         }
+        extend(&mut reg.commands, more.commands, |c| c.name.clone());
+        extend(&mut reg.tools, more.tools, |t| t.name.clone());
+        extend(&mut reg.flags, more.flags, |f| f.name.clone());
+        extend(&mut reg.events, more.events, wire_name);
+        self.set_registration(reg);
         self.env.api.registrations_changed();
     }
 }

@@ -34,8 +34,8 @@ pub fn hook_timeout() -> Duration {
         .unwrap_or(DEFAULT_HOOK_TIMEOUT)
 }
 
-/// Agent events an extension can subscribe to (sent as `agent_event`).
-const NOTICE_EVENTS: [&str; 17] = [
+/// What arrives as events rather than calls: `session_start`, `model_select` and the agent events.
+const NOTICE_EVENTS: [&str; 16] = [
     "session_start",
     "model_select",
     "agent_start",
@@ -52,7 +52,6 @@ const NOTICE_EVENTS: [&str; 17] = [
     "auto_compaction_end",
     "auto_retry_start",
     "auto_retry_end",
-    "session_shutdown",
 ];
 
 /// One extension as a hook handler.
@@ -404,8 +403,6 @@ impl HookHandler for ExtensionHooks {
     }
 
     fn wants_notices(&self) -> bool {
-        NOTICE_EVENTS
-            .iter()
-            .any(|name| *name != "session_shutdown" && self.ext.subscribes(name))
+        NOTICE_EVENTS.iter().any(|name| self.ext.subscribes(name))
     }
 }

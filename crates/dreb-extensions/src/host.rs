@@ -5,7 +5,6 @@ use std::sync::{Arc, RwLock};
 
 use dreb_extension_protocol as ext;
 use dreb_hooks::HookBus;
-use serde_json::Value;
 
 pub use crate::env::{ExtensionApi, HostEnv};
 
@@ -46,6 +45,10 @@ impl ExtensionHost {
         bus: &HookBus,
         reason: ext::SessionStartReason,
     ) {
+        if sources.is_empty() && skipped.is_empty() {
+            self.ready.send_replace(true);
+            return;
+        }
         for s in &skipped {
             self.env
                 .report(&s.path.to_string_lossy(), "load", &s.reason);
@@ -149,13 +152,5 @@ impl ExtensionHost {
             bus.unregister(e.path());
         }
         futures::future::join_all(all.iter().map(|e| e.stop())).await;
-    }
-}
-
-/// A bare `--flag` is `true`; `--flag value` is the value.
-pub fn flag_value(value: Option<&str>) -> Value {
-    match value {
-        Some(v) => Value::String(v.to_string()),
-        None => Value::Bool(true),
     }
 }

@@ -24,6 +24,6 @@ pub mod tool;
 pub use discovery::{DiscoveryInput, ExtensionSource, Launch, Scope, Skipped, discover};
 pub use error::ExtensionError;
 pub use extension::Extension;
-pub use host::{ExtensionApi, ExtensionHost, HostEnv, flag_value};
+pub use host::{ExtensionApi, ExtensionHost, HostEnv};
 pub use node::{JavaScriptLauncher, find_javascript_launcher};
 pub use tool::ExtensionTool;

@@ -68,11 +68,3 @@ mod tests {
         );
     }
 }
-
-/// The wire name of a generated enum value (open enums keep names they do not know).
-pub(crate) fn wire_name<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::new(),
-    }
-}

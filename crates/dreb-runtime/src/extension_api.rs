@@ -382,14 +382,13 @@ impl Runtime {
             details: p.message.details,
             timestamp: dreb_agent::agent::now_ms(),
         });
-        let deliver = p.deliver_as.map(|d| crate::convert::wire_name(&d));
-        if deliver.as_deref() == Some("nextTurn") {
+        if p.deliver_as == Some(ext::DeliverAs::NextTurn) {
             lock(&inner.next_turn).push(message);
             return Ok(());
         }
         if self.is_busy() {
-            match deliver.as_deref() {
-                Some("followUp") => inner.agent.follow_up(message),
+            match p.deliver_as {
+                Some(ext::DeliverAs::FollowUp) => inner.agent.follow_up(message),
                 _ => inner.agent.steer(message),
             }
             return Ok(());
@@ -419,7 +418,8 @@ impl Runtime {
         &self,
         p: ext::SendUserMessageParams,
     ) -> Result<(), String> {
-        let (text, images): (String, Vec<dreb_ai::ImageContent>) = match p.content {
+        // The extension's image blocks have the RPC protocol's shape: converted once, straight to the prompt's.
+        let (text, images): (String, Vec<dreb_protocol::ImageContent>) = match p.content {
             ext::UserContent::String(s) => (s, Vec::new()),
             ext::UserContent::ListContentBlock(blocks) => {
                 let mut text = Vec::new();
@@ -433,17 +433,12 @@ impl Runtime {
                 (text.join("\n"), images)
             }
         };
-        let deliver = p.deliver_as.map(|d| crate::convert::wire_name(&d));
-        let behavior = match deliver.as_deref() {
-            Some("steer") => Some(dreb_protocol::StreamingBehavior::Steer),
-            Some("followUp") => Some(dreb_protocol::StreamingBehavior::FollowUp),
+        let behavior = match p.deliver_as {
+            Some(ext::DeliverAs::Steer) => Some(dreb_protocol::StreamingBehavior::Steer),
+            Some(ext::DeliverAs::FollowUp) => Some(dreb_protocol::StreamingBehavior::FollowUp),
             _ => None,
         };
-        let images = if images.is_empty() {
-            None
-        } else {
-            Some(convert(&images)?)
-        };
+        let images = (!images.is_empty()).then_some(images);
         self.prompt_from(
             &detached(),
             dreb_protocol::PromptParams {

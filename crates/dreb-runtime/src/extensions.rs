@@ -28,9 +28,9 @@ pub(crate) fn new_host(
             inner: inner.clone(),
         }),
         // The host of this checkout, for development builds; installed builds find it on PATH.
-        javascript: dreb_extensions::find_javascript_launcher(Some(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../clients/extension-host"),
-        )),
+        javascript_checkout: Some(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../clients/extension-host"),
+        ),
         failures: Arc::new(move |f: dreb_hooks::HookFailure| {
             outbox.send(&dreb_protocol::Event::ExtensionError(
                 dreb_protocol::ExtensionErrorEvent {
@@ -57,31 +57,20 @@ impl Runtime {
     /// Discover the extensions and start loading them in the background (the first response never waits);
     /// `session_start` (with `reason`) goes to them once they are on the bus.
     pub(crate) fn load_extensions(&self, reason: dreb_hooks::SessionStartReason) {
-        let inner = &self.inner;
-        let settings = &inner.settings;
-        let policy = settings.global_context_trust_policy();
-        let input = DiscoveryInput {
-            cwd: inner.cwd.clone(),
-            agent_dir: inner.agent_dir.clone(),
-            user_settings: settings.global_extension_paths(),
-            project_settings: settings.project_extension_paths(),
-            cli: inner.extension_options.paths.clone(),
-            no_extensions: inner.extension_options.no_extensions,
-            project_trusted: dreb_settings::context_trust::match_context_trust(&policy, &inner.cwd)
-                .is_some(),
-            python: std::env::var_os("DREB_PYTHON")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from("python3")),
-        };
-        let (sources, skipped) = dreb_extensions::discover(&input);
-        if sources.is_empty() && skipped.is_empty() {
-            return;
-        }
-        inner.extensions.begin_load();
+        // Marked at once, so that what waits for extensions waits for this load; discovery (directory scans, the
+        // trust policy from the global settings file) happens off the start-up path, with the load.
+        self.inner.extensions.begin_load();
         let rt = self.clone();
         tokio::spawn(async move {
-            let host = rt.inner.extensions.clone();
-            host.load(sources, skipped, &rt.inner.hooks, start_reason(reason))
+            let inner = rt.inner.clone();
+            let found = tokio::task::spawn_blocking(move || {
+                dreb_extensions::discover(&discovery_input(&inner))
+            })
+            .await;
+            let (sources, skipped) = found.unwrap_or_default();
+            rt.inner
+                .extensions
+                .load(sources, skipped, &rt.inner.hooks, start_reason(reason))
                 .await;
         });
     }
@@ -189,6 +178,26 @@ impl Runtime {
             tools.retain(|t| active.contains(&t.definition().name));
         }
         inner.agent.set_tools(tools);
+    }
+}
+
+/// What discovery reads for this session: its directories, both settings files' `extensions`, the command line,
+/// and whether the context-trust policy grants the cwd.
+fn discovery_input(inner: &Inner) -> DiscoveryInput {
+    let settings = &inner.settings;
+    let policy = settings.global_context_trust_policy();
+    DiscoveryInput {
+        cwd: inner.cwd.clone(),
+        agent_dir: inner.agent_dir.clone(),
+        user_settings: settings.global_extension_paths(),
+        project_settings: settings.project_extension_paths(),
+        cli: inner.extension_options.paths.clone(),
+        no_extensions: inner.extension_options.no_extensions,
+        project_trusted: dreb_settings::context_trust::match_context_trust(&policy, &inner.cwd)
+            .is_some(),
+        python: std::env::var_os("DREB_PYTHON")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("python3")),
     }
 }
 
