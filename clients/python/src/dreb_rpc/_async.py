@@ -13,9 +13,9 @@ import json
 import os
 import signal
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
-from typing import Any, Generic, Protocol, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast, overload
 
-from ._connection import DEFAULT_TIMEOUT, resolve_timeout
+from ._connection import DEFAULT_TIMEOUT, UNSET, Unset, _prompt_params, resolve_timeout
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
 from ._jsonl import JsonlDecoder, encode_frame
 from ._runstate import RUN_COMMAND, RunState
@@ -27,6 +27,9 @@ from ._transport import (
     resolve_dreb_binary,
     user_and_group,
 )
+
+if TYPE_CHECKING:
+    from ._generated import ImageContent, PromptParams, StreamingBehavior
 
 E = TypeVar("E", bound=Mapping[str, Any])
 
@@ -385,9 +388,34 @@ class AsyncRpcConnection(Generic[E]):
         finally:
             self._remove(self._idle_waiters, waiter)
 
-    async def prompt_and_wait(self, params: Mapping[str, Any], timeout: float | None = None) -> list[E]:
-        """Sends ``prompt`` and returns every event up to the end of the run it starts (``timeout`` as
-        for :meth:`dreb_rpc.RpcConnection.prompt_and_wait`)."""
+    @overload
+    async def prompt_and_wait(
+        self,
+        *,
+        message: str,
+        images: list[ImageContent] | Unset = UNSET,
+        streaming_behavior: StreamingBehavior | Unset = UNSET,
+        timeout: float | None = None,
+    ) -> list[E]: ...
+
+    @overload
+    async def prompt_and_wait(self, params: PromptParams, /, *, timeout: float | None = None) -> list[E]: ...
+
+    @overload
+    async def prompt_and_wait(self, params: Mapping[str, Any], timeout: float | None, /) -> list[E]: ...
+
+    async def prompt_and_wait(
+        self,
+        params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        *,
+        message: str | Unset = UNSET,
+        images: Any = UNSET,
+        streaming_behavior: Any = UNSET,
+    ) -> list[E]:
+        """Sends ``prompt`` and returns every event up to the end of the run it starts (the forms and
+        ``timeout`` as for :meth:`dreb_rpc.RpcConnection.prompt_and_wait`)."""
+        params = _prompt_params(params, message, images, streaming_behavior)
         collected: list[E] = []
         unsubscribe = self.on_event(collected.append)
         try:

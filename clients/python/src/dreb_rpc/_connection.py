@@ -13,13 +13,16 @@ import json
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Generic, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast, overload
 
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError
 from ._jsonl import encode_frame
 from ._runstate import RUN_COMMAND, RunState
 from ._timeouts import default_timeout_for
 from ._transport import CloseInfo, RpcTransport
+
+if TYPE_CHECKING:
+    from ._generated import ImageContent, PromptParams, StreamingBehavior
 
 E = TypeVar("E", bound=Mapping[str, Any])
 T = TypeVar("T")
@@ -65,6 +68,18 @@ class Unset:
 
 #: "Leave this optional key out" (distinct from ``None``, which is sent as ``null``).
 UNSET = Unset()
+
+
+def _prompt_params(params: Mapping[str, Any] | None, message: Any, images: Any, streaming_behavior: Any) -> dict[str, Any]:
+    """The ``prompt`` params of ``prompt_and_wait``'s two forms (a dict, or keywords like ``prompt``'s)."""
+    keywords = {k: v for k, v in (("images", images), ("streamingBehavior", streaming_behavior)) if v is not UNSET}
+    if params is not None:
+        if not isinstance(message, Unset) or keywords:
+            raise TypeError("prompt_and_wait takes either a params dict or message=... keywords, not both")
+        return dict(params)
+    if isinstance(message, Unset):
+        raise TypeError("prompt_and_wait() missing the prompt: pass message=... (or a params dict)")
+    return {"message": message, **keywords}
 
 
 class _Pending:
@@ -367,10 +382,39 @@ class RpcConnection(Generic[E]):
         if not idle:
             raise self._closed_error()
 
-    def prompt_and_wait(self, params: Mapping[str, Any], timeout: float | None = None) -> list[E]:
+    @overload
+    def prompt_and_wait(
+        self,
+        *,
+        message: str,
+        images: list[ImageContent] | Unset = UNSET,
+        streaming_behavior: StreamingBehavior | Unset = UNSET,
+        timeout: float | None = None,
+    ) -> list[E]: ...
+
+    @overload
+    def prompt_and_wait(self, params: PromptParams, /, *, timeout: float | None = None) -> list[E]: ...
+
+    @overload
+    def prompt_and_wait(self, params: Mapping[str, Any], timeout: float | None, /) -> list[E]: ...
+
+    def prompt_and_wait(
+        self,
+        params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        *,
+        message: str | Unset = UNSET,
+        images: Any = UNSET,
+        streaming_behavior: Any = UNSET,
+    ) -> list[E]:
         """Sends ``prompt`` and returns every event up to the end of the run it starts. ``timeout``,
         when given, bounds the prompt's response and, separately, the wait for the run's end; unset,
-        the response gets the ``prompt`` default and the wait has no timeout."""
+        the response gets the ``prompt`` default and the wait has no timeout.
+
+        Typed like :meth:`prompt`: ``prompt_and_wait(message=..., images=..., streaming_behavior=...)``, or
+        one :class:`PromptParams` dict (wire keys; ``timeout`` then by keyword). A dict with both positional
+        arguments, ``prompt_and_wait(params, timeout)``, is the untyped form for generic code."""
+        params = _prompt_params(params, message, images, streaming_behavior)
         with self.events() as subscription:
             self.call(RUN_COMMAND, params, DEFAULT_TIMEOUT if timeout is None else timeout)
             self.wait_for_idle(timeout)
