@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,8 +40,9 @@ def test_spawn_works_with_async_with_and_with_await(fake_agent_path: str) -> Non
 
 
 def test_version_is_the_package_version() -> None:
-    assert isinstance(dreb_rpc.__version__, str)
-    assert dreb_rpc.__version__.count(".") >= 2
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert dreb_rpc.__version__ == pyproject["project"]["version"]
+    assert "__version__" in dreb_rpc.__all__
 
 
 @pytest.mark.parametrize("cls", [SubprocessTransport, AsyncSubprocessTransport])

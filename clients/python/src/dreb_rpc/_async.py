@@ -15,7 +15,7 @@ import signal
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast, overload
 
-from ._connection import DEFAULT_TIMEOUT, UNSET, Unset, _prompt_params, resolve_timeout
+from ._connection import DEFAULT_TIMEOUT, UNSET, Unset, _prompt_params, log_listener_error, resolve_timeout
 from ._errors import RpcClientError, RpcClosedError, RpcError, RpcTimeoutError, SpawnError
 from ._jsonl import JsonlDecoder, encode_frame
 from ._runstate import RUN_COMMAND, RunState
@@ -500,8 +500,7 @@ class AsyncRpcConnection(Generic[E]):
         try:
             listener(value)
         except Exception as error:  # noqa: BLE001
-            if self._on_listener_error is not None:
-                self._on_listener_error(error)
+            (self._on_listener_error or log_listener_error)(error)
 
 
 C = TypeVar("C", bound="AsyncRpcConnection[Any]")

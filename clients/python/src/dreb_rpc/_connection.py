@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -26,6 +27,15 @@ if TYPE_CHECKING:
 
 E = TypeVar("E", bound=Mapping[str, Any])
 T = TypeVar("T")
+
+_log = logging.getLogger("dreb_rpc")
+
+
+def log_listener_error(error: BaseException) -> None:
+    """The default ``on_listener_error``: logs the exception (with its traceback) on the ``dreb_rpc`` logger, which
+    Python prints to stderr when logging is not configured."""
+    _log.error("an event listener raised %r", error, exc_info=error)
+
 
 class _DefaultTimeout:
     def __repr__(self) -> str:
@@ -193,7 +203,8 @@ class RpcConnection(Generic[E]):
     ) -> None:
         """``default_timeout`` (seconds, ``None`` = none) replaces the per-command defaults of every
         request (unset: 300 s for the commands in ``COMMAND_TIMEOUTS``, 30 s for the rest);
-        ``command_timeouts`` sets single commands by wire name and wins over it."""
+        ``command_timeouts`` sets single commands by wire name and wins over it. ``on_listener_error`` gets
+        the exceptions listeners raise (default: :func:`log_listener_error`, the ``dreb_rpc`` logger)."""
         self.transport = transport
         self.default_timeout = default_timeout
         self.command_timeouts: dict[str, float | None] = dict(command_timeouts or {})
@@ -516,5 +527,4 @@ class RpcConnection(Generic[E]):
         try:
             listener(value)
         except Exception as error:  # noqa: BLE001
-            if self._on_listener_error is not None:
-                self._on_listener_error(error)
+            (self._on_listener_error or log_listener_error)(error)
