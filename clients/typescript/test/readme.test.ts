@@ -1,6 +1,7 @@
 // The README's examples are tested: each ```ts block right after an `<!-- example: <name> -->` line is written into
 // the package (dist/readme-examples/, so `import ... from "@dreb-rs/client"` resolves to this package by its own name),
-// type-checked with the package's compiler options, and run with node against the real binary (offline `faux`).
+// type-checked with the package's compiler options and with a plain `--strict` set (what a typical host compiles
+// with), and run with node against the real binary (offline `faux`); each must print what it says it does.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -26,7 +27,8 @@ function readmeExamples(): Example[] {
 const examples = readmeExamples();
 const outDir = path.join(packageRoot, "dist", "readme-examples");
 
-function compilerOptions(): ts.CompilerOptions {
+/** The package's own compiler options (strict plus its extra flags). */
+function packageCompilerOptions(): ts.CompilerOptions {
   const configPath = path.join(packageRoot, "tsconfig.json");
   const config = ts.readConfigFile(configPath, (file) => ts.sys.readFile(file));
   const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, packageRoot);
@@ -35,25 +37,55 @@ function compilerOptions(): ts.CompilerOptions {
   return options;
 }
 
-test("the README has the RpcClient examples", () => {
-  const names = examples.map((e) => e.name);
-  assert.ok(names.includes("rpc-client-basic") && names.includes("rpc-client-errors"), names.join(", "));
+/** A host's plain `tsc --strict` with Node's ESM resolution, nothing else. */
+function plainStrictOptions(): ts.CompilerOptions {
+  const config = { compilerOptions: { strict: true, target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", noEmit: true } };
+  return ts.parseJsonConfigFileContent(config, ts.sys, packageRoot).options;
+}
+
+/** What each example must print when it runs (the faux provider's replies are fixed). */
+const EXPECTED: Record<string, RegExp[]> = {
+  host: [
+    /\[tool ask_user\]/,
+    /\[asked "Which database\?", answering SQLite\]/,
+    /^final text: Noted: your answer\.$/m,
+    /^stop reason: stop \| output tokens: \d+$/m,
+    /^refused \(prompt\): Built-in slash command \/fork must be handled by the RPC client/m,
+    /^messages: 4$/m,
+  ],
+  narrowing: [/^update text_delta$/m, /^agent_end: 4 messages$/m],
+  "rpc-client-basic": [/\[ls\]/, /last reply: .*faux provider/],
+  "rpc-client-errors": [/events, the last one agent_end/, /refused: Built-in slash command \/fork must be handled by the RPC client/],
+};
+
+test("the README has the examples", () => {
+  assert.deepEqual(examples.map((e) => e.name).sort(), Object.keys(EXPECTED).sort());
 });
 
-test("the README examples type-check against the built package", () => {
+function writeExamples(): string[] {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
-  const files = examples.map((e) => {
+  return examples.map((e) => {
     const file = path.join(outDir, `${e.name}.ts`);
     writeFileSync(file, e.code);
     return file;
   });
-  const program = ts.createProgram(files, compilerOptions());
-  const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => {
+}
+
+function diagnostics(files: string[], options: ts.CompilerOptions): string[] {
+  const program = ts.createProgram(files, options);
+  return ts.getPreEmitDiagnostics(program).map((d) => {
     const where = d.file ? `${path.basename(d.file.fileName)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : "";
     return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`;
   });
-  assert.deepEqual(diagnostics, []);
+}
+
+test("the README examples type-check against the built package (the package's compiler options)", () => {
+  assert.deepEqual(diagnostics(writeExamples(), packageCompilerOptions()), []);
+});
+
+test("the README examples type-check against the built package under plain tsc --strict", () => {
+  assert.deepEqual(diagnostics(writeExamples(), plainStrictOptions()), []);
 });
 
 const bin = realDrebBin();
@@ -66,6 +98,8 @@ for (const example of examples) {
     const file = path.join(outDir, `${example.name}.js`);
     writeFileSync(file, js);
     const home = mkdtempSync(path.join(tmpdir(), "dreb-readme-"));
+    const env: NodeJS.ProcessEnv = { ...process.env, DREB_BIN: bin, HOME: home, DREB_CODING_AGENT_DIR: path.join(home, "agent") };
+    delete env.DREB_FAUX_SCENARIO;
     try {
       const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
         const child = execFile(
@@ -73,22 +107,14 @@ for (const example of examples) {
           [file],
           {
             cwd: home,
-            env: { ...process.env, DREB_BIN: bin, HOME: home, DREB_CODING_AGENT_DIR: path.join(home, "agent") },
+            env,
             timeout: 60_000,
           },
           (_error, out, err) => resolve({ code: child.exitCode, stdout: out, stderr: err }),
         );
       });
       assert.equal(code, 0, `exit ${code}\nstdout:\n${stdout}\nstderr:\n${stderr}`);
-      assert.ok(stdout.length > 0);
-      if (example.name === "rpc-client-basic") {
-        assert.match(stdout, /\[ls\]/);
-        assert.match(stdout, /last reply: .*faux provider/);
-      }
-      if (example.name === "rpc-client-errors") {
-        assert.match(stdout, /events, the last one agent_end/);
-        assert.match(stdout, /refused: Built-in slash command \/fork must be handled by the RPC client/);
-      }
+      for (const pattern of EXPECTED[example.name] ?? []) assert.match(stdout, pattern);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
