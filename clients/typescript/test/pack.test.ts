@@ -1,10 +1,11 @@
-// `npm pack` (and installing from a path or git) of a checkout that was never built gives a package with the
-// compiled client in it: `prepare` builds it. Checked on a copy of the sources without `dist/`; the tarball is then
-// installed into a fresh project (offline: the package has no dependencies) where a host compiles under a plain
-// `tsc --strict` and, with a dreb binary, runs.
+// `npm pack` (and `npm publish`) of a checkout that was never built gives a package with the compiled client in it:
+// `prepack` builds it (not `prepare`: the tarball then carries no install-time script, which npm 11 warns about on
+// every install). Checked on a copy of the sources without `dist/`; the tarball is then installed into a fresh project
+// (offline: the package has no dependencies) where a host compiles under a plain `tsc --strict` and, with a dreb
+// binary, runs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -61,10 +62,9 @@ test("the packed tarball installs into a fresh project, where a host compiles un
     assert.ok(statSync(tarball).size > 10_000, "a non-empty package");
 
     writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "host", private: true, type: "module" }));
-    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], {
-      cwd: project,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const install = spawnSync("npm", ["install", "--offline", "--no-audit", "--no-fund", tarball], { cwd: project, encoding: "utf8" });
+    assert.equal(install.status, 0, install.stdout + install.stderr);
+    assert.doesNotMatch(install.stdout + install.stderr, /install-scripts|prepare/); // no install-time script
     const installed = path.join(project, "node_modules", "@dreb-rs", "client");
     assert.ok(existsSync(path.join(installed, "dist", "src", "index.d.ts")));
     assert.ok(!existsSync(path.join(installed, "src")), "only the build is shipped");
