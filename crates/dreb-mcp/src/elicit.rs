@@ -118,6 +118,15 @@ async fn ask_field(ui: &dyn DialogUi, name: &str, field: &Value, required: bool)
             ui.confirm(title, description.unwrap_or(title)).await,
         ));
     }
+    if kind == "array" {
+        return ask_many(
+            ui,
+            &heading,
+            field.get("items").unwrap_or(&Value::Null),
+            required,
+        )
+        .await;
+    }
     if let Some(options) = choices(field) {
         let mut labels: Vec<String> = options.iter().map(|(_, l)| l.clone()).collect();
         if !required {
@@ -157,6 +166,56 @@ async fn ask_field(ui: &dyn DialogUi, name: &str, field: &Value, required: bool)
                 _ => prompt = format!("{heading} (a number)"),
             },
             _ => return Field::Value(Value::String(answer.to_string())),
+        }
+    }
+    Field::Dismissed
+}
+
+/// A multiple choice (`type: array` of an enum) as one input of comma-separated choices (labels or values).
+async fn ask_many(ui: &dyn DialogUi, heading: &str, items: &Value, required: bool) -> Field {
+    let options = choices(items).or_else(|| {
+        let any_of = items.get("anyOf")?.clone();
+        choices(&json!({ "oneOf": any_of }))
+    });
+    let placeholder = options.as_ref().map(|o| {
+        o.iter()
+            .map(|(_, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    let mut prompt = format!("{heading} (comma-separated)");
+    for _attempt in 0..2 {
+        let Some(answer) = ui.input(&prompt, placeholder.as_deref()).await else {
+            return Field::Dismissed;
+        };
+        let words: Vec<&str> = answer
+            .split(',')
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.is_empty() && !required {
+            return Field::Skipped;
+        }
+        let Some(options) = &options else {
+            return Field::Value(json!(words));
+        };
+        let picked: Option<Vec<Value>> = words
+            .iter()
+            .map(|w| {
+                options
+                    .iter()
+                    .find(|(v, l)| l == w || v.as_str() == Some(w))
+                    .map(|(v, _)| v.clone())
+            })
+            .collect();
+        match picked {
+            Some(values) => return Field::Value(Value::Array(values)),
+            None => {
+                prompt = format!(
+                    "{heading} (comma-separated, from: {})",
+                    placeholder.as_deref().unwrap_or("")
+                )
+            }
         }
     }
     Field::Dismissed

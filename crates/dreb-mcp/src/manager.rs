@@ -146,6 +146,11 @@ impl McpManager {
         Some(server.get_prompt(&found.prompt.name, arguments).await)
     }
 
+    /// The server named `name`.
+    pub fn server(&self, name: &str) -> Option<Arc<McpServer>> {
+        self.find(name)
+    }
+
     fn find(&self, name: &str) -> Option<Arc<McpServer>> {
         self.servers().into_iter().find(|s| s.name() == name)
     }

@@ -283,7 +283,8 @@ impl McpServer {
                         .map_err(|_| format!("header {k} has a value HTTP does not allow"))?;
                     config.custom_headers.insert(name, value);
                 }
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let transport =
+                    StreamableHttpClientTransport::with_client(http_client(url)?, config);
                 let service = handler
                     .serve(transport)
                     .await
@@ -560,6 +561,26 @@ impl Drop for RouteGuard {
     fn drop(&mut self) {
         lock(&self.routes).remove(&self.token);
     }
+}
+
+/// The HTTP client of a Streamable HTTP server: TLS with ring (installed once, as the providers do), no idle
+/// pooling (the SDK's advice: a reused half-read connection stalls on delayed ACKs), no redirects (they would replay
+/// the session id and headers elsewhere), no proxy for loopback.
+fn http_client(url: &str) -> Result<reqwest::Client, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let loopback = reqwest::Url::parse(url)
+        .map_err(|e| format!("invalid url {url}: {e}"))?
+        .host_str()
+        .is_some_and(|h| h == "localhost" || h == "[::1]" || h.starts_with("127."));
+    let mut b = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(30));
+    if loopback {
+        b = b.no_proxy();
+    }
+    b.build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
 fn reqwest_header_name(name: &str) -> Result<http::HeaderName, String> {
