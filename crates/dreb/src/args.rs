@@ -12,9 +12,10 @@ use dreb_runtime::{UI_TYPES, UNPROVIDED_TOOLS, is_known_tool, provided_tool_name
     about = "A headless coding agent served over JSON-lines RPC on stdin/stdout"
 )]
 pub struct Args {
-    /// Output mode: `rpc` (JSONL commands on stdin, responses and events on stdout), `json` (run the prompts given
-    /// as arguments or on stdin, every event as a JSON line), `text` (the same, printing the final reply). The
-    /// interactive terminal UI is not provided.
+    /// Output mode: `rpc` (JSONL commands on stdin, responses and events on stdout), `acp` (the Agent Client
+    /// Protocol, JSON-RPC 2.0 on stdin/stdout, for editors), `json` (run the prompts given as arguments or on
+    /// stdin, every event as a JSON line), `text` (the same, printing the final reply). The interactive terminal
+    /// UI is not provided.
     #[arg(long, value_name = "MODE")]
     pub mode: Option<String>,
 
@@ -348,6 +349,11 @@ impl Args {
         Ok(())
     }
 
+    /// `--mode acp`: serve the Agent Client Protocol (`dreb-acp`) instead of the RPC protocol.
+    pub fn acp(&self) -> bool {
+        self.mode.as_deref() == Some("acp")
+    }
+
     /// Whether the process only runs a one-off action and exits (`--list-models`, `--export`).
     pub fn one_off(&self) -> bool {
         self.list_models.is_some() || self.export.is_some()
@@ -374,10 +380,10 @@ impl Args {
             );
         }
         match self.mode.as_deref() {
-            Some("rpc") => {}
+            Some("rpc" | "acp") => {}
             Some(other) => {
                 return Err(format!(
-                    "Error: --mode {other} is not supported; use --mode rpc, --mode json or --mode text"
+                    "Error: --mode {other} is not supported; use --mode rpc, --mode acp, --mode json or --mode text"
                 ));
             }
             None => {
@@ -580,6 +586,13 @@ mod tests {
         ] {
             assert!(parse(refused).validate_for_rpc().is_err(), "{refused:?}");
         }
+    }
+
+    #[test]
+    fn acp_mode_is_served_like_rpc() {
+        let args = parse(&["--mode", "acp", "--provider", "faux"]);
+        assert!(args.acp() && args.validate_for_rpc().is_ok());
+        assert!(!parse(&["--mode", "rpc"]).acp());
     }
 
     #[test]

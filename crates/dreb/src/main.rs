@@ -152,6 +152,11 @@ async fn run(args: Args) -> i32 {
             has_ui: args.print_format().is_none(),
         },
     };
+    if args.acp() {
+        // Editors speak the Agent Client Protocol on stdin/stdout (crates/dreb-acp); `output` stays unused.
+        let (stdin, stdout) = (dreb_cli::stdio::stdin(), dreb_cli::stdio::stdout());
+        return dreb_acp::serve(options, stdin, stdout, termination_signal()).await;
+    }
     let print = args.print_format();
     let prompts = match print {
         Some(_) => match one_shot_prompts(&args) {

@@ -1,0 +1,409 @@
+//! The agent side of ACP: each client request as work on the sessions (one runtime per session).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol_schema::v1::{
+    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
+    ClientNotification, ClientRequest, CloseSessionResponse, Error as RpcError, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, RequestId, SessionCapabilities,
+    SessionCloseCapabilities, SessionId, SessionInfo, SessionListCapabilities, SessionNotification,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    UnstructuredCommandInput,
+};
+use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
+use dreb_protocol::support::RequestContext;
+use dreb_protocol::{GetCommandsParams, GetMessagesParams, GetStateParams, RpcHandler};
+use dreb_runtime::{Runtime, RuntimeOptions};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config;
+use crate::connection::Connection;
+use crate::history;
+use crate::session::{Inbox, Pump, Session};
+
+type Reply = Option<Result<Value, RpcError>>;
+
+pub struct Agent {
+    /// What every session's runtime starts from (the command line's flags); cwd and session file are the
+    /// session's.
+    template: RuntimeOptions,
+    conn: Connection,
+    sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
+}
+
+fn ok(v: impl Serialize) -> Reply {
+    Some(serde_json::to_value(v).map_err(RpcError::into_internal_error))
+}
+
+fn invalid_params(why: impl Into<String>) -> RpcError {
+    RpcError::invalid_params().data(Value::String(why.into()))
+}
+
+fn runtime_error(message: impl Into<String>) -> RpcError {
+    RpcError::new(-32603, message)
+}
+
+impl Agent {
+    pub fn new(template: RuntimeOptions, conn: Connection) -> Agent {
+        Agent {
+            template,
+            conn,
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn session(&self, id: &SessionId) -> Result<Arc<Session>, RpcError> {
+        lock(&self.sessions)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| RpcError::session_not_found(id.clone()))
+    }
+
+    pub fn sessions(&self) -> Vec<Arc<Session>> {
+        lock(&self.sessions).values().cloned().collect()
+    }
+
+    /// Handles one request; `None` when the handler already wrote the response (it had to precede updates).
+    pub async fn request(&self, id: RequestId, method: &str, params: Value) -> Reply {
+        let request = match ClientRequest::from_method_and_params(method, &params) {
+            Ok(r) => r,
+            Err(MethodDispatchError::UnknownMethod { .. }) => {
+                return Some(Err(RpcError::method_not_found().data(method.to_string())));
+            }
+            Err(MethodDispatchError::InvalidPayload { source, .. }) => {
+                return Some(Err(invalid_params(source.to_string())));
+            }
+            Err(e) => return Some(Err(invalid_params(e.to_string()))),
+        };
+        match request {
+            ClientRequest::InitializeRequest(r) => ok(self.initialize(r)),
+            ClientRequest::NewSessionRequest(r) => self.new_session(id, r).await,
+            ClientRequest::LoadSessionRequest(r) => self.load_session(id, r).await,
+            ClientRequest::ListSessionsRequest(r) => self.list_sessions(r).await,
+            ClientRequest::SetSessionConfigOptionRequest(r) => self.set_config(r).await,
+            ClientRequest::PromptRequest(r) => match self.session(&r.session_id) {
+                Ok(s) => s.prompt(id, r).await,
+                Err(e) => Some(Err(e)),
+            },
+            ClientRequest::CloseSessionRequest(r) => {
+                let removed = lock(&self.sessions).remove(&r.session_id);
+                match removed {
+                    Some(s) => {
+                        s.cancel().await;
+                        s.runtime.shutdown();
+                        ok(CloseSessionResponse::new())
+                    }
+                    None => Some(Err(RpcError::session_not_found(r.session_id))),
+                }
+            }
+            ClientRequest::AuthenticateRequest(_) => Some(Err(invalid_params(
+                "this agent offers no authentication methods: provider keys come from the environment or auth.json",
+            ))),
+            // Known to the protocol, not offered in `initialize`.
+            _ => Some(Err(RpcError::method_not_found()
+                .data(format!("{method} is not supported by this agent")))),
+        }
+    }
+
+    pub async fn notification(&self, method: &str, params: Value) {
+        match ClientNotification::from_method_and_params(method, &params) {
+            Ok(ClientNotification::CancelNotification(n)) => match self.session(&n.session_id) {
+                Ok(s) => s.cancel().await,
+                Err(_) => tracing::debug!("session/cancel for an unknown session"),
+            },
+            // Notifications are never answered, not even with an error.
+            Ok(_) => tracing::debug!("ignored notification {method}"),
+            Err(e) => tracing::debug!("ignored notification {method}: {e}"),
+        }
+    }
+
+    fn initialize(&self, _r: InitializeRequest) -> InitializeResponse {
+        // We speak v1; a client asking for another version gets ours and decides (the spec's negotiation).
+        InitializeResponse::new(ProtocolVersion::V1)
+            .agent_capabilities(
+                AgentCapabilities::new()
+                    .load_session(true)
+                    .prompt_capabilities(
+                        PromptCapabilities::new()
+                            .image(true)
+                            .audio(false)
+                            .embedded_context(true),
+                    )
+                    // No MCP transport over ACP yet: the client's servers are not started (docs/acp.md).
+                    .mcp_capabilities(McpCapabilities::new())
+                    .session_capabilities(
+                        SessionCapabilities::new()
+                            .list(SessionListCapabilities::new())
+                            .close(SessionCloseCapabilities::new()),
+                    ),
+            )
+            .agent_info(Implementation::new("dreb", env!("CARGO_PKG_VERSION")).title("dreb"))
+    }
+
+    fn check_cwd(cwd: &Path) -> Result<(), RpcError> {
+        if !cwd.is_absolute() {
+            return Err(invalid_params(format!(
+                "cwd must be an absolute path: {}",
+                cwd.display()
+            )));
+        }
+        if !cwd.is_dir() {
+            return Err(invalid_params(format!(
+                "cwd is not a directory: {}",
+                cwd.display()
+            )));
+        }
+        Ok(())
+    }
+
+    fn start_runtime(
+        &self,
+        cwd: &Path,
+        session_file: Option<PathBuf>,
+    ) -> Result<(Runtime, Inbox), RpcError> {
+        let inbox = Inbox::new();
+        let mut options = self.template.clone();
+        options.cwd = cwd.to_path_buf();
+        // A new session is new; a loaded one is that file (the command line's -c/--session/--fork do not apply).
+        options.continue_recent = false;
+        options.fork = None;
+        options.session = session_file;
+        options.stop = self.template.stop.child_token();
+        options.extensions.has_ui = true;
+        let runtime = Runtime::start(options, inbox.sink()).map_err(|e| runtime_error(e.0))?;
+        Ok((runtime, inbox))
+    }
+
+    async fn session_id(runtime: &Runtime) -> Result<SessionId, RpcError> {
+        let state = runtime
+            .get_state(&RequestContext::detached(None), GetStateParams {})
+            .await
+            .map_err(runtime_error)?;
+        Ok(SessionId::new(state.session_id))
+    }
+
+    /// Registers the session (before its response, so the client's next request finds it); the pump to run once
+    /// the response is queued.
+    fn register(
+        &self,
+        id: &SessionId,
+        runtime: Runtime,
+        cwd: PathBuf,
+        inbox: Inbox,
+    ) -> (Arc<Session>, Pump) {
+        let (session, pump) = Session::new(runtime, cwd, inbox, id.clone(), self.conn.clone());
+        let session = Arc::new(session);
+        lock(&self.sessions).insert(id.clone(), session.clone());
+        (session, pump)
+    }
+
+    /// After the response: the session's lines start flowing, its commands first.
+    async fn open(session: Arc<Session>, pump: Pump) {
+        tokio::spawn(pump.run());
+        match commands(&session.runtime).await {
+            Ok(update) => session.send_update(update),
+            Err(e) => tracing::warn!("cannot list commands: {}", e.message),
+        }
+    }
+
+    async fn new_session(&self, id: RequestId, r: NewSessionRequest) -> Reply {
+        if let Err(e) = Self::check_cwd(&r.cwd) {
+            return Some(Err(e));
+        }
+        if !r.mcp_servers.is_empty() {
+            tracing::warn!(
+                "{} MCP server(s) from the client are not started (not supported yet)",
+                r.mcp_servers.len()
+            );
+        }
+        let started = async {
+            let (runtime, inbox) = self.start_runtime(&r.cwd, None)?;
+            let session_id = Self::session_id(&runtime).await?;
+            let options = config::options(&runtime)
+                .await
+                .map_err(|e| runtime_error(e.to_string()))?;
+            Ok::<_, RpcError>((runtime, inbox, session_id, options))
+        }
+        .await;
+        match started {
+            Ok((runtime, inbox, session_id, options)) => {
+                let (session, pump) = self.register(&session_id, runtime, r.cwd, inbox);
+                let response = NewSessionResponse::new(session_id).config_options(options);
+                self.conn.respond(&id, ok(response).expect("always Some"));
+                Self::open(session, pump).await;
+                None
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// The stored session with this id (exactly), from the session listing.
+    async fn find_session_file(&self, id: &SessionId) -> Result<PathBuf, RpcError> {
+        let wanted = id.to_string();
+        let found = self
+            .stored_sessions()
+            .await?
+            .into_iter()
+            .find(|s| s.id == wanted)
+            .map(|s| s.path);
+        found.ok_or_else(|| {
+            RpcError::resource_not_found(None).data(format!("no stored session {wanted}"))
+        })
+    }
+
+    async fn stored_sessions(&self) -> Result<Vec<dreb_session::SessionInfo>, RpcError> {
+        let agent_dir = self.template.agent_dir.clone();
+        let session_dir = self.template.session_dir.clone();
+        tokio::task::spawn_blocking(move || match session_dir {
+            Some(dir) => Ok(dreb_session::list_sessions(
+                &dir,
+                dreb_session::ListOptions::default(),
+            )),
+            None => dreb_session::list_all_sessions(
+                &dreb_session::paths::sessions_root(&agent_dir),
+                dreb_session::ListOptions::default(),
+            ),
+        })
+        .await
+        .map_err(RpcError::into_internal_error)?
+        .map_err(|e| runtime_error(format!("cannot list sessions: {e}")))
+    }
+
+    async fn load_session(&self, id: RequestId, r: LoadSessionRequest) -> Reply {
+        if let Err(e) = Self::check_cwd(&r.cwd) {
+            return Some(Err(e));
+        }
+        let live = lock(&self.sessions).get(&r.session_id).cloned();
+        if let Some(session) = live {
+            // Already open in this process: replay it and keep it.
+            return match self
+                .replay(&session.runtime, &r.session_id, &session.cwd)
+                .await
+            {
+                Ok(()) => self.load_response(&session.runtime).await,
+                Err(e) => Some(Err(e)),
+            };
+        }
+        let started = async {
+            let file = self.find_session_file(&r.session_id).await?;
+            let (runtime, inbox) = self.start_runtime(&r.cwd, Some(file))?;
+            self.replay(&runtime, &r.session_id, &r.cwd).await?;
+            Ok::<_, RpcError>((runtime, inbox))
+        }
+        .await;
+        match started {
+            Ok((runtime, inbox)) => {
+                match self.load_response(&runtime).await.expect("always Some") {
+                    Ok(response) => {
+                        let (session, pump) = self.register(&r.session_id, runtime, r.cwd, inbox);
+                        self.conn.respond(&id, Ok(response));
+                        Self::open(session, pump).await;
+                    }
+                    Err(e) => {
+                        runtime.shutdown();
+                        self.conn.respond(&id, Err(e));
+                    }
+                }
+                None
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    async fn load_response(&self, runtime: &Runtime) -> Reply {
+        match config::options(runtime).await {
+            Ok(options) => ok(LoadSessionResponse::new().config_options(options)),
+            Err(e) => Some(Err(runtime_error(e.to_string()))),
+        }
+    }
+
+    /// The stored conversation as updates, written before the load's response.
+    async fn replay(&self, runtime: &Runtime, id: &SessionId, cwd: &Path) -> Result<(), RpcError> {
+        let messages = runtime
+            .get_messages(&RequestContext::detached(None), GetMessagesParams {})
+            .await
+            .map_err(runtime_error)?;
+        let messages =
+            serde_json::to_value(&messages.messages).map_err(RpcError::into_internal_error)?;
+        let messages = messages.as_array().cloned().unwrap_or_default();
+        for update in history::replay(&messages, cwd) {
+            self.conn.notify(
+                "session/update",
+                &SessionNotification::new(id.clone(), update),
+            );
+        }
+        Ok(())
+    }
+
+    async fn list_sessions(&self, r: ListSessionsRequest) -> Reply {
+        let stored = match self.stored_sessions().await {
+            Ok(s) => s,
+            Err(e) => return Some(Err(e)),
+        };
+        let sessions = stored
+            .iter()
+            .filter(|s| r.cwd.as_deref().is_none_or(|cwd| Path::new(&s.cwd) == cwd))
+            .map(|s| {
+                let rpc = s.to_rpc();
+                SessionInfo::new(s.id.clone(), PathBuf::from(&s.cwd))
+                    .title(s.name.clone().unwrap_or_else(|| s.first_message.clone()))
+                    .updated_at(rpc.modified)
+            })
+            .collect();
+        // Every session in one page: there is no cursor to continue from.
+        ok(ListSessionsResponse::new(sessions))
+    }
+
+    async fn set_config(&self, r: SetSessionConfigOptionRequest) -> Reply {
+        let session = match self.session(&r.session_id) {
+            Ok(s) => s,
+            Err(e) => return Some(Err(e)),
+        };
+        let id = r.config_id.to_string();
+        let applied = async {
+            config::set(&session.runtime, &id, &r.value).await?;
+            config::options(&session.runtime).await
+        }
+        .await;
+        match applied {
+            Ok(options) => ok(SetSessionConfigOptionResponse::new(options)),
+            Err(config::ConfigError::Runtime(e)) => Some(Err(runtime_error(e))),
+            Err(e) => Some(Err(invalid_params(e.to_string()))),
+        }
+    }
+}
+
+/// Our commands, skills and prompt templates as ACP commands (built-ins are the client's to handle: `prompt`
+/// refuses them).
+async fn commands(runtime: &Runtime) -> Result<SessionUpdate, RpcError> {
+    let list = runtime
+        .get_commands(&RequestContext::detached(None), GetCommandsParams {})
+        .await
+        .map_err(runtime_error)?;
+    let list = serde_json::to_value(&list.commands).map_err(RpcError::into_internal_error)?;
+    let commands = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("source").and_then(Value::as_str) != Some("builtin"))
+        .filter_map(|c| {
+            let name = c.get("name").and_then(Value::as_str)?;
+            let description = c.get("description").and_then(Value::as_str).unwrap_or("");
+            Some(AvailableCommand::new(name, description).input(
+                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("arguments")),
+            ))
+        })
+        .collect();
+    Ok(SessionUpdate::AvailableCommandsUpdate(
+        AvailableCommandsUpdate::new(commands),
+    ))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
