@@ -138,22 +138,8 @@ fn has_type(t: &str, v: &Value) -> bool {
     }
 }
 
-/// JavaScript `String(number)` for the values JSON can hold.
-pub(crate) fn js_number_string(n: &serde_json::Number) -> String {
-    match n.as_f64() {
-        Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 1e21 => format!("{}", f as i64),
-        _ => n.to_string(),
-    }
-}
-
 fn number_value(f: f64) -> Value {
-    if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
-        Value::from(f as i64)
-    } else {
-        serde_json::Number::from_f64(f)
-            .map(Value::Number)
-            .unwrap_or(Value::Null)
-    }
+    dreb_js::number::json_number_value(f).map_or(Value::Null, Value::Number)
 }
 
 /// A numeric string as JavaScript's `+x` reads it (surrounding whitespace allowed, empty rejected).
@@ -167,7 +153,9 @@ fn parse_js_number(s: &str) -> Option<f64> {
 
 fn coerce_scalar(t: &str, v: &Value) -> Option<Value> {
     match (t, v) {
-        ("string", Value::Number(n)) => Some(Value::String(js_number_string(n))),
+        ("string", Value::Number(n)) => {
+            Some(Value::String(dreb_js::number::json_number_to_string(n)))
+        }
         ("string", Value::Bool(b)) => Some(Value::String(b.to_string())),
         ("string", Value::Null) => Some(Value::String(String::new())),
         ("number", Value::String(s)) => parse_js_number(s).map(number_value),
@@ -193,7 +181,7 @@ fn coerce_scalar(t: &str, v: &Value) -> Option<Value> {
 
 fn js_value(v: &Value) -> String {
     match v {
-        Value::Number(n) => js_number_string(n),
+        Value::Number(n) => dreb_js::number::json_number_to_string(n),
         other => other.to_string(),
     }
 }
@@ -276,9 +264,7 @@ fn describe(err: &ValidationError<'_>, out: &mut Vec<String>) {
             push(out, format!("must match format \"{format}\""))
         }
         ValidationErrorKind::MultipleOf { multiple_of } => {
-            let n = serde_json::Number::from_f64(*multiple_of)
-                .map(|n| js_number_string(&n))
-                .unwrap_or_default();
+            let n = dreb_js::number_to_string(*multiple_of);
             push(out, format!("must be multiple of {n}"))
         }
         ValidationErrorKind::UniqueItems => {
@@ -373,6 +359,30 @@ mod tests {
             out,
             json!({"n": 1.5, "i": 42, "s": "7", "b": true, "list": [1, 2]})
         );
+    }
+
+    #[test]
+    fn numbers_coerced_to_strings_read_as_javascript_prints_them() {
+        let cache = ValidatorCache::default();
+        let d = def(json!({"type": "object", "properties": {"command": {"type": "string"}}}));
+        // Parsed from the model's JSON text, as the provider streams arguments.
+        let coerced = |text: &str| {
+            let args: serde_json::Value =
+                serde_json::from_str(&format!("{{\"command\": {text}}}")).unwrap();
+            validate_tool_arguments(&cache, &d, &call(args)).unwrap()["command"].clone()
+        };
+        // Was "9223372036854775807" (a saturating cast).
+        assert_eq!(coerced("1e20"), json!("100000000000000000000"));
+        assert_eq!(coerced("1e21"), json!("1e+21"));
+        assert_eq!(coerced("-0.0"), json!("0"));
+        assert_eq!(coerced("0.30000000000000004"), json!("0.30000000000000004"));
+        assert_eq!(coerced("0.000001"), json!("0.000001"));
+        assert_eq!(coerced("1e-7"), json!("1e-7"));
+        assert_eq!(
+            coerced("12345678901234567890"),
+            json!("12345678901234567000")
+        );
+        assert_eq!(coerced("9007199254740993"), json!("9007199254740992"));
     }
 
     #[test]

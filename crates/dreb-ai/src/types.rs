@@ -20,43 +20,17 @@ pub mod api {
     pub const FAUX: &str = "faux";
 }
 
-/// Serialises `f64` the way JavaScript's `JSON.stringify` does: integral values without a fraction (`0`, not `0.0`),
-/// so frames and session files match the reference byte for byte.
-pub mod js_number {
-    use serde::Serializer;
-
-    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
-            s.serialize_i64(*v as i64)
-        } else {
-            s.serialize_f64(*v)
-        }
-    }
-
-    /// The same for `Option<f64>` fields (used with `skip_serializing_if = "Option::is_none"`).
-    pub mod option {
-        use serde::Serializer;
-
-        pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-            match v {
-                Some(v) => super::serialize(v, s),
-                None => s.serialize_none(),
-            }
-        }
-    }
-}
-
 /// Price per million tokens, in dollars.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelCost {
-    #[serde(serialize_with = "js_number::serialize")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub input: f64,
-    #[serde(serialize_with = "js_number::serialize")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub output: f64,
-    #[serde(serialize_with = "js_number::serialize")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub cache_read: f64,
-    #[serde(serialize_with = "js_number::serialize")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub cache_write: f64,
 }
 
@@ -192,15 +166,15 @@ impl UserContent {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageCost {
-    #[serde(serialize_with = "js_number::serialize")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub input: f64,
-    #[serde(serialize_with = "js_number::serialize")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub output: f64,
-    #[serde(serialize_with = "js_number::serialize")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub cache_read: f64,
-    #[serde(serialize_with = "js_number::serialize")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub cache_write: f64,
-    #[serde(serialize_with = "js_number::serialize")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub total: f64,
 }
 
@@ -252,7 +226,7 @@ pub struct AssistantMessage {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        serialize_with = "js_number::option::serialize"
+        serialize_with = "dreb_js::number::serialize_option_number"
     )]
     pub duration_ms: Option<f64>,
 }
@@ -490,6 +464,14 @@ impl AssistantMessageEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn costs_serialise_as_javascript_writes_them() {
+        // serde_json alone would write `1.5e-6`, `3e-6` and `1e21`; the reference writes these.
+        let line = r#"{"input":0.0000015,"output":0.000003,"cacheRead":0,"cacheWrite":1e+21,"total":0.30000000000000004}"#;
+        let cost: UsageCost = serde_json::from_str(line).unwrap();
+        assert_eq!(serde_json::to_string(&cost).unwrap(), line);
+    }
 
     #[test]
     fn assistant_message_round_trips_reference_json_with_key_order() {

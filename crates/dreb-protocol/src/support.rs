@@ -108,25 +108,17 @@ impl std::ops::Deref for JsNumber {
     }
 }
 
+/// `String(x)` in JavaScript (`1e+21`, `0.000001`, `NaN`).
 impl std::fmt::Display for JsNumber {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&self.0, f)
+        f.write_str(&dreb_js::number_to_string(self.0))
     }
 }
 
 impl Serialize for JsNumber {
+    /// The text `JSON.stringify` writes (`null` for NaN and the infinities).
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let v = self.0;
-        // JavaScript prints whole numbers below 1e21 without exponent or fraction (exactly, below 2^53).
-        if v.is_finite() && v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
-            s.serialize_i64(v as i64)
-        } else if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e21 {
-            s.serialize_i128(v as i128)
-        } else if v.is_finite() {
-            s.serialize_f64(v)
-        } else {
-            s.serialize_none()
-        }
+        dreb_js::serialize_number(&self.0, s)
     }
 }
 
@@ -421,5 +413,22 @@ mod tests {
             serde_json::to_string(&f).unwrap(),
             r#"{"id":7,"type":"x","z":1,"a":2}"#
         );
+    }
+
+    #[test]
+    fn js_numbers_serialise_and_display_as_javascript_does() {
+        let json = |v: f64| serde_json::to_string(&JsNumber(v)).unwrap();
+        assert_eq!(json(3.0), "3");
+        assert_eq!(json(-0.0), "0");
+        assert_eq!(json(1e20), "100000000000000000000");
+        assert_eq!(json(1e21), "1e+21");
+        assert_eq!(json(2f64.powi(60)), "1152921504606847000");
+        assert_eq!(json(0.0000015), "0.0000015");
+        assert_eq!(json(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(json(f64::NAN), "null");
+        assert_eq!(json(f64::NEG_INFINITY), "null");
+        assert_eq!(JsNumber(1e21).to_string(), "1e+21");
+        assert_eq!(JsNumber(f64::INFINITY).to_string(), "Infinity");
+        assert_eq!(JsNumber(2.5).to_string(), "2.5");
     }
 }

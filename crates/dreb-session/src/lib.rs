@@ -30,7 +30,8 @@ pub mod delete;
 pub mod entry;
 pub mod error;
 pub mod export_html;
-pub mod jsjson;
+/// `JSON.stringify` and `String(x)` as the reference computes them (kept under its old name).
+pub use dreb_js::json as jsjson;
 pub mod json_scan;
 pub mod jsonl;
 pub mod listing;

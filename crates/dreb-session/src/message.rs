@@ -154,15 +154,15 @@ pub fn last_assistant_text(messages: &[Value]) -> Option<String> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenTotals {
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub input: f64,
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub output: f64,
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub cache_read: f64,
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub cache_write: f64,
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub total: f64,
 }
 
@@ -176,16 +176,8 @@ pub struct MessageStats {
     pub tool_results: u64,
     pub total_messages: u64,
     pub tokens: TokenTotals,
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "dreb_js::serialize_number")]
     pub cost: f64,
-}
-
-fn js_number<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-    if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
-        s.serialize_i64(*v as i64)
-    } else {
-        s.serialize_f64(*v)
-    }
 }
 
 /// Counts and usage sums over the live agent messages, as `get_session_stats` reports them.

@@ -339,11 +339,7 @@ pub fn entry_preview(e: &SessionEntry) -> String {
                 .map_or(f64::NAN, |t| t / 1000.0);
             // Math.round rounds halves up.
             let k = (tokens + 0.5).floor();
-            let k = if k.is_nan() {
-                "NaN".to_string()
-            } else {
-                jsjson::format_f64(k)
-            };
+            let k = dreb_js::number_to_string(k);
             format!("[compaction: {k}k tokens]")
         }
         EntryKind::BranchSummary => format!("[branch summary]: {}", field_str(e, "summary")),

@@ -42,30 +42,9 @@ pub fn non_negative_safe_integer(value: &Value) -> Option<u64> {
     (f.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&f)).then_some(f as u64)
 }
 
-/// Rewrite integral floats (`2.0`, `1e3`) as integers, as a JS round trip would.
-pub fn normalize_numbers(value: &mut Value) {
-    match value {
-        Value::Number(n) => {
-            if n.is_f64()
-                && let Some(f) = n.as_f64()
-                && f.fract() == 0.0
-                && f.abs() <= MAX_SAFE_INTEGER
-            {
-                // -0 becomes 0, like JSON.stringify(-0).
-                *value = Value::from(f as i64);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(normalize_numbers),
-        Value::Object(map) => map.values_mut().for_each(normalize_numbers),
-        _ => {}
-    }
-}
-
 /// `JSON.stringify(value)` (compact), used inside error texts.
 pub fn stringify(value: &Value) -> String {
-    let mut v = value.clone();
-    normalize_numbers(&mut v);
-    serde_json::to_string(&v).unwrap_or_else(|_| "null".to_string())
+    dreb_js::json::to_string(value)
 }
 
 /// `JSON.stringify(string)`.
@@ -130,6 +109,8 @@ mod tests {
         assert_eq!(stringify(&json!(-1)), "-1");
         assert_eq!(stringify(&json!(2.0)), "2");
         assert_eq!(stringify(&json!(1.5)), "1.5");
+        assert_eq!(stringify(&json!(1e21)), "1e+21");
+        assert_eq!(stringify(&json!(0.0000015)), "0.0000015");
         assert_eq!(stringify(&json!({"a": [1, null]})), "{\"a\":[1,null]}");
     }
 

@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::file_lock;
-use crate::js::normalize_numbers;
 
 /// A failure reading or writing one settings file. The message names the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,9 +215,7 @@ pub fn sanitize_context_slice(map: &mut Map<String, Value>) {
 
 /// Serialise like `JSON.stringify(settings, null, 2)`.
 pub fn to_reference_json(map: &Map<String, Value>) -> String {
-    let mut value = Value::Object(map.clone());
-    normalize_numbers(&mut value);
-    serde_json::to_string_pretty(&value).expect("JSON values always serialise")
+    dreb_js::json::to_string_pretty(&Value::Object(map.clone()))
 }
 
 /// Locked read-modify-write: re-read the file, apply `edits`, write atomically. A file that

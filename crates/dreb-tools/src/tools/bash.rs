@@ -70,14 +70,6 @@ impl BashTool {
     }
 }
 
-fn js_number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
-}
-
 /// Shortest gap between two partial results.
 const UPDATE_INTERVAL: Duration = Duration::from_millis(50);
 
@@ -218,7 +210,7 @@ impl Tool for BashTool {
                 } else {
                     out.push_str(&format!(
                         "Command timed out after {} seconds",
-                        js_number(timeout.unwrap_or(0.0))
+                        dreb_js::number_to_string(timeout.unwrap_or(0.0))
                     ));
                 }
                 Err(ToolError::new(out))

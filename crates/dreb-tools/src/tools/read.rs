@@ -71,15 +71,6 @@ impl ReadTool {
     }
 }
 
-/// JS number formatting for the integers and decimals the model passes.
-fn js_number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
-}
-
 fn read_file(
     path: PathBuf,
     raw_path: String,
@@ -141,7 +132,7 @@ fn read_file(
     if start >= total {
         return Err(ToolError::new(format!(
             "Offset {} is beyond end of file ({total} lines total)",
-            p.offset.map(js_number).unwrap_or_default()
+            p.offset.map(dreb_js::number_to_string).unwrap_or_default()
         )));
     }
     let mut user_limited: Option<usize> = None;

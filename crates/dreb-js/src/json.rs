@@ -6,6 +6,10 @@
 
 use serde_json::Value;
 
+use serde_json::ser::{Formatter, PrettyFormatter};
+
+use crate::number::{json_number_text, json_number_to_string};
+
 /// Serialises `value` compactly, the way `JSON.stringify(value)` would.
 pub fn to_string(value: &Value) -> String {
     let mut out = String::with_capacity(128);
@@ -63,6 +67,55 @@ pub fn write_value(value: &Value, out: &mut String) {
     }
 }
 
+/// `JSON.stringify(value, null, 2)`: serde_json's pretty printer (same layout and escapes) with JavaScript's number
+/// text.
+pub fn to_string_pretty(value: &Value) -> String {
+    let mut out = Vec::with_capacity(256);
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        JsPretty(PrettyFormatter::with_indent(b"  ")),
+    );
+    serde::Serialize::serialize(value, &mut ser).expect("a JSON value always serialises");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// serde_json's pretty formatter with `Number#toString` for numbers.
+struct JsPretty<'a>(PrettyFormatter<'a>);
+
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {
+        $(fn $name<W: ?Sized + std::io::Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> std::io::Result<()> {
+            self.0.$name(w $(, $arg)*)
+        })*
+    };
+}
+
+impl Formatter for JsPretty<'_> {
+    delegate!(
+        begin_array(),
+        end_array(),
+        begin_array_value(first: bool),
+        end_array_value(),
+        begin_object(),
+        end_object(),
+        begin_object_key(first: bool),
+        begin_object_value(),
+        end_object_value(),
+    );
+
+    fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
+        w.write_all(json_number_text(v).as_bytes())
+    }
+
+    fn write_u64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: u64) -> std::io::Result<()> {
+        w.write_all(json_number_to_string(&v.into()).as_bytes())
+    }
+
+    fn write_i64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: i64) -> std::io::Result<()> {
+        w.write_all(json_number_to_string(&v.into()).as_bytes())
+    }
+}
+
 /// Writes a JSON string literal with `JSON.stringify`'s escapes (short forms for `\b\f\n\r\t`, lowercase `\u00xx`
 /// for other control characters, nothing else escaped).
 pub fn write_string(s: &str, out: &mut String) {
@@ -98,71 +151,8 @@ pub fn write_string(s: &str, out: &mut String) {
     out.push('"');
 }
 
-const MAX_SAFE: u64 = 9_007_199_254_740_992; // 2^53
-
 fn write_number(n: &serde_json::Number, out: &mut String) {
-    if let Some(u) = n.as_u64() {
-        if u <= MAX_SAFE {
-            out.push_str(&u.to_string());
-        } else {
-            out.push_str(&format_f64(u as f64));
-        }
-    } else if let Some(i) = n.as_i64() {
-        if i.unsigned_abs() <= MAX_SAFE {
-            out.push_str(&i.to_string());
-        } else {
-            out.push_str(&format_f64(i as f64));
-        }
-    } else if let Some(f) = n.as_f64() {
-        out.push_str(&format_f64(f));
-    } else {
-        out.push_str("null");
-    }
-}
-
-/// `Number.prototype.toString()` for a double (ECMA-262 Number::toString, radix 10).
-pub fn format_f64(v: f64) -> String {
-    if v.is_nan() || v.is_infinite() {
-        // JSON.stringify writes non-finite numbers as null; `String(x)` would say NaN/Infinity.
-        return "null".to_string();
-    }
-    if v == 0.0 {
-        return "0".to_string(); // also -0
-    }
-    // Rust's `{:e}` yields the shortest round-tripping digits: "d.ddddeX".
-    let sci = format!("{:e}", v.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let k = digits.len() as i32;
-    let n = exp + 1;
-    let mut out = String::with_capacity(k as usize + 8);
-    if v < 0.0 {
-        out.push('-');
-    }
-    if k <= n && n <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
-    } else {
-        let e = n - 1;
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if e > 0 { '+' } else { '-' });
-        out.push_str(&e.unsigned_abs().to_string());
-    }
-    out
+    out.push_str(&json_number_to_string(n));
 }
 
 /// JavaScript's `String(value)` for a JSON value (as used in template literals): `undefined` for a missing value,
@@ -173,11 +163,7 @@ pub fn js_string(value: Option<&Value>) -> String {
         Some(Value::Null) => "null".to_string(),
         Some(Value::Bool(b)) => b.to_string(),
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => {
-            let mut s = String::new();
-            write_number(n, &mut s);
-            s
-        }
+        Some(Value::Number(n)) => json_number_to_string(n),
         Some(Value::Array(items)) => items
             .iter()
             .map(|v| match v {
@@ -208,29 +194,26 @@ mod tests {
 
     #[test]
     fn numbers_match_javascript() {
-        let cases: &[(f64, &str)] = &[
-            (93.58587999999986, "93.58587999999986"),
-            (1e21, "1e+21"),
-            (1.5e21, "1.5e+21"),
-            (1e20, "100000000000000000000"),
-            (1e-7, "1e-7"),
-            (1.25e-7, "1.25e-7"),
-            (1e-6, "0.000001"),
-            (0.051000000000000004, "0.051000000000000004"),
-            (-2.5, "-2.5"),
-            (-0.0, "0"),
-            (100.0, "100"),
-            (123456.789, "123456.789"),
-        ];
-        for (v, want) in cases {
-            assert_eq!(format_f64(*v), *want, "{v}");
-        }
+        let v: Value = serde_json::from_str(
+            "[93.58587999999986,1e21,1e20,1e-7,0.000001,-2.5,-0.0,100.0,12345678901234567890,1796106531171,-5]",
+        )
+        .unwrap();
         assert_eq!(
-            to_string(&json!(12345678901234567890u64)),
-            "12345678901234567000"
+            to_string(&v),
+            "[93.58587999999986,1e+21,100000000000000000000,1e-7,0.000001,-2.5,0,100,12345678901234567000,1796106531171,-5]"
         );
-        assert_eq!(to_string(&json!(1796106531171u64)), "1796106531171");
-        assert_eq!(to_string(&json!(-5)), "-5");
+    }
+
+    #[test]
+    fn pretty_matches_json_stringify_with_indent() {
+        let v: Value = serde_json::from_str(
+            r#"{"e":[],"o":{},"n":2.0,"f":0.0000015,"big":1e21,"u":12345678901234567890,"a":[1,{"b":null}],"s":"\u007f\n"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            to_string_pretty(&v),
+            "{\n  \"e\": [],\n  \"o\": {},\n  \"n\": 2,\n  \"f\": 0.0000015,\n  \"big\": 1e+21,\n  \"u\": 12345678901234567000,\n  \"a\": [\n    1,\n    {\n      \"b\": null\n    }\n  ],\n  \"s\": \"\u{7f}\\n\"\n}"
+        );
     }
 
     #[test]
