@@ -1,7 +1,8 @@
-// The README's examples are tested: each ```ts block right after an `<!-- example: <name> -->` line is written into
-// the package (dist/readme-examples/, so `import ... from "@dreb-rs/client"` resolves to this package by its own name),
-// type-checked with the package's compiler options and with a plain `--strict` set (what a typical host compiles
-// with), and run with node against the real binary (offline `faux`); each must print what it says it does.
+// The README's examples are tested, and the repository README's TypeScript host: each ```ts block right after an
+// `<!-- example: <name> -->` line is written into the package (dist/readme-examples/, so `import ... from
+// "@dreb-rs/client"` resolves to this package by its own name), type-checked with the package's compiler options and
+// with a plain `--strict` set (what a typical host compiles with), and run with node against the real binary (offline
+// `faux`); each must print what it says it does.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -21,6 +22,10 @@ function readmeExamples(): Example[] {
   const examples: Example[] = [];
   const pattern = /<!-- example: ([\w-]+) -->\n```ts\n([\s\S]*?)\n```/g;
   for (const match of readme.matchAll(pattern)) examples.push({ name: match[1]!, code: match[2]! + "\n" });
+  // The repository README's TypeScript host (its only ts block), which the fresh-clone check runs too.
+  const top = readFileSync(path.join(packageRoot, "..", "..", "README.md"), "utf8");
+  const blocks = [...top.matchAll(/```ts\n([\s\S]*?)\n```/g)];
+  if (blocks.length === 1) examples.push({ name: "repository-readme", code: blocks[0]![1]! + "\n" });
   return examples;
 }
 
@@ -54,6 +59,7 @@ const EXPECTED: Record<string, RegExp[]> = {
     /^messages: 4$/m,
   ],
   narrowing: [/^update text_delta$/m, /^agent_end: 4 messages$/m],
+  "repository-readme": [/^.*faux provider.*\n4$/m],
   "rpc-client-basic": [/\[ls\]/, /last reply: .*faux provider/],
   "rpc-client-errors": [/events, the last one agent_end/, /refused: Built-in slash command \/fork must be handled by the RPC client/],
 };
