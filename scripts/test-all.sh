@@ -35,6 +35,14 @@ if [ -f "$ROOT/clients/typescript/package.json" ]; then
   cd "$ROOT"
 fi
 
+if [ -f "$ROOT/tests/acp-sdk/package.json" ]; then
+  echo "==> ACP: the official TypeScript SDK as the client of dreb --mode acp"
+  cd "$ROOT/tests/acp-sdk"
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then npm ci --no-audit --no-fund; fi
+  npm test
+  cd "$ROOT"
+fi
+
 if [ -f "$ROOT/clients/extension-host/package.json" ]; then
   echo "==> Node extension host"
   cd "$ROOT/clients/extension-host"
