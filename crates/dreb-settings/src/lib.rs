@@ -57,6 +57,7 @@
 pub mod context_files;
 pub mod context_trust;
 mod file_lock;
+pub mod frontmatter;
 mod js;
 pub mod manager;
 pub mod model_catalog;

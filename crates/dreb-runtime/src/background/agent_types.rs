@@ -24,61 +24,50 @@ pub struct AgentTypeConfig {
     pub system_prompt: String,
 }
 
-/// Parse one definition. `model` may be a single value, a comma-separated list or a YAML list.
+/// Parse one definition. `model` may be a single value, a comma-separated list or a YAML list; `tools` a
+/// comma-separated list (or a YAML list).
 pub fn parse_agent(text: &str) -> Result<AgentTypeConfig, String> {
     let text = text.replace("\r\n", "\n");
-    let rest = text
-        .strip_prefix("---\n")
-        .ok_or("missing --- frontmatter delimiters")?;
-    let (front, body) = match rest.find("\n---") {
-        Some(end) => {
-            let after = &rest[end + 4..];
-            // The closing delimiter must end its line.
-            if !(after.is_empty() || after.starts_with('\n')) {
-                return Err("missing --- frontmatter delimiters".into());
-            }
-            (&rest[..end], after)
-        }
-        None => return Err("missing --- frontmatter delimiters".into()),
-    };
-    let get = |key: &str| -> Option<String> {
-        front.lines().find_map(|l| {
-            let v = l.strip_prefix(key)?.strip_prefix(':')?.trim();
-            (!v.is_empty()).then(|| v.to_string())
+    // The closing delimiter must end its line.
+    let closed = text.strip_prefix("---\n").and_then(|rest| {
+        let after = &rest[rest.find("\n---")? + 4..];
+        (after.is_empty() || after.starts_with('\n')).then_some(())
+    });
+    if closed.is_none() {
+        return Err("missing --- frontmatter delimiters".into());
+    }
+    let front = dreb_settings::frontmatter::parse(&text);
+    if let Some(e) = &front.error {
+        tracing::warn!(
+            "[subagent] agent frontmatter is not valid YAML ({e}); its top-level `key: value` lines are used"
+        );
+    }
+    let name = front
+        .string("name")
+        .ok_or("missing required 'name' field in frontmatter")?;
+    let list = |key: &str| {
+        front.list(key).unwrap_or_else(|| {
+            front
+                .string(key)
+                .map(|s| {
+                    s.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default()
         })
     };
-    let name = get("name").ok_or("missing required 'name' field in frontmatter")?;
+    let tools = front
+        .string("tools")
+        .or_else(|| front.list("tools").map(|t| t.join(", ")));
     Ok(AgentTypeConfig {
         name,
-        description: get("description").unwrap_or_default(),
-        tools: get("tools"),
-        models: model_list(front, get("model")),
-        system_prompt: body.trim().to_string(),
+        description: front.string("description").unwrap_or_default(),
+        tools,
+        models: list("model"),
+        system_prompt: front.body,
     })
-}
-
-fn model_list(front: &str, inline: Option<String>) -> Vec<String> {
-    if let Some(inline) = inline {
-        return inline
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect();
-    }
-    // `model:` alone on its line, followed by indented `- item` lines.
-    let mut lines = front.lines().skip_while(|l| l.trim_end() != "model:");
-    if lines.next().is_none() {
-        return Vec::new();
-    }
-    lines
-        .map_while(|l| {
-            let starts_indented = l.starts_with(' ') || l.starts_with('\t');
-            let item = l.trim_start().strip_prefix("- ")?;
-            starts_indented.then(|| item.trim().to_string())
-        })
-        .filter(|s| !s.is_empty())
-        .collect()
 }
 
 fn load(texts: impl IntoIterator<Item = (String, String)>, agents: &mut Vec<AgentTypeConfig>) {
@@ -149,6 +138,30 @@ mod tests {
         assert_eq!(b.models, ["first", "second"]);
         let c = parse_agent("---\nname: C\n---\n").unwrap();
         assert!(c.models.is_empty() && c.tools.is_none() && c.description.is_empty());
+        let d = parse_agent(
+            "---\nname: \"D: quoted\"\ndescription: >-\n  Finds things\n  fast.\ntools: [read, grep]\nmodel: [m/a]\n---\nx",
+        )
+        .unwrap();
+        assert_eq!(d.name, "D: quoted");
+        assert_eq!(d.description, "Finds things fast.");
+        assert_eq!(d.tools.as_deref(), Some("read, grep"));
+        assert_eq!(d.models, ["m/a"]);
+        // Not YAML (`: ` inside a plain value): the lines are still read.
+        let e = parse_agent("---\nname: E\ndescription: Use when: asked\n---\nbody").unwrap();
+        assert_eq!(e.description, "Use when: asked");
+        assert_eq!(e.system_prompt, "body");
+    }
+
+    #[test]
+    fn bundled_definitions_are_valid_yaml() {
+        for text in BUNDLED_AGENTS {
+            assert_eq!(
+                dreb_settings::frontmatter::parse(text).error,
+                None,
+                "{text}"
+            );
+            assert!(!parse_agent(text).unwrap().description.is_empty());
+        }
     }
 
     #[test]

@@ -74,16 +74,11 @@ mod tests {
     #[test]
     fn every_bundled_skill_names_its_directory_and_has_a_description() {
         for (name, text) in BUNDLED {
-            let (front, body) = super::super::parse_frontmatter(text);
-            let get = |k: &str| {
-                front
-                    .iter()
-                    .find(|(key, _)| key == k)
-                    .map(|(_, v)| v.as_str())
-            };
-            assert_eq!(get("name"), Some(name));
-            assert!(get("description").is_some_and(|d| !d.is_empty()), "{name}");
-            assert!(!body.trim().is_empty(), "{name}");
+            let front = dreb_settings::frontmatter::parse(text);
+            assert_eq!(front.error, None, "{name}");
+            assert_eq!(front.string("name").as_deref(), Some(name));
+            assert!(front.string("description").is_some(), "{name}");
+            assert!(!front.body.is_empty(), "{name}");
         }
         let mut names: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
         names.sort();

@@ -110,14 +110,7 @@ pub(crate) fn substitute_args(content: &str, args: &[String]) -> String {
 
 /// The body of a markdown file without its `---` frontmatter, trimmed when there was frontmatter.
 pub(super) fn body_of(text: &str) -> String {
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    if !text.starts_with("---") {
-        return text;
-    }
-    match text[3..].find("\n---") {
-        Some(i) => text[3 + i + 4..].trim().to_string(),
-        None => text,
-    }
+    dreb_settings::frontmatter::body(text)
 }
 
 /// A skill's instructions for `args`: the body with `$0` (the first argument), the argument placeholders,

@@ -5,9 +5,10 @@ use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
 use dreb_settings::SettingsManager;
+use dreb_settings::frontmatter::Frontmatter;
 use serde_json::{Value, json};
 
-use super::{bundled_skills, expand};
+use super::bundled_skills;
 
 /// The 20 interactive built-ins, with the `dashboard` flag (false: terminal-only), in the reference's order.
 pub(crate) const BUILTIN_COMMANDS: [(&str, &str, bool); 20] = [
@@ -115,44 +116,17 @@ pub(crate) struct Resources {
     pub prompts: Vec<PromptTemplate>,
 }
 
-/// Split `---`-delimited frontmatter into simple `key: value` pairs (quotes stripped) and the body. Files without
-/// frontmatter have no keys.
-pub(crate) fn parse_frontmatter(text: &str) -> (Vec<(String, String)>, String) {
-    let text = text.replace("\r\n", "\n");
-    let Some(rest) = text.strip_prefix("---\n") else {
-        return (Vec::new(), text);
-    };
-    let (front, body) = match rest.find("\n---") {
-        Some(i) => {
-            let after = &rest[i + 4..];
-            let body = after.split_once('\n').map(|(_, b)| b).unwrap_or("");
-            (&rest[..i], body.to_string())
-        }
-        None => return (Vec::new(), text.clone()),
-    };
-    let pairs = front
-        .lines()
-        .filter(|l| !l.starts_with([' ', '\t', '#']))
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| {
-            let v = v.trim();
-            let unquoted = v
-                .strip_prefix('"')
-                .and_then(|s| s.strip_suffix('"'))
-                .or_else(|| v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
-                .unwrap_or(v);
-            (k.trim().to_string(), unquoted.to_string())
-        })
-        .collect();
-    (pairs, body)
-}
-
-fn get<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    pairs
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-        .filter(|v| !v.is_empty())
+/// The frontmatter of a resource file (YAML, see [`dreb_settings::frontmatter`]); frontmatter that is not valid
+/// YAML is read line by line, with a warning naming the file.
+pub(crate) fn parse_frontmatter(text: &str, path: &Path) -> Frontmatter {
+    let front = dreb_settings::frontmatter::parse(text);
+    if let Some(e) = &front.error {
+        tracing::warn!(
+            "{}: the frontmatter is not valid YAML ({e}); its top-level `key: value` lines are used",
+            path.display()
+        );
+    }
+    front
 }
 
 /// Directory entries sorted by name (directory order is not stable across file systems), hidden ones and
@@ -205,23 +179,22 @@ fn load_skill(source: Source) -> Option<Skill> {
 /// A skill from its `SKILL.md` text: `name` defaults to the parent directory's name; without a description it is not
 /// loaded.
 fn skill_from_text(text: &str, source: Source) -> Option<Skill> {
-    let (front, _) = parse_frontmatter(text);
+    let front = parse_frontmatter(text, &source.path);
     let parent = source
         .path
         .parent()
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let description = get(&front, "description")
-        .map(str::trim)
-        .filter(|d| !d.is_empty())?
-        .to_string();
+    let description = front
+        .string("description")
+        .map(|d| d.trim().to_string())
+        .filter(|d| !d.is_empty())?;
     Some(Skill {
-        name: get(&front, "name").map(str::to_string).unwrap_or(parent),
+        name: front.string("name").unwrap_or(parent),
         description,
-        ui: get(&front, "ui").map(str::to_string),
-        disable_model_invocation: get(&front, "disable-model-invocation")
-            .is_some_and(|v| matches!(v, "true" | "True" | "TRUE")),
+        ui: front.string("ui"),
+        disable_model_invocation: front.is_true("disable-model-invocation"),
         text: None,
         source,
     })
@@ -251,16 +224,17 @@ fn builtin_skills() -> Vec<Skill> {
 fn load_prompt(source: Source) -> Option<PromptTemplate> {
     let path = source.path.as_path();
     let text = std::fs::read_to_string(path).ok()?;
-    let (front, body) = parse_frontmatter(&text);
+    let front = parse_frontmatter(&text, path);
     let name = path
         .file_name()?
         .to_string_lossy()
         .trim_end_matches(".md")
         .to_string();
     // The description is the frontmatter's, else the first non-empty body line (60 characters).
-    let description = match get(&front, "description") {
-        Some(d) => d.to_string(),
-        None => body
+    let description = match front.string("description") {
+        Some(d) => d,
+        None => front
+            .body
             .lines()
             .find(|l| !l.trim().is_empty())
             .map(|l| {
@@ -276,7 +250,7 @@ fn load_prompt(source: Source) -> Option<PromptTemplate> {
     Some(PromptTemplate {
         name,
         description,
-        content: expand::body_of(&text),
+        content: front.body,
         source,
     })
 }
@@ -615,5 +589,45 @@ mod tests {
         // Model-invocation-disabled, and restricted to another UI.
         assert!(!offered.contains(&"model-routing-guide".to_string()));
         assert!(!offered.contains(&"telegram-send".to_string()));
+    }
+
+    fn source(path: &str) -> Source {
+        Source {
+            path: PathBuf::from(path),
+            base_dir: None,
+            source: "local",
+            scope: "project",
+        }
+    }
+
+    #[test]
+    fn skill_frontmatter_is_yaml() {
+        let skill = skill_from_text(
+            "---\ndescription: >-\n  Reviews a change\n  end to end.\nui: \"rpc\"\ndisable-model-invocation: True\n---\nBody",
+            source("/x/review/SKILL.md"),
+        )
+        .unwrap();
+        assert_eq!(skill.description, "Reviews a change end to end.");
+        assert_eq!(skill.name, "review", "the parent directory's name");
+        assert_eq!(skill.ui.as_deref(), Some("rpc"));
+        assert!(skill.disable_model_invocation);
+        // A quoted "true" is a string, not the boolean the reference compares with.
+        let quoted = skill_from_text(
+            "---\ndescription: d\ndisable-model-invocation: \"true\"\n---\n",
+            source("/x/q/SKILL.md"),
+        )
+        .unwrap();
+        assert!(!quoted.disable_model_invocation);
+        // Without a description (or an empty one) a skill is not loaded.
+        assert!(
+            skill_from_text("---\ndescription: \"\"\n---\n", source("/x/e/SKILL.md")).is_none()
+        );
+        // Not YAML: read line by line rather than dropped.
+        let loose = skill_from_text(
+            "---\nname: loose\ndescription: Use when: the user asks\n---\n",
+            source("/x/l/SKILL.md"),
+        )
+        .unwrap();
+        assert_eq!(loose.description, "Use when: the user asks");
     }
 }
