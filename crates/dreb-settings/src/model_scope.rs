@@ -8,7 +8,7 @@
 
 use std::cmp::Ordering;
 
-use regex::Regex;
+use globset::{GlobBuilder, GlobMatcher};
 
 use crate::model_catalog::{
     ModelInfo, ScopeResolution, ScopeWarning, ScopedModel, is_valid_thinking_level,
@@ -161,64 +161,21 @@ fn parse_model_pattern<'a>(pattern: &str, models: &'a [ModelInfo]) -> ParsedPatt
     }
 }
 
-/// A minimatch-style glob (`*` and `?` stay within a path segment, `**` crosses segments,
-/// `[...]` / `[!...]` classes, `{a,b}` alternatives), case-insensitive, as a regex.
-fn glob_to_regex(glob: &str) -> Option<Regex> {
-    let chars: Vec<char> = glob.chars().collect();
-    let mut re = String::from("(?i)^");
-    let mut i = 0;
-    let mut in_braces = 0usize;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '*' if chars.get(i + 1) == Some(&'*') => {
-                re.push_str(".*");
-                i += 1;
-            }
-            '*' => re.push_str("[^/]*"),
-            '?' => re.push_str("[^/]"),
-            '[' => {
-                let close = chars[i + 1..]
-                    .iter()
-                    .position(|&x| x == ']')
-                    .map(|p| p + i + 1);
-                match close {
-                    Some(end) if end > i + 1 => {
-                        let mut body: String = chars[i + 1..end].iter().collect();
-                        let negated = body.starts_with('!') || body.starts_with('^');
-                        if negated {
-                            body.remove(0);
-                        }
-                        let escaped = body.replace('\\', "\\\\").replace('[', "\\[");
-                        re.push('[');
-                        if negated {
-                            re.push('^');
-                        }
-                        re.push_str(&escaped);
-                        re.push(']');
-                        i = end;
-                    }
-                    _ => re.push_str("\\["),
-                }
-            }
-            '{' => {
-                in_braces += 1;
-                re.push_str("(?:");
-            }
-            ',' if in_braces > 0 => re.push('|'),
-            '}' if in_braces > 0 => {
-                in_braces -= 1;
-                re.push(')');
-            }
-            other => re.push_str(&regex::escape(&other.to_string())),
-        }
-        i += 1;
-    }
-    if in_braces > 0 {
-        return None;
-    }
-    re.push('$');
-    Regex::new(&re).ok()
+/// The reference's `minimatch(name, glob, {nocase: true})`, on globset: case-insensitive; `*`, `?` and classes
+/// (`[a-z]`, `[!x]`, `[^x]`) stay within a `/` segment; `**` alone in a segment crosses segments (elsewhere it is a
+/// `*`); `{a,b}` alternatives. A glob globset rejects (an unclosed `[`) is retried with its `[`s literal, as
+/// minimatch reads them; `None` when it still does not build (it then matches nothing).
+fn glob_matcher(glob: &str) -> Option<GlobMatcher> {
+    let build = |g: &str| {
+        GlobBuilder::new(g)
+            .case_insensitive(true)
+            .literal_separator(true)
+            .build()
+            .map(|g| g.compile_matcher())
+    };
+    build(glob)
+        .or_else(|_| build(&glob.replace('[', "[[]")))
+        .ok()
 }
 
 /// `resolveModelScopePatterns`: ordered, de-duplicated models plus per-pattern warnings.
@@ -249,13 +206,13 @@ pub fn resolve_model_scope_patterns(
                 Some((g, l)) if is_valid_thinking_level(l) => (g, Some(l.to_string())),
                 _ => (pattern.as_str(), None),
             };
-            let matcher = glob_to_regex(glob);
+            let matcher = glob_matcher(glob);
             let matching: Vec<&ModelInfo> = available
                 .iter()
                 .filter(|m| {
                     matcher
                         .as_ref()
-                        .is_some_and(|re| re.is_match(&m.reference()) || re.is_match(&m.id))
+                        .is_some_and(|g| g.is_match(m.reference()) || g.is_match(&m.id))
                 })
                 .collect();
             if matching.is_empty() {
@@ -387,6 +344,27 @@ mod tests {
             ["anthropic/claude-sonnet-4-5", "anthropic/claude-opus-4-6"]
         );
         assert_eq!(resolve(&["zzz*"]).1, ["No models match pattern \"zzz*\""]);
+        // minimatch: `**` crosses segments only alone in one; `a**` is `a*`.
+        assert_eq!(resolve(&["openrouter**"]).0, Vec::<String>::new());
+        assert_eq!(
+            resolve(&["**/gpt-5.1-*"]).0,
+            ["openrouter/openai/gpt-5.1-codex"]
+        );
+        assert_eq!(resolve(&["GPT-5.[!0-3]"]).0, ["openai/gpt-5.4"]);
+        assert_eq!(resolve(&["gpt-5.[^4]"]).0, Vec::<String>::new());
+        assert_eq!(
+            resolve(&["anthropic/claude-{opus-4-?,{sonnet,haiku}-4-5}"]).0,
+            ["anthropic/claude-sonnet-4-5", "anthropic/claude-opus-4-6"],
+            "nested alternatives"
+        );
+        // An unclosed class is a literal `[`, as minimatch reads it.
+        let odd = [m("local", "odd[1]", "Odd")];
+        let r = resolve_model_scope_patterns(&["local/ODD[1*".to_string()], &odd);
+        assert_eq!(r.models.len(), 1, "{:?}", r.warnings);
+        assert_eq!(
+            resolve(&["gpt-5.4["]).1,
+            ["No models match pattern \"gpt-5.4[\""]
+        );
     }
 
     #[test]
