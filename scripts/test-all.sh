@@ -18,6 +18,16 @@ if [ -f "$ROOT/clients/extension-host/package.json" ]; then
   cd "$ROOT"
 fi
 
+# The MCP tests run third-party MCP servers (docs/mcp.md): server-everything from npm, the official Python SDK.
+cd "$ROOT/tests/mcp-peers"
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then npm ci --no-audit --no-fund; fi
+if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
+if [ ! -f .venv/.installed ] || [ requirements.txt -nt .venv/.installed ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+  touch .venv/.installed
+fi
+cd "$ROOT"
+
 echo "==> Rust: cargo test --workspace"
 # Default targets (libs, bins, tests, doctests). Benchmarks are run on purpose with `cargo bench`, not here:
 # in a debug build their numbers mean nothing and their large generated inputs only cost CI time.

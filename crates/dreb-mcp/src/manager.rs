@@ -40,6 +40,8 @@ pub enum ManageError {
 
 pub struct McpManager {
     env: Arc<McpEnv>,
+    /// `true` once [`McpManager::start`] took the configuration (what waits for servers waits for this first).
+    configured: tokio::sync::watch::Sender<bool>,
     servers: Mutex<Vec<Arc<McpServer>>>,
     problems: Mutex<Vec<ConfigProblem>>,
 }
@@ -52,6 +54,7 @@ impl McpManager {
     pub fn new(env: McpEnv) -> Self {
         McpManager {
             env: Arc::new(env),
+            configured: tokio::sync::watch::Sender::new(false),
             servers: Mutex::new(Vec::new()),
             problems: Mutex::new(Vec::new()),
         }
@@ -79,6 +82,12 @@ impl McpManager {
             }
         }
         *lock(&self.servers) = servers;
+        self.configured.send_replace(true);
+    }
+
+    /// Wait until the configuration was taken (see [`McpManager::start`]).
+    pub async fn configured(&self) {
+        let _ = self.configured.subscribe().wait_for(|c| *c).await;
     }
 
     pub fn is_empty(&self) -> bool {
@@ -91,8 +100,11 @@ impl McpManager {
 
     /// Wait until every server finished its connection attempt, at most `bound`. Whether all did.
     pub async fn ready(&self, bound: Duration) -> bool {
-        let servers = self.servers();
-        let all = futures::future::join_all(servers.iter().map(|s| s.settled()));
+        let all = async {
+            self.configured().await;
+            let servers = self.servers();
+            futures::future::join_all(servers.iter().map(|s| s.settled())).await;
+        };
         tokio::time::timeout(bound, all).await.is_ok()
     }
 
@@ -216,6 +228,7 @@ impl McpManager {
 
     /// Stop every server (their process groups included).
     pub async fn shutdown(&self) {
+        self.configured.send_replace(false);
         let servers = std::mem::take(&mut *lock(&self.servers));
         futures::future::join_all(servers.iter().map(|s| s.shutdown())).await;
     }

@@ -82,7 +82,8 @@ impl Command {
             | C::EvaluateContextTrust(_)
             | C::TrustContextFolder(_)
             | C::UntrustContextFolder(_)
-            | C::RemoveTrustedContextFolder(_) => Lane::Ordered,
+            | C::RemoveTrustedContextFolder(_)
+            | C::McpServer(_) => Lane::Ordered,
         }
     }
 }

@@ -156,7 +156,7 @@ impl Runtime {
             .collect()
     }
 
-    /// The built-in tools plus the extensions' (a name taken by a built-in stays the built-in's), filtered by
+    /// The built-in tools plus the extensions' and the MCP servers' (a name taken stays the first one's), filtered by
     /// the active set an extension chose; takes effect from the next run.
     pub(crate) fn apply_tools(&self) {
         let inner = &self.inner;
@@ -172,6 +172,11 @@ impl Runtime {
                     "extension {} registers tool {name}, which already exists; the first one is kept",
                     t.extension().path()
                 );
+            }
+        }
+        for t in self.mcp_tools() {
+            if names.insert(t.definition().name.clone()) {
+                tools.push(t);
             }
         }
         if let Some(active) = crate::sync::lock(&inner.active_tools).as_ref() {

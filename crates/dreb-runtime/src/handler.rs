@@ -361,6 +361,14 @@ impl RpcHandler for Runtime {
             .map_err(String::from)
     }
 
+    async fn mcp_server(
+        &self,
+        ctx: &RequestContext,
+        params: McpServerParams,
+    ) -> Result<McpServerInfo, String> {
+        self.cmd_mcp_server(ctx, params).await.map_err(String::from)
+    }
+
     async fn get_commands(
         &self,
         ctx: &RequestContext,

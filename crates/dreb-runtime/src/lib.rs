@@ -15,6 +15,7 @@ mod extension_api;
 mod extensions;
 mod guards;
 mod handler;
+mod mcp;
 mod options;
 mod persist;
 mod projection;

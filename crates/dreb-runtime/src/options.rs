@@ -115,7 +115,10 @@ pub fn provided_tool_names() -> Vec<&'static str> {
 
 /// Whether `--tools` accepts `name`: a provided tool or one of [`UNPROVIDED_TOOLS`].
 pub fn is_known_tool(name: &str) -> bool {
-    UNPROVIDED_TOOLS.contains(&name) || provided_tool_names().contains(&name)
+    // An MCP tool (`mcp__<server>__<tool>` or `mcp__<server>__*`) is offered once its server lists it.
+    name.starts_with("mcp__")
+        || UNPROVIDED_TOOLS.contains(&name)
+        || provided_tool_names().contains(&name)
 }
 
 /// The session's tool names in request order: `requested` (`--tools`; empty for `--no-tools`) or the default set,

@@ -69,6 +69,10 @@ pub(crate) struct Inner {
     pub builtin_tools: Mutex<Vec<Arc<dyn dreb_agent::Tool>>>,
     /// The active tool names an extension chose (`set_active_tools`); none = all.
     pub active_tools: Mutex<Option<Vec<String>>>,
+    /// The MCP servers (see `dreb-mcp` and `crate::mcp`).
+    pub mcp: Arc<dreb_mcp::McpManager>,
+    /// `--tools`' MCP entries (`mcp__<server>__<tool>`, `mcp__<server>__*`); `None` without `--tools`: all.
+    pub mcp_tool_filter: Option<Vec<String>>,
     /// Custom messages an extension held for the next prompt (`deliverAs: "nextTurn"`).
     pub next_turn: Mutex<Vec<AgentMessage>>,
 }

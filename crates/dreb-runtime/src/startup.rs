@@ -348,6 +348,10 @@ impl Runtime {
                 &outbox,
             ),
             extension_options,
+            mcp: crate::mcp::new_manager(weak, &dialog, &outbox),
+            mcp_tool_filter: options.tools.as_ref().map(|list| {
+                list.iter().filter(|t| t.starts_with("mcp__")).cloned().collect()
+            }),
             builtin_tools: Mutex::new(Vec::new()),
             active_tools: Mutex::new(None),
             next_turn: Mutex::new(Vec::new()),
@@ -409,6 +413,7 @@ impl Runtime {
         // Start-up does not wait for the handlers (the first response is never delayed); they hear of it first.
         // Extensions load in the background and hear of it once loaded.
         runtime.load_extensions(dreb_hooks::SessionStartReason::Startup);
+        runtime.load_mcp_servers();
         if runtime.inner.hooks.has_listeners() {
             let start_rt = runtime.clone();
             tokio::spawn(async move {

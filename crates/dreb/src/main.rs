@@ -247,6 +247,7 @@ async fn finish(runtime: &Runtime, output: &Output, children_timeout: Duration) 
     runtime.wait_for_children(children_timeout).await;
     runtime.announce_session_shutdown().await;
     runtime.stop_extensions().await;
+    runtime.stop_mcp_servers().await;
     runtime.flush_performance_log().await;
     let _ = output.flush().await;
 }

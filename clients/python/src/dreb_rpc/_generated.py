@@ -774,6 +774,43 @@ class RpcResources(TypedDict):
     promptTemplates: list[PromptTemplateInfo]
     # True when a custom or appended system prompt is configured.
     systemPromptPresent: bool
+    # The configured MCP servers (dreb-rs; the reference has no MCP client). Absent when none are
+    # configured, so the reference's shape is unchanged. Configuration: docs/mcp.md.
+    mcpServers: NotRequired[list[McpServerInfo]]
+
+
+# Where an MCP server is in its life.
+#
+# - `starting`: Connecting: started, not yet initialized and listed.
+# - `ready`: Connected; its tools are offered to the model.
+# - `failed`: Did not start, or exited; `error` says why. Retried on next use after a back-off.
+# - `disabled`: `"disabled": true` in its configuration, or disabled by `mcp_server`.
+# - `skipped`: Not started: a project server of an untrusted project, or an invalid entry (`error`).
+McpServerState: TypeAlias = "Literal[\"starting\", \"ready\", \"failed\", \"disabled\", \"skipped\"]"
+
+
+class McpServerInfo(TypedDict):
+    """One configured MCP server and its state."""
+    name: str
+    state: McpServerState
+    # `stdio` or `http`; absent for a skipped entry.
+    transport: NotRequired[str]
+    # Where it is configured: `user` (global settings), `mcp.json` or `project` (project settings).
+    scope: str
+    # Tools offered to the model (0 unless ready).
+    toolCount: int
+    # Prompts offered as slash commands (0 unless ready).
+    promptCount: int
+    # Why it failed or was skipped.
+    error: NotRequired[str]
+
+
+# What `mcp_server` does.
+#
+# - `reconnect`: Stop it and connect again now (also inside a failed server's back-off; enables a disabled one).
+# - `disable`: Stop it and offer none of its tools or prompts until enabled (not persisted).
+# - `enable`: Enable a disabled server and connect.
+McpServerAction: TypeAlias = "Literal[\"reconnect\", \"disable\", \"enable\"]"
 
 
 class RpcQueuedMessage(TypedDict):
@@ -969,7 +1006,7 @@ class SourceInfo(TypedDict):
 # `sourceInfo` instead.
 #
 # Tagged union on `source`.
-RpcSlashCommand: TypeAlias = "ExtensionSlashCommand | PromptSlashCommand | SkillSlashCommand | BuiltinSlashCommand"
+RpcSlashCommand: TypeAlias = "ExtensionSlashCommand | PromptSlashCommand | SkillSlashCommand | McpSlashCommand | BuiltinSlashCommand"
 
 
 class ExtensionSlashCommand(TypedDict):
@@ -995,6 +1032,21 @@ class SkillSlashCommand(TypedDict):
     description: NotRequired[str]
     source: Literal["skill"]
     sourceInfo: SourceInfo
+
+
+class McpSlashCommand(TypedDict):
+    """
+    A prompt of an MCP server (dreb-rs), named `mcp__<server>__<prompt>`. `prompt` with
+    `/mcp__<server>__<prompt> args` sends the prompt's text as the message: `key=value` words set
+    arguments by name, other words fill them in order, the last argument takes the rest of the line.
+    """
+    name: str
+    description: NotRequired[str]
+    source: Literal["mcp"]
+    # The MCP server that offers it.
+    server: str
+    # The prompt's argument names, in order.
+    arguments: list[str]
 
 
 class BuiltinSlashCommand(TypedDict):
@@ -2380,6 +2432,40 @@ class SetSessionNameResponse(TypedDict):
     success: Literal[True]
 
 
+class McpServerParams(TypedDict):
+    """Params of `mcp_server`."""
+    # The server's name in `mcpServers`.
+    name: str
+    action: McpServerAction
+
+
+class McpServerCommand(TypedDict):
+    """
+    Reconnect, disable or enable one configured MCP server (dreb-rs; the reference has no MCP
+    client). The response is the server's state afterwards; a reconnect answers once the attempt
+    finished (ready or failed). Tool-set changes take effect from the next run.
+
+    Not documented in spec/rpc.md (served by the reference).
+
+    Error texts (`{...}` marks variable parts):
+    - `MCP server not found: {name}`: No configured server has that name.
+    """
+    id: NotRequired[RequestId]
+    type: Literal["mcp_server"]
+    # The server's name in `mcpServers`.
+    name: str
+    action: McpServerAction
+
+
+class McpServerResponse(TypedDict):
+    """Success response to `mcp_server`."""
+    id: NotRequired[RequestId]
+    type: Literal["response"]
+    command: Literal["mcp_server"]
+    success: Literal[True]
+    data: McpServerInfo
+
+
 class GetCommandsCommand(TypedDict):
     """
     List the slash commands a client can offer: extension commands, then prompt templates, then
@@ -2895,10 +2981,10 @@ class ErrorResponse(TypedDict):
 
 
 #: Every command a host can send.
-RpcCommand: TypeAlias = "PromptCommand | SteerCommand | FollowUpCommand | AbortCommand | NewSessionCommand | ReloadCommand | GetStateCommand | GetDashboardSnapshotCommand | GetResourcesCommand | GetGitBranchCommand | GetDailyCostCommand | GetMessagesCommand | SetModelCommand | ResolveModelCommand | CycleModelCommand | GetAvailableModelsCommand | BuddyHatchCommand | BuddyRerollCommand | SetThinkingLevelCommand | CycleThinkingLevelCommand | SetSteeringModeCommand | SetFollowUpModeCommand | GetPendingMessagesCommand | ClearPendingMessagesCommand | CompactCommand | SetAutoCompactionCommand | AbortCompactionCommand | SetAutoRetryCommand | AbortRetryCommand | BashCommand | AbortBashCommand | GetSessionStatsCommand | GetPerformanceStatsCommand | ExportHtmlCommand | ImportJsonlCommand | SwitchSessionCommand | DeleteSessionCommand | ForkCommand | GetForkMessagesCommand | GetLastAssistantTextCommand | SetSessionNameCommand | GetCommandsCommand | ListSessionsCommand | ListAllSessionsCommand | ListBackgroundAgentsCommand | SteerBackgroundAgentCommand | GetBackgroundAgentPendingCommand | ListAgentTypesCommand | GetTreeCommand | NavigateTreeCommand | GetSettingsCommand | SetSettingsCommand | EvaluateContextTrustCommand | TrustContextFolderCommand | UntrustContextFolderCommand | RemoveTrustedContextFolderCommand | GetVersionCommand"
+RpcCommand: TypeAlias = "PromptCommand | SteerCommand | FollowUpCommand | AbortCommand | NewSessionCommand | ReloadCommand | GetStateCommand | GetDashboardSnapshotCommand | GetResourcesCommand | GetGitBranchCommand | GetDailyCostCommand | GetMessagesCommand | SetModelCommand | ResolveModelCommand | CycleModelCommand | GetAvailableModelsCommand | BuddyHatchCommand | BuddyRerollCommand | SetThinkingLevelCommand | CycleThinkingLevelCommand | SetSteeringModeCommand | SetFollowUpModeCommand | GetPendingMessagesCommand | ClearPendingMessagesCommand | CompactCommand | SetAutoCompactionCommand | AbortCompactionCommand | SetAutoRetryCommand | AbortRetryCommand | BashCommand | AbortBashCommand | GetSessionStatsCommand | GetPerformanceStatsCommand | ExportHtmlCommand | ImportJsonlCommand | SwitchSessionCommand | DeleteSessionCommand | ForkCommand | GetForkMessagesCommand | GetLastAssistantTextCommand | SetSessionNameCommand | McpServerCommand | GetCommandsCommand | ListSessionsCommand | ListAllSessionsCommand | ListBackgroundAgentsCommand | SteerBackgroundAgentCommand | GetBackgroundAgentPendingCommand | ListAgentTypesCommand | GetTreeCommand | NavigateTreeCommand | GetSettingsCommand | SetSettingsCommand | EvaluateContextTrustCommand | TrustContextFolderCommand | UntrustContextFolderCommand | RemoveTrustedContextFolderCommand | GetVersionCommand"
 
 #: Every response frame.
-RpcResponse: TypeAlias = "PromptResponse | SteerResponse | FollowUpResponse | AbortResponse | NewSessionResponse | ReloadResponse | GetStateResponse | GetDashboardSnapshotResponse | GetResourcesResponse | GetGitBranchResponse | GetDailyCostResponse | GetMessagesResponse | SetModelResponse | ResolveModelResponse | CycleModelResponse | GetAvailableModelsResponse | BuddyHatchResponse | BuddyRerollResponse | SetThinkingLevelResponse | CycleThinkingLevelResponse | SetSteeringModeResponse | SetFollowUpModeResponse | GetPendingMessagesResponse | ClearPendingMessagesResponse | CompactResponse | SetAutoCompactionResponse | AbortCompactionResponse | SetAutoRetryResponse | AbortRetryResponse | BashResponse | AbortBashResponse | GetSessionStatsResponse | GetPerformanceStatsResponse | ExportHtmlResponse | ImportJsonlResponse | SwitchSessionResponse | DeleteSessionResponse | ForkResponse | GetForkMessagesResponse | GetLastAssistantTextResponse | SetSessionNameResponse | GetCommandsResponse | ListSessionsResponse | ListAllSessionsResponse | ListBackgroundAgentsResponse | SteerBackgroundAgentResponse | GetBackgroundAgentPendingResponse | ListAgentTypesResponse | GetTreeResponse | NavigateTreeResponse | GetSettingsResponse | SetSettingsResponse | EvaluateContextTrustResponse | TrustContextFolderResponse | UntrustContextFolderResponse | RemoveTrustedContextFolderResponse | GetVersionResponse | ErrorResponse"
+RpcResponse: TypeAlias = "PromptResponse | SteerResponse | FollowUpResponse | AbortResponse | NewSessionResponse | ReloadResponse | GetStateResponse | GetDashboardSnapshotResponse | GetResourcesResponse | GetGitBranchResponse | GetDailyCostResponse | GetMessagesResponse | SetModelResponse | ResolveModelResponse | CycleModelResponse | GetAvailableModelsResponse | BuddyHatchResponse | BuddyRerollResponse | SetThinkingLevelResponse | CycleThinkingLevelResponse | SetSteeringModeResponse | SetFollowUpModeResponse | GetPendingMessagesResponse | ClearPendingMessagesResponse | CompactResponse | SetAutoCompactionResponse | AbortCompactionResponse | SetAutoRetryResponse | AbortRetryResponse | BashResponse | AbortBashResponse | GetSessionStatsResponse | GetPerformanceStatsResponse | ExportHtmlResponse | ImportJsonlResponse | SwitchSessionResponse | DeleteSessionResponse | ForkResponse | GetForkMessagesResponse | GetLastAssistantTextResponse | SetSessionNameResponse | McpServerResponse | GetCommandsResponse | ListSessionsResponse | ListAllSessionsResponse | ListBackgroundAgentsResponse | SteerBackgroundAgentResponse | GetBackgroundAgentPendingResponse | ListAgentTypesResponse | GetTreeResponse | NavigateTreeResponse | GetSettingsResponse | SetSettingsResponse | EvaluateContextTrustResponse | TrustContextFolderResponse | UntrustContextFolderResponse | RemoveTrustedContextFolderResponse | GetVersionResponse | ErrorResponse"
 
 #: The wire names of every command, in spec order.
 COMMAND_TYPES: tuple[str, ...] = (
@@ -2943,6 +3029,7 @@ COMMAND_TYPES: tuple[str, ...] = (
     "get_fork_messages",
     "get_last_assistant_text",
     "set_session_name",
+    "mcp_server",
     "get_commands",
     "list_sessions",
     "list_all_sessions",
@@ -4208,6 +4295,30 @@ class DrebClient(RpcConnection["RpcEvent"]):
         params["name"] = name
         self.call("set_session_name", params, timeout)
 
+    def mcp_server(
+        self,
+        *,
+        name: str,
+        action: McpServerAction,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> McpServerInfo:
+        """
+        Reconnect, disable or enable one configured MCP server (dreb-rs; the reference has no MCP
+        client). The response is the server's state afterwards; a reconnect answers once the attempt
+        finished (ready or failed). Tool-set changes take effect from the next run.
+
+        Not documented in spec/rpc.md (served by the reference).
+
+        Error texts (`{...}` marks variable parts):
+        - `MCP server not found: {name}`: No configured server has that name.
+
+        Sends `mcp_server`.
+        """
+        params: dict[str, Any] = {}
+        params["name"] = name
+        params["action"] = action
+        return cast("McpServerInfo", self.call("mcp_server", params, timeout))
+
     def get_commands(
         self,
         *,
@@ -5446,6 +5557,30 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         params["name"] = name
         await self.call("set_session_name", params, timeout)
 
+    async def mcp_server(
+        self,
+        *,
+        name: str,
+        action: McpServerAction,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> McpServerInfo:
+        """
+        Reconnect, disable or enable one configured MCP server (dreb-rs; the reference has no MCP
+        client). The response is the server's state afterwards; a reconnect answers once the attempt
+        finished (ready or failed). Tool-set changes take effect from the next run.
+
+        Not documented in spec/rpc.md (served by the reference).
+
+        Error texts (`{...}` marks variable parts):
+        - `MCP server not found: {name}`: No configured server has that name.
+
+        Sends `mcp_server`.
+        """
+        params: dict[str, Any] = {}
+        params["name"] = name
+        params["action"] = action
+        return cast("McpServerInfo", await self.call("mcp_server", params, timeout))
+
     async def get_commands(
         self,
         *,
@@ -5951,6 +6086,9 @@ __all__ = [
     "ExtensionInfo",
     "PromptTemplateInfo",
     "RpcResources",
+    "McpServerState",
+    "McpServerInfo",
+    "McpServerAction",
     "RpcQueuedMessage",
     "RpcPendingMessages",
     "CompactionReason",
@@ -5975,6 +6113,7 @@ __all__ = [
     "ExtensionSlashCommand",
     "PromptSlashCommand",
     "SkillSlashCommand",
+    "McpSlashCommand",
     "BuiltinSlashCommand",
     "BackgroundAgentStatus",
     "DispatchRoute",
@@ -6122,6 +6261,9 @@ __all__ = [
     "SetSessionNameParams",
     "SetSessionNameCommand",
     "SetSessionNameResponse",
+    "McpServerParams",
+    "McpServerCommand",
+    "McpServerResponse",
     "GetCommandsCommand",
     "GetCommandsResponse",
     "ListSessionsCommand",

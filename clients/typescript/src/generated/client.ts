@@ -501,6 +501,20 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
   }
 
   /**
+   * Reconnect, disable or enable one configured MCP server (dreb-rs; the reference has no MCP
+   * client). The response is the server's state afterwards; a reconnect answers once the attempt
+   * finished (ready or failed). Tool-set changes take effect from the next run.
+   *
+   * Not documented in spec/rpc.md (served by the reference).
+   *
+   * Error texts (`{…}` marks variable parts):
+   * - `MCP server not found: {name}`: No configured server has that name.
+   */
+  mcpServer(params: T.McpServerParams, options?: RequestOptions): Promise<T.McpServerInfo> {
+    return this.call<T.McpServerInfo>("mcp_server", params, options);
+  }
+
+  /**
    * List the slash commands a client can offer: extension commands, then prompt templates, then
    * skills (`skill:<name>`), then the built-ins. Resource commands are invoked by sending
    * `prompt` with `/name`; built-ins must be handled by the client (they win name collisions

@@ -837,7 +837,48 @@ export interface RpcResources {
   promptTemplates: PromptTemplateInfo[];
   /** True when a custom or appended system prompt is configured. */
   systemPromptPresent: boolean;
+  /**
+   * The configured MCP servers (dreb-rs; the reference has no MCP client). Absent when none are
+   * configured, so the reference's shape is unchanged. Configuration: docs/mcp.md.
+   */
+  mcpServers?: McpServerInfo[];
 }
+
+/**
+ * Where an MCP server is in its life.
+ *
+ * - `starting`: Connecting: started, not yet initialized and listed.
+ * - `ready`: Connected; its tools are offered to the model.
+ * - `failed`: Did not start, or exited; `error` says why. Retried on next use after a back-off.
+ * - `disabled`: `"disabled": true` in its configuration, or disabled by `mcp_server`.
+ * - `skipped`: Not started: a project server of an untrusted project, or an invalid entry (`error`).
+ */
+export type McpServerState = "starting" | "ready" | "failed" | "disabled" | "skipped";
+
+/** One configured MCP server and its state. */
+export interface McpServerInfo {
+  name: string;
+  state: McpServerState;
+  /** `stdio` or `http`; absent for a skipped entry. */
+  transport?: string;
+  /** Where it is configured: `user` (global settings), `mcp.json` or `project` (project settings). */
+  scope: string;
+  /** Tools offered to the model (0 unless ready). */
+  toolCount: number;
+  /** Prompts offered as slash commands (0 unless ready). */
+  promptCount: number;
+  /** Why it failed or was skipped. */
+  error?: string;
+}
+
+/**
+ * What `mcp_server` does.
+ *
+ * - `reconnect`: Stop it and connect again now (also inside a failed server's back-off; enables a disabled one).
+ * - `disable`: Stop it and offer none of its tools or prompts until enabled (not persisted).
+ * - `enable`: Enable a disabled server and connect.
+ */
+export type McpServerAction = "reconnect" | "disable" | "enable";
 
 /** One queued steering or follow-up message with its inline images. */
 export interface RpcQueuedMessage {
@@ -1044,7 +1085,12 @@ export interface SourceInfo {
  *
  * Tagged union on `source`.
  */
-export type RpcSlashCommand = ExtensionSlashCommand | PromptSlashCommand | SkillSlashCommand | BuiltinSlashCommand;
+export type RpcSlashCommand =
+  | ExtensionSlashCommand
+  | PromptSlashCommand
+  | SkillSlashCommand
+  | McpSlashCommand
+  | BuiltinSlashCommand;
 
 /** Registered by an extension (`dreb.registerCommand()`). */
 export interface ExtensionSlashCommand {
@@ -1069,6 +1115,21 @@ export interface SkillSlashCommand {
   description?: string;
   source: "skill";
   sourceInfo: SourceInfo;
+}
+
+/**
+ * A prompt of an MCP server (dreb-rs), named `mcp__<server>__<prompt>`. `prompt` with
+ * `/mcp__<server>__<prompt> args` sends the prompt's text as the message: `key=value` words set
+ * arguments by name, other words fill them in order, the last argument takes the rest of the line.
+ */
+export interface McpSlashCommand {
+  name: string;
+  description?: string;
+  source: "mcp";
+  /** The MCP server that offers it. */
+  server: string;
+  /** The prompt's argument names, in order. */
+  arguments: string[];
 }
 
 /**
@@ -2468,6 +2529,40 @@ export interface SetSessionNameResponse {
   success: true;
 }
 
+/** Params of `mcp_server` (the request's keys besides `id` and `type`). */
+export interface McpServerParams {
+  /** The server's name in `mcpServers`. */
+  name: string;
+  action: McpServerAction;
+}
+
+/**
+ * Reconnect, disable or enable one configured MCP server (dreb-rs; the reference has no MCP
+ * client). The response is the server's state afterwards; a reconnect answers once the attempt
+ * finished (ready or failed). Tool-set changes take effect from the next run.
+ *
+ * Not documented in spec/rpc.md (served by the reference).
+ *
+ * Error texts (`{…}` marks variable parts):
+ * - `MCP server not found: {name}`: No configured server has that name.
+ */
+export interface McpServerCommand {
+  id?: RequestId;
+  type: "mcp_server";
+  /** The server's name in `mcpServers`. */
+  name: string;
+  action: McpServerAction;
+}
+
+/** Success response to `mcp_server`. */
+export interface McpServerResponse {
+  id?: RequestId;
+  type: "response";
+  command: "mcp_server";
+  success: true;
+  data: McpServerInfo;
+}
+
 /**
  * List the slash commands a client can offer: extension commands, then prompt templates, then
  * skills (`skill:<name>`), then the built-ins. Resource commands are invoked by sending
@@ -3024,6 +3119,7 @@ export type RpcCommand =
   | GetForkMessagesCommand
   | GetLastAssistantTextCommand
   | SetSessionNameCommand
+  | McpServerCommand
   | GetCommandsCommand
   | ListSessionsCommand
   | ListAllSessionsCommand
@@ -3084,6 +3180,7 @@ export type RpcResponse =
   | GetForkMessagesResponse
   | GetLastAssistantTextResponse
   | SetSessionNameResponse
+  | McpServerResponse
   | GetCommandsResponse
   | ListSessionsResponse
   | ListAllSessionsResponse
@@ -3145,6 +3242,7 @@ export const COMMAND_TYPES = [
   "get_fork_messages",
   "get_last_assistant_text",
   "set_session_name",
+  "mcp_server",
   "get_commands",
   "list_sessions",
   "list_all_sessions",
@@ -3208,6 +3306,7 @@ export interface CommandMap {
   get_fork_messages: { params: Record<string, never>; result: ForkMessagesResult };
   get_last_assistant_text: { params: Record<string, never>; result: LastAssistantTextResult };
   set_session_name: { params: SetSessionNameParams; result: void };
+  mcp_server: { params: McpServerParams; result: McpServerInfo };
   get_commands: { params: Record<string, never>; result: CommandsResult };
   list_sessions: { params: Record<string, never>; result: SessionsResult };
   list_all_sessions: { params: Record<string, never>; result: SessionsResult };

@@ -27,6 +27,7 @@ impl Runtime {
         self.extensions_ready().await;
         // Extension commands first, then templates, skills and built-ins (the reference's order).
         let mut commands = self.extension_command_values();
+        commands.extend(self.mcp_command_values());
         let names: std::collections::HashSet<String> = commands
             .iter()
             .filter_map(|c| c["name"].as_str().map(str::to_string))
@@ -49,7 +50,7 @@ impl Runtime {
         self.extensions_ready().await;
         let extras = &self.inner.extras;
         let extensions = self.extension_resource_values();
-        let value = {
+        let mut value = {
             let r = lock(&extras.resources);
             json!({
                 "contextFiles": r.context_files.iter().map(|p| json!({"path": p.to_string_lossy()})).collect::<Vec<_>>(),
@@ -60,6 +61,9 @@ impl Runtime {
                     || extras.append_system_prompt.as_deref().is_some_and(|a| !a.is_empty()),
             })
         };
+        if let Some(servers) = self.mcp_resource_infos() {
+            value["mcpServers"] = serde_json::to_value(servers).map_err(|e| e.to_string())?;
+        }
         wire(&value)
     }
 
@@ -93,12 +97,14 @@ impl Runtime {
         // extensions are stopped with the shutdown and loaded again (discovery included) after the reload.
         self.announce_session_shutdown().await;
         self.stop_extensions().await;
+        self.stop_mcp_servers().await;
         let rt = self.clone();
         let reloaded = tokio::task::spawn_blocking(move || rt.reload_blocking())
             .await
             .map_err(|e| e.to_string())
             .and_then(|r| r);
         self.load_extensions(dreb_hooks::SessionStartReason::Reload);
+        self.load_mcp_servers();
         reloaded?;
         self.announce_session_start(dreb_hooks::SessionStartReason::Reload)
             .await;

@@ -130,6 +130,7 @@ impl Runtime {
         // extension's own prompt does not wait: it may come while the extensions initialise.)
         if source == InputSource::Rpc {
             self.extensions_ready().await;
+            self.mcp_ready().await;
         }
         // An extension command runs at once, even while streaming; the prompt is acknowledged when it is done.
         if let Some((ext, name, args)) = self.extension_command(&p.message) {
@@ -137,6 +138,12 @@ impl Runtime {
             self.acknowledge_prompt(ctx);
             return Ok(());
         }
+        // A server prompt: its text is the message.
+        let p = match self.expand_mcp_prompt(&p.message).await {
+            Some(Ok(message)) => PromptParams { message, ..p },
+            Some(Err(e)) => return Err(e),
+            None => p,
+        };
         reject_builtin(&p.message)?;
         let images = images_of(&p.images)?;
         // `input`: the handlers may transform the prompt, or handle it (then no run starts).
