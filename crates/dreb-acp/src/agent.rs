@@ -187,28 +187,16 @@ impl Agent {
         Ok(SessionId::new(state.session_id))
     }
 
-    /// Registers the session (before its response, so the client's next request finds it); the pump to run once
-    /// the response is queued.
-    fn register(
-        &self,
-        id: &SessionId,
-        runtime: Runtime,
-        cwd: PathBuf,
-        inbox: Inbox,
-    ) -> (Arc<Session>, Pump) {
+    /// Registers the session (before its response, so the client's next request finds it) and queues its
+    /// commands as its first update; the pump to run once the response is queued.
+    async fn register(&self, id: &SessionId, runtime: Runtime, cwd: PathBuf, inbox: Inbox) -> Pump {
         let (session, pump) = Session::new(runtime, cwd, inbox, id.clone(), self.conn.clone());
-        let session = Arc::new(session);
-        lock(&self.sessions).insert(id.clone(), session.clone());
-        (session, pump)
-    }
-
-    /// After the response: the session's lines start flowing, its commands first.
-    async fn open(session: Arc<Session>, pump: Pump) {
-        tokio::spawn(pump.run());
         match commands(&session.runtime).await {
             Ok(update) => session.send_update(update),
             Err(e) => tracing::warn!("cannot list commands: {}", e.message),
         }
+        lock(&self.sessions).insert(id.clone(), Arc::new(session));
+        pump
     }
 
     async fn new_session(&self, id: RequestId, r: NewSessionRequest) -> Reply {
@@ -232,10 +220,10 @@ impl Agent {
         .await;
         match started {
             Ok((runtime, inbox, session_id, options)) => {
-                let (session, pump) = self.register(&session_id, runtime, r.cwd, inbox);
+                let pump = self.register(&session_id, runtime, r.cwd, inbox).await;
                 let response = NewSessionResponse::new(session_id).config_options(options);
                 self.conn.respond(&id, ok(response).expect("always Some"));
-                Self::open(session, pump).await;
+                tokio::spawn(pump.run());
                 None
             }
             Err(e) => Some(Err(e)),
@@ -300,9 +288,9 @@ impl Agent {
             Ok((runtime, inbox)) => {
                 match self.load_response(&runtime).await.expect("always Some") {
                     Ok(response) => {
-                        let (session, pump) = self.register(&r.session_id, runtime, r.cwd, inbox);
+                        let pump = self.register(&r.session_id, runtime, r.cwd, inbox).await;
                         self.conn.respond(&id, Ok(response));
-                        Self::open(session, pump).await;
+                        tokio::spawn(pump.run());
                     }
                     Err(e) => {
                         runtime.shutdown();

@@ -80,8 +80,9 @@ pub struct Session {
     pub cwd: PathBuf,
     queue: mpsc::UnboundedSender<PumpInput>,
     cancelled: Arc<AtomicBool>,
-    /// One prompt at a time, as ACP's turn model has it.
-    turn: tokio::sync::Mutex<()>,
+    /// One prompt at a time, as ACP's turn model has it: set when a prompt starts, cleared by the pump just before
+    /// it writes that prompt's response (so a client that waited for the response can always prompt again).
+    busy: Arc<AtomicBool>,
 }
 
 impl Session {
@@ -95,7 +96,9 @@ impl Session {
         id: SessionId,
         conn: Connection,
     ) -> (Session, Pump) {
+        let busy = Arc::new(AtomicBool::new(false));
         let pump = Pump {
+            busy: busy.clone(),
             conn,
             session_id: id,
             translator: Translator::new(cwd.clone()),
@@ -109,7 +112,7 @@ impl Session {
             cwd,
             queue: inbox.tx,
             cancelled: Arc::new(AtomicBool::new(false)),
-            turn: tokio::sync::Mutex::new(()),
+            busy,
         };
         (session, pump)
     }
@@ -125,15 +128,19 @@ impl Session {
         id: RequestId,
         req: PromptRequest,
     ) -> Option<Result<Value, RpcError>> {
-        let Ok(_turn) = self.turn.try_lock() else {
-            return Some(Err(RpcError::invalid_request().data(
-                "a prompt is already running in this session; cancel it or wait for its response",
-            )));
-        };
         let params = match prompt::to_params(&req.prompt) {
             Ok(p) => p,
             Err(e) => return Some(Err(RpcError::invalid_params().data(e.to_string()))),
         };
+        if self
+            .busy
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return Some(Err(RpcError::invalid_request().data(
+                "a prompt is already running in this session; cancel it or wait for its response",
+            )));
+        }
         self.cancelled.store(false, Ordering::SeqCst);
         let _ = self.queue.send(PumpInput::PromptStarted);
         let ctx = RequestContext::detached(None);
@@ -166,6 +173,7 @@ impl Session {
 /// Writes one session's lines in order (see the module doc).
 pub struct Pump {
     rx: mpsc::UnboundedReceiver<PumpInput>,
+    busy: Arc<AtomicBool>,
     conn: Connection,
     session_id: SessionId,
     translator: Translator,
@@ -195,9 +203,13 @@ impl Pump {
                         serde_json::to_value(PromptResponse::new(r))
                             .map_err(RpcError::into_internal_error)
                     });
+                    self.busy.store(false, Ordering::SeqCst);
                     self.conn.respond(&id, result);
                 }
-                PumpInput::PromptFailed { id, error } => self.conn.respond(&id, Err(error)),
+                PumpInput::PromptFailed { id, error } => {
+                    self.busy.store(false, Ordering::SeqCst);
+                    self.conn.respond(&id, Err(error));
+                }
             }
         }
     }

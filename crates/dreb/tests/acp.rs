@@ -1,0 +1,555 @@
+//! `dreb --mode acp` end to end: the real binary, the mock LLM on loopback, JSON-RPC 2.0 on stdin/stdout. Every
+//! stdout line must be one JSON-RPC 2.0 object; every prompt is checked for the ordering rule (no update of a turn
+//! after its response).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+
+use common::{Env, HANG_GUARD, REFERENCE_PACKAGE_DIR};
+use dreb_mock_llm::{Scenario, ScriptedToolCall, Turn, When};
+use serde_json::{Value, json};
+
+struct Acp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Result<Value, String>>,
+    next_id: i64,
+}
+
+impl Acp {
+    fn spawn(env: &Env, extra: &[&str]) -> Acp {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dreb"))
+            .args([
+                "--mode",
+                "acp",
+                "--provider",
+                "mock",
+                "--model",
+                "mock-model",
+            ])
+            .args(extra)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", env.home.path())
+            .env("DREB_CODING_AGENT_DIR", env.agent_dir())
+            .env("DREB_PACKAGE_DIR", REFERENCE_PACKAGE_DIR)
+            .current_dir(env.cwd())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn dreb");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).split(b'\n') {
+                let Ok(line) = line else { break };
+                // Nothing but JSON-RPC 2.0 objects on stdout.
+                let parsed = match serde_json::from_slice::<Value>(&line) {
+                    Ok(v) if v.get("jsonrpc") == Some(&json!("2.0")) => Ok(v),
+                    Ok(v) => Err(format!("not a JSON-RPC 2.0 message: {v}")),
+                    Err(e) => Err(format!(
+                        "stdout line is not JSON ({e}): {:?}",
+                        String::from_utf8_lossy(&line)
+                    )),
+                };
+                if tx.send(parsed).is_err() {
+                    break;
+                }
+            }
+        });
+        Acp {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            next_id: 100,
+        }
+    }
+
+    fn write_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, v: &Value) {
+        self.write_line(&v.to_string());
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> i64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn next(&mut self) -> Value {
+        match self.lines.recv_timeout(HANG_GUARD) {
+            Ok(Ok(v)) => v,
+            Ok(Err(e)) => panic!("{e}"),
+            Err(e) => panic!("no message from dreb: {e}"),
+        }
+    }
+
+    /// Reads until the response to `id`; the messages before it (updates, our requests answered by `answer`).
+    fn until_response(
+        &mut self,
+        id: i64,
+        mut answer: impl FnMut(&Value) -> Value,
+    ) -> (Vec<Value>, Value) {
+        let mut seen = Vec::new();
+        loop {
+            let m = self.next();
+            if m.get("method").is_some() && m.get("id").is_some() {
+                let result = answer(&m);
+                let reply = json!({"jsonrpc": "2.0", "id": m["id"], "result": result});
+                self.send(&reply);
+                seen.push(m);
+            } else if m.get("method").is_none() && m["id"] == json!(id) {
+                return (seen, m);
+            } else {
+                seen.push(m);
+            }
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.request(method, params);
+        let (_, response) = self.until_response(id, |m| panic!("unexpected request {m}"));
+        response
+    }
+
+    fn initialize(&mut self) -> Value {
+        let r = self.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        );
+        r["result"].clone()
+    }
+
+    fn new_session(&mut self, env: &Env) -> String {
+        let r = self.call("session/new", json!({"cwd": env.cwd(), "mcpServers": []}));
+        r["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {r}"))
+            .to_string()
+    }
+
+    /// A prompt to its response; the session's updates before it. Checks the ordering rule: a request sent right
+    /// after the response is answered with no update of the turn in between.
+    fn prompt(
+        &mut self,
+        session: &str,
+        text: &str,
+        answer: impl FnMut(&Value) -> Value,
+    ) -> (Vec<Value>, Value) {
+        let id = self.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        );
+        let (seen, response) = self.until_response(id, answer);
+        let probe = self.request("session/list", json!({}));
+        let (after, _) = self.until_response(probe, |m| panic!("unexpected request {m}"));
+        assert!(
+            after.is_empty(),
+            "messages after the prompt's response: {after:?}"
+        );
+        (seen, response)
+    }
+
+    fn finish(mut self) -> i32 {
+        drop(self.stdin.take());
+        self.child.wait().unwrap().code().unwrap_or(-1)
+    }
+}
+
+fn updates<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    seen.iter()
+        .filter(|m| {
+            m["method"] == "session/update" && m["params"]["update"]["sessionUpdate"] == kind
+        })
+        .map(|m| &m["params"]["update"])
+        .collect()
+}
+
+fn chunk_text(seen: &[Value], kind: &str) -> String {
+    updates(seen, kind)
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+fn turn(when: &str, f: impl FnOnce(&mut Turn)) -> Turn {
+    let mut t = Turn {
+        when: Some(When {
+            last_user_contains: Some(when.into()),
+            after_tool_result: Some(false),
+        }),
+        ..Default::default()
+    };
+    f(&mut t);
+    t
+}
+
+fn after_tool(text: &str) -> Turn {
+    Turn {
+        when: Some(When {
+            after_tool_result: Some(true),
+            ..Default::default()
+        }),
+        repeat: true,
+        text: vec![text.into()],
+        ..Default::default()
+    }
+}
+
+fn call(name: &str, arguments: Value) -> ScriptedToolCall {
+    ScriptedToolCall {
+        id: None,
+        name: name.into(),
+        arguments: arguments.as_object().unwrap().clone(),
+        chunk_size: None,
+    }
+}
+
+#[test]
+fn initialize_is_honest_and_malformed_messages_get_json_rpc_errors() {
+    let env = Env::new();
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.write_line("{this is not json");
+    acp.write_line("[1, 2]");
+    acp.write_line(r#"{"jsonrpc":"1.0","id":7,"method":"initialize","params":{}}"#);
+    acp.write_line(r#"{"jsonrpc":"2.0","id":8,"method":"no/such/method","params":{}}"#);
+    acp.write_line(
+        r#"{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":1}}"#,
+    );
+    acp.write_line(r#"{"jsonrpc":"2.0","id":10,"method":"session/prompt","params":{"sessionId":"nope","prompt":[]}}"#);
+    // A notification is never answered, not even when unknown.
+    acp.write_line(r#"{"jsonrpc":"2.0","method":"no/such/notification","params":{}}"#);
+    let mut errors = Vec::new();
+    for _ in 0..6 {
+        let m = acp.next();
+        errors.push((m["id"].clone(), m["error"]["code"].clone()));
+    }
+    errors.sort_by_key(|(id, _)| id.to_string());
+    assert_eq!(
+        errors,
+        [
+            (json!(10), json!(-32002)),
+            (json!(7), json!(-32600)),
+            (json!(8), json!(-32601)),
+            (json!(9), json!(-32602)),
+            (Value::Null, json!(-32700)),
+            (Value::Null, json!(-32600)),
+        ]
+    );
+    // The process keeps serving.
+    let init = acp.initialize();
+    assert_eq!(init["protocolVersion"], 1);
+    let caps = &init["agentCapabilities"];
+    assert_eq!(caps["loadSession"], true);
+    assert_eq!(caps["promptCapabilities"]["image"], true);
+    assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
+    assert_eq!(caps["promptCapabilities"]["audio"], false);
+    assert_eq!(caps["mcpCapabilities"]["http"], false);
+    assert_eq!(init["authMethods"], json!([]));
+    let probe = acp.request("session/list", json!({}));
+    let (before, _) = acp.until_response(probe, |m| panic!("unexpected request {m}"));
+    assert!(before.is_empty(), "an answer to a notification: {before:?}");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_prompt_streams_thinking_text_and_an_edit_with_its_diff() {
+    let scenario = Scenario {
+        turns: vec![
+            turn("fix the file", |t| {
+                t.thinking = vec!["Let me ".into(), "look.".into()];
+                t.text = vec!["Editing ".into(), "a.txt.".into()];
+                t.tool_calls = vec![call(
+                    "edit",
+                    json!({"path": "a.txt", "oldText": "old line", "newText": "new line"}),
+                )];
+            }),
+            after_tool("Done."),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    std::fs::write(env.cwd().join("a.txt"), "first\nold line\n").unwrap();
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let (seen, response) = acp.prompt(&session, "fix the file", |m| panic!("unexpected {m}"));
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(chunk_text(&seen, "agent_thought_chunk"), "Let me look.");
+    assert_eq!(
+        chunk_text(&seen, "agent_message_chunk"),
+        "Editing a.txt.Done."
+    );
+    let path = env.cwd().join("a.txt").to_string_lossy().into_owned();
+    let announced = updates(&seen, "tool_call");
+    assert_eq!(announced.len(), 1);
+    assert_eq!(announced[0]["kind"], "edit");
+    let id = announced[0]["toolCallId"].clone();
+    let calls = updates(&seen, "tool_call_update");
+    assert!(calls.iter().all(|u| u["toolCallId"] == id));
+    let described = calls
+        .iter()
+        .find(|u| u["title"] == "Edit a.txt")
+        .expect("a titled update");
+    assert_eq!(
+        described["rawInput"],
+        json!({"path": "a.txt", "oldText": "old line", "newText": "new line"})
+    );
+    assert_eq!(described["content"][0]["type"], "diff");
+    assert_eq!(described["content"][0]["path"], path);
+    assert_eq!(described["content"][0]["oldText"], "old line");
+    assert_eq!(described["content"][0]["newText"], "new line");
+    assert_eq!(described["locations"][0]["path"], path);
+    let statuses: Vec<_> = calls.iter().filter_map(|u| u["status"].as_str()).collect();
+    assert_eq!(statuses, ["pending", "in_progress", "completed"]);
+    let last = calls.last().unwrap();
+    assert_eq!(last["locations"][0]["line"], 2);
+    assert_eq!(last["content"][0]["type"], "diff");
+    assert_eq!(
+        std::fs::read_to_string(env.cwd().join("a.txt")).unwrap(),
+        "first\nnew line\n"
+    );
+    // The updates of the turn come in the order they happened: thinking, text, the tool call, the final text.
+    let order: Vec<_> = seen
+        .iter()
+        .filter_map(|m| m["params"]["update"]["sessionUpdate"].as_str())
+        .filter(|k| *k != "available_commands_update")
+        .collect();
+    let first_tool = order.iter().position(|k| *k == "tool_call").unwrap();
+    assert!(order[..first_tool].contains(&"agent_thought_chunk"));
+    assert_eq!(order.last(), Some(&"agent_message_chunk"));
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn the_permission_gate_asks_the_client_and_honours_each_answer() {
+    let rm = json!({"command": "rm -r build"});
+    let scenario = Scenario {
+        turns: vec![
+            turn("first", |t| t.tool_calls = vec![call("bash", rm.clone())]),
+            turn("second", |t| t.tool_calls = vec![call("bash", rm.clone())]),
+            turn("third", |t| t.tool_calls = vec![call("bash", rm.clone())]),
+            after_tool("ok"),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    env.write_settings(&json!({"permissionGate": {"enabled": true, "timeoutMs": 0}}));
+    let build = env.cwd().join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+
+    let mut asked = Vec::new();
+    let (seen, response) = acp.prompt(&session, "first", |req| {
+        asked.push(req.clone());
+        json!({"outcome": {"outcome": "selected", "optionId": "reject"}})
+    });
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert_eq!(asked.len(), 1);
+    let req = &asked[0]["params"];
+    assert_eq!(asked[0]["method"], "session/request_permission");
+    assert_eq!(req["sessionId"], session);
+    let kinds: Vec<_> = req["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+    // The request is about the bash call the editor was told of.
+    let tool_id = &updates(&seen, "tool_call")[0]["toolCallId"];
+    assert_eq!(&req["toolCall"]["toolCallId"], tool_id);
+    assert_eq!(req["toolCall"]["kind"], "execute");
+    assert!(build.exists(), "a blocked command ran");
+    let failed = updates(&seen, "tool_call_update");
+    assert_eq!(failed.last().unwrap()["status"], "failed");
+
+    let mut asked = 0;
+    let (_, response) = acp.prompt(&session, "second", |_| {
+        asked += 1;
+        json!({"outcome": {"outcome": "selected", "optionId": "allow-always"}})
+    });
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert_eq!(asked, 1);
+    assert!(!build.exists(), "an allowed command did not run");
+
+    // Allowed for good: the same command runs without asking.
+    std::fs::create_dir_all(&build).unwrap();
+    let (seen, _) = acp.prompt(&session, "third", |m| panic!("asked again: {m}"));
+    assert!(!build.exists());
+    assert_eq!(
+        updates(&seen, "tool_call_update").last().unwrap()["status"],
+        "completed"
+    );
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn cancel_mid_stream_ends_the_prompt_cancelled() {
+    let scenario = Scenario {
+        turns: vec![
+            turn("long", |t| {
+                t.text = (0..200).map(|i| format!("word{i} ")).collect();
+                t.delta_delay_ms = 50;
+            }),
+            turn("again", |t| t.text = vec!["back".into()]),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "long"}]}),
+    );
+    // Cancel once the reply is streaming.
+    loop {
+        let m = acp.next();
+        if m["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            break;
+        }
+    }
+    acp.notify("session/cancel", json!({"sessionId": session}));
+    let (seen, response) = acp.until_response(id, |m| panic!("unexpected {m}"));
+    assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
+    assert!(chunk_text(&seen, "agent_message_chunk").len() < 200 * 6);
+    let probe = acp.request("session/list", json!({}));
+    let (after, _) = acp.until_response(probe, |m| panic!("unexpected {m}"));
+    assert!(after.is_empty(), "updates after the response: {after:?}");
+    // The session still serves the next prompt.
+    let (_, response) = acp.prompt(&session, "hello again", |m| panic!("unexpected {m}"));
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_stored_session_is_listed_and_loaded_with_its_history() {
+    let scenario = Scenario {
+        turns: vec![turn("remember", |t| {
+            t.text = vec!["I will remember.".into()]
+        })],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    let mut acp = Acp::spawn(&env, &[]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let (_, response) = acp.prompt(&session, "remember the word kiwi", |m| panic!("{m}"));
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert_eq!(acp.finish(), 0);
+
+    let mut acp = Acp::spawn(&env, &[]);
+    acp.initialize();
+    let list = acp.call("session/list", json!({"cwd": env.cwd()}));
+    let sessions = list["result"]["sessions"].as_array().unwrap();
+    let listed = sessions
+        .iter()
+        .find(|s| s["sessionId"] == session)
+        .unwrap_or_else(|| panic!("not listed: {list}"));
+    assert_eq!(listed["title"], "remember the word kiwi");
+    assert_eq!(listed["cwd"], env.cwd().to_string_lossy().as_ref());
+    let id = acp.request(
+        "session/load",
+        json!({"sessionId": session, "cwd": env.cwd(), "mcpServers": []}),
+    );
+    let (seen, response) = acp.until_response(id, |m| panic!("{m}"));
+    assert!(response.get("result").is_some(), "{response}");
+    assert_eq!(
+        chunk_text(&seen, "user_message_chunk"),
+        "remember the word kiwi"
+    );
+    assert_eq!(chunk_text(&seen, "agent_message_chunk"), "I will remember.");
+    // The loaded session takes prompts.
+    let (_, response) = acp.prompt(&session, "and now?", |m| panic!("{m}"));
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let missing = acp.call(
+        "session/load",
+        json!({"sessionId": "no-such-session", "cwd": env.cwd(), "mcpServers": []}),
+    );
+    assert_eq!(missing["error"]["code"], -32002);
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn the_task_list_is_a_plan_and_the_model_is_a_config_option() {
+    let scenario = Scenario {
+        turns: vec![
+            turn("plan", |t| {
+                t.tool_calls = vec![call(
+                    "tasks_update",
+                    json!({"tasks": [
+                        {"id": "1", "title": "Read the code", "status": "completed"},
+                        {"id": "2", "title": "Fix the bug", "status": "in_progress"}
+                    ]}),
+                )]
+            }),
+            after_tool("Planned."),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.initialize();
+    let r = acp.call("session/new", json!({"cwd": env.cwd(), "mcpServers": []}));
+    let session = r["result"]["sessionId"].as_str().unwrap().to_string();
+    let options = r["result"]["configOptions"].as_array().unwrap();
+    let model = options.iter().find(|o| o["id"] == "model").unwrap();
+    assert_eq!(model["category"], "model");
+    assert_eq!(model["currentValue"], "mock/mock-model");
+    let values: Vec<_> = model["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert!(values.contains(&"mock-anthropic/mock-claude"), "{values:?}");
+
+    let (seen, _) = acp.prompt(&session, "plan it", |m| panic!("{m}"));
+    let plans = updates(&seen, "plan");
+    assert_eq!(plans.len(), 1);
+    assert_eq!(
+        plans[0]["entries"],
+        json!([
+            {"content": "Read the code", "priority": "medium", "status": "completed"},
+            {"content": "Fix the bug", "priority": "medium", "status": "in_progress"}
+        ])
+    );
+
+    let set = acp.call(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "model", "value": "mock-anthropic/mock-claude"}),
+    );
+    let model = set["result"]["configOptions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{set}"))
+        .iter()
+        .find(|o| o["id"] == "model")
+        .unwrap()
+        .clone();
+    assert_eq!(model["currentValue"], "mock-anthropic/mock-claude");
+    let bad = acp.call(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "colour", "value": "red"}),
+    );
+    assert_eq!(bad["error"]["code"], -32602);
+    assert_eq!(acp.finish(), 0);
+}
