@@ -175,6 +175,9 @@ impl Agent {
         options.session = session_file;
         options.stop = self.template.stop.child_token();
         options.extensions.has_ui = true;
+        // The lean `message_update`s (no cumulative copies of the reply): the pump reads only the deltas, and the
+        // copies would make a long reply cost quadratic time here.
+        options.ui = Some("dashboard".into());
         let runtime = Runtime::start(options, inbox.sink()).map_err(|e| runtime_error(e.0))?;
         Ok((runtime, inbox))
     }

@@ -171,6 +171,8 @@ impl Translator {
             "thinking_delta" => delta()
                 .map(|d| vec![SessionUpdate::AgentThoughtChunk(text_chunk(d))])
                 .unwrap_or_default(),
+            // With the lean frames the ACP runtime writes, a call's id and name arrive with `toolcall_end`; a
+            // frame that carries its partial announces it while its arguments still stream.
             "toolcall_start" => {
                 let index = event.get("contentIndex").and_then(Value::as_u64);
                 let block = index.and_then(|i| event.pointer(&format!("/partial/content/{i}")));
@@ -366,6 +368,26 @@ mod tests {
         assert_eq!(out[4]["content"][0]["type"], "diff");
         assert_eq!(out[4]["content"][1]["content"]["text"], "ok");
         assert_eq!(out[4]["locations"][0]["line"], 2);
+    }
+
+    #[test]
+    fn a_lean_tool_call_is_announced_at_its_end() {
+        let mut t = Translator::new("/w".into());
+        let out = updates(
+            &mut t,
+            &[
+                json!({"type": "message_update", "assistantMessageEvent": {"type": "toolcall_start", "contentIndex": 0}}),
+                json!({"type": "message_update", "assistantMessageEvent": {"type": "toolcall_end", "contentIndex": 0,
+                    "toolCall": {"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "ls"}}}}),
+                json!({"type": "tool_execution_start", "toolCallId": "c2", "toolName": "bash", "args": {"command": "ls"}}),
+            ],
+        );
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0]["sessionUpdate"], "tool_call");
+        assert_eq!(out[0]["title"], "ls");
+        assert_eq!(out[0]["kind"], "execute");
+        assert_eq!(out[0]["rawInput"], json!({"command": "ls"}));
+        assert_eq!(out[1]["status"], "in_progress");
     }
 
     #[test]

@@ -298,14 +298,11 @@ fn a_prompt_streams_thinking_text_and_an_edit_with_its_diff() {
     let path = env.cwd().join("a.txt").to_string_lossy().into_owned();
     let announced = updates(&seen, "tool_call");
     assert_eq!(announced.len(), 1);
-    assert_eq!(announced[0]["kind"], "edit");
-    let id = announced[0]["toolCallId"].clone();
-    let calls = updates(&seen, "tool_call_update");
-    assert!(calls.iter().all(|u| u["toolCallId"] == id));
-    let described = calls
-        .iter()
-        .find(|u| u["title"] == "Edit a.txt")
-        .expect("a titled update");
+    let described = announced[0];
+    assert_eq!(described["kind"], "edit");
+    assert_eq!(described["title"], "Edit a.txt");
+    // `pending`, the default, which the schema leaves off the wire.
+    assert!(described.get("status").is_none(), "{described}");
     assert_eq!(
         described["rawInput"],
         json!({"path": "a.txt", "oldText": "old line", "newText": "new line"})
@@ -315,8 +312,11 @@ fn a_prompt_streams_thinking_text_and_an_edit_with_its_diff() {
     assert_eq!(described["content"][0]["oldText"], "old line");
     assert_eq!(described["content"][0]["newText"], "new line");
     assert_eq!(described["locations"][0]["path"], path);
+    let id = described["toolCallId"].clone();
+    let calls = updates(&seen, "tool_call_update");
+    assert!(calls.iter().all(|u| u["toolCallId"] == id));
     let statuses: Vec<_> = calls.iter().filter_map(|u| u["status"].as_str()).collect();
-    assert_eq!(statuses, ["pending", "in_progress", "completed"]);
+    assert_eq!(statuses, ["in_progress", "completed"]);
     let last = calls.last().unwrap();
     assert_eq!(last["locations"][0]["line"], 2);
     assert_eq!(last["content"][0]["type"], "diff");
@@ -551,5 +551,51 @@ fn the_task_list_is_a_plan_and_the_model_is_a_config_option() {
         json!({"sessionId": session, "configId": "colour", "value": "red"}),
     );
     assert_eq!(bad["error"]["code"], -32602);
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn ask_user_questions_are_permission_requests_and_the_choice_reaches_the_agent() {
+    let scenario = Scenario {
+        turns: vec![
+            turn("choose", |t| {
+                t.tool_calls = vec![call(
+                    "ask_user",
+                    json!({"questions": [{"question": "Which database?", "options": ["SQLite", "Postgres"]}]}),
+                )]
+            }),
+            after_tool("Using it."),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let mut asked = Vec::new();
+    let (seen, response) = acp.prompt(&session, "choose one", |req| {
+        asked.push(req["params"].clone());
+        json!({"outcome": {"outcome": "selected", "optionId": "option-1"}})
+    });
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(asked.len(), 1);
+    let names: Vec<_> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["SQLite", "Postgres"]);
+    assert_eq!(asked[0]["toolCall"]["title"], "Which database?");
+    let call_id = &updates(&seen, "tool_call")[0]["toolCallId"];
+    assert_eq!(&asked[0]["toolCall"]["toolCallId"], call_id);
+    // The tool's result (what the agent reads) carries the chosen option.
+    let done = updates(&seen, "tool_call_update");
+    let result = done.last().unwrap();
+    assert_eq!(result["status"], "completed");
+    assert!(
+        result["content"].to_string().contains("Postgres"),
+        "{result}"
+    );
     assert_eq!(acp.finish(), 0);
 }
