@@ -237,3 +237,45 @@ fn export_errors_match_the_reference() {
     // The page itself never depends on the file.
     assert!(render_html(&sm, &HtmlExportOptions::default()).starts_with("<!DOCTYPE html>"));
 }
+
+#[test]
+fn gfm_markdown_renders_in_chromium_and_stays_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sm = SessionManager::create("/home/user/project", dir.path()).unwrap();
+    sm.append_message(json!({"role":"user","content":"Compare them","timestamp":1796106531171u64}))
+        .unwrap();
+    let text = "| tool | *status* |\n|---|:-:|\n| cargo | ~~broken~~ fixed |\n\n\
+                - [x] build\n- [ ] test\n  1. unit\n  2. e2e\n\n\
+                See [the docs](https://docs.example.test/guide) or <https://x.example.test>.\n\
+                ![diagram](https://img.example.test/d.png)\n\n\
+                <iframe src=\"https://evil.example.test\"></iframe>";
+    sm.append_message(json!({"role":"assistant","content":[{"type":"text","text":text}],
+        "provider":"anthropic","model":"claude-opus-4-6","stopReason":"stop","timestamp":1796106532000u64}))
+        .unwrap();
+    let out = dir.path().join("gfm.html");
+    sm.export_html(&HtmlExportOptions {
+        output_path: Some(out.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        is_self_contained(&html),
+        "links and images are not followed"
+    );
+
+    let dom = browser_dom(&out, None);
+    for part in [
+        "<th style=\"text-align: center\"><em>status</em></th>",
+        "<td style=\"text-align: center\"><del>broken</del> fixed</td>",
+        "<input disabled=\"\" type=\"checkbox\" checked=\"\">",
+        "<ol>\n<li>unit</li>\n<li>e2e</li>\n</ol>",
+        "<span class=\"link\" title=\"https://docs.example.test/guide\">the docs</span>",
+        "<span class=\"link-url\">(https://docs.example.test/guide)</span>",
+        "[image: diagram]",
+        "&lt;iframe src=\"https://evil.example.test\"&gt;&lt;/iframe&gt;",
+    ] {
+        assert!(dom.contains(part), "missing {part:?} in the DOM");
+    }
+    assert!(!dom.contains("<a ") && !dom.contains("<img") && !dom.contains("<iframe"));
+}
