@@ -54,6 +54,8 @@ fn scenario() -> Scenario {
          "toolCalls": [{"name": "mcp__everything__trigger-long-running-operation", "arguments": {"duration": 30, "steps": 30}}]},
         {"when": {"lastUserContains": "color", "afterToolResult": false},
          "toolCalls": [{"name": "mcp__py__ask_color", "arguments": {}}]},
+        {"when": {"lastUserContains": "unlucky", "afterToolResult": false},
+         "toolCalls": [{"name": "mcp__py__add", "arguments": {"a": 13, "b": 1}}]},
         {"when": {"lastUserContains": "pid", "afterToolResult": false},
          "toolCalls": [{"name": "mcp__py__pid", "arguments": {}}]},
         {"when": {"afterToolResult": true}, "text": ["done"]},
@@ -351,4 +353,30 @@ fn without_servers_get_resources_keeps_the_reference_shape() {
     let mut dreb = env.spawn(&[]);
     let r = call(&mut dreb, json!({"id": "r", "type": "get_resources"}));
     assert!(r["data"].get("mcpServers").is_none(), "{r}");
+}
+
+#[test]
+fn extension_tool_hooks_see_mcp_tools() {
+    let env = env_with(json!({"mcpServers": {"py": py_server()}}));
+    let guard = common::local_fixture("extensions/mcp_guard.py");
+    let pp = root().join("clients/python/src").canonicalize().unwrap();
+    let mut dreb = env.spawn_raw(
+        &[
+            "--mode",
+            "rpc",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model",
+            "-e",
+            guard.to_str().unwrap(),
+        ],
+        &[("PYTHONPATH", pp.to_str().unwrap())],
+    );
+    let frames =
+        dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "an unlucky addition"}));
+    let end = tool_end(&frames);
+    assert_eq!(end["toolName"], "mcp__py__add");
+    assert_eq!(end["isError"], true, "{end}");
+    assert_eq!(result_text(&end), "13 is unlucky");
 }
