@@ -12,11 +12,13 @@
 #      project, where the README's TypeScript host compiles under `tsc --strict` and runs with dreb on PATH;
 #   5. Python: `pip install ./clients/python` into a fresh venv, where the README's Python host passes
 #      `mypy --strict` and runs;
-#   6. with --full, "Run every test": the README's `./scripts/test-all.sh`, in the clone.
+#   6. with --msrv, the prerequisite's floor: `cargo +<rust-version> check --locked -p dreb` (rustup installs it);
+#   7. with --full, "Run every test": the README's `./scripts/test-all.sh`, in the clone.
 #
-# Usage: scripts/fresh-clone-check.sh [--full] [--keep] [--source <path or URL>]
+# Usage: scripts/fresh-clone-check.sh [--full] [--msrv] [--keep] [--source <path or URL>]
 #   --source   what to clone (default: this checkout; a clone has only its committed files, as a fresh machine has)
 #   --full     also run the README's test command in the clone (slow: the whole suite, cold)
+#   --msrv     also check that the binary builds with the README's minimum Rust (the workspace's rust-version)
 #   --keep     keep the temporary directory
 # Environment: FRESH_TARGET_DIR reuses a cargo target directory (default: a new one in the temporary directory, so
 # the build is cold as on a fresh machine). Needs git, cargo, node/npm and python3; steps 4-6 download the clients'
@@ -28,10 +30,12 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 SOURCE="$HERE"
 FULL=0
+MSRV_CHECK=0
 KEEP=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) FULL=1 ;;
+    --msrv) MSRV_CHECK=1 ;;
     --keep) KEEP=1 ;;
     --source) SOURCE="$2"; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -181,6 +185,13 @@ printf '%s' "$PY_HOST" | tr -d '\0' >"$WORK/host.py"
 PY_OUT="$(cd "$WORK" && "$WORK/venv/bin/python" host.py)"
 [ "$PY_OUT" -ge 2 ] 2>/dev/null || fail "the Python host printed: $PY_OUT"
 ok "the Python host ran: $PY_OUT messages"
+
+if [ "$MSRV_CHECK" = 1 ]; then
+  step "The minimum Rust: cargo +$MSRV check --locked -p dreb"
+  rustup toolchain install "$MSRV" --profile minimal >/dev/null
+  cargo +"$MSRV" check --quiet --locked -p dreb --target-dir "$WORK/target-msrv"
+  ok "dreb builds with Rust $MSRV"
+fi
 
 if [ "$FULL" = 1 ]; then
   step "Run every test (./scripts/test-all.sh in the clone)"
