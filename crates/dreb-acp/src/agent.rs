@@ -2,17 +2,17 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
-    ClientNotification, ClientRequest, CloseSessionResponse, Error as RpcError, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, RequestId, SessionCapabilities,
-    SessionCloseCapabilities, SessionId, SessionInfo, SessionListCapabilities, SessionNotification,
-    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    UnstructuredCommandInput,
+    ClientNotification, ClientRequest, CloseSessionResponse, Error as RpcError,
+    FileSystemCapabilities, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, RequestId,
+    SessionCapabilities, SessionCloseCapabilities, SessionId, SessionInfo, SessionListCapabilities,
+    SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, UnstructuredCommandInput,
 };
 use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
 use dreb_protocol::support::RequestContext;
@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::config;
 use crate::connection::Connection;
+use crate::files::ClientFiles;
 use crate::history;
 use crate::session::{Inbox, Pump, Session};
 
@@ -34,6 +35,8 @@ pub struct Agent {
     template: RuntimeOptions,
     conn: Connection,
     sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
+    /// What the client offered in `initialize` (its `fs` methods are used when offered).
+    client_fs: Mutex<FileSystemCapabilities>,
 }
 
 fn ok(v: impl Serialize) -> Reply {
@@ -54,6 +57,7 @@ impl Agent {
             template,
             conn,
             sessions: Mutex::new(HashMap::new()),
+            client_fs: Mutex::new(FileSystemCapabilities::new()),
         }
     }
 
@@ -122,7 +126,8 @@ impl Agent {
         }
     }
 
-    fn initialize(&self, _r: InitializeRequest) -> InitializeResponse {
+    fn initialize(&self, r: InitializeRequest) -> InitializeResponse {
+        *lock(&self.client_fs) = r.client_capabilities.fs.clone();
         // We speak v1; a client asking for another version gets ours and decides (the spec's negotiation).
         InitializeResponse::new(ProtocolVersion::V1)
             .agent_capabilities(
@@ -161,10 +166,12 @@ impl Agent {
         Ok(())
     }
 
+    /// A runtime for the session; `id` is set once the session's id is known (the client's file methods need it).
     fn start_runtime(
         &self,
         cwd: &Path,
         session_file: Option<PathBuf>,
+        id: Arc<OnceLock<SessionId>>,
     ) -> Result<(Runtime, Inbox), RpcError> {
         let inbox = Inbox::new();
         let mut options = self.template.clone();
@@ -178,6 +185,9 @@ impl Agent {
         // The lean `message_update`s (no cumulative copies of the reply): the pump reads only the deltas, and the
         // copies would make a long reply cost quadratic time here.
         options.ui = Some("dashboard".into());
+        let fs = lock(&self.client_fs).clone();
+        options.text_files = ClientFiles::new(self.conn.clone(), &fs, id)
+            .map(|f| Arc::new(f) as Arc<dyn dreb_tools::TextFiles>);
         let runtime = Runtime::start(options, inbox.sink()).map_err(|e| runtime_error(e.0))?;
         Ok((runtime, inbox))
     }
@@ -213,8 +223,10 @@ impl Agent {
             );
         }
         let started = async {
-            let (runtime, inbox) = self.start_runtime(&r.cwd, None)?;
+            let id_cell = Arc::new(OnceLock::new());
+            let (runtime, inbox) = self.start_runtime(&r.cwd, None, id_cell.clone())?;
             let session_id = Self::session_id(&runtime).await?;
+            let _ = id_cell.set(session_id.clone());
             let options = config::options(&runtime)
                 .await
                 .map_err(|e| runtime_error(e.to_string()))?;
@@ -282,7 +294,8 @@ impl Agent {
         }
         let started = async {
             let file = self.find_session_file(&r.session_id).await?;
-            let (runtime, inbox) = self.start_runtime(&r.cwd, Some(file))?;
+            let id_cell = Arc::new(OnceLock::from(r.session_id.clone()));
+            let (runtime, inbox) = self.start_runtime(&r.cwd, Some(file), id_cell)?;
             self.replay(&runtime, &r.session_id, &r.cwd).await?;
             Ok::<_, RpcError>((runtime, inbox))
         }

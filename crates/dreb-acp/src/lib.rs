@@ -13,6 +13,7 @@
 //! | `history` | a stored conversation to updates (`session/load`) |
 //! | `tools` | tool kind, title, locations and diff |
 //! | `dialogs` | dialogs to permission requests and back |
+//! | `files` | the client's `fs/*` methods as the tools' text files |
 //! | `prompt` | ACP prompt content to the runtime's prompt |
 //! | `config` | model and thinking level as session config options |
 
@@ -20,6 +21,7 @@ mod agent;
 mod config;
 mod connection;
 mod dialogs;
+mod files;
 mod history;
 pub mod jsonrpc;
 mod prompt;

@@ -50,6 +50,8 @@ pub struct RuntimeOptions {
     pub hooks: Vec<(String, Arc<dyn dreb_hooks::HookHandler>)>,
     /// `-e/--extension`, `--no-extensions` and the extension flags.
     pub extensions: ExtensionOptions,
+    /// A front end's text files for the `read`, `edit` and `write` tools (an ACP editor's buffers); `None`: the disk.
+    pub text_files: Option<Arc<dyn dreb_tools::TextFiles>>,
 }
 
 /// The command line's say in extensions.

@@ -350,7 +350,10 @@ impl Runtime {
             extension_options,
             mcp: crate::mcp::new_manager(weak, &dialog, &outbox),
             mcp_tool_filter: options.tools.as_ref().map(|list| {
-                list.iter().filter(|t| t.starts_with("mcp__")).cloned().collect()
+                list.iter()
+                    .filter(|t| t.starts_with("mcp__"))
+                    .cloned()
+                    .collect()
             }),
             builtin_tools: Mutex::new(Vec::new()),
             active_tools: Mutex::new(None),
@@ -392,7 +395,7 @@ impl Runtime {
         });
         let runtime = Runtime { inner };
         runtime.rebuild_system_prompt(&context_files);
-        runtime.install_tools(max_subagents);
+        runtime.install_tools(max_subagents, options.text_files.clone());
         runtime.rehydrate_background_agents();
         agent.set_hooks(Arc::new(Hooks {
             inner: Arc::downgrade(&runtime.inner),
@@ -425,9 +428,14 @@ impl Runtime {
         Ok(runtime)
     }
 
-    fn install_tools(&self, max_subagents: usize) {
+    fn install_tools(
+        &self,
+        max_subagents: usize,
+        text_files: Option<Arc<dyn dreb_tools::TextFiles>>,
+    ) {
         let weak = Arc::downgrade(&self.inner);
         let mut ctx = ToolContext::new(self.inner.cwd.clone());
+        ctx.files = text_files;
         ctx.auto_resize_images = self.inner.settings.image_auto_resize();
         ctx.command_prefix = self.inner.settings.shell_command_prefix();
         ctx.env = Some(dreb_tools::bash::shell_env(Some(

@@ -8,6 +8,7 @@
 pub mod bash;
 pub mod collate;
 pub mod common;
+pub mod files;
 pub mod guards;
 pub mod image;
 pub mod mutation_queue;
@@ -24,6 +25,7 @@ use std::sync::Arc;
 use dreb_agent::Tool;
 
 pub use bash::{BashExecOptions, BashResult, BashSlot, ShellConfig, execute_bash};
+pub use files::TextFiles;
 pub use tools::ask_user::{
     AskAnswer, AskOptions, AskOutcome, AskQuestion, AskRequest, AskResult, Dialog, DialogError,
 };
@@ -66,6 +68,8 @@ pub struct ToolContext {
     pub on_tasks_update: TasksSink,
     /// Becomes the `suggest_next` event.
     pub on_suggest_next: SuggestSink,
+    /// The front end's text files for `read`, `edit` and `write`; `None`: the disk.
+    pub files: Option<Arc<dyn TextFiles>>,
 }
 
 impl ToolContext {
@@ -80,6 +84,7 @@ impl ToolContext {
             dialog: None,
             on_tasks_update: Arc::new(|_| {}),
             on_suggest_next: Arc::new(|_| {}),
+            files: None,
         }
     }
 }
@@ -89,12 +94,15 @@ pub fn create_tool(name: &str, ctx: &ToolContext) -> Option<Arc<dyn Tool>> {
     use tools::*;
     let cwd = ctx.cwd.clone();
     Some(match name {
-        "read" => Arc::new(read::ReadTool::new(
-            cwd,
-            read::ReadOptions {
-                auto_resize_images: ctx.auto_resize_images,
-            },
-        )),
+        "read" => Arc::new(
+            read::ReadTool::new(
+                cwd,
+                read::ReadOptions {
+                    auto_resize_images: ctx.auto_resize_images,
+                },
+            )
+            .with_files(ctx.files.clone()),
+        ),
         "bash" => Arc::new(bash::BashTool::new(
             cwd,
             bash::BashToolOptions {
@@ -106,8 +114,8 @@ pub fn create_tool(name: &str, ctx: &ToolContext) -> Option<Arc<dyn Tool>> {
         "tmp_read" => Arc::new(read::TmpReadTool::new(read::ReadOptions {
             auto_resize_images: ctx.auto_resize_images,
         })),
-        "edit" => Arc::new(edit::EditTool::new(cwd)),
-        "write" => Arc::new(write::WriteTool::new(cwd)),
+        "edit" => Arc::new(edit::EditTool::new(cwd).with_files(ctx.files.clone())),
+        "write" => Arc::new(write::WriteTool::new(cwd).with_files(ctx.files.clone())),
         "grep" => Arc::new(grep::GrepTool::new(cwd)),
         "find" => Arc::new(find::FindTool::new(cwd)),
         "ls" => Arc::new(ls::LsTool::new(cwd)),

@@ -151,6 +151,7 @@ async fn run(args: Args) -> i32 {
             flags: args.extension_flag_values(),
             has_ui: args.print_format().is_none(),
         },
+        text_files: None,
     };
     if args.acp() {
         // Editors speak the Agent Client Protocol on stdin/stdout (crates/dreb-acp); `output` stays unused.

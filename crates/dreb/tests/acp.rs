@@ -599,3 +599,63 @@ fn ask_user_questions_are_permission_requests_and_the_choice_reaches_the_agent()
     );
     assert_eq!(acp.finish(), 0);
 }
+
+#[test]
+fn with_the_clients_fs_methods_reads_and_edits_go_to_the_editors_buffers() {
+    let scenario = Scenario {
+        turns: vec![
+            turn("open", |t| {
+                t.tool_calls = vec![call("read", json!({"path": "a.txt"}))]
+            }),
+            turn("change", |t| {
+                t.tool_calls = vec![call(
+                    "edit",
+                    json!({"path": "a.txt", "oldText": "unsaved", "newText": "edited"}),
+                )]
+            }),
+            after_tool("ok"),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    let file = env.cwd().join("a.txt");
+    std::fs::write(&file, "saved on disk\n").unwrap();
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    let init = acp.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}}}),
+    );
+    assert!(init.get("result").is_some());
+    let session = acp.new_session(&env);
+    let path = file.to_string_lossy().into_owned();
+    let mut buffer = "unsaved buffer\n".to_string();
+    let mut editor = |req: &Value| -> Value {
+        let p = &req["params"];
+        assert_eq!(p["sessionId"].as_str(), Some(session.as_str()));
+        assert_eq!(p["path"], path.as_str());
+        match req["method"].as_str().unwrap() {
+            "fs/read_text_file" => json!({"content": buffer}),
+            "fs/write_text_file" => {
+                buffer = p["content"].as_str().unwrap().to_string();
+                json!({})
+            }
+            other => panic!("unexpected {other}"),
+        }
+    };
+    let (seen, _) = acp.prompt(&session, "open it", &mut editor);
+    let read = updates(&seen, "tool_call_update");
+    assert!(
+        read.last().unwrap()["content"]
+            .to_string()
+            .contains("unsaved buffer"),
+        "the agent did not read the buffer: {read:?}"
+    );
+    let (seen, _) = acp.prompt(&session, "change it", &mut editor);
+    assert_eq!(
+        updates(&seen, "tool_call_update").last().unwrap()["status"],
+        "completed"
+    );
+    assert_eq!(buffer, "edited buffer\n");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "saved on disk\n");
+    assert_eq!(acp.finish(), 0);
+}

@@ -46,7 +46,7 @@ function startAgent(ws, extraArgs = []) {
  * A client app recording every update; `onPermission` answers permission requests. `run` gets the SDK's
  * client context. The agent is stopped (stdin closed) afterwards and must exit 0.
  */
-async function withClient(ws, { onPermission, clientCapabilities, extraArgs, fsCalls } = {}, run) {
+async function withClient(ws, { onPermission, clientCapabilities, extraArgs, fsCalls, buffers } = {}, run) {
   const { child, stream } = startAgent(ws, extraArgs);
   const updates = [];
   const permissions = [];
@@ -62,11 +62,14 @@ async function withClient(ws, { onPermission, clientCapabilities, extraArgs, fsC
     })
     .onRequest(acp.methods.client.fs.readTextFile, (ctx) => {
       fsCalls?.push(["read", ctx.params]);
-      throw new Error("the agent was not offered this");
+      if (!buffers) throw new Error("the agent was not offered this");
+      return { content: buffers.get(ctx.params.path) };
     })
     .onRequest(acp.methods.client.fs.writeTextFile, (ctx) => {
       fsCalls?.push(["write", ctx.params]);
-      throw new Error("the agent was not offered this");
+      if (!buffers) throw new Error("the agent was not offered this");
+      buffers.set(ctx.params.path, ctx.params.content);
+      return {};
     });
   const exited = new Promise((res) => child.on("exit", (code) => res(code)));
   try {
@@ -124,7 +127,7 @@ test("initialize, a new session, a streamed reply with thinking, an edit with it
   try {
     await withClient(
       ws,
-      { clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } }, fsCalls },
+      { fsCalls },
       async ({ ctx, init, updates }) => {
         assert.equal(init.protocolVersion, 1);
         assert.equal(init.agentCapabilities.loadSession, true);
@@ -150,7 +153,7 @@ test("initialize, a new session, a streamed reply with thinking, an edit with it
         );
         assert.equal(editUpdates.at(-1).status, "completed");
         assert.equal(editUpdates.at(-1).locations[0].line, 1);
-        // The edit went to the file on disk; the client's fs methods were not used (not supported yet).
+        // Without the client's fs capabilities the edit goes to the file on disk.
         assert.equal(readFileSync(join(ws.cwd, "a.txt"), "utf8"), "one fix here\n");
         assert.deepEqual(fsCalls, []);
       },
@@ -242,6 +245,43 @@ test("a stored session is listed and loaded with its history replayed", async ()
       assert.equal(text(updates, "agent_message_chunk"), "Noted: kiwi.");
       assert.equal((await prompt(ctx, updates, sessionId, "next")).stopReason, "end_turn");
     });
+  } finally {
+    ws.cleanup();
+  }
+});
+
+test("with the client's fs capabilities, reads and edits go through the editor's buffers", async () => {
+  const ws = workspace({
+    scenario: {
+      turns: [
+        on("show", { toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] }),
+        on("change", { toolCalls: [{ name: "edit", arguments: { path: "a.txt", oldText: "unsaved", newText: "edited" } }] }),
+        afterTool("ok"),
+      ],
+    },
+  });
+  const file = join(ws.cwd, "a.txt");
+  writeFileSync(file, "saved on disk\n");
+  const buffers = new Map([[file, "unsaved buffer\n"]]);
+  const fsCalls = [];
+  try {
+    await withClient(
+      ws,
+      { clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } }, fsCalls, buffers },
+      async ({ ctx, updates }) => {
+        const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws.cwd, mcpServers: [] });
+        await prompt(ctx, updates, sessionId, "show it");
+        const read = ofKind(updates, "tool_call_update").at(-1);
+        assert.match(JSON.stringify(read.content), /unsaved buffer/);
+        await prompt(ctx, updates, sessionId, "change it");
+        assert.equal(buffers.get(file), "edited buffer\n");
+        assert.equal(readFileSync(file, "utf8"), "saved on disk\n");
+        assert.deepEqual(
+          fsCalls.map(([kind, p]) => [kind, p.sessionId === sessionId, p.path]),
+          [["read", true, file], ["read", true, file], ["write", true, file]],
+        );
+      },
+    );
   } finally {
     ws.cleanup();
   }

@@ -2,6 +2,7 @@
 //! quote- and dash-normalised match). Keeps the file's BOM and line endings; details carry a diff.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use dreb_agent::{Tool, ToolError, ToolOutput, ToolUpdateFn};
@@ -14,7 +15,8 @@ use super::edit_diff::{
     count_occurrences, detect_line_ending, fuzzy_find_text, generate_diff_string, normalize_to_lf,
     restore_line_endings, strip_bom,
 };
-use crate::common::{check_cancel, definition, parse_params, run_blocking, text_output};
+use crate::common::{abortable, check_cancel, definition, parse_params, run_blocking, text_output};
+use crate::files::TextFiles;
 use crate::mutation_queue::with_file_mutation_queue;
 use crate::paths::{errno_code, node_fs_error, resolve_to_cwd};
 
@@ -29,6 +31,7 @@ struct EditParams {
 pub struct EditTool {
     cwd: PathBuf,
     def: ToolDefinition,
+    files: Option<Arc<dyn TextFiles>>,
 }
 
 pub fn edit_schema() -> Value {
@@ -52,7 +55,14 @@ impl EditTool {
                 "Edit a file by replacing exact text. The oldText must match exactly (including whitespace). Use this for precise, surgical edits.",
                 edit_schema(),
             ),
+            files: None,
         }
+    }
+
+    /// The file is read from and written to the front end's text files when it takes them.
+    pub fn with_files(mut self, files: Option<Arc<dyn TextFiles>>) -> Self {
+        self.files = files;
+        self
     }
 }
 
@@ -71,7 +81,14 @@ fn apply_edit(abs: PathBuf, p: EditParams) -> Result<ToolOutput, ToolError> {
         )));
     }
     let bytes = std::fs::read(&abs).map_err(|e| node_fs_error(&e, "read", &abs))?;
-    let raw = String::from_utf8_lossy(&bytes);
+    let (final_content, output) = edit_text(&String::from_utf8_lossy(&bytes), &p)?;
+    std::fs::write(&abs, final_content.as_bytes()).map_err(|e| node_fs_error(&e, "open", &abs))?;
+    Ok(output)
+}
+
+/// The edited file content and the tool's answer, for the file's current text.
+fn edit_text(raw: &str, p: &EditParams) -> Result<(String, ToolOutput), ToolError> {
+    let path = &p.path;
     let (bom, content) = strip_bom(&raw);
     let ending = detect_line_ending(content);
     let content = normalize_to_lf(content);
@@ -102,7 +119,6 @@ fn apply_edit(abs: PathBuf, p: EditParams) -> Result<ToolOutput, ToolError> {
         )));
     }
     let final_content = format!("{bom}{}", restore_line_endings(&updated, ending));
-    std::fs::write(&abs, final_content.as_bytes()).map_err(|e| node_fs_error(&e, "open", &abs))?;
 
     let (diff, first_changed) = generate_diff_string(base, &updated, 4);
     let mut details = Map::new();
@@ -110,9 +126,12 @@ fn apply_edit(abs: PathBuf, p: EditParams) -> Result<ToolOutput, ToolError> {
     if let Some(line) = first_changed {
         details.insert("firstChangedLine".into(), json!(line));
     }
-    Ok(text_output(
-        format!("Successfully replaced text in {path}."),
-        Some(Value::Object(details)),
+    Ok((
+        final_content,
+        text_output(
+            format!("Successfully replaced text in {path}."),
+            Some(Value::Object(details)),
+        ),
     ))
 }
 
@@ -133,8 +152,29 @@ impl Tool for EditTool {
         let abs = resolve_to_cwd(&p.path, &self.cwd);
         check_cancel(&cancel)?;
         let key_path = abs.clone();
+        let files = self.files.clone();
         with_file_mutation_queue(&key_path, || async move {
             check_cancel(&cancel)?;
+            if let Some(files) = files {
+                let text = abortable(&cancel, async {
+                    files.read_text(&abs).await.map_err(ToolError::new)
+                })
+                .await?;
+                if let Some(text) = text {
+                    let (content, output) = edit_text(&text, &p)?;
+                    if files
+                        .write_text(&abs, &content)
+                        .await
+                        .map_err(ToolError::new)?
+                    {
+                        return Ok(output);
+                    }
+                    // Read from the front end, written to disk: the front end declined the write.
+                    std::fs::write(&abs, content.as_bytes())
+                        .map_err(|e| node_fs_error(&e, "open", &abs))?;
+                    return Ok(output);
+                }
+            }
             run_blocking(move || apply_edit(abs, p)).await
         })
         .await

@@ -2,6 +2,7 @@
 
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use dreb_agent::{Tool, ToolError, ToolOutput, ToolUpdateFn};
@@ -10,7 +11,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{as_count, blocking, definition, image_block, parse_params, text_block};
+use crate::common::{
+    abortable, as_count, blocking, definition, image_block, parse_params, text_block,
+};
+use crate::files::TextFiles;
 use crate::image::{prepare_image, sniff_image_mime};
 use crate::paths::{node_fs_error, resolve_read_path};
 use crate::truncate::{
@@ -43,6 +47,7 @@ pub struct ReadTool {
     cwd: PathBuf,
     options: ReadOptions,
     def: ToolDefinition,
+    files: Option<Arc<dyn TextFiles>>,
 }
 
 pub fn read_schema() -> Value {
@@ -67,8 +72,23 @@ impl ReadTool {
             cwd: cwd.into(),
             options,
             def: definition("read", description, read_schema()),
+            files: None,
         }
     }
+
+    /// Text files come from the front end (images always from disk).
+    pub fn with_files(mut self, files: Option<Arc<dyn TextFiles>>) -> Self {
+        self.files = files;
+        self
+    }
+}
+
+/// The image types `read` attaches: never asked of a front end's text files.
+fn is_image_path(path: &std::path::Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    ["jpg", "jpeg", "png", "gif", "webp"]
+        .iter()
+        .any(|i| ext.eq_ignore_ascii_case(i))
 }
 
 fn read_file(
@@ -89,7 +109,17 @@ fn read_file(
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|e| node_fs_error(&e, "read", &path))?;
+    render(&bytes, &raw_path, &p, &opts)
+}
 
+/// What `read` answers for a file's bytes: an image attachment, or the selected, truncated lines.
+fn render(
+    bytes: &[u8],
+    raw_path: &str,
+    p: &ReadParams,
+    opts: &ReadOptions,
+) -> Result<ToolOutput, ToolError> {
+    let bytes = bytes.to_vec();
     if let Some(mime) = sniff_image_mime(&bytes[..bytes.len().min(64)]) {
         let content = if opts.auto_resize_images {
             match prepare_image(&bytes, mime) {
@@ -202,6 +232,15 @@ impl Tool for ReadTool {
         let path = resolve_read_path(&p.path, &self.cwd);
         let raw = p.path.clone();
         let opts = self.options.clone();
+        if let Some(files) = self.files.as_ref().filter(|_| !is_image_path(&path)) {
+            let text = abortable(&cancel, async {
+                files.read_text(&path).await.map_err(ToolError::new)
+            })
+            .await?;
+            if let Some(text) = text {
+                return render(text.as_bytes(), &raw, &p, &opts);
+            }
+        }
         blocking(&cancel, move || read_file(path, raw, p, opts)).await
     }
 }

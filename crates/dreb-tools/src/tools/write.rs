@@ -1,6 +1,7 @@
 //! `write`: create or overwrite a file, creating parent directories.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use dreb_agent::{Tool, ToolError, ToolOutput, ToolUpdateFn};
@@ -10,6 +11,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{check_cancel, definition, parse_params, run_blocking, text_output};
+use crate::files::TextFiles;
 use crate::mutation_queue::with_file_mutation_queue;
 use crate::paths::{node_fs_error, resolve_to_cwd};
 
@@ -22,6 +24,7 @@ struct WriteParams {
 pub struct WriteTool {
     cwd: PathBuf,
     def: ToolDefinition,
+    files: Option<Arc<dyn TextFiles>>,
 }
 
 pub fn write_schema() -> Value {
@@ -44,7 +47,14 @@ impl WriteTool {
                 "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.",
                 write_schema(),
             ),
+            files: None,
         }
+    }
+
+    /// The file is written to the front end's text files when it takes it.
+    pub fn with_files(mut self, files: Option<Arc<dyn TextFiles>>) -> Self {
+        self.files = files;
+        self
     }
 }
 
@@ -73,15 +83,25 @@ impl Tool for WriteTool {
             let target = abs.clone();
             let content = p.content.clone();
             check_cancel(&cancel)?;
-            run_blocking(move || {
-                if let Some(dir) = target.parent() {
-                    std::fs::create_dir_all(dir).map_err(|e| node_fs_error(&e, "mkdir", dir))?;
-                }
-                std::fs::write(&target, content.as_bytes())
-                    .map_err(|e| node_fs_error(&e, "open", &target))?;
-                Ok(())
-            })
-            .await?;
+            let taken = match &self.files {
+                Some(files) => files
+                    .write_text(&target, &content)
+                    .await
+                    .map_err(ToolError::new)?,
+                None => false,
+            };
+            if !taken {
+                run_blocking(move || {
+                    if let Some(dir) = target.parent() {
+                        std::fs::create_dir_all(dir)
+                            .map_err(|e| node_fs_error(&e, "mkdir", dir))?;
+                    }
+                    std::fs::write(&target, content.as_bytes())
+                        .map_err(|e| node_fs_error(&e, "open", &target))?;
+                    Ok(())
+                })
+                .await?;
+            }
             Ok(text_output(
                 format!(
                     "Successfully wrote {} bytes to {}",
