@@ -30,6 +30,11 @@ fn chromium() -> PathBuf {
 
 /// Runs headless Chromium on `html` and returns the DOM it produced (`--dump-dom`), optionally a screenshot.
 fn browser_dom(html: &Path, screenshot: Option<&Path>) -> String {
+    browser_dom_at(html, "", screenshot)
+}
+
+/// [`browser_dom`] with a URL fragment (`#n3`, `#search=x`), which the page's script reads on load.
+fn browser_dom_at(html: &Path, fragment: &str, screenshot: Option<&Path>) -> String {
     let profile = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(chromium());
     cmd.args([
@@ -55,7 +60,7 @@ fn browser_dom(html: &Path, screenshot: Option<&Path>) -> String {
         }
     }
     let out = cmd
-        .arg(format!("file://{}", html.display()))
+        .arg(format!("file://{}{fragment}", html.display()))
         .stdin(Stdio::null())
         .output()
         .expect("run chromium");
@@ -277,5 +282,145 @@ fn gfm_markdown_renders_in_chromium_and_stays_inert() {
     ] {
         assert!(dom.contains(part), "missing {part:?} in the DOM");
     }
-    assert!(!dom.contains("<a ") && !dom.contains("<img") && !dom.contains("<iframe"));
+    // The only links are the sidebar's in-page ones.
+    let entries = &dom[dom.find("id=\"entries\"").unwrap()..];
+    assert!(!entries.contains("<a ") && !dom.contains("<img") && !dom.contains("<iframe"));
+    assert!(!dom.contains("href=\"http"));
+}
+
+/// The opening tag of the element with DOM id `id`.
+fn tag_of<'a>(dom: &'a str, id: &str) -> &'a str {
+    let at = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}"));
+    let start = dom[..at].rfind('<').unwrap();
+    &dom[start..at + dom[at..].find('>').unwrap()]
+}
+
+/// The sidebar link of node `n`.
+fn link_of(dom: &str, n: usize) -> &str {
+    let at = dom
+        .find(&format!("href=\"#n{n}\""))
+        .unwrap_or_else(|| panic!("no link to #n{n}"));
+    let start = dom[..at].rfind('<').unwrap();
+    &dom[start..at + dom[at..].find('>').unwrap()]
+}
+
+/// Two branches from the first answer; the leaf is on the second.
+fn branched_session(dir: &Path) -> SessionManager {
+    let mut sm = SessionManager::create("/home/user/project", dir).unwrap();
+    let assistant = |text: &str, t: u64| {
+        json!({"role":"assistant","content":[{"type":"text","text":text}],"provider":"anthropic",
+            "model":"claude-opus-4-6","stopReason":"stop","timestamp":t})
+    };
+    sm.append_message(json!({"role":"user","content":"How do I speed up the build?","timestamp":1796106531000u64}))
+        .unwrap();
+    let first = sm
+        .append_message(assistant(
+            "Use **sccache** or split the crate.",
+            1796106532000,
+        ))
+        .unwrap();
+    sm.append_message(
+        json!({"role":"user","content":"Try ALPHA-sccache then","timestamp":1796106533000u64}),
+    )
+    .unwrap();
+    sm.append_message(assistant("alpha: sccache saved 40%.", 1796106534000))
+        .unwrap();
+    sm.move_leaf(&first).unwrap();
+    sm.append_message(json!({"role":"user","content":"Split the crate instead, BETA","timestamp":1796106535000u64}))
+        .unwrap();
+    sm.append_message(assistant("beta: the crate is split in two.", 1796106536000))
+        .unwrap();
+    sm
+}
+
+#[test]
+fn the_tree_sidebar_shows_a_branch_per_click_and_searches_every_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let sm = branched_session(dir.path());
+    let out = dir.path().join("tree.html");
+    sm.export_html(&HtmlExportOptions {
+        output_path: Some(out.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(is_self_contained(&html));
+    // Nodes in file order: 0 user, 1 answer, 2 ALPHA, 3 alpha reply, 4 BETA, 5 beta reply (the leaf).
+    let hidden = |dom: &str, n: usize| tag_of(dom, &format!("n{n}")).contains("hidden");
+
+    // At first: the current branch, both branches in the tree, the leaf marked.
+    let dom = browser_dom(&out, None);
+    assert_eq!(
+        dom.matches("<li class=\"fork\">").count(),
+        2,
+        "one list per branch"
+    );
+    for n in [0, 1, 4, 5] {
+        assert!(!hidden(&dom, n), "n{n} shown");
+        assert!(link_of(&dom, n).contains("on-path"), "n{n} on the path");
+    }
+    for n in [2, 3] {
+        assert!(hidden(&dom, n), "n{n} hidden");
+        assert!(!link_of(&dom, n).contains("on-path"));
+    }
+    assert!(link_of(&dom, 5).contains("leaf"));
+    assert!(dom.contains("6 entries, 1 branch point"));
+    // Every branch's text is in the file (search reads it), hidden or not.
+    assert!(
+        dom.contains("Try ALPHA-sccache then") && dom.contains("Split the crate instead, BETA")
+    );
+
+    // Jump to the other branch (a tree link is `#n2`): its path down to its newest leaf is shown instead.
+    let dom = browser_dom_at(&out, "#n2", None);
+    for n in [0, 1, 2, 3] {
+        assert!(!hidden(&dom, n), "n{n} shown on the ALPHA branch");
+    }
+    for n in [4, 5] {
+        assert!(hidden(&dom, n), "n{n} hidden on the ALPHA branch");
+    }
+    assert!(link_of(&dom, 2).contains("selected"));
+    let shot = std::env::var_os("DREB_EXPORT_TREE_SCREENSHOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dir.path().join("tree.png"));
+    browser_dom_at(&out, "#n2", Some(&shot));
+    let png = std::fs::read(&shot).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000);
+
+    // Search covers every branch: the ALPHA user message and its reply match, the rest is dimmed.
+    let dom = browser_dom_at(&out, "#search=alpha", None);
+    assert!(dom.contains("2 matches"), "status");
+    for n in [2, 3] {
+        assert!(link_of(&dom, n).contains("match"), "n{n} matches");
+    }
+    for n in [0, 1, 4, 5] {
+        assert!(link_of(&dom, n).contains("dim"), "n{n} dimmed");
+    }
+    assert!(tag_of(&dom, "n3").contains("hit"));
+}
+
+#[test]
+fn a_deep_branching_session_renders_without_recursion() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sm = SessionManager::create("/x", dir.path()).unwrap();
+    let mut ids = Vec::new();
+    for i in 0..3000u64 {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        ids.push(
+            sm.append_message(json!({"role": role, "content": format!("m{i}"), "timestamp": 1796106531000u64 + i}))
+                .unwrap(),
+        );
+        // A side branch every 100 entries.
+        if i % 100 == 99 {
+            sm.move_leaf(&ids[ids.len() - 2]).unwrap();
+            sm.append_message(json!({"role": "user", "content": format!("side {i}"), "timestamp": 1796106531000u64 + i}))
+                .unwrap();
+            sm.move_leaf(ids.last().unwrap()).unwrap();
+        }
+    }
+    let html = render_html(&sm, &HtmlExportOptions::default());
+    assert_eq!(html.matches("<div class=\"node\"").count(), 3030);
+    assert_eq!(html.matches("<li class=\"fork\">").count(), 60);
+    assert!(html.contains(">side 2999<") && html.contains(">m2999<"));
 }

@@ -1,11 +1,13 @@
-//! `export_html`: the current branch as one self-contained HTML page (inline CSS and a few lines of inline JS, no
-//! external URLs), with highlighted code and collapsible (`<details>`) tool output. Every text is HTML-escaped.
+//! `export_html`: the whole session as one self-contained HTML page (inline CSS and JS, no external URLs): a
+//! session-tree sidebar with search over every branch, the current branch shown (a click on a tree node shows that
+//! node's branch), highlighted code and collapsible (`<details>`) tool output. Every text is HTML-escaped.
 
 mod escape;
 pub mod highlight;
 pub mod markdown;
+mod sidebar;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -22,8 +24,8 @@ use highlight::{highlight, lang_from_path};
 
 const CSS: &str = include_str!("page.css");
 
-/// Expands or collapses every `<details>` (the only script; it loads nothing).
-const SCRIPT: &str = "function setAll(open){document.querySelectorAll('details').forEach(function(d){d.open=open;});}";
+/// Branch switching, search, expand/collapse all (loads nothing).
+const SCRIPT: &str = include_str!("page.js");
 
 /// A tool the agent had, listed in the page header.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,9 +71,10 @@ impl SessionManager {
     }
 }
 
-/// Renders the current branch of `sm` as an HTML page.
+/// Renders `sm` as an HTML page: every entry, the current branch visible.
 pub fn render_html(sm: &SessionManager, options: &HtmlExportOptions) -> String {
-    let path = sm.branch(None);
+    let tree = sm.tree();
+    let count = tree.entries.len();
     let mut out = String::with_capacity(64 * 1024);
     let title = sm
         .session_name()
@@ -85,19 +88,57 @@ pub fn render_html(sm: &SessionManager, options: &HtmlExportOptions) -> String {
     escape_into(&title, &mut out);
     out.push_str("</title>\n<style>\n");
     out.push_str(CSS);
-    out.push_str("</style>\n</head>\n<body>\n<main>\n");
+    out.push_str("</style>\n</head>\n<body>\n");
 
-    render_header(sm, options, &title, &mut out);
+    // Tree links: each node's parent and newest child (children are sorted oldest first).
+    let mut parent = vec![None; count];
+    for (n, kids) in tree.children.iter().enumerate() {
+        for &k in kids {
+            parent[k] = Some(n);
+        }
+    }
+    let on_branch: HashSet<*const SessionEntry> = sm
+        .branch(None)
+        .into_iter()
+        .map(|e| e as *const SessionEntry)
+        .collect();
+    let on_path: Vec<bool> = tree
+        .entries
+        .iter()
+        .map(|e| on_branch.contains(&(*e as *const SessionEntry)))
+        .collect();
+    let leaf = sm
+        .leaf_entry()
+        .and_then(|l| tree.entries.iter().position(|e| std::ptr::eq(*e, l)));
 
-    // Tool results are shown under the call that produced them when possible: remember call arguments by id.
+    // Every entry in file order (a tool result follows its call there), so calls are known when results render.
     let mut calls: HashMap<String, (String, Value)> = HashMap::new();
-    for e in &path {
-        render_entry(sm, e, &mut calls, &mut out);
+    let mut visible = Vec::with_capacity(count);
+    let mut body = String::with_capacity(64 * 1024);
+    let mut html = String::new();
+    for (n, e) in tree.entries.iter().enumerate() {
+        html.clear();
+        render_entry(sm, e, &mut calls, &mut html);
+        visible.push(!html.is_empty());
+        let id = |v: Option<usize>| v.map_or_else(|| "-1".to_string(), |v| v.to_string());
+        body.push_str(&format!(
+            "<div class=\"node\" id=\"n{n}\" data-n=\"{n}\" data-p=\"{}\" data-next=\"{}\"{}>",
+            id(parent[n]),
+            id(tree.children[n].last().copied()),
+            if on_path[n] { "" } else { " hidden" }
+        ));
+        body.push_str(&html);
+        body.push_str("</div>\n");
     }
 
-    out.push_str("<footer>Exported from dreb · ");
+    sidebar::render(&tree, &visible, &on_path, leaf, &mut out);
+    out.push_str("<main>\n");
+    render_header(sm, options, &title, &mut out);
+    out.push_str("<div id=\"entries\">\n");
+    out.push_str(&body);
+    out.push_str("</div>\n<footer>Exported from dreb · ");
     escape_into(&crate::time::now_iso(), &mut out);
-    out.push_str("</footer>\n</main>\n<script>");
+    out.push_str("</footer>\n</main>\n<script>\n");
     out.push_str(SCRIPT);
     out.push_str("</script>\n</body>\n</html>\n");
     out
