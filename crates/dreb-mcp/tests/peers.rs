@@ -424,11 +424,23 @@ async fn python_sdk_server_tools_list_changed_prompts_elicitation_crash_restart_
     assert_eq!(text, "Please greet Grace Hopper warmly.");
 
     // A call that never answers ends at the call timeout with a clear error, and the server keeps serving.
-    let err = call(m, "mcp__py__hang", json!({})).await.unwrap_err();
+    let marker = tempfile::tempdir().unwrap();
+    let marker = marker.path().join("cancelled");
+    let err = call(m, "mcp__py__hang", json!({"marker": marker}))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.message,
         "MCP server py gave no answer within 800 ms for tool hang; the call was cancelled"
     );
+    // The server was told (notifications/cancelled): its handler saw the cancellation.
+    for _ in 0..100 {
+        if marker.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(marker.exists(), "the server never saw the cancellation");
     let out = call(m, "mcp__py__add", json!({"a": 1, "b": 1}))
         .await
         .unwrap();
