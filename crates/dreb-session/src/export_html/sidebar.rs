@@ -38,6 +38,8 @@ pub fn render(
     enum Work {
         Node(usize),
         Lit(&'static str),
+        /// Opens branch `.0` (from 1) of `.1` at a branch point.
+        Fork(usize, usize),
     }
     // Iterative (a session can be thousands of entries deep).
     let mut stack: Vec<Work> = Vec::new();
@@ -46,6 +48,12 @@ pub fn render(
         let n = match work {
             Work::Lit(s) => {
                 out.push_str(s);
+                continue;
+            }
+            Work::Fork(i, n) => {
+                out.push_str(&format!(
+                    "<li class=\"fork\"><div class=\"fork-head\">branch {i} of {n}</div><ul>"
+                ));
                 continue;
             }
             Work::Node(n) => n,
@@ -63,10 +71,10 @@ pub fn render(
             [] => {}
             [only] => stack.push(Work::Node(*only)),
             many => {
-                for &k in many.iter().rev() {
+                for (i, &k) in many.iter().enumerate().rev() {
                     stack.push(Work::Lit("</ul></li>"));
                     stack.push(Work::Node(k));
-                    stack.push(Work::Lit("<li class=\"fork\"><ul>"));
+                    stack.push(Work::Fork(i + 1, many.len()));
                 }
             }
         }
