@@ -145,6 +145,10 @@ impl McpServer {
         {
             inner.state = ServerState::Failed(self.exited_text());
             inner.peer = None;
+            // What the server started may outlive it.
+            if let Some(pgid) = inner.pgid.take() {
+                kill_group(pgid);
+            }
             inner.tools.clear();
             inner.prompts.clear();
         }
@@ -211,6 +215,9 @@ impl McpServer {
                     Ok(())
                 }
                 Err(error) => {
+                    if let Some(pgid) = inner.pgid.take() {
+                        kill_group(pgid);
+                    }
                     inner.failures += 1;
                     let backoff =
                         Duration::from_secs(1 << (inner.failures - 1).min(5)).min(MAX_BACKOFF);
@@ -253,6 +260,8 @@ impl McpServer {
                     .spawn()
                     .map_err(|e| format!("cannot start {command}: {e}"))?;
                 let pgid = process.id().map(|p| p as i32);
+                // Known at once, so that a start that times out still stops the whole group.
+                lock(&self.inner).pgid = pgid;
                 if let Some(stderr) = stderr {
                     tokio::spawn(keep_stderr(
                         self.config.name.clone(),
