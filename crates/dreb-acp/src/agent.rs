@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
-    ClientNotification, ClientRequest, CloseSessionResponse, Error as RpcError,
-    FileSystemCapabilities, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, RequestId,
-    SessionCapabilities, SessionCloseCapabilities, SessionId, SessionInfo, SessionListCapabilities,
-    SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, UnstructuredCommandInput,
+    CancelRequestNotification, ClientNotification, ClientRequest, CloseSessionResponse,
+    Error as RpcError, FileSystemCapabilities, Implementation, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
+    LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, RequestId, SessionCapabilities, SessionCloseCapabilities, SessionId,
+    SessionInfo, SessionListCapabilities, SessionNotification, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, UnstructuredCommandInput,
 };
 use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
 use dreb_protocol::support::RequestContext;
@@ -37,6 +37,8 @@ pub struct Agent {
     sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
     /// What the client offered in `initialize` (its `fs` methods are used when offered).
     client_fs: Mutex<FileSystemCapabilities>,
+    /// The prompts in flight, by request id (`$/cancel_request` on one cancels its session's turn).
+    prompts: Mutex<HashMap<RequestId, SessionId>>,
 }
 
 fn ok(v: impl Serialize) -> Reply {
@@ -58,6 +60,7 @@ impl Agent {
             conn,
             sessions: Mutex::new(HashMap::new()),
             client_fs: Mutex::new(FileSystemCapabilities::new()),
+            prompts: Mutex::new(HashMap::new()),
         }
     }
 
@@ -91,7 +94,12 @@ impl Agent {
             ClientRequest::ListSessionsRequest(r) => self.list_sessions(r).await,
             ClientRequest::SetSessionConfigOptionRequest(r) => self.set_config(r).await,
             ClientRequest::PromptRequest(r) => match self.session(&r.session_id) {
-                Ok(s) => s.prompt(id, r).await,
+                Ok(s) => {
+                    lock(&self.prompts).insert(id.clone(), r.session_id.clone());
+                    let reply = s.prompt(id.clone(), r).await;
+                    lock(&self.prompts).remove(&id);
+                    reply
+                }
                 Err(e) => Some(Err(e)),
             },
             ClientRequest::CloseSessionRequest(r) => {
@@ -115,6 +123,16 @@ impl Agent {
     }
 
     pub async fn notification(&self, method: &str, params: Value) {
+        if method == "$/cancel_request" {
+            // Only a prompt runs long enough to be cancelled; it then answers `cancelled`.
+            let target = serde_json::from_value::<CancelRequestNotification>(params)
+                .ok()
+                .and_then(|n| lock(&self.prompts).get(&n.request_id).cloned());
+            if let Some(session) = target.and_then(|id| self.session(&id).ok()) {
+                session.cancel().await;
+            }
+            return;
+        }
         match ClientNotification::from_method_and_params(method, &params) {
             Ok(ClientNotification::CancelNotification(n)) => match self.session(&n.session_id) {
                 Ok(s) => s.cancel().await,

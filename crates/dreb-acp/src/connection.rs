@@ -41,11 +41,15 @@ pub struct Connection {
 }
 
 /// An answer still to come from the client.
-pub struct Answer(oneshot::Receiver<Result<Value, RpcError>>);
+pub struct Answer {
+    /// The request's id (to cancel it with `$/cancel_request`).
+    pub id: RequestId,
+    rx: oneshot::Receiver<Result<Value, RpcError>>,
+}
 
 impl Answer {
     pub async fn get<R: serde::de::DeserializeOwned>(self) -> Result<R, PeerError> {
-        match self.0.await {
+        match self.rx.await {
             Ok(Ok(v)) => serde_json::from_value(v).map_err(PeerError::BadResult),
             Ok(Err(e)) => Err(PeerError::Rejected(e)),
             Err(_) => Err(PeerError::Closed),
@@ -101,7 +105,17 @@ impl Connection {
         lock(&self.pending).insert(id.clone(), tx);
         let params = serde_json::to_value(params).expect("protocol types serialise");
         self.send(jsonrpc::encode_request(&id, method, &params));
-        Answer(rx)
+        Answer { id, rx }
+    }
+
+    /// Withdraws a request the client has not answered: the client is told (`$/cancel_request`), and the local
+    /// waiter gets a cancelled error.
+    pub fn cancel_request(&self, id: &RequestId) {
+        self.notify(
+            "$/cancel_request",
+            &agent_client_protocol_schema::v1::CancelRequestNotification::new(id.clone()),
+        );
+        self.settle(id, Err(RpcError::request_cancelled()));
     }
 
     /// Routes a client response to its request; false when no request of ours has that id.

@@ -2,16 +2,16 @@
 //! session's lines. Every frame of the runtime, every update we add and the answer of each prompt pass through the
 //! pump's queue in order, so a prompt's response is written after the last update of its turn.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::v1::{
-    Error as RpcError, PromptRequest, PromptResponse, RequestId, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SessionId, SessionNotification,
-    SessionUpdate, StopReason, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    Error as RpcError, ErrorCode, PromptRequest, PromptResponse, RequestId,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
+    SessionNotification, SessionUpdate, StopReason, ToolCall, ToolCallId, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::{AbortParams, FrameSink, Input, RpcHandler};
@@ -19,7 +19,7 @@ use dreb_runtime::Runtime;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::connection::Connection;
+use crate::connection::{Connection, PeerError};
 use crate::dialogs::{self, Dialog, DialogKind};
 use crate::prompt;
 use crate::translate::Translator;
@@ -105,6 +105,7 @@ impl Session {
             runtime: runtime.clone(),
             always_allowed: Arc::new(Mutex::new(HashSet::new())),
             dialog_calls: HashSet::new(),
+            asking: Arc::new(Mutex::new(HashMap::new())),
             rx: inbox.rx,
         };
         let session = Session {
@@ -182,6 +183,8 @@ pub struct Pump {
     always_allowed: Arc<Mutex<HashSet<String>>>,
     /// Dialogs outside a tool call that were shown as a tool call of their own (`dialog-<id>`).
     dialog_calls: HashSet<String>,
+    /// The permission request each open dialog waits on (by dialog id), until the client answers it.
+    asking: Arc<Mutex<HashMap<String, RequestId>>>,
 }
 
 impl Pump {
@@ -248,6 +251,11 @@ impl Pump {
             Some("extension_ui_response_handled") => {
                 // A dialog shown as its own tool call ends with it, in order with the turn's other updates.
                 let id = frame.get("id").and_then(Value::as_str).unwrap_or("");
+                // Settled without the client's answer (a timeout, an abort): withdraw the request it still shows.
+                let unanswered = lock(&self.asking).remove(id);
+                if let Some(request) = unanswered {
+                    self.conn.cancel_request(&request);
+                }
                 if self.dialog_calls.remove(id) {
                     self.update(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                         format!("dialog-{id}"),
@@ -300,10 +308,12 @@ impl Pump {
         });
         let first = requests.next().expect("steps is not empty");
         let first = self.conn.request("session/request_permission", &first);
+        lock(&self.asking).insert(dialog.id.clone(), first.id.clone());
         let rest: Vec<_> = requests.collect();
         let conn = self.conn.clone();
         let runtime = self.runtime.clone();
         let always = self.always_allowed.clone();
+        let asking = self.asking.clone();
         tokio::spawn(async move {
             let mut chosen = vec![outcome(first.get().await)];
             for req in rest {
@@ -311,8 +321,16 @@ impl Pump {
                     break;
                 }
                 let answer = conn.request("session/request_permission", &req);
+                // Only while the dialog is still open (the pump withdraws it once it settled).
+                match lock(&asking).get_mut(&dialog.id) {
+                    Some(waiting) => *waiting = answer.id.clone(),
+                    None => {
+                        conn.cancel_request(&answer.id);
+                    }
+                }
                 chosen.push(outcome(answer.get().await));
             }
+            lock(&asking).remove(&dialog.id);
             if let DialogKind::Gate { command, .. } = &dialog.kind
                 && chosen[0].as_deref() == Some(dialogs::ALLOW_ALWAYS)
             {
@@ -326,14 +344,14 @@ impl Pump {
 }
 
 /// The chosen option's id; `None` when the client cancelled or could not answer.
-fn outcome(
-    answer: Result<RequestPermissionResponse, crate::connection::PeerError>,
-) -> Option<String> {
+fn outcome(answer: Result<RequestPermissionResponse, PeerError>) -> Option<String> {
     match answer {
         Ok(r) => match r.outcome {
             RequestPermissionOutcome::Selected(s) => Some(s.option_id.to_string()),
             _ => None,
         },
+        // Withdrawn by us: its dialog had already settled.
+        Err(PeerError::Rejected(e)) if e.code == ErrorCode::RequestCancelled => None,
         Err(e) => {
             tracing::warn!("permission request failed: {e}");
             None

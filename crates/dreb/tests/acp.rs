@@ -659,3 +659,79 @@ fn with_the_clients_fs_methods_reads_and_edits_go_to_the_editors_buffers() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "saved on disk\n");
     assert_eq!(acp.finish(), 0);
 }
+
+#[test]
+fn a_permission_request_is_withdrawn_when_its_dialog_times_out() {
+    let rm = json!({"command": "rm -r build"});
+    let scenario = Scenario {
+        turns: vec![
+            turn("first", |t| t.tool_calls = vec![call("bash", rm.clone())]),
+            after_tool("ok"),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    // The gate's own timeout decides (the client never answers): the request must be withdrawn.
+    env.write_settings(&json!({"permissionGate": {"enabled": true, "timeoutMs": 300}}));
+    std::fs::create_dir_all(env.cwd().join("build")).unwrap();
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "first"}]}),
+    );
+    let mut asked = None;
+    let mut withdrawn = None;
+    let response = loop {
+        let m = acp.next();
+        match m["method"].as_str() {
+            Some("session/request_permission") => asked = Some(m["id"].clone()),
+            Some("$/cancel_request") => withdrawn = Some(m["params"]["requestId"].clone()),
+            _ if m["id"] == json!(id) => break m,
+            _ => {}
+        }
+    };
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert!(asked.is_some(), "no permission request");
+    assert_eq!(withdrawn, asked, "the unanswered request was not withdrawn");
+    assert!(
+        env.cwd().join("build").exists(),
+        "an unconfirmed command ran"
+    );
+    // A late answer to the withdrawn request changes nothing; the agent keeps serving.
+    acp.send(&json!({"jsonrpc": "2.0", "id": asked.unwrap(), "result": {"outcome": {"outcome": "selected", "optionId": "allow-once"}}}));
+    let list = acp.call("session/list", json!({}));
+    assert!(list.get("result").is_some());
+    assert!(env.cwd().join("build").exists());
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn cancel_request_on_a_prompt_cancels_its_turn() {
+    let scenario = Scenario {
+        turns: vec![turn("long", |t| {
+            t.text = (0..200).map(|i| format!("word{i} ")).collect();
+            t.delta_delay_ms = 50;
+        })],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "long"}]}),
+    );
+    loop {
+        let m = acp.next();
+        if m["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            break;
+        }
+    }
+    acp.notify("$/cancel_request", json!({"requestId": id}));
+    let (_, response) = acp.until_response(id, |m| panic!("unexpected {m}"));
+    assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
+    assert_eq!(acp.finish(), 0);
+}
