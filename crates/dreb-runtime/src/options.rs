@@ -96,9 +96,8 @@ impl std::error::Error for StartupError {}
 pub(crate) const ALWAYS_ACTIVE_TOOLS: [&str; 2] = ["skill", "tasks_update"];
 
 /// Reference tool names this build does not provide. `--tools` accepts them (hosts, and agent definitions written
-/// for the reference, name them; the subagent tool's default child list has `web_search,web_fetch`), and they
-/// are not offered to the model.
-pub const UNPROVIDED_TOOLS: [&str; 4] = ["web_search", "web_fetch", "watch_github_ci", "search"];
+/// for the reference, name them), and they are not offered to the model.
+pub const UNPROVIDED_TOOLS: [&str; 1] = ["search"];
 
 /// `--ui` values: `rpc` (the default), `agent` (a subagent child), `dashboard` (lean `message_update`s).
 pub const UI_TYPES: [&str; 3] = ["rpc", "agent", "dashboard"];
@@ -138,10 +137,11 @@ pub(crate) fn active_tool_names(requested: Option<&[String]>, max_subagents: usi
                 .map(|s| s.to_string())
                 .collect();
             if max_subagents > 0 {
+                // The reference's place: after the web tools, before `wait`.
                 let at = names
                     .iter()
-                    .position(|n| n == "ls")
-                    .map_or(names.len(), |i| i + 1);
+                    .position(|n| n == "wait")
+                    .unwrap_or(names.len());
                 names.insert(at, "subagent".into());
             }
             // `skill` goes where the reference puts it: first of the always-active tools.

@@ -302,7 +302,7 @@ impl Runtime {
             let _ = session.append_thinking_level_change(thinking.as_str());
         }
 
-        // Tools. The default set gets the subagent tool after `ls` unless subagents are off; `skill` and
+        // Tools. The default set gets the subagent tool before `wait` unless subagents are off; `skill` and
         // `tasks_update` are always on (the reference's third, `search`, does not exist here), also with `--tools`.
         let max_subagents = settings.max_concurrent_subagents() as usize;
         let tool_names = active_tool_names(options.tools.as_deref(), max_subagents);

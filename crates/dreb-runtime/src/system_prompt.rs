@@ -15,8 +15,13 @@ fn tool_line(name: &str) -> Option<&'static str> {
         "grep" => "grep: search file contents (respects .gitignore)",
         "find" => "find: find files by glob pattern (respects .gitignore)",
         "ls" => "ls: list a directory",
+        "web_search" => "web_search: search the web (titles, URLs and snippets)",
+        "web_fetch" => "web_fetch: fetch a URL as readable text (HTML as Markdown, PDF text)",
         "subagent" => "subagent: delegate focused work to child agents that run in the background",
         "wait" => "wait: pause until background work reports",
+        "watch_github_ci" => {
+            "watch_github_ci: wait until a pull request's GitHub checks pass or fail"
+        }
         "ask_user" => "ask_user: ask the user a clarifying question",
         "skill" => "skill: load a skill's instructions for the task at hand",
         "tasks_update" => "tasks_update: publish the current task list",

@@ -1,4 +1,4 @@
-//! The coding tools (read, bash, edit, write, ls, find, grep, ...) and their safety guards.
+//! The coding tools (read, bash, edit, write, ls, find, grep, web_fetch, web_search, ...) and their safety guards.
 //!
 //! Every tool implements [`dreb_agent::Tool`]. Build them one by one (`tools::read::ReadTool::new`, ...) or by
 //! name with [`create_tool`]. The shell executor behind both the `bash` tool and the RPC `bash` command is in
@@ -17,6 +17,7 @@ pub mod paths;
 pub mod tools;
 pub mod truncate;
 pub mod walk;
+pub mod web;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -33,7 +34,7 @@ pub use tools::suggest_next::SuggestSink;
 pub use tools::tasks::{SessionTask, TaskStatus, TasksSink};
 
 /// Tool names this crate implements, in the reference's default order.
-pub const IMPLEMENTED_TOOLS: [&str; 11] = [
+pub const IMPLEMENTED_TOOLS: [&str; 14] = [
     "read",
     "bash",
     "edit",
@@ -41,7 +42,10 @@ pub const IMPLEMENTED_TOOLS: [&str; 11] = [
     "grep",
     "find",
     "ls",
+    "web_search",
+    "web_fetch",
     "wait",
+    "watch_github_ci",
     "ask_user",
     "tasks_update",
     "suggest_next",
@@ -119,7 +123,13 @@ pub fn create_tool(name: &str, ctx: &ToolContext) -> Option<Arc<dyn Tool>> {
         "grep" => Arc::new(grep::GrepTool::new(cwd)),
         "find" => Arc::new(find::FindTool::new(cwd)),
         "ls" => Arc::new(ls::LsTool::new(cwd)),
+        "web_search" => Arc::new(web::search::WebSearchTool::new(cwd)),
+        "web_fetch" => Arc::new(web::fetch::WebFetchTool::new()),
         "wait" => Arc::new(suggest_next::WaitTool::default()),
+        "watch_github_ci" => Arc::new(watch_github_ci::WatchGithubCiTool::new(
+            cwd,
+            ctx.env.clone(),
+        )),
         "ask_user" => Arc::new(ask_user::AskUserTool::new(ctx.dialog.clone())),
         "tasks_update" => Arc::new(tasks::TasksUpdateTool::new(ctx.on_tasks_update.clone())),
         "suggest_next" => Arc::new(suggest_next::SuggestNextTool::new(
@@ -144,7 +154,7 @@ mod tests {
         let tools = create_tools(&IMPLEMENTED_TOOLS, &ctx);
         let names: Vec<&str> = tools.iter().map(|t| t.definition().name.as_str()).collect();
         assert_eq!(names, IMPLEMENTED_TOOLS.to_vec());
-        assert!(create_tool("web_fetch", &ctx).is_none());
+        assert!(create_tool("search", &ctx).is_none());
         assert_eq!(
             create_tool(EXTRA_TOOLS[0], &ctx).unwrap().definition().name,
             "tmp_read"

@@ -10,6 +10,7 @@ pub mod ls;
 pub mod read;
 pub mod suggest_next;
 pub mod tasks;
+pub mod watch_github_ci;
 pub mod write;
 
 #[cfg(test)]
