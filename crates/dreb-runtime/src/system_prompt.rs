@@ -107,6 +107,14 @@ pub(crate) fn build_system_prompt(parts: &PromptParts<'_>) -> String {
                 "\nGuidelines:\n- Read before you edit; prefer small, exact edits.\n- Use tools to check your \
                  work instead of guessing.\n- Be concise in your answers; show file paths clearly.",
             );
+            // Without this, models poll `gh` in a loop, sleep, or ask the user whether CI is done.
+            if parts.tools.iter().any(|t| t == "watch_github_ci") {
+                base.push_str(
+                    "\n- To wait for a pull request's CI, call watch_github_ci (it blocks until the checks pass or \
+                     fail; omit `pr` for the current branch) instead of polling, sleeping, using wait or asking \
+                     the user.",
+                );
+            }
             base
         }
     };
@@ -150,6 +158,28 @@ mod tests {
         assert!(p.contains("\n\nExtra rule."));
         assert!(p.contains("## /p/AGENTS.md\n\nUse tabs."));
         assert!(p.ends_with("Current date: 2026-12-01\nCurrent working directory: /p"));
+    }
+
+    #[test]
+    fn the_ci_guideline_comes_with_the_ci_tool() {
+        let prompt = |tools: &[String]| {
+            build_system_prompt(&PromptParts {
+                custom: None,
+                append: None,
+                tools,
+                context_files: &[],
+                skills: &[],
+                cwd: Path::new("/p"),
+                date: "d",
+            })
+        };
+        let with = prompt(&["bash".into(), "watch_github_ci".into()]);
+        assert!(with.contains(
+            "\n- watch_github_ci: wait until a pull request's GitHub checks pass or fail\n"
+        ));
+        assert!(with.contains("\n- To wait for a pull request's CI, call watch_github_ci "));
+        let without = prompt(&["bash".into()]);
+        assert!(!without.contains("watch_github_ci"));
     }
 
     #[test]

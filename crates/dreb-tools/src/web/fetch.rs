@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use super::net::http_fetch;
+use super::net::{FetchOptions, http_fetch};
 use crate::common::{definition, parse_params, text_output};
 use crate::truncate::{Limits, truncate_head};
 
@@ -158,8 +158,8 @@ pub fn web_fetch_schema() -> Value {
 }
 
 pub struct WebFetchTool {
-    /// `None`: as [`super::net::ALLOW_PRIVATE_ENV`] says (blocked unless it is `1`).
-    allow_private: Option<bool>,
+    /// Private hosts blocked unless [`super::net::ALLOW_PRIVATE_ENV`] is `1`; 30 s per request.
+    options: FetchOptions,
     def: ToolDefinition,
 }
 
@@ -172,7 +172,7 @@ impl Default for WebFetchTool {
 impl WebFetchTool {
     pub fn new() -> Self {
         WebFetchTool {
-            allow_private: None,
+            options: FetchOptions::default(),
             def: definition(
                 "web_fetch",
                 format!(
@@ -188,7 +188,13 @@ impl WebFetchTool {
 
     /// Whether private and loopback hosts may be fetched (tests point this at their loopback servers).
     pub fn allow_private(mut self, allow: bool) -> Self {
-        self.allow_private = Some(allow);
+        self.options.allow_private = Some(allow);
+        self
+    }
+
+    /// Another per-request time limit (tests).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.options.timeout = timeout;
         self
     }
 
@@ -212,7 +218,7 @@ impl WebFetchTool {
                 None,
             );
         }
-        let fetched = match http_fetch(&url, self.allow_private).await {
+        let fetched = match http_fetch(&url, self.options).await {
             Ok(f) => f,
             Err(e) => return text_output(format!("Failed to fetch {raw}: {e}"), None),
         };

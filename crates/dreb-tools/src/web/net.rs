@@ -237,11 +237,56 @@ async fn one_hop(client: &reqwest::Client, url: &Url) -> Result<Hop, FetchError>
     Ok(Hop::Done(Fetched { body, content_type }))
 }
 
+/// Where a redirect leads.
+#[derive(Debug, PartialEq, Eq)]
+enum NextHop {
+    Follow(Url),
+    /// Off the original host: reported, not followed.
+    CrossHost(Url),
+}
+
+fn next_hop(
+    current: &Url,
+    status: u16,
+    location: &str,
+    original_host: &str,
+    allow_private: bool,
+) -> Result<NextHop, FetchError> {
+    let target = current
+        .join(location)
+        .map_err(|_| FetchError::BadLocation(status, location.to_string()))?;
+    // Checked before the cross-host note so a private target is never revealed.
+    if !allow_private && target.host().is_some_and(|h| is_private_host(&h)) {
+        return Err(FetchError::BlockedRedirect);
+    }
+    if target.host_str().unwrap_or_default() != original_host {
+        return Ok(NextHop::CrossHost(target));
+    }
+    Ok(NextHop::Follow(target))
+}
+
+/// How [`http_fetch`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchOptions {
+    /// `None`: as [`ALLOW_PRIVATE_ENV`] says.
+    pub allow_private: Option<bool>,
+    /// Per request (headers and body).
+    pub timeout: Duration,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            allow_private: None,
+            timeout: FETCH_TIMEOUT,
+        }
+    }
+}
+
 /// GET `url`, following redirects only while they stay on the original host; a redirect elsewhere answers with a
-/// note naming the target instead (the model decides whether to fetch it). `allow_private: None` reads
-/// [`ALLOW_PRIVATE_ENV`].
-pub async fn http_fetch(url: &Url, allow_private: Option<bool>) -> Result<Fetched, FetchError> {
-    let allow_private = allow_private.unwrap_or_else(allow_private_from_env);
+/// note naming the target instead (the model decides whether to fetch it).
+pub async fn http_fetch(url: &Url, options: FetchOptions) -> Result<Fetched, FetchError> {
+    let allow_private = options.allow_private.unwrap_or_else(allow_private_from_env);
     let original_host = url.host_str().unwrap_or_default().to_string();
     if !allow_private && url.host().is_some_and(|h| is_private_host(&h)) {
         return Err(FetchError::BlockedHost(original_host));
@@ -249,31 +294,27 @@ pub async fn http_fetch(url: &Url, allow_private: Option<bool>) -> Result<Fetche
     let client: &reqwest::Client = if allow_private { &UNGUARDED } else { &GUARDED };
     let mut current = url.clone();
     for _ in 0..=MAX_REDIRECTS {
-        let hop = tokio::time::timeout(FETCH_TIMEOUT, one_hop(client, &current))
+        let hop = tokio::time::timeout(options.timeout, one_hop(client, &current))
             .await
             .map_err(|_| FetchError::Timeout)??;
         match hop {
             Hop::Done(fetched) => return Ok(fetched),
             Hop::Redirect(status, None) => return Err(FetchError::NoLocation(status)),
             Hop::Redirect(status, Some(location)) => {
-                let target = current
-                    .join(&location)
-                    .map_err(|_| FetchError::BadLocation(status, location))?;
-                // Checked before the cross-host note so a private target is never revealed.
-                if !allow_private && target.host().is_some_and(|h| is_private_host(&h)) {
-                    return Err(FetchError::BlockedRedirect);
+                match next_hop(&current, status, &location, &original_host, allow_private)? {
+                    NextHop::Follow(target) => current = target,
+                    NextHop::CrossHost(target) => {
+                        let note = format!(
+                            "Cross-host redirect detected.\nOriginal: {url}\nRedirects to: {target}\n\nThe \
+                             redirect target is on a different host. Fetch the new URL directly if you want to \
+                             follow it."
+                        );
+                        return Ok(Fetched {
+                            body: note.into_bytes(),
+                            content_type: "text/plain".into(),
+                        });
+                    }
                 }
-                if target.host_str().unwrap_or_default() != original_host {
-                    let note = format!(
-                        "Cross-host redirect detected.\nOriginal: {url}\nRedirects to: {target}\n\nThe redirect \
-                         target is on a different host. Fetch the new URL directly if you want to follow it."
-                    );
-                    return Ok(Fetched {
-                        body: note.into_bytes(),
-                        content_type: "text/plain".into(),
-                    });
-                }
-                current = target;
             }
         }
     }
@@ -377,16 +418,63 @@ mod tests {
         assert_eq!(decode_text(b"ok", "text/plain; charset=bogus"), "ok");
     }
 
+    #[test]
+    fn redirects_stay_on_the_host_and_never_lead_inside() {
+        let here = Url::parse("https://example.com/a/b").unwrap();
+        let hop =
+            |location: &str, allow: bool| next_hop(&here, 302, location, "example.com", allow);
+        assert_eq!(
+            hop("c?x=1", false),
+            Ok(NextHop::Follow(
+                Url::parse("https://example.com/a/c?x=1").unwrap()
+            ))
+        );
+        assert_eq!(
+            hop("https://docs.example.org/", false),
+            Ok(NextHop::CrossHost(
+                Url::parse("https://docs.example.org/").unwrap()
+            ))
+        );
+        for inside in [
+            "http://127.0.0.1/admin",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://[::1]:8080/",
+            "http://localhost/",
+            "//10.0.0.7/",
+        ] {
+            assert_eq!(
+                hop(inside, false),
+                Err(FetchError::BlockedRedirect),
+                "{inside}"
+            );
+        }
+        assert!(matches!(
+            hop("http://127.0.0.1/", true),
+            Ok(NextHop::CrossHost(_))
+        ));
+        assert_eq!(
+            hop("http://[bad", false),
+            Err(FetchError::BadLocation(302, "http://[bad".into()))
+        );
+    }
+
+    fn blocked() -> FetchOptions {
+        FetchOptions {
+            allow_private: Some(false),
+            ..FetchOptions::default()
+        }
+    }
+
     #[tokio::test]
     async fn a_literal_private_host_is_refused_before_any_connection() {
         let u = Url::parse("http://127.0.0.1:9/x").unwrap();
         assert_eq!(
-            http_fetch(&u, Some(false)).await,
+            http_fetch(&u, blocked()).await,
             Err(FetchError::BlockedHost("127.0.0.1".into()))
         );
         let u = Url::parse("http://[::1]:9/x").unwrap();
         assert_eq!(
-            http_fetch(&u, Some(false)).await.unwrap_err().to_string(),
+            http_fetch(&u, blocked()).await.unwrap_err().to_string(),
             "Blocked: [::1] is a private/internal address"
         );
     }

@@ -331,6 +331,32 @@ fn over_the_content_limit_the_text_ends_with_the_notice() {
 }
 
 #[tokio::test]
+async fn a_server_that_never_answers_hits_the_time_limit() {
+    // Accepts and reads, never writes.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/slow", listener.local_addr().unwrap());
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = held.clone();
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            keep.lock().unwrap().push(sock);
+        }
+    });
+    let tool = WebFetchTool::new()
+        .allow_private(true)
+        .with_timeout(std::time::Duration::from_millis(200));
+    assert_eq!(
+        text_of(&fetch_with(&tool, &url).await),
+        format!("Failed to fetch {url}: The operation was aborted due to timeout")
+    );
+    assert_eq!(
+        held.lock().unwrap().len(),
+        1,
+        "the request did reach the server"
+    );
+}
+
+#[tokio::test]
 async fn private_hosts_are_blocked_by_default_without_a_request() {
     let server = Server::start(vec![("/secret", canned(200, "text/plain", "internal"))]).await;
     let url = server.url("/secret");
