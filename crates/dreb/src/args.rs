@@ -159,7 +159,7 @@ pub struct Args {
 /// The text after the options in `--help`: the environment variables the binary reads and the valid `--tools`
 /// and `--ui` values, taken from the code that uses them.
 pub fn help_footer() -> String {
-    const VARS: [(&str, &str); 13] = [
+    const VARS: [(&str, &str); 20] = [
         (
             "DREB_CODING_AGENT_DIR",
             "Agent directory: settings.json, models.json, auth.json, sessions (default ~/.dreb/agent; a leading ~ is expanded)",
@@ -198,6 +198,31 @@ pub fn help_footer() -> String {
             "Overrides the retry.baseDelayMs setting (automatic retry back-off)",
         ),
         (
+            "DREB_SEARCH_BACKEND",
+            "web_search backend: ddg (default), searxng, brave (over search.backend in .dreb/config.json)",
+        ),
+        (
+            "DREB_SEARXNG_URL",
+            "SearXNG base URL for web_search (default http://localhost:8888)",
+        ),
+        ("DREB_BRAVE_API_KEY", "Brave Search API key for web_search"),
+        (
+            "DREB_WEB_SEARCH_RATE_LIMIT_MS",
+            "Least spacing between two web searches, across processes (default 10000)",
+        ),
+        (
+            "DREB_DDG_URL",
+            "DuckDuckGo HTML base URL for web_search (default https://html.duckduckgo.com)",
+        ),
+        (
+            "DREB_BRAVE_URL",
+            "Brave Search API base URL for web_search (default https://api.search.brave.com)",
+        ),
+        (
+            "DREB_WEB_FETCH_ALLOW_PRIVATE",
+            "Tests and development only: 1 lets web_fetch reach loopback and private addresses",
+        ),
+        (
             "XDG_DATA_HOME",
             "delete_session moves files to $XDG_DATA_HOME/Trash (default ~/.local/share/Trash)",
         ),
@@ -207,7 +232,7 @@ pub fn help_footer() -> String {
         ),
         (
             "PATH",
-            "Where the bash tool looks for bash when /bin/bash is missing; commands get <agentDir>/bin prepended",
+            "Where the bash tool looks for bash when /bin/bash is missing, and watch_github_ci for gh; commands get <agentDir>/bin prepended",
         ),
     ];
     let mut out = String::from("Environment:\n");

@@ -54,6 +54,13 @@ fn help_lists_the_environment_tools_and_ui_types() {
         "DREB_PACKAGE_DIR",
         "DREB_CACHE_RETENTION",
         "DREB_RETRY_BASE_DELAY_MS",
+        "DREB_SEARCH_BACKEND",
+        "DREB_SEARXNG_URL",
+        "DREB_BRAVE_API_KEY",
+        "DREB_WEB_SEARCH_RATE_LIMIT_MS",
+        "DREB_DDG_URL",
+        "DREB_BRAVE_URL",
+        "DREB_WEB_FETCH_ALLOW_PRIVATE",
         "ANTHROPIC_API_KEY",
         "OPENAI_API_KEY",
         "GEMINI_API_KEY",
@@ -116,8 +123,7 @@ fn unknown_tool_names_are_rejected_naming_the_valid_ones() {
         "names the valid tools: {stderr}"
     );
 
-    // Every listed name starts (the reference's names this build lacks included: the subagent tool's default
-    // child list has web_search,web_fetch).
+    // Every listed name starts (the reference's `search`, which this build lacks, included).
     let all: Vec<&str> = dreb_runtime::provided_tool_names()
         .into_iter()
         .chain(dreb_runtime::UNPROVIDED_TOOLS)

@@ -377,11 +377,14 @@ mod tests {
     use super::*;
     use crate::tools::test_util::{noop_update, recording_update, text_of};
 
+    /// Arguments, cwd and environment of one run.
+    type Call = (Vec<String>, PathBuf, Vec<(OsString, OsString)>);
+
     /// Records its call and plays `output` then `end`.
     struct Scripted {
         output: Vec<Vec<u8>>,
         end: Result<Option<i32>, ExecFailure>,
-        calls: Mutex<Vec<(Vec<String>, PathBuf, Vec<(OsString, OsString)>)>>,
+        calls: Mutex<Vec<Call>>,
     }
 
     fn scripted(end: Result<Option<i32>, ExecFailure>, output: &str) -> Arc<Scripted> {
