@@ -56,19 +56,24 @@ pub fn json_number_value(v: f64) -> Option<serde_json::Number> {
 /// `serialize_with` for `f64` fields: the text `JSON.stringify` writes, so frames and session files match the
 /// reference byte for byte (`0` not `0.0`, `0.000001` not `1e-6`, `1e+21` not `1e21`, `null` for NaN).
 ///
-/// Integers below 2^53 go through `serialize_i64`; other finite values are handed to serde_json as raw text
-/// (any other serializer sees serde_json's raw-value struct, so use this with serde_json only).
+/// Integers below 2^53 go through `serialize_i64`, and doubles whose serde_json text already is JavaScript's (most:
+/// `0.5`, `1e-7`) through `serialize_f64`. Only the others (`1e-6` up to `1e-5`, `1e21` and above, integers above
+/// 2^53) are handed to serde_json as raw text, which any other serializer would see as serde_json's raw-value
+/// struct: use this with serde_json.
 pub fn serialize_number<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     let v = *v;
     if v.is_finite() && v.fract() == 0.0 && v.abs() < SAFE {
-        s.serialize_i64(v as i64)
-    } else if v.is_finite() {
-        let raw = serde_json::value::RawValue::from_string(number_to_string(v))
-            .map_err(serde::ser::Error::custom)?;
-        serde::Serialize::serialize(&raw, s)
-    } else {
-        s.serialize_none()
+        return s.serialize_i64(v as i64);
     }
+    if !v.is_finite() {
+        return s.serialize_none();
+    }
+    let js = number_to_string(v);
+    if serde_json::Number::from_f64(v).is_some_and(|n| n.to_string() == js) {
+        return s.serialize_f64(v);
+    }
+    let raw = serde_json::value::RawValue::from_string(js).map_err(serde::ser::Error::custom)?;
+    serde::Serialize::serialize(&raw, s)
 }
 
 /// [`serialize_number`] for `Option<f64>` fields (with `skip_serializing_if = "Option::is_none"`).
@@ -170,6 +175,11 @@ mod tests {
         assert_eq!(text(0.0000015, None), r#"{"a":0.0000015}"#);
         assert_eq!(text(1e20, None), r#"{"a":100000000000000000000}"#);
         assert_eq!(text(1e21, None), r#"{"a":1e+21}"#);
+        assert_eq!(text(2f64.powi(60), None), r#"{"a":1152921504606847000}"#);
+        assert_eq!(
+            text(-1.5e-7, Some(123456.789)),
+            r#"{"a":-1.5e-7,"b":123456.789}"#
+        );
         assert_eq!(
             text(f64::NAN, Some(f64::INFINITY)),
             r#"{"a":null,"b":null}"#
