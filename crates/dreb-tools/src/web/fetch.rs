@@ -232,7 +232,8 @@ impl WebFetchTool {
         let (title, text) = tokio::task::spawn_blocking(move || match kind {
             Kind::Pdf => (None, super::pdf::extract_text(&fetched.body)),
             Kind::Html => {
-                let page = super::html::readable(&fetched.text());
+                let html = super::net::decode_html(&fetched.body, &fetched.content_type);
+                let page = super::html::readable(&html);
                 (Some(page.title).filter(|t| !t.is_empty()), page.markdown)
             }
             Kind::Text => (None, fetched.text()),

@@ -174,15 +174,35 @@ impl Fetched {
     }
 }
 
-pub fn decode_text(body: &[u8], content_type: &str) -> String {
-    let label = content_type.split(';').skip(1).find_map(|p| {
+fn header_charset(content_type: &str) -> Option<&'static encoding_rs::Encoding> {
+    content_type.split(';').skip(1).find_map(|p| {
         let (k, v) = p.split_once('=')?;
-        k.trim()
-            .eq_ignore_ascii_case("charset")
-            .then(|| v.trim().trim_matches('"').to_string())
-    });
-    let encoding = label
-        .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+        if !k.trim().eq_ignore_ascii_case("charset") {
+            return None;
+        }
+        encoding_rs::Encoding::for_label(v.trim().trim_matches('"').as_bytes())
+    })
+}
+
+pub fn decode_text(body: &[u8], content_type: &str) -> String {
+    let encoding = header_charset(content_type).unwrap_or(encoding_rs::UTF_8);
+    encoding.decode(body).0.into_owned()
+}
+
+static META_CHARSET: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    regex::bytes::Regex::new(r#"(?i-u)<meta\s[^>]*charset\s*=\s*["']?([a-z0-9_.:-]+)"#)
+        .expect("regex")
+});
+
+/// An HTML body: the header's charset, else a `<meta charset>` (or `http-equiv` content type) in the first 1024
+/// bytes, as browsers prescan, else UTF-8. A BOM wins over both.
+pub fn decode_html(body: &[u8], content_type: &str) -> String {
+    let encoding = header_charset(content_type)
+        .or_else(|| {
+            let head = &body[..body.len().min(1024)];
+            let label = META_CHARSET.captures(head)?.get(1)?.as_bytes().to_vec();
+            encoding_rs::Encoding::for_label(&label)
+        })
         .unwrap_or(encoding_rs::UTF_8);
     encoding.decode(body).0.into_owned()
 }
@@ -416,6 +436,23 @@ mod tests {
         );
         assert_eq!(decode_text("café".as_bytes(), "text/html"), "café");
         assert_eq!(decode_text(b"ok", "text/plain; charset=bogus"), "ok");
+        assert_eq!(
+            decode_text(b"\xef\xbb\xbfok", "text/plain; charset=latin1"),
+            "ok"
+        );
+    }
+
+    #[test]
+    fn html_without_a_header_charset_uses_its_meta_tag() {
+        let page = b"<html><head><meta charset=\"windows-1252\"><title>caf\xe9</title>";
+        assert!(decode_html(page, "text/html").contains("caf\u{e9}"));
+        let equiv =
+            b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=ISO-8859-1\">\xe9";
+        assert!(decode_html(equiv, "text/html").ends_with('\u{e9}'));
+        // The header wins over the meta tag.
+        let utf8 = "<meta charset=\"windows-1252\">\u{e9}".as_bytes();
+        assert!(decode_html(utf8, "text/html; charset=utf-8").ends_with('\u{e9}'));
+        assert_eq!(decode_html("\u{e9}".as_bytes(), "text/html"), "\u{e9}");
     }
 
     #[test]
