@@ -92,9 +92,9 @@ impl Connection {
         });
     }
 
+    /// Encoded straight from the typed params (no intermediate `Value`: this runs once per streamed chunk).
     pub fn notify(&self, method: &str, params: &impl Serialize) {
-        let params = serde_json::to_value(params).expect("protocol types serialise");
-        self.send(jsonrpc::encode_notification(method, &params));
+        self.send(jsonrpc::encode_typed_notification(method, params));
     }
 
     /// Queues a request to the client now (so it is ordered with the lines queued before it); the answer is

@@ -113,6 +113,24 @@ pub fn encode_notification(method: &str, params: &Value) -> Vec<u8> {
     line(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
 }
 
+/// The line of a notification, from typed params.
+pub fn encode_typed_notification(method: &str, params: &impl serde::Serialize) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct Notification<'a, P> {
+        jsonrpc: &'static str,
+        method: &'a str,
+        params: &'a P,
+    }
+    let mut out = serde_json::to_vec(&Notification {
+        jsonrpc: "2.0",
+        method,
+        params,
+    })
+    .expect("protocol types serialise");
+    out.push(b'\n');
+    out
+}
+
 /// The line of a request we send.
 pub fn encode_request(id: &RequestId, method: &str, params: &Value) -> Vec<u8> {
     line(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
@@ -198,8 +216,10 @@ mod tests {
 
     #[test]
     fn encoded_lines_end_in_one_lf() {
-        let out = encode_notification("session/update", &json!({"text": "a\nb"}));
+        let params = json!({"text": "a\nb"});
+        let out = encode_notification("session/update", &params);
         assert_eq!(out.iter().filter(|b| **b == b'\n').count(), 1);
         assert_eq!(out.last(), Some(&b'\n'));
+        assert_eq!(encode_typed_notification("session/update", &params), out);
     }
 }
