@@ -31,10 +31,13 @@ pub struct Malformed {
 }
 
 /// Classifies one input line.
-pub fn classify(line: &[u8]) -> Result<Incoming, Malformed> {
-    let value: Value = serde_json::from_slice(line).map_err(|e| Malformed {
-        id: RequestId::Null,
-        error: RpcError::parse_error().data(Value::String(e.to_string())),
+/// Malformed lines are rare; boxing keeps the common `Ok` small.
+pub fn classify(line: &[u8]) -> Result<Incoming, Box<Malformed>> {
+    let value: Value = serde_json::from_slice(line).map_err(|e| {
+        Box::new(Malformed {
+            id: RequestId::Null,
+            error: RpcError::parse_error().data(Value::String(e.to_string())),
+        })
     })?;
     let Value::Object(mut obj) = value else {
         return Err(invalid(
@@ -70,7 +73,10 @@ pub fn classify(line: &[u8]) -> Result<Incoming, Malformed> {
     }
 }
 
-fn response(id: Option<RequestId>, mut obj: Map<String, Value>) -> Result<Incoming, Malformed> {
+fn response(
+    id: Option<RequestId>,
+    mut obj: Map<String, Value>,
+) -> Result<Incoming, Box<Malformed>> {
     let Some(id) = id else {
         return Err(invalid(
             RequestId::Null,
@@ -91,11 +97,11 @@ fn response(id: Option<RequestId>, mut obj: Map<String, Value>) -> Result<Incomi
     Ok(Incoming::Response { id, outcome })
 }
 
-fn invalid(id: RequestId, why: &str) -> Malformed {
-    Malformed {
+fn invalid(id: RequestId, why: &str) -> Box<Malformed> {
+    Box::new(Malformed {
         id,
         error: RpcError::invalid_request().data(Value::String(why.into())),
-    }
+    })
 }
 
 /// The line of a successful response.

@@ -29,7 +29,7 @@ enum PumpInput {
     /// Encoded event frames of the runtime (one or more lines).
     Frames(Vec<u8>),
     /// An update of ours (`available_commands_update`, `config_option_update`).
-    Update(SessionUpdate),
+    Update(Box<SessionUpdate>),
     PromptStarted,
     /// The run of prompt `id` settled: answer it.
     PromptSettled {
@@ -119,7 +119,7 @@ impl Session {
     }
 
     pub fn send_update(&self, update: SessionUpdate) {
-        let _ = self.queue.send(PumpInput::Update(update));
+        let _ = self.queue.send(PumpInput::Update(Box::new(update)));
     }
 
     /// Runs a prompt to the end. The response is written by the pump (after the turn's last update), so this
@@ -199,7 +199,7 @@ impl Pump {
                         }
                     }
                 }
-                PumpInput::Update(u) => self.update(u),
+                PumpInput::Update(u) => self.update(*u),
                 PumpInput::PromptStarted => self.translator.begin_prompt(),
                 PumpInput::PromptSettled { id, cancelled } => {
                     let result = self.stop_reason(cancelled).and_then(|r| {

@@ -89,7 +89,7 @@ fn apply_edit(abs: PathBuf, p: EditParams) -> Result<ToolOutput, ToolError> {
 /// The edited file content and the tool's answer, for the file's current text.
 fn edit_text(raw: &str, p: &EditParams) -> Result<(String, ToolOutput), ToolError> {
     let path = &p.path;
-    let (bom, content) = strip_bom(&raw);
+    let (bom, content) = strip_bom(raw);
     let ending = detect_line_ending(content);
     let content = normalize_to_lf(content);
     let old_text = normalize_to_lf(&p.old_text);
