@@ -103,8 +103,30 @@ fn rg_available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// A first rg argument of ours (not an rg flag): read only this many lines of rg's output, then stop it, as a
+/// tool that shows the first `limit` matches would.
+const FIRST_LINES: &str = "@first-lines=";
+
 /// Run rg and count its output lines.
 fn rg(args: &[&str], root: &Path) -> usize {
+    if let Some(n) = args.first().and_then(|a| a.strip_prefix(FIRST_LINES)) {
+        use std::io::{BufRead, BufReader};
+        let n: usize = n.parse().unwrap();
+        let mut child = Command::new("rg")
+            .args(&args[1..])
+            .arg(root)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("rg runs");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut got = 0;
+        while got < n && lines.next().is_some() {
+            got += 1;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        return got;
+    }
     let out = Command::new("rg")
         .args(args)
         .arg(root)
@@ -180,6 +202,41 @@ fn main() {
                 .total_matches
             }),
             Some(vec!["--hidden", "-n", "--no-heading", r"fn \w+_\d+\("]),
+        ),
+        (
+            "grep common regex, first 100 matches (rg: its first 100 lines, then stopped)",
+            Box::new(|| {
+                let mut query = q(r"fn \w+_\d+\(", false);
+                query.limit = 100;
+                let out = search_paths(&query, &roots, &CancellationToken::new()).unwrap();
+                out.files
+                    .iter()
+                    .map(|f| f.lines.len())
+                    .sum::<usize>()
+                    .min(100)
+            }),
+            Some(vec![
+                "@first-lines=100",
+                "--hidden",
+                "-n",
+                "--no-heading",
+                r"fn \w+_\d+\(",
+            ]),
+        ),
+        (
+            "grep tool end-to-end, common regex (limit 100, formatted)",
+            Box::new(|| {
+                let out = rt
+                    .block_on(grep_tool.execute(
+                        "b",
+                        json!({"pattern": r"fn \w+_\d+\("}),
+                        CancellationToken::new(),
+                        std::sync::Arc::new(|_| {}),
+                    ))
+                    .unwrap();
+                serde_json::to_string(&out.content).unwrap().len()
+            }),
+            None,
         ),
         (
             "grep regex, no match (full scan)",

@@ -41,16 +41,26 @@ pub struct Entry {
     pub is_dir: bool,
 }
 
+/// What the walk does after a visit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visit {
+    Continue,
+    /// Do not descend into this directory (for a file: the same as `Continue`).
+    Skip,
+    /// Stop the whole walk.
+    Quit,
+}
+
 /// Walk `roots` in parallel. `make_visitor` builds one visitor per walker thread (so it can own per-thread
 /// state such as a searcher); it is called for every non-root entry (files, directories, symlinks, links not
-/// followed) and returns false to stop the whole walk.
+/// followed).
 pub fn walk_parallel<M>(
     roots: &[PathBuf],
     overrides: Option<Override>,
     cancel: &CancellationToken,
     make_visitor: M,
 ) where
-    M: Fn() -> Box<dyn FnMut(Entry) -> bool + Send> + Sync,
+    M: Fn() -> Box<dyn FnMut(Entry) -> Visit + Send> + Sync,
 {
     let Some((first, rest)) = roots.split_first() else {
         return;
@@ -89,13 +99,13 @@ pub fn walk_parallel<M>(
                 return WalkState::Continue;
             }
             let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            if visit(Entry {
+            match visit(Entry {
                 path: entry.into_path(),
                 is_dir,
             }) {
-                WalkState::Continue
-            } else {
-                WalkState::Quit
+                Visit::Continue => WalkState::Continue,
+                Visit::Skip => WalkState::Skip,
+                Visit::Quit => WalkState::Quit,
             }
         })
     });
@@ -106,6 +116,9 @@ pub fn walk_parallel<M>(
 /// hit of a huge tree. Shared by the walker threads (cheaply cloneable handle).
 pub struct Smallest<K: Ord, V> {
     inner: Arc<Mutex<SmallestInner<K, V>>>,
+    /// Set once the kept weight covers the limit (it never drops below it again), so that [`Smallest::beyond`]
+    /// costs no lock before then.
+    full: Arc<std::sync::atomic::AtomicBool>,
 }
 
 struct SmallestInner<K, V> {
@@ -119,6 +132,7 @@ impl<K: Ord, V> Clone for Smallest<K, V> {
     fn clone(&self) -> Self {
         Smallest {
             inner: self.inner.clone(),
+            full: self.full.clone(),
         }
     }
 }
@@ -132,7 +146,25 @@ impl<K: Ord, V> Smallest<K, V> {
                 seen: 0,
                 limit,
             })),
+            full: Arc::default(),
         }
+    }
+
+    /// The limit is covered and `key` sorts after every kept key: an entry with this key, or with any key that
+    /// sorts after it, can never be kept (the walk may skip it, and a directory whose descendants all sort after
+    /// `key`).
+    pub fn beyond<Q>(&self, key: &Q) -> bool
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        if !self.full.load(std::sync::atomic::Ordering::Relaxed) {
+            return false;
+        }
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.map
+            .last_key_value()
+            .is_some_and(|(last, _)| last.borrow() < key)
     }
 
     pub fn insert_many(&self, items: impl IntoIterator<Item = (K, V, usize)>) {
@@ -155,6 +187,13 @@ impl<K: Ord, V> Smallest<K, V> {
                 }
             }
         }
+        if g.held >= g.limit {
+            self.full.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn limit(&self) -> usize {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).limit
     }
 
     /// The kept entries in key order, and the total weight ever inserted.
@@ -169,6 +208,9 @@ impl<K: Ord, V> Smallest<K, V> {
 /// thread's visitor when the thread finishes).
 pub struct Batch<K: Ord, V> {
     local: Vec<(K, V, usize)>,
+    /// The weight in `local`: a batch that alone covers the limit is handed over at once, so that the shared set
+    /// fills (and the walk starts skipping) early.
+    weight: usize,
     sink: Smallest<K, V>,
 }
 
@@ -176,14 +218,17 @@ impl<K: Ord, V> Batch<K, V> {
     pub fn new(sink: Smallest<K, V>) -> Self {
         Batch {
             local: Vec::new(),
+            weight: 0,
             sink,
         }
     }
 
     pub fn push(&mut self, key: K, value: V, weight: usize) {
         self.local.push((key, value, weight));
-        if self.local.len() >= 256 {
+        self.weight += weight;
+        if self.local.len() >= 256 || self.weight >= self.sink.limit() {
             self.sink.insert_many(self.local.drain(..));
+            self.weight = 0;
         }
     }
 }
@@ -254,5 +299,106 @@ mod tests {
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
         assert_eq!(got, vec!["notes", "plans"]);
+    }
+}
+
+#[cfg(test)]
+mod pruning_tests {
+    //! Skipping what sorts after the kept entries must not change any result: every limit against the full
+    //! answer cut at the limit, on a tree whose names exercise the orderings (`b`, `b-c`, `b.x`, `b0`, `B`).
+    use std::path::{Path, PathBuf};
+
+    use tokio_util::sync::CancellationToken;
+
+    use crate::tools::find::find_paths;
+    use crate::tools::grep::{GrepQuery, search_paths};
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let names = ["a", "b", "b-c", "b.x", "b0", "B", "z"];
+        let mut n = 0;
+        for top in names {
+            for sub in names {
+                let d = dir.path().join(top).join(sub);
+                std::fs::create_dir_all(&d).unwrap();
+                for f in ["f", "f-1", "f.txt", "g"] {
+                    n += 1;
+                    // 1 to 3 matching lines per file, some files without any.
+                    let hits = n % 4;
+                    let body: String = (0..5)
+                        .map(|i| if i < hits { "needle here\n" } else { "hay\n" })
+                        .collect();
+                    std::fs::write(d.join(f), body).unwrap();
+                }
+            }
+            std::fs::write(dir.path().join(top).join("top.txt"), "needle\n").unwrap();
+        }
+        dir
+    }
+
+    fn grep(root: &Path, limit: usize) -> Vec<(PathBuf, Vec<(u64, String)>)> {
+        let q = GrepQuery {
+            pattern: "needle".into(),
+            glob: None,
+            ignore_case: false,
+            literal: false,
+            limit,
+        };
+        let out = search_paths(&q, &[root.to_path_buf()], &CancellationToken::new()).unwrap();
+        out.files.into_iter().map(|f| (f.path, f.lines)).collect()
+    }
+
+    /// The first `limit` matches of the full answer (whole files: the tool cuts lines itself).
+    fn cut(
+        all: &[(PathBuf, Vec<(u64, String)>)],
+        limit: usize,
+    ) -> Vec<(PathBuf, Vec<(u64, String)>)> {
+        let mut out = Vec::new();
+        let mut held = 0;
+        for (p, lines) in all {
+            if held >= limit {
+                break;
+            }
+            let lines: Vec<_> = lines.iter().take(limit).cloned().collect();
+            held += lines.len();
+            out.push((p.clone(), lines));
+        }
+        out
+    }
+
+    #[test]
+    fn grep_with_a_limit_keeps_exactly_the_first_matches() {
+        let dir = tree();
+        let all = grep(dir.path(), usize::MAX);
+        assert!(all.len() > 100, "{}", all.len());
+        for limit in [1, 2, 3, 5, 10, 37, 100, 250] {
+            let got = grep(dir.path(), limit);
+            let want = cut(&all, limit);
+            let got_count: usize = got.iter().map(|(_, l)| l.len()).sum::<usize>().min(limit);
+            assert!(got_count >= limit.min(all.iter().map(|(_, l)| l.len()).sum()));
+            // What the tool shows: the matches in path order up to the limit.
+            let flat = |v: &[(PathBuf, Vec<(u64, String)>)]| -> Vec<(PathBuf, u64)> {
+                v.iter()
+                    .flat_map(|(p, l)| l.iter().map(move |(n, _)| (p.clone(), *n)))
+                    .take(limit)
+                    .collect()
+            };
+            assert_eq!(flat(&got), flat(&want), "limit {limit}");
+        }
+    }
+
+    #[test]
+    fn find_with_a_limit_keeps_exactly_the_first_paths() {
+        let dir = tree();
+        let roots = [dir.path().to_path_buf()];
+        let cancel = CancellationToken::new();
+        for pattern in ["*", "f*", "b*"] {
+            let (all, _) = find_paths(pattern, dir.path(), &roots, usize::MAX, &cancel).unwrap();
+            for limit in [1, 2, 7, 50, 300] {
+                let (got, _) = find_paths(pattern, dir.path(), &roots, limit, &cancel).unwrap();
+                let want: Vec<String> = all.iter().take(limit).cloned().collect();
+                assert_eq!(got, want, "{pattern} limit {limit}");
+            }
+        }
     }
 }

@@ -14,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 use crate::common::{as_count, blocking, definition, parse_params, text_output};
 use crate::paths::resolve_to_cwd;
 use crate::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
-use crate::walk::{Batch, Entry, Smallest, dreb_tool_visible_dirs, relative_posix, walk_parallel};
+use crate::walk::{
+    Batch, Entry, Smallest, Visit, dreb_tool_visible_dirs, relative_posix, walk_parallel,
+};
 
 pub const FIND_DEFAULT_LIMIT: usize = 1000;
 
@@ -75,7 +77,16 @@ pub fn find_paths(
     walk_parallel(roots, None, cancel, || {
         let (glob, base) = (glob.clone(), base.clone());
         let mut batch = Batch::new(found.clone());
+        let kept = found.clone();
         Box::new(move |entry: Entry| {
+            // Everything under directory `d` has a key starting `d/`: once the first `limit` paths are certain,
+            // a directory whose `d/` sorts after the last of them is not walked.
+            if entry.is_dir {
+                let key = format!("{}/", relative_posix(&entry.path, &base));
+                if kept.beyond(key.as_str()) {
+                    return Visit::Skip;
+                }
+            }
             let hit = if by_path {
                 glob.is_match(relative_posix(&entry.path, &base))
             } else {
@@ -85,7 +96,7 @@ pub fn find_paths(
                 let rel = relative_posix(&entry.path, &base);
                 batch.push(if entry.is_dir { format!("{rel}/") } else { rel }, (), 1);
             }
-            true
+            Visit::Continue
         })
     });
     let (kept, total) = found.finish();

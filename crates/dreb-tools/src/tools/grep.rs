@@ -19,7 +19,9 @@ use crate::paths::resolve_to_cwd;
 use crate::truncate::{
     DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
 };
-use crate::walk::{Batch, Entry, Smallest, dreb_tool_visible_dirs, relative_posix, walk_parallel};
+use crate::walk::{
+    Batch, Entry, Smallest, Visit, dreb_tool_visible_dirs, relative_posix, walk_parallel,
+};
 
 pub const GREP_DEFAULT_LIMIT: usize = 100;
 
@@ -171,14 +173,20 @@ pub fn search_paths(
             let matcher = matcher.clone();
             let mut searcher = new_searcher();
             let mut batch = Batch::new(found.clone());
+            let kept = found.clone();
             Box::new(move |entry: Entry| {
+                // Paths order by component, so everything under a directory sorts after it: once the first
+                // `limit` matches are certain, what sorts after the last of them is never searched.
+                if kept.beyond(entry.path.as_path()) {
+                    return Visit::Skip;
+                }
                 if !entry.is_dir
                     && let Some(m) = search_file(&mut searcher, &matcher, &entry.path, cap)
                 {
                     let n = m.lines.len();
                     batch.push(m.path, m.lines, n);
                 }
-                true
+                Visit::Continue
             })
         });
     }
