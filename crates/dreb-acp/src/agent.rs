@@ -5,18 +5,17 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
-    CancelRequestNotification, ClientNotification, ClientRequest, CloseSessionResponse,
-    Error as RpcError, FileSystemCapabilities, Implementation, InitializeRequest,
-    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, RequestId, SessionCapabilities, SessionCloseCapabilities, SessionId,
-    SessionInfo, SessionListCapabilities, SessionNotification, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, UnstructuredCommandInput,
+    AgentCapabilities, CancelRequestNotification, ClientNotification, ClientRequest,
+    CloseSessionResponse, Error as RpcError, FileSystemCapabilities, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, RequestId, SessionCapabilities,
+    SessionCloseCapabilities, SessionId, SessionInfo, SessionListCapabilities, SessionNotification,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
 };
 use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
 use dreb_protocol::support::RequestContext;
-use dreb_protocol::{GetCommandsParams, GetMessagesParams, GetStateParams, RpcHandler};
+use dreb_protocol::{GetMessagesParams, GetStateParams, RpcHandler};
 use dreb_runtime::{Runtime, RuntimeOptions};
 use serde::Serialize;
 use serde_json::Value;
@@ -222,7 +221,7 @@ impl Agent {
     /// commands as its first update; the pump to run once the response is queued.
     async fn register(&self, id: &SessionId, runtime: Runtime, cwd: PathBuf, inbox: Inbox) -> Pump {
         let (session, pump) = Session::new(runtime, cwd, inbox, id.clone(), self.conn.clone());
-        match commands(&session.runtime).await {
+        match crate::session::commands(&session.runtime).await {
             Ok(update) => session.send_update(update),
             Err(e) => tracing::warn!("cannot list commands: {}", e.message),
         }
@@ -398,32 +397,6 @@ impl Agent {
             Err(e) => Some(Err(invalid_params(e.to_string()))),
         }
     }
-}
-
-/// Our commands, skills and prompt templates as ACP commands (built-ins are the client's to handle: `prompt`
-/// refuses them).
-async fn commands(runtime: &Runtime) -> Result<SessionUpdate, RpcError> {
-    let list = runtime
-        .get_commands(&RequestContext::detached(None), GetCommandsParams {})
-        .await
-        .map_err(runtime_error)?;
-    let list = serde_json::to_value(&list.commands).map_err(RpcError::into_internal_error)?;
-    let commands = list
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|c| c.get("source").and_then(Value::as_str) != Some("builtin"))
-        .filter_map(|c| {
-            let name = c.get("name").and_then(Value::as_str)?;
-            let description = c.get("description").and_then(Value::as_str).unwrap_or("");
-            Some(AvailableCommand::new(name, description).input(
-                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("arguments")),
-            ))
-        })
-        .collect();
-    Ok(SessionUpdate::AvailableCommandsUpdate(
-        AvailableCommandsUpdate::new(commands),
-    ))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -8,13 +8,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::v1::{
-    Error as RpcError, ErrorCode, PromptRequest, PromptResponse, RequestId,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
-    SessionNotification, SessionUpdate, StopReason, ToolCall, ToolCallId, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Error as RpcError, ErrorCode,
+    PromptRequest, PromptResponse, RequestId, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate, StopReason, ToolCall,
+    ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    UnstructuredCommandInput,
 };
 use dreb_protocol::support::RequestContext;
-use dreb_protocol::{AbortParams, FrameSink, Input, RpcHandler};
+use dreb_protocol::{AbortParams, FrameSink, GetCommandsParams, Input, RpcHandler};
 use dreb_runtime::Runtime;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -106,6 +107,7 @@ impl Session {
             always_allowed: Arc::new(Mutex::new(HashSet::new())),
             dialog_calls: HashSet::new(),
             asking: Arc::new(Mutex::new(HashMap::new())),
+            commands: None,
             rx: inbox.rx,
         };
         let session = Session {
@@ -153,6 +155,10 @@ impl Session {
             return None;
         }
         self.runtime.wait_until_settled().await;
+        // Extensions and MCP servers load in the background: their commands may be new (sent only on a change).
+        if let Ok(update) = commands(&self.runtime).await {
+            self.send_update(update);
+        }
         let _ = self.queue.send(PumpInput::PromptSettled {
             id,
             cancelled: self.cancelled.load(Ordering::SeqCst),
@@ -185,6 +191,8 @@ pub struct Pump {
     dialog_calls: HashSet<String>,
     /// The permission request each open dialog waits on (by dialog id), until the client answers it.
     asking: Arc<Mutex<HashMap<String, RequestId>>>,
+    /// The commands last sent (an unchanged list is not sent again).
+    commands: Option<AvailableCommandsUpdate>,
 }
 
 impl Pump {
@@ -199,7 +207,15 @@ impl Pump {
                         }
                     }
                 }
-                PumpInput::Update(u) => self.update(*u),
+                PumpInput::Update(u) => {
+                    if let SessionUpdate::AvailableCommandsUpdate(list) = &*u {
+                        if self.commands.as_ref() == Some(list) {
+                            continue;
+                        }
+                        self.commands = Some(list.clone());
+                    }
+                    self.update(*u)
+                }
                 PumpInput::PromptStarted => self.translator.begin_prompt(),
                 PumpInput::PromptSettled { id, cancelled } => {
                     let result = self.stop_reason(cancelled).and_then(|r| {
@@ -357,6 +373,32 @@ fn outcome(answer: Result<RequestPermissionResponse, PeerError>) -> Option<Strin
             None
         }
     }
+}
+
+/// Our commands, skills and prompt templates as ACP commands (built-ins are the client's to handle: `prompt`
+/// refuses them).
+pub async fn commands(runtime: &Runtime) -> Result<SessionUpdate, RpcError> {
+    let list = runtime
+        .get_commands(&RequestContext::detached(None), GetCommandsParams {})
+        .await
+        .map_err(|e| RpcError::new(-32603, e))?;
+    let list = serde_json::to_value(&list.commands).map_err(RpcError::into_internal_error)?;
+    let commands = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("source").and_then(Value::as_str) != Some("builtin"))
+        .filter_map(|c| {
+            let name = c.get("name").and_then(Value::as_str)?;
+            let description = c.get("description").and_then(Value::as_str).unwrap_or("");
+            Some(AvailableCommand::new(name, description).input(
+                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("arguments")),
+            ))
+        })
+        .collect();
+    Ok(SessionUpdate::AvailableCommandsUpdate(
+        AvailableCommandsUpdate::new(commands),
+    ))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use agent_client_protocol_schema::v1::{
     ContentBlock, ContentChunk, ImageContent, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
-    SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallId, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields,
+    SessionInfoUpdate, SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallId,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use serde_json::{Map, Value};
 
@@ -153,6 +153,10 @@ impl Translator {
                 ))]
             }
             "tasks_update" => vec![SessionUpdate::Plan(plan(frame.get("tasks")))],
+            // The session's name (set by the agent's title generator, an extension or a command) is its title.
+            "session_name_changed" => vec![SessionUpdate::SessionInfoUpdate(
+                SessionInfoUpdate::new().title(str_of("name").to_string()),
+            )],
             _ => Vec::new(),
         }
     }
@@ -401,6 +405,19 @@ mod tests {
         assert!(t.running_call().is_none());
         t.frame(&json!({"type": "message_end", "message": {"role": "assistant", "stopReason": "length"}}));
         assert_eq!(t.last_reply().unwrap().stop_reason, "length");
+    }
+
+    #[test]
+    fn a_new_session_name_is_its_title() {
+        let mut t = Translator::new("/w".into());
+        let out = updates(
+            &mut t,
+            &[json!({"type": "session_name_changed", "name": "Fix the parser"})],
+        );
+        assert_eq!(
+            out,
+            [json!({"sessionUpdate": "session_info_update", "title": "Fix the parser"})]
+        );
     }
 
     #[test]

@@ -381,14 +381,17 @@ fn the_permission_gate_asks_the_client_and_honours_each_answer() {
     let failed = updates(&seen, "tool_call_update");
     assert_eq!(failed.last().unwrap()["status"], "failed");
 
+    // The session's commands came once, first; an unchanged list is not sent again after a prompt.
+    assert_eq!(updates(&seen, "available_commands_update").len(), 1);
     let mut asked = 0;
-    let (_, response) = acp.prompt(&session, "second", |_| {
+    let (seen, response) = acp.prompt(&session, "second", |_| {
         asked += 1;
         json!({"outcome": {"outcome": "selected", "optionId": "allow-always"}})
     });
     assert_eq!(response["result"]["stopReason"], "end_turn");
     assert_eq!(asked, 1);
     assert!(!build.exists(), "an allowed command did not run");
+    assert!(updates(&seen, "available_commands_update").is_empty());
 
     // Allowed for good: the same command runs without asking.
     std::fs::create_dir_all(&build).unwrap();
