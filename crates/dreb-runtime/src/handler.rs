@@ -3,7 +3,8 @@
 //! Error texts follow the reference's two kinds of failure (protocol-behaviour.md §1.6): a text a handler returns on
 //! purpose is sent as it is, while anything thrown inside a handler is answered `Command failed: <message>`.
 //!
-//! Ported commands (`steer`, `follow_up`, `set_model`, `buddy_hatch`, `buddy_reroll`, `set_session_name`) return
+//! Ported commands (`steer`, `follow_up`, `set_model`, `buddy_hatch`, `buddy_reroll`, `set_session_name`,
+//! `compact`, `mcp_server`) return
 //! their generated `dreb_protocol::errors::<Command>Error`, which knows its exact wire text (`String::from` =
 //! `wire_text()`); no text is matched for them. The other commands still return strings: [`failed`] prefixes them
 //! here, in one place, and the comment at each says which failures are clean (see
@@ -225,7 +226,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: CompactParams,
     ) -> Result<CompactionResult, String> {
-        self.cmd_compact(ctx, params).await.map_err(failed)
+        self.cmd_compact(ctx, params).await.map_err(String::from)
     }
 
     async fn set_auto_compaction(

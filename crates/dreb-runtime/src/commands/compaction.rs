@@ -9,7 +9,7 @@ use dreb_ai::{AssistantMessage, StopReason};
 use dreb_compaction::{
     CompactionSettings, SummaryError, SummaryLlm, estimate::usage_context_tokens,
 };
-use dreb_protocol::envelope::fill;
+use dreb_protocol::errors::CompactError;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_session::CompactionData;
@@ -27,30 +27,6 @@ use dreb_protocol::CompactionReason as Reason;
 
 const OVERFLOW_RETRY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing \
                                      context or switching to a larger-context model.";
-
-/// Why a compaction did not happen. `Display` gives the reference's texts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CompactError {
-    NoModel,
-    NoApiKey(String),
-    AlreadyCompacted,
-    NothingToCompact,
-    Cancelled,
-    Failed(String),
-}
-
-impl std::fmt::Display for CompactError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CompactError::NoModel => f.write_str("No model selected"),
-            CompactError::NoApiKey(p) => write!(f, "No API key for {p}"),
-            CompactError::AlreadyCompacted => f.write_str("Already compacted"),
-            CompactError::NothingToCompact => f.write_str("Nothing to compact (session too small)"),
-            CompactError::Cancelled => f.write_str("Compaction cancelled"),
-            CompactError::Failed(m) => f.write_str(m),
-        }
-    }
-}
 
 /// Milliseconds since the epoch of an ISO entry timestamp.
 fn iso_ms(s: &str) -> Option<i64> {
@@ -119,7 +95,9 @@ impl Runtime {
             let registry = self.registry();
             registry
                 .api_key_for(&model)
-                .map_err(|_| CompactError::NoApiKey(model.provider.clone()))?
+                .map_err(|_| CompactError::NoApiKey {
+                    provider: model.provider.clone(),
+                })?
         };
         let branch: Vec<Value> = lock(&self.inner.session)
             .branch(None)
@@ -166,7 +144,7 @@ impl Runtime {
                     .await
                     .map_err(|e| match e {
                         SummaryError::Aborted => CompactError::Cancelled,
-                        SummaryError::Failed(m) => CompactError::Failed(m),
+                        SummaryError::Failed(m) => CompactError::Unexpected(m),
                     })?
             }
         };
@@ -183,7 +161,7 @@ impl Runtime {
                     details: Some(result.details.clone()),
                     from_hook: Some(from_hook),
                 })
-                .map_err(|e| CompactError::Failed(e.to_string()))?;
+                .map_err(CompactError::unexpected)?;
         }
         let context = lock(&self.inner.session).build_session_context();
         let messages: Vec<AgentMessage> = context
@@ -199,7 +177,7 @@ impl Runtime {
         &self,
         ctx: &RequestContext,
         p: CompactParams,
-    ) -> Result<CompactionResult, String> {
+    ) -> Result<CompactionResult, CompactError> {
         // A manual compaction: the run aborted below must not start a retry or an auto-compaction of its own.
         let ticket = self.begin_compaction(CompactionKind::Manual);
         // The compaction has begun (`isCompacting`); the summary call is a long wait later commands need not sit
@@ -212,13 +190,8 @@ impl Runtime {
             .run_compaction(p.custom_instructions.as_deref(), ticket.cancel.clone())
             .await;
         self.inner.phase.end_compaction(&ticket);
-        match outcome {
-            Ok(result) => wire(&result.to_json()),
-            Err(e) => Err(fill(
-                error_text::COMMAND_FAILED,
-                &[("message", &e.to_string())],
-            )),
-        }
+        let result = outcome?;
+        wire(&result.to_json()).map_err(CompactError::Unexpected)
     }
 
     pub(crate) async fn cmd_abort_compaction(
@@ -402,7 +375,7 @@ impl Runtime {
                 sink.send(&auto_end(None, true, false, None));
                 false
             }
-            Err(CompactError::Failed(m)) => {
+            Err(CompactError::Unexpected(m)) => {
                 let text = match reason {
                     Reason::Overflow => format!("Context overflow recovery failed: {m}"),
                     Reason::Threshold => format!("Auto-compaction failed: {m}"),
