@@ -8,10 +8,10 @@ use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelRequestNotification, ClientNotification, ClientRequest,
     CloseSessionResponse, Error as RpcError, FileSystemCapabilities, Implementation,
     InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, RequestId, SessionCapabilities,
+    LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, RequestId, ResumeSessionResponse, SessionCapabilities,
     SessionCloseCapabilities, SessionId, SessionInfo, SessionListCapabilities, SessionNotification,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
 };
 use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
 use dreb_protocol::support::RequestContext;
@@ -89,7 +89,14 @@ impl Agent {
         match request {
             ClientRequest::InitializeRequest(r) => ok(self.initialize(r)),
             ClientRequest::NewSessionRequest(r) => self.new_session(id, r).await,
-            ClientRequest::LoadSessionRequest(r) => self.load_session(id, r).await,
+            ClientRequest::LoadSessionRequest(r) => {
+                self.open_stored(id, r.session_id, r.cwd, Reopen::Load)
+                    .await
+            }
+            ClientRequest::ResumeSessionRequest(r) => {
+                self.open_stored(id, r.session_id, r.cwd, Reopen::Resume)
+                    .await
+            }
             ClientRequest::ListSessionsRequest(r) => self.list_sessions(r).await,
             ClientRequest::SetSessionConfigOptionRequest(r) => self.set_config(r).await,
             ClientRequest::PromptRequest(r) => match self.session(&r.session_id) {
@@ -161,7 +168,8 @@ impl Agent {
                     .session_capabilities(
                         SessionCapabilities::new()
                             .list(SessionListCapabilities::new())
-                            .close(SessionCloseCapabilities::new()),
+                            .close(SessionCloseCapabilities::new())
+                            .resume(SessionResumeCapabilities::new()),
                     ),
             )
             .agent_info(Implementation::new("dreb", env!("CARGO_PKG_VERSION")).title("dreb"))
@@ -294,53 +302,55 @@ impl Agent {
         .map_err(|e| runtime_error(format!("cannot list sessions: {e}")))
     }
 
-    async fn load_session(&self, id: RequestId, r: LoadSessionRequest) -> Reply {
-        if let Err(e) = Self::check_cwd(&r.cwd) {
+    /// `session/load` (the history replayed first) and `session/resume` (without it): the stored session opened
+    /// in a runtime of its own, or the one already open in this process.
+    async fn open_stored(
+        &self,
+        id: RequestId,
+        session_id: SessionId,
+        cwd: PathBuf,
+        how: Reopen,
+    ) -> Reply {
+        if let Err(e) = Self::check_cwd(&cwd) {
             return Some(Err(e));
         }
-        let live = lock(&self.sessions).get(&r.session_id).cloned();
+        let live = lock(&self.sessions).get(&session_id).cloned();
         if let Some(session) = live {
-            // Already open in this process: replay it and keep it.
-            return match self
-                .replay(&session.runtime, &r.session_id, &session.cwd)
-                .await
+            if how == Reopen::Load
+                && let Err(e) = self
+                    .replay(&session.runtime, &session_id, &session.cwd)
+                    .await
             {
-                Ok(()) => self.load_response(&session.runtime).await,
-                Err(e) => Some(Err(e)),
-            };
+                return Some(Err(e));
+            }
+            return Some(reopen_response(&session.runtime, how).await);
         }
         let started = async {
-            let file = self.find_session_file(&r.session_id).await?;
-            let id_cell = Arc::new(OnceLock::from(r.session_id.clone()));
-            let (runtime, inbox) = self.start_runtime(&r.cwd, Some(file), id_cell)?;
-            self.replay(&runtime, &r.session_id, &r.cwd).await?;
+            let file = self.find_session_file(&session_id).await?;
+            let id_cell = Arc::new(OnceLock::from(session_id.clone()));
+            let (runtime, inbox) = self.start_runtime(&cwd, Some(file), id_cell)?;
+            if how == Reopen::Load {
+                self.replay(&runtime, &session_id, &cwd).await?;
+            }
             Ok::<_, RpcError>((runtime, inbox))
         }
         .await;
-        match started {
-            Ok((runtime, inbox)) => {
-                match self.load_response(&runtime).await.expect("always Some") {
-                    Ok(response) => {
-                        let pump = self.register(&r.session_id, runtime, r.cwd, inbox).await;
-                        self.conn.respond(&id, Ok(response));
-                        tokio::spawn(pump.run());
-                    }
-                    Err(e) => {
-                        runtime.shutdown();
-                        self.conn.respond(&id, Err(e));
-                    }
-                }
-                None
+        let (runtime, inbox) = match started {
+            Ok(started) => started,
+            Err(e) => return Some(Err(e)),
+        };
+        match reopen_response(&runtime, how).await {
+            Ok(response) => {
+                let pump = self.register(&session_id, runtime, cwd, inbox).await;
+                self.conn.respond(&id, Ok(response));
+                tokio::spawn(pump.run());
             }
-            Err(e) => Some(Err(e)),
+            Err(e) => {
+                runtime.shutdown();
+                self.conn.respond(&id, Err(e));
+            }
         }
-    }
-
-    async fn load_response(&self, runtime: &Runtime) -> Reply {
-        match config::options(runtime).await {
-            Ok(options) => ok(LoadSessionResponse::new().config_options(options)),
-            Err(e) => Some(Err(runtime_error(e.to_string()))),
-        }
+        None
     }
 
     /// The stored conversation as updates, written before the load's response.
@@ -397,6 +407,28 @@ impl Agent {
             Err(e) => Some(Err(invalid_params(e.to_string()))),
         }
     }
+}
+
+/// How a stored session is opened again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reopen {
+    /// `session/load`: the conversation is replayed as updates before the answer.
+    Load,
+    /// `session/resume`: no replay (the client still shows it).
+    Resume,
+}
+
+async fn reopen_response(runtime: &Runtime, how: Reopen) -> Result<Value, RpcError> {
+    let options = config::options(runtime)
+        .await
+        .map_err(|e| runtime_error(e.to_string()))?;
+    let response = match how {
+        Reopen::Load => serde_json::to_value(LoadSessionResponse::new().config_options(options)),
+        Reopen::Resume => {
+            serde_json::to_value(ResumeSessionResponse::new().config_options(options))
+        }
+    };
+    response.map_err(RpcError::into_internal_error)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -490,6 +490,22 @@ fn a_stored_session_is_listed_and_loaded_with_its_history() {
     );
     assert_eq!(missing["error"]["code"], -32002);
     assert_eq!(acp.finish(), 0);
+
+    // session/resume opens it without replaying the conversation.
+    let mut acp = Acp::spawn(&env, &[]);
+    let init = acp.initialize();
+    assert!(init["agentCapabilities"]["sessionCapabilities"]["resume"].is_object());
+    let id = acp.request(
+        "session/resume",
+        json!({"sessionId": session, "cwd": env.cwd(), "mcpServers": []}),
+    );
+    let (seen, response) = acp.until_response(id, |m| panic!("{m}"));
+    assert!(response["result"]["configOptions"].is_array(), "{response}");
+    assert!(seen.is_empty(), "replayed on resume: {seen:?}");
+    let (seen, response) = acp.prompt(&session, "and now?", |m| panic!("{m}"));
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert!(updates(&seen, "user_message_chunk").is_empty());
+    assert_eq!(acp.finish(), 0);
 }
 
 #[test]
