@@ -4,7 +4,7 @@
 //! purpose is sent as it is, while anything thrown inside a handler is answered `Command failed: <message>`.
 //!
 //! Ported commands (`steer`, `follow_up`, `set_model`, `buddy_hatch`, `buddy_reroll`, `set_session_name`,
-//! `compact`, `mcp_server`) return
+//! `compact`, `fork`, `export_html`, `mcp_server`) return
 //! their generated `dreb_protocol::errors::<Command>Error`, which knows its exact wire text (`String::from` =
 //! `wire_text()`); no text is matched for them. The other commands still return strings: [`failed`] prefixes them
 //! here, in one place, and the comment at each says which failures are clean (see
@@ -300,7 +300,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ExportHtmlParams,
     ) -> Result<ExportHtmlResult, String> {
-        self.cmd_export_html(ctx, params).await.map_err(failed)
+        self.cmd_export_html(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn import_jsonl(
@@ -329,7 +331,7 @@ impl RpcHandler for Runtime {
     }
 
     async fn fork(&self, ctx: &RequestContext, params: ForkParams) -> Result<ForkResult, String> {
-        self.cmd_fork(ctx, params).await.map_err(failed)
+        self.cmd_fork(ctx, params).await.map_err(String::from)
     }
 
     async fn get_fork_messages(

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use dreb_protocol::envelope::fill;
+use dreb_protocol::errors::ExportHtmlError;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_session::{HtmlExportOptions, ToolInfo};
@@ -16,7 +16,7 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: ExportHtmlParams,
-    ) -> Result<ExportHtmlResult, String> {
+    ) -> Result<ExportHtmlResult, ExportHtmlError> {
         let (system_prompt, tools) = self.inner.agent.with_state(|s| {
             let tools = s
                 .tools
@@ -39,8 +39,12 @@ impl Runtime {
         let path =
             tokio::task::spawn_blocking(move || lock(&rt.inner.session).export_html(&options))
                 .await
-                .map_err(|e| fill(error_text::COMMAND_FAILED, &[("message", &e.to_string())]))?
-                .map_err(|e| fill(error_text::COMMAND_FAILED, &[("message", &e.to_string())]))?;
+                .map_err(ExportHtmlError::unexpected)?
+                .map_err(|e| match e {
+                    dreb_session::SessionError::ExportInMemory => ExportHtmlError::InMemorySession,
+                    dreb_session::SessionError::NothingToExport => ExportHtmlError::NothingToExport,
+                    other => ExportHtmlError::unexpected(other),
+                })?;
         Ok(ExportHtmlResult {
             path: path.to_string_lossy().into_owned(),
         })

@@ -6,6 +6,7 @@ use dreb_agent::AgentMessage;
 use dreb_ai::ThinkingLevel;
 use dreb_compaction::{SummaryLlm, generate_branch_summary, prepare_branch_summary};
 use dreb_hooks::{SessionBeforeEvent, SessionBeforeOutcome, SessionStartReason, SwitchReason};
+use dreb_protocol::errors::ForkError;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_session::{BranchSummaryInput, ListOptions, NavigateOptions, NewSessionOptions};
@@ -205,11 +206,11 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: ForkParams,
-    ) -> Result<ForkResult, String> {
+    ) -> Result<ForkResult, ForkError> {
         // A cancelled fork answers the text a fork would have returned; bad entries fail before the handlers.
         let text = lock(&self.inner.session)
             .fork_text(&p.entry_id)
-            .map_err(|e| e.to_string())?;
+            .map_err(fork_error)?;
         let event = SessionBeforeEvent::Fork {
             entry_id: p.entry_id.clone(),
         };
@@ -223,7 +224,7 @@ impl Runtime {
         self.inner.agent.wait_for_idle().await;
         let result = lock(&self.inner.session)
             .fork(&p.entry_id)
-            .map_err(|e| e.to_string())?;
+            .map_err(fork_error)?;
         self.sync_agent_from_session();
         lock(&self.inner.queued).clear();
         self.inner.agent.clear_all_queues();
@@ -354,5 +355,15 @@ fn resolve_against(cwd: &Path, p: &str) -> PathBuf {
         path.to_path_buf()
     } else {
         cwd.join(path)
+    }
+}
+
+/// A session error of `fork` as the command's typed error (the texts the spec lists, the rest unexpected).
+fn fork_error(e: dreb_session::SessionError) -> ForkError {
+    use dreb_session::SessionError as S;
+    match e {
+        S::InvalidForkEntry => ForkError::InvalidEntryId,
+        S::UnforkableAssistant => ForkError::UnforkableTurn,
+        other => ForkError::unexpected(other),
     }
 }
