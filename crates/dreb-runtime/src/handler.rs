@@ -4,7 +4,7 @@
 //! purpose is sent as it is, while anything thrown inside a handler is answered `Command failed: <message>`.
 //!
 //! Ported commands (`steer`, `follow_up`, `set_model`, `buddy_hatch`, `buddy_reroll`, `set_session_name`,
-//! `compact`, `fork`, `export_html`, `mcp_server`) return
+//! `compact`, `fork`, `export_html`, `navigate_tree`, `mcp_server`) return
 //! their generated `dreb_protocol::errors::<Command>Error`, which knows its exact wire text (`String::from` =
 //! `wire_text()`); no text is matched for them. The other commands still return strings: [`failed`] prefixes them
 //! here, in one place, and the comment at each says which failures are clean (see
@@ -445,8 +445,10 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: NavigateTreeParams,
     ) -> Result<NavigateTreeResult, String> {
-        // The reference catches every navigation error and returns it clean.
-        self.cmd_navigate_tree(ctx, params).await
+        // The reference catches every navigation error and returns it clean (the spec's texts are unprefixed).
+        self.cmd_navigate_tree(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn get_settings(

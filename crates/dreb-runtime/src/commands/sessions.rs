@@ -6,7 +6,7 @@ use dreb_agent::AgentMessage;
 use dreb_ai::ThinkingLevel;
 use dreb_compaction::{SummaryLlm, generate_branch_summary, prepare_branch_summary};
 use dreb_hooks::{SessionBeforeEvent, SessionBeforeOutcome, SessionStartReason, SwitchReason};
-use dreb_protocol::errors::ForkError;
+use dreb_protocol::errors::{ForkError, NavigateTreeError};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_session::{BranchSummaryInput, ListOptions, NavigateOptions, NewSessionOptions};
@@ -35,14 +35,12 @@ impl Runtime {
         }
     }
 
-    fn ensure_idle(&self) -> Result<(), String> {
+    fn ensure_idle(&self) -> Result<(), NavigateTreeError> {
         if self.is_busy() {
-            return Err(
-                "Cannot navigate the session tree while the agent is streaming. Abort or wait for idle first.".into()
-            );
+            return Err(NavigateTreeError::Streaming);
         }
         if self.inner.phase.is_compacting() {
-            return Err("Cannot navigate the session tree while summarization or compaction is in progress. Wait for idle first.".into());
+            return Err(NavigateTreeError::Summarizing);
         }
         Ok(())
     }
@@ -106,10 +104,12 @@ impl Runtime {
         &self,
         ctx: &RequestContext,
         p: NavigateTreeParams,
-    ) -> Result<NavigateTreeResult, String> {
+    ) -> Result<NavigateTreeResult, NavigateTreeError> {
         self.ensure_idle()?;
         if lock(&self.inner.session).entry(&p.target_id).is_none() {
-            return Err(format!("Entry {} not found", p.target_id));
+            return Err(NavigateTreeError::EntryNotFound {
+                id: p.target_id.clone(),
+            });
         }
         let cancelled = NavigateTreeResult {
             cancelled: true,
@@ -136,13 +136,15 @@ impl Runtime {
             });
         } else if p.summarize == Some(true) {
             let Some(model) = self.inner.agent.model() else {
-                return Err("No model available for summarization".into());
+                return Err(NavigateTreeError::NoModel);
             };
             let api_key = {
                 let registry = self.registry();
                 registry
                     .api_key_for(&model)
-                    .map_err(|_| "No model available for summarization".to_string())?
+                    .map_err(|_| NavigateTreeError::NoApiKey {
+                        provider: model.provider.clone(),
+                    })?
             };
             let entries: Vec<serde_json::Value> = {
                 let session = lock(&self.inner.session);
@@ -182,7 +184,11 @@ impl Runtime {
                         })
                     }
                     Err(dreb_compaction::SummaryError::Aborted) => return Ok(cancelled),
-                    Err(e) => return Err(e.to_string()),
+                    Err(e) => {
+                        return Err(NavigateTreeError::Failed {
+                            message: e.to_string(),
+                        });
+                    }
                 }
             }
         }
@@ -194,7 +200,9 @@ impl Runtime {
                     label: p.label.clone(),
                 },
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| NavigateTreeError::Failed {
+                message: e.to_string(),
+            })?;
         self.sync_agent_from_session();
         Ok(NavigateTreeResult {
             cancelled: false,
