@@ -4,7 +4,7 @@
 //! purpose is sent as it is, while anything thrown inside a handler is answered `Command failed: <message>`.
 //!
 //! Ported commands (`steer`, `follow_up`, `set_model`, `buddy_hatch`, `buddy_reroll`, `set_session_name`,
-//! `compact`, `fork`, `export_html`, `navigate_tree`, `mcp_server`) return
+//! `compact`, `fork`, `export_html`, `navigate_tree`, `import_jsonl`, `mcp_server`) return
 //! their generated `dreb_protocol::errors::<Command>Error`, which knows its exact wire text (`String::from` =
 //! `wire_text()`); no text is matched for them. The other commands still return strings: [`failed`] prefixes them
 //! here, in one place, and the comment at each says which failures are clean (see
@@ -310,7 +310,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ImportJsonlParams,
     ) -> Result<CancelledResult, String> {
-        self.cmd_import_jsonl(ctx, params).await.map_err(failed)
+        self.cmd_import_jsonl(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn switch_session(

@@ -6,7 +6,7 @@ use dreb_agent::AgentMessage;
 use dreb_ai::ThinkingLevel;
 use dreb_compaction::{SummaryLlm, generate_branch_summary, prepare_branch_summary};
 use dreb_hooks::{SessionBeforeEvent, SessionBeforeOutcome, SessionStartReason, SwitchReason};
-use dreb_protocol::errors::{ForkError, NavigateTreeError};
+use dreb_protocol::errors::{ForkError, ImportJsonlError, NavigateTreeError};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_session::{BranchSummaryInput, ListOptions, NavigateOptions, NewSessionOptions};
@@ -310,14 +310,16 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: ImportJsonlParams,
-    ) -> Result<CancelledResult, String> {
+    ) -> Result<CancelledResult, ImportJsonlError> {
         let input = resolve_against(&self.inner.cwd, &p.input_path);
         if !input.exists() {
-            return Err(format!("File not found: {}", input.display()));
+            return Err(ImportJsonlError::FileNotFound {
+                path: input.display().to_string(),
+            });
         }
         let imported = lock(&self.inner.session)
             .import_jsonl(&input)
-            .map_err(|e| e.to_string())?;
+            .map_err(ImportJsonlError::unexpected)?;
         // As in the reference: the copy is made, then switching to it can be cancelled.
         if self
             .switch_cancelled(SwitchReason::Resume, Some(&imported))
@@ -328,7 +330,7 @@ impl Runtime {
         self.reset_for_new_session().await;
         lock(&self.inner.session)
             .set_session_file(&imported)
-            .map_err(|e| e.to_string())?;
+            .map_err(ImportJsonlError::unexpected)?;
         self.sync_agent_from_session();
         self.announce_session_start(SessionStartReason::Resume)
             .await;
