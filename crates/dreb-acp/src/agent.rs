@@ -8,7 +8,7 @@ use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelRequestNotification, ClientNotification, ClientRequest,
     CloseSessionResponse, Error as RpcError, FileSystemCapabilities, Implementation,
     InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
-    LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
+    LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
     PromptCapabilities, RequestId, ResumeSessionResponse, SessionCapabilities,
     SessionCloseCapabilities, SessionId, SessionInfo, SessionListCapabilities, SessionNotification,
     SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
@@ -90,11 +90,11 @@ impl Agent {
             ClientRequest::InitializeRequest(r) => ok(self.initialize(r)),
             ClientRequest::NewSessionRequest(r) => self.new_session(id, r).await,
             ClientRequest::LoadSessionRequest(r) => {
-                self.open_stored(id, r.session_id, r.cwd, Reopen::Load)
+                self.open_stored(id, r.session_id, r.cwd, Reopen::Load, &r.mcp_servers)
                     .await
             }
             ClientRequest::ResumeSessionRequest(r) => {
-                self.open_stored(id, r.session_id, r.cwd, Reopen::Resume)
+                self.open_stored(id, r.session_id, r.cwd, Reopen::Resume, &r.mcp_servers)
                     .await
             }
             ClientRequest::ListSessionsRequest(r) => self.list_sessions(r).await,
@@ -164,7 +164,7 @@ impl Agent {
                             .embedded_context(true),
                     )
                     // No MCP transport over ACP yet: the client's servers are not started (docs/acp.md).
-                    .mcp_capabilities(McpCapabilities::new())
+                    .mcp_capabilities(McpCapabilities::new().http(true))
                     .session_capabilities(
                         SessionCapabilities::new()
                             .list(SessionListCapabilities::new())
@@ -197,9 +197,11 @@ impl Agent {
         cwd: &Path,
         session_file: Option<PathBuf>,
         id: Arc<OnceLock<SessionId>>,
+        mcp_servers: &[McpServer],
     ) -> Result<(Runtime, Inbox), RpcError> {
         let inbox = Inbox::new();
         let mut options = self.template.clone();
+        options.mcp_servers = client_mcp_servers(mcp_servers);
         options.cwd = cwd.to_path_buf();
         // A new session is new; a loaded one is that file (the command line's -c/--session/--fork do not apply).
         options.continue_recent = false;
@@ -241,15 +243,10 @@ impl Agent {
         if let Err(e) = Self::check_cwd(&r.cwd) {
             return Some(Err(e));
         }
-        if !r.mcp_servers.is_empty() {
-            tracing::warn!(
-                "{} MCP server(s) from the client are not started (not supported yet)",
-                r.mcp_servers.len()
-            );
-        }
         let started = async {
             let id_cell = Arc::new(OnceLock::new());
-            let (runtime, inbox) = self.start_runtime(&r.cwd, None, id_cell.clone())?;
+            let (runtime, inbox) =
+                self.start_runtime(&r.cwd, None, id_cell.clone(), &r.mcp_servers)?;
             let session_id = Self::session_id(&runtime).await?;
             let _ = id_cell.set(session_id.clone());
             let options = config::options(&runtime)
@@ -310,6 +307,7 @@ impl Agent {
         session_id: SessionId,
         cwd: PathBuf,
         how: Reopen,
+        mcp_servers: &[McpServer],
     ) -> Reply {
         if let Err(e) = Self::check_cwd(&cwd) {
             return Some(Err(e));
@@ -328,7 +326,7 @@ impl Agent {
         let started = async {
             let file = self.find_session_file(&session_id).await?;
             let id_cell = Arc::new(OnceLock::from(session_id.clone()));
-            let (runtime, inbox) = self.start_runtime(&cwd, Some(file), id_cell)?;
+            let (runtime, inbox) = self.start_runtime(&cwd, Some(file), id_cell, mcp_servers)?;
             if how == Reopen::Load {
                 self.replay(&runtime, &session_id, &cwd).await?;
             }
@@ -433,4 +431,52 @@ async fn reopen_response(runtime: &Runtime, how: Reopen) -> Result<Value, RpcErr
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The client's MCP servers as an `mcpServers` object (`docs/mcp.md`): stdio and HTTP; SSE (not advertised) is
+/// skipped. ACP names may hold any characters; ours become `mcp__<name>__<tool>`, so others turn into `-`.
+fn client_mcp_servers(servers: &[McpServer]) -> Option<Value> {
+    let mut out = serde_json::Map::new();
+    for server in servers {
+        let (name, entry) = match server {
+            McpServer::Stdio(s) => (
+                &s.name,
+                serde_json::json!({
+                    "command": s.command.to_string_lossy(),
+                    "args": s.args,
+                    "env": s.env.iter().map(|e| (e.name.clone(), Value::String(e.value.clone()))).collect::<serde_json::Map<_, _>>(),
+                }),
+            ),
+            McpServer::Http(h) => (
+                &h.name,
+                serde_json::json!({
+                    "type": "http",
+                    "url": h.url,
+                    "headers": h.headers.iter().map(|e| (e.name.clone(), Value::String(e.value.clone()))).collect::<serde_json::Map<_, _>>(),
+                }),
+            ),
+            _ => {
+                tracing::warn!("an MCP server of a transport not offered in initialize is skipped");
+                continue;
+            }
+        };
+        let mut safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        while safe.contains("__") {
+            safe = safe.replace("__", "_");
+        }
+        if safe.is_empty() {
+            safe = "server".into();
+        }
+        out.insert(safe, entry);
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
 }

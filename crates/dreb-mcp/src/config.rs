@@ -19,6 +19,8 @@ pub enum ConfigScope {
     McpJson,
     /// `mcpServers` of the project settings (`<cwd>/.dreb/settings.json`).
     Project,
+    /// Given by the front end's client (ACP's `session/new`): the user chose them in their editor.
+    Client,
 }
 
 impl ConfigScope {
@@ -27,11 +29,12 @@ impl ConfigScope {
             ConfigScope::User => "user",
             ConfigScope::McpJson => "mcp.json",
             ConfigScope::Project => "project",
+            ConfigScope::Client => "client",
         }
     }
 
     fn is_project(self) -> bool {
-        !matches!(self, ConfigScope::User)
+        matches!(self, ConfigScope::McpJson | ConfigScope::Project)
     }
 }
 
@@ -80,6 +83,8 @@ pub struct ConfigInput {
     pub user: Option<Value>,
     /// `mcpServers` of the project settings.
     pub project: Option<Value>,
+    /// Servers the front end's client gave (an `mcpServers` object); they win over the configured ones.
+    pub client: Option<Value>,
     /// The project's `.mcp.json` (its whole content; servers are under `mcpServers`).
     pub mcp_json_path: Option<PathBuf>,
     /// Whether the context-trust policy grants the project (project servers start only then).
@@ -103,6 +108,7 @@ pub fn load(
         (ConfigScope::User, input.user.clone()),
         (ConfigScope::McpJson, mcp_json),
         (ConfigScope::Project, input.project.clone()),
+        (ConfigScope::Client, input.client.clone()),
     ];
     for (scope, value) in sources {
         let Some(value) = value else { continue };

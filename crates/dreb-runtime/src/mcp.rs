@@ -241,6 +241,7 @@ fn config_input(inner: &Inner) -> ConfigInput {
     ConfigInput {
         user: settings.global_settings().get("mcpServers").cloned(),
         project: settings.project_settings().get("mcpServers").cloned(),
+        client: inner.mcp_client_servers.clone(),
         mcp_json_path: Some(inner.cwd.join(".mcp.json")),
         project_trusted: dreb_settings::context_trust::match_context_trust(&policy, &inner.cwd)
             .is_some(),

@@ -71,6 +71,8 @@ pub(crate) struct Inner {
     pub active_tools: Mutex<Option<Vec<String>>>,
     /// The MCP servers (see `dreb-mcp` and `crate::mcp`).
     pub mcp: Arc<dreb_mcp::McpManager>,
+    /// The MCP servers the front end's client gave (`RuntimeOptions::mcp_servers`).
+    pub mcp_client_servers: Option<Value>,
     /// `--tools`' MCP entries (`mcp__<server>__<tool>`, `mcp__<server>__*`); `None` without `--tools`: all.
     pub mcp_tool_filter: Option<Vec<String>>,
     /// Custom messages an extension held for the next prompt (`deliverAs: "nextTurn"`).

@@ -349,6 +349,7 @@ impl Runtime {
             ),
             extension_options,
             mcp: crate::mcp::new_manager(weak, &dialog, &outbox),
+            mcp_client_servers: options.mcp_servers.clone(),
             mcp_tool_filter: options.tools.as_ref().map(|list| {
                 list.iter()
                     .filter(|t| t.starts_with("mcp__"))

@@ -152,6 +152,7 @@ async fn run(args: Args) -> i32 {
             has_ui: args.print_format().is_none(),
         },
         text_files: None,
+        mcp_servers: None,
     };
     if args.acp() {
         // Editors speak the Agent Client Protocol on stdin/stdout (crates/dreb-acp); `output` stays unused.

@@ -259,7 +259,8 @@ fn initialize_is_honest_and_malformed_messages_get_json_rpc_errors() {
     assert_eq!(caps["promptCapabilities"]["image"], true);
     assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
     assert_eq!(caps["promptCapabilities"]["audio"], false);
-    assert_eq!(caps["mcpCapabilities"]["http"], false);
+    assert_eq!(caps["mcpCapabilities"]["http"], true);
+    assert_eq!(caps["mcpCapabilities"]["sse"], false);
     assert_eq!(init["authMethods"], json!([]));
     let probe = acp.request("session/list", json!({}));
     let (before, _) = acp.until_response(probe, |m| panic!("unexpected request {m}"));
@@ -752,5 +753,59 @@ fn cancel_request_on_a_prompt_cancels_its_turn() {
     acp.notify("$/cancel_request", json!({"requestId": id}));
     let (_, response) = acp.until_response(id, |m| panic!("unexpected {m}"));
     assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn the_clients_mcp_servers_are_started_and_their_tools_called() {
+    // The MCP server on the official Python SDK (installed in tests/mcp-peers by scripts/test-all.sh).
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = root.join("tests/mcp-peers/.venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: create the venv in tests/mcp-peers",
+        python.display()
+    );
+    let script = root
+        .join("crates/dreb-mcp/tests/fixtures/py_server.py")
+        .canonicalize()
+        .unwrap();
+    let scenario = Scenario {
+        turns: vec![
+            turn("add them", |t| {
+                t.tool_calls = vec![call("mcp__py-tools__add", json!({"a": 40, "b": 2}))];
+            }),
+            after_tool("The sum is there."),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.initialize();
+    // An ACP name with a space: tool names allow none, so it becomes `py-tools`.
+    let r = acp.call(
+        "session/new",
+        json!({"cwd": env.cwd(), "mcpServers": [{
+            "name": "py tools",
+            "command": python,
+            "args": [script],
+            "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}]
+        }]}),
+    );
+    let session = r["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    let (seen, response) = acp.prompt(&session, "add them", |m| panic!("unexpected {m}"));
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let done: Vec<&Value> = updates(&seen, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["status"] == "completed")
+        .collect();
+    assert_eq!(done.len(), 1, "{seen:#?}");
+    assert!(done[0].to_string().contains("42"), "{}", done[0]);
+    let requests = env.mock.requests();
+    let offered = requests[0].body["tools"].to_string();
+    assert!(offered.contains("mcp__py-tools__add"), "{offered}");
     assert_eq!(acp.finish(), 0);
 }

@@ -795,7 +795,7 @@ class McpServerInfo(TypedDict):
     state: McpServerState
     # `stdio` or `http`; absent for a skipped entry.
     transport: NotRequired[str]
-    # Where it is configured: `user` (global settings), `mcp.json` or `project` (project settings).
+    # Where it is configured: `user` (global settings), `mcp.json`, `project` (project settings) or `client` (given by an ACP client's `session/new`).
     scope: str
     # Tools offered to the model (0 unless ready).
     toolCount: int

@@ -861,7 +861,9 @@ export interface McpServerInfo {
   state: McpServerState;
   /** `stdio` or `http`; absent for a skipped entry. */
   transport?: string;
-  /** Where it is configured: `user` (global settings), `mcp.json` or `project` (project settings). */
+  /**
+   * Where it is configured: `user` (global settings), `mcp.json`, `project` (project settings) or `client` (given by an ACP client's `session/new`).
+   */
   scope: string;
   /** Tools offered to the model (0 unless ready). */
   toolCount: number;
