@@ -361,6 +361,7 @@ mod tests {
             mcp_json_path: Some(mcp_json),
             project_trusted: true,
             cwd: dir.path().to_path_buf(),
+            client: None,
         };
         let (servers, problems) = load(&input, &env);
         assert!(problems.is_empty(), "{problems:?}");
@@ -404,13 +405,19 @@ mod tests {
         let input = ConfigInput {
             user: Some(json!({"a": {"command": "x"}})),
             project: Some(json!({"b": {"command": "y"}})),
+            // A client's servers start in any project and win over a configured one of the same name.
+            client: Some(json!({"a": {"command": "from-client"}, "c": {"command": "z"}})),
             project_trusted: false,
             ..Default::default()
         };
         let (servers, problems) = load(&input, &env);
         assert_eq!(
             servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
-            ["a"]
+            ["a", "c"]
+        );
+        assert_eq!(servers[0].scope, ConfigScope::Client);
+        assert!(
+            matches!(&servers[0].transport, Transport::Stdio { command, .. } if command == "from-client")
         );
         assert_eq!(problems.len(), 1);
         assert_eq!(problems[0].name, "b");
