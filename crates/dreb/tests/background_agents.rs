@@ -498,8 +498,9 @@ fn no_subagent_tool_when_subagents_are_disabled() {
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
     let tools = tool_names(&env.mock.requests()[0].body);
-    let ls = tools.iter().position(|t| t == "ls").unwrap();
-    assert_eq!(tools[ls + 1], "subagent", "{tools:?}");
+    // The reference's order: the subagent tool right after the web tools (which follow `ls`).
+    let web_fetch = tools.iter().position(|t| t == "web_fetch").unwrap();
+    assert_eq!(tools[web_fetch + 1], "subagent", "{tools:?}");
 }
 
 fn tool_names(body: &Value) -> Vec<String> {
