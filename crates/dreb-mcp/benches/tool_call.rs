@@ -154,6 +154,38 @@ async fn ours() -> Vec<Duration> {
     out
 }
 
+/// Start `bin` with this home, agent dir and cwd, and read the answer to a `get_state` sent at once: the start
+/// instant, the process and its pipes.
+fn first_response(
+    bin: &str,
+    home: &std::path::Path,
+    agent: &std::path::Path,
+    cwd: &std::path::Path,
+) -> (
+    Instant,
+    std::process::Child,
+    std::process::ChildStdin,
+    BufReader<std::process::ChildStdout>,
+) {
+    let start = Instant::now();
+    let mut child = Command::new(bin)
+        .args(["--mode", "rpc", "--provider", "faux", "--no-session"])
+        .env("HOME", home)
+        .env("DREB_CODING_AGENT_DIR", agent)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dreb");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    writeln!(stdin, "{}", json!({"id": "s", "type": "get_state"})).unwrap();
+    stdout.read_line(&mut line).unwrap();
+    (start, child, stdin, stdout)
+}
+
 /// Start-up of the binary with three configured servers: the first response, and until all three are ready;
 /// runs alternate with a binary without servers (the baseline).
 fn startup(bin: &str) {
@@ -184,42 +216,15 @@ fn startup(bin: &str) {
     let mut ready = Vec::new();
     let mut baseline = Vec::new();
     for _ in 0..20 {
-        let start = Instant::now();
-        let mut child = Command::new(bin)
-            .args(["--mode", "rpc", "--provider", "faux", "--no-session"])
-            .env("HOME", empty.path())
-            .env("DREB_CODING_AGENT_DIR", &empty_agent)
-            .current_dir(empty.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dreb");
-        let mut stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        writeln!(stdin, "{}", json!({"id": "s", "type": "get_state"})).unwrap();
-        stdout.read_line(&mut line).unwrap();
+        let (start, mut child, stdin, _) =
+            first_response(bin, empty.path(), &empty_agent, empty.path());
         baseline.push(start.elapsed());
         drop(stdin);
         let _ = child.wait();
 
-        let start = Instant::now();
-        let mut child = Command::new(bin)
-            .args(["--mode", "rpc", "--provider", "faux", "--no-session"])
-            .env("HOME", home.path())
-            .env("DREB_CODING_AGENT_DIR", &agent)
-            .current_dir(&cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dreb");
-        let mut stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (start, mut child, mut stdin, mut stdout) =
+            first_response(bin, home.path(), &agent, &cwd);
         let mut line = String::new();
-        writeln!(stdin, "{}", json!({"id": "s", "type": "get_state"})).unwrap();
-        stdout.read_line(&mut line).unwrap();
         first.push(start.elapsed());
         loop {
             writeln!(stdin, "{}", json!({"id": "r", "type": "get_resources"})).unwrap();

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::config::{ConfigProblem, ServerConfig, Transport};
 use crate::env::McpEnv;
-use crate::server::{McpServer, ServerPrompt, ServerState};
+use crate::server::{McpServer, ServerPrompt, ServerState, lock};
 use crate::tool::{McpTool, tool_name};
 
 /// One server's line in `get_resources`.
@@ -44,10 +44,6 @@ pub struct McpManager {
     configured: tokio::sync::watch::Sender<bool>,
     servers: Mutex<Vec<Arc<McpServer>>>,
     problems: Mutex<Vec<ConfigProblem>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl McpManager {

@@ -96,7 +96,8 @@ pub struct McpServer {
 const STDERR_LINES: usize = 20;
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// A lock that a panicked holder does not poison for the others (the state stays usable).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 

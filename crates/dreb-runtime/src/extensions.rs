@@ -44,7 +44,7 @@ pub(crate) fn new_host(
 }
 
 /// `/name args` → `(name, args)`.
-fn slash_command(message: &str) -> Option<(&str, &str)> {
+pub(crate) fn slash_command(message: &str) -> Option<(&str, &str)> {
     let rest = message.strip_prefix('/')?;
     let (name, args) = match rest.find(char::is_whitespace) {
         Some(i) => (&rest[..i], rest[i..].trim()),

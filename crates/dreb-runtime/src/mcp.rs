@@ -157,15 +157,8 @@ impl Runtime {
 
     /// `/mcp__<server>__<prompt> args` → the prompt's text; `None` when the message names no MCP prompt.
     pub(crate) async fn expand_mcp_prompt(&self, message: &str) -> Option<Result<String, String>> {
-        let rest = message.strip_prefix("/mcp__")?;
-        let (name, args) = match rest.find(char::is_whitespace) {
-            Some(i) => (&rest[..i], rest[i..].trim()),
-            None => (rest, ""),
-        };
-        self.inner
-            .mcp
-            .expand_prompt(&format!("mcp__{name}"), args)
-            .await
+        let (name, args) = crate::extensions::slash_command(message)?;
+        self.inner.mcp.expand_prompt(name, args).await
     }
 
     /// `get_commands` entries of the servers' prompts.

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{Dreb, Env, read_jsonl};
+use common::{Dreb, Env, read_jsonl, tool_names};
 use dreb_mock_llm::Scenario;
 use serde_json::{Value, json};
 
@@ -501,20 +501,6 @@ fn no_subagent_tool_when_subagents_are_disabled() {
     // The reference's order: the subagent tool right after the web tools (which follow `ls`).
     let web_fetch = tools.iter().position(|t| t == "web_fetch").unwrap();
     assert_eq!(tools[web_fetch + 1], "subagent", "{tools:?}");
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| {
-            t["name"]
-                .as_str()
-                .or_else(|| t["function"]["name"].as_str())
-                .map(str::to_string)
-        })
-        .collect()
 }
 
 /// A routing guide that covers exactly `scope` (every required section, cold-start evidence).

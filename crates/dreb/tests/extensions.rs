@@ -7,7 +7,7 @@ mod common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{Dreb, Env, Frame, is_response};
+use common::{Dreb, Env, Frame, is_response, result_text, tool_end};
 use dreb_mock_llm::Scenario;
 use serde_json::{Value, json};
 
@@ -76,24 +76,6 @@ fn notify_text(f: &Frame) -> Option<String> {
 fn next_notify(dreb: &mut Dreb) -> String {
     let frames = dreb.read_until(|f| notify_text(f).is_some());
     notify_text(frames.last().unwrap()).unwrap()
-}
-
-fn tool_end(frames: &[Frame]) -> Value {
-    frames
-        .iter()
-        .find(|f| f["type"] == "tool_execution_end")
-        .cloned()
-        .unwrap_or_else(|| panic!("no tool_execution_end in {frames:#?}"))
-}
-
-fn result_text(end: &Value) -> String {
-    end["result"]["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|c| c["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[test]

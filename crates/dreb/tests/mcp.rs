@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{Dreb, Env, Frame, is_response};
+use common::{Dreb, Env, is_response, result_text, tool_end, tool_names};
 use dreb_mock_llm::Scenario;
 use serde_json::{Value, json};
 
@@ -77,39 +77,8 @@ fn call(dreb: &mut Dreb, cmd: Value) -> Value {
         .unwrap()
 }
 
-fn tool_end(frames: &[Frame]) -> Value {
-    frames
-        .iter()
-        .find(|f| f["type"] == "tool_execution_end")
-        .cloned()
-        .unwrap_or_else(|| panic!("no tool_execution_end in {frames:#?}"))
-}
-
-fn result_text(end: &Value) -> String {
-    end["result"]["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|c| c["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn mcp_servers(dreb: &mut Dreb) -> Value {
     call(dreb, json!({"id": "r", "type": "get_resources"}))["data"]["mcpServers"].clone()
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()))
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn alive(pid: i32) -> bool {

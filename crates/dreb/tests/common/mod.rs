@@ -470,3 +470,41 @@ pub fn read_jsonl(path: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|_| Value::String(l.to_string())))
         .collect()
 }
+
+/// The first `tool_execution_end` among `frames`.
+pub fn tool_end(frames: &[Frame]) -> Value {
+    frames
+        .iter()
+        .find(|f| f["type"] == "tool_execution_end")
+        .cloned()
+        .unwrap_or_else(|| panic!("no tool_execution_end in {frames:#?}"))
+}
+
+/// The text blocks of a `tool_execution_end`'s result, joined by newlines.
+pub fn result_text(end: &Value) -> String {
+    end["result"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The tool names a recorded LLM request offered (Anthropic `name` or OpenAI `function.name`).
+pub fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| {
+                    t["name"]
+                        .as_str()
+                        .or_else(|| t["function"]["name"].as_str())
+                })
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
