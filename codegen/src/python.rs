@@ -443,9 +443,10 @@ fn module(ir: &Ir) -> String {
 /// The "Shared types" section; returns the names it defines.
 fn write_shared_types(out: &mut String, ir: &Ir) -> Vec<String> {
     section(out, "Shared types");
+    let sent_by_host = input_body_structs(ir);
     for t in &ir.types {
         out.push_str("\n\n");
-        write_type(out, t);
+        write_type(out, t, sent_by_host.contains(t.name.as_str()));
     }
     ir.types.iter().map(|t| t.name.clone()).collect()
 }
@@ -668,14 +669,53 @@ fn union_alias(out: &mut String, name: &str, doc: &str, members: &[String]) {
     let _ = writeln!(out, "\n#: {doc}\n{name}: TypeAlias = {}", py_str(&target));
 }
 
-fn write_type(out: &mut String, t: &TypeDef) {
+/// The structs an input message's body is made of (the body, or its variants): the host writes them, and the
+/// client's `send_*` method sets their `type`, so there it may be left out.
+fn input_body_structs(ir: &Ir) -> HashSet<&str> {
+    let mut names = HashSet::new();
+    for m in &ir.inputs {
+        let MessageBody::Type(body) = &m.body else {
+            continue;
+        };
+        match ir.type_def(body).map(|t| &t.kind) {
+            Some(TypeKind::Struct(_)) => {
+                names.insert(body.as_str());
+            }
+            Some(TypeKind::Union(u)) => {
+                names.extend(u.variants.iter().map(|v| v.type_name.as_str()));
+            }
+            Some(TypeKind::OneOf(o)) => names.extend(o.variants.iter().filter_map(|v| match v {
+                TypeRef::Named(n) => Some(n.as_str()),
+                _ => None,
+            })),
+            _ => {}
+        }
+    }
+    names
+}
+
+/// `type_key_optional`: the struct is sent by the host through a `send_*` method that sets `type`.
+fn write_type(out: &mut String, t: &TypeDef, type_key_optional: bool) {
     let mut docs = doc_paragraphs(&t.doc, &t.since, &t.note);
     match &t.kind {
         TypeKind::Struct(s) => {
             if s.additional_fields {
                 docs.push("Open object: other keys are allowed and kept.".into());
             }
-            typed_dict(out, &t.name, &docs, &s.fields, &[]);
+            if type_key_optional && s.fields.iter().any(|f| f.name == "type") {
+                let fields: Vec<Field> = s
+                    .fields
+                    .iter()
+                    .map(|f| Field {
+                        optional: f.optional || f.name == "type",
+                        ..f.clone()
+                    })
+                    .collect();
+                docs.push("`type` may be left out: the client's `send_*` method sets it.".into());
+                typed_dict(out, &t.name, &docs, &fields, &[]);
+            } else {
+                typed_dict(out, &t.name, &docs, &s.fields, &[]);
+            }
         }
         TypeKind::Enum(e) => {
             let documented: Vec<String> = e

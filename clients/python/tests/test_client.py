@@ -74,3 +74,10 @@ def test_send_extension_ui_response_writes_the_input_frame(client: DrebClient) -
         client.send_extension_ui_response({"type": "extension_ui_response", "id": "dlg-1", "cancelled": True})
         event = sub.get(10)
     assert event == {"type": "echo_input", "frame": {"type": "extension_ui_response", "id": "dlg-1", "cancelled": True}}
+
+
+def test_send_extension_ui_response_sets_a_left_out_type(client: DrebClient) -> None:
+    with client.events() as sub:
+        client.send_extension_ui_response({"id": "dlg-2", "value": "Allow"})
+        event = sub.get(10)
+    assert event == {"type": "echo_input", "frame": {"type": "extension_ui_response", "id": "dlg-2", "value": "Allow"}}

@@ -13,7 +13,13 @@ from typing import Any
 HOST = '''
 from typing import Any, cast
 
-from dreb_rpc import RpcEvent, is_known_event
+from dreb_rpc import DrebClient, RpcEvent, is_known_event
+
+
+def answer(client: DrebClient, dialog_id: str) -> None:
+    # `type` is set by the method: leaving it out type-checks, a wrong key does not (checked below).
+    client.send_extension_ui_response({"id": dialog_id, "value": "Allow"})
+    client.send_extension_ui_response({"type": "extension_ui_response", "id": dialog_id, "confirmed": True})
 
 
 def describe(event: RpcEvent) -> str:
@@ -59,3 +65,21 @@ def test_narrowing_type_checks_under_mypy_strict(tmp_path: Path) -> None:
         "known turn_start",
         "other a_future_event 1",
     ]
+
+
+def test_a_misspelled_dialog_answer_fails_mypy_strict(tmp_path: Path) -> None:
+    host = tmp_path / "bad_host.py"
+    host.write_text(
+        "from dreb_rpc import DrebClient\n\n\n"
+        "def answer(client: DrebClient) -> None:\n"
+        "    client.send_extension_ui_response({'id': 'x', 'valeu': 'Allow'})\n",
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(host)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert 'incompatible type "dict[str, str]"' in result.stdout, result.stdout

@@ -714,22 +714,34 @@ ExtensionUiResponse: TypeAlias = "ExtensionUiValueResponse | ExtensionUiConfirmR
 
 
 class ExtensionUiValueResponse(TypedDict):
-    """Answer to `select`, `input` or `editor`."""
-    type: Literal["extension_ui_response"]
+    """
+    Answer to `select`, `input` or `editor`.
+
+    `type` may be left out: the client's `send_*` method sets it.
+    """
+    type: NotRequired[Literal["extension_ui_response"]]
     id: str
     value: str
 
 
 class ExtensionUiConfirmResponse(TypedDict):
-    """Answer to `confirm`."""
-    type: Literal["extension_ui_response"]
+    """
+    Answer to `confirm`.
+
+    `type` may be left out: the client's `send_*` method sets it.
+    """
+    type: NotRequired[Literal["extension_ui_response"]]
     id: str
     confirmed: bool
 
 
 class ExtensionUiAskResponse(TypedDict):
-    """Answer to `ask`: one answer per question, in order."""
-    type: Literal["extension_ui_response"]
+    """
+    Answer to `ask`: one answer per question, in order.
+
+    `type` may be left out: the client's `send_*` method sets it.
+    """
+    type: NotRequired[Literal["extension_ui_response"]]
     id: str
     answers: list[AskAnswer]
 
@@ -737,8 +749,10 @@ class ExtensionUiAskResponse(TypedDict):
 class ExtensionUiCancelResponse(TypedDict):
     """
     Dismiss any dialog: select/input/editor resolve to undefined, confirm to false; for ask it also stops the current agent turn.
+
+    `type` may be left out: the client's `send_*` method sets it.
     """
-    type: Literal["extension_ui_response"]
+    type: NotRequired[Literal["extension_ui_response"]]
     id: str
     cancelled: Literal[True]
 
