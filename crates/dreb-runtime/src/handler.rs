@@ -405,9 +405,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ListBackgroundAgentsParams,
     ) -> Result<BackgroundAgentsResult, String> {
-        // Background agents (background/commands.rs) apply the rule themselves: the built-in refusal is clean, every
-        // other failure is prefixed.
-        self.cmd_list_background_agents(ctx, params).await
+        self.cmd_list_background_agents(ctx, params)
+            .await
+            .map_err(failed)
     }
 
     async fn steer_background_agent(
@@ -415,7 +415,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SteerBackgroundAgentParams,
     ) -> Result<(), String> {
-        self.cmd_steer_background_agent(ctx, params).await
+        self.cmd_steer_background_agent(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn get_background_agent_pending(
@@ -423,7 +425,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetBackgroundAgentPendingParams,
     ) -> Result<BackgroundAgentPendingResult, String> {
-        self.cmd_get_background_agent_pending(ctx, params).await
+        self.cmd_get_background_agent_pending(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn list_agent_types(

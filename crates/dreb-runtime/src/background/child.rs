@@ -22,8 +22,17 @@ const KILL_GRACE: Duration = Duration::from_secs(5);
 /// Stderr kept for the error message (the rest is drained and dropped).
 const MAX_STDERR_BYTES: usize = 8192;
 
-const CHANNEL_UNAVAILABLE: &str = "Subagent control channel is unavailable.";
-const PROCESS_EXITED: &str = "Subagent process exited.";
+/// Why a request to a child got no answer (the texts are the reference's; the commands add their prefix).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    #[error("Subagent control channel is unavailable.")]
+    ChannelUnavailable,
+    #[error("Subagent process exited.")]
+    ProcessExited,
+    /// The child answered with an error, or its initial prompt failed: that text.
+    #[error("{0}")]
+    Failed(String),
+}
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -113,7 +122,7 @@ impl SubagentResult {
     }
 }
 
-type PendingReplies = Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>>;
+type PendingReplies = Mutex<HashMap<String, oneshot::Sender<Result<Value, RequestError>>>>;
 
 /// Commands to a running child; each waits for the child's response.
 pub struct ControlClient {
@@ -135,7 +144,7 @@ impl ControlClient {
     }
 
     /// Send `command` (an id is added) and wait for its response's `data` (Null when it has none).
-    pub async fn request(&self, mut command: Value) -> Result<Value, String> {
+    pub async fn request(&self, mut command: Value) -> Result<Value, RequestError> {
         let id = format!(
             "subagent-{}",
             self.next_id.fetch_add(1, Ordering::Relaxed) + 1
@@ -143,7 +152,8 @@ impl ControlClient {
         if let Some(obj) = command.as_object_mut() {
             obj.insert("id".into(), Value::String(id.clone()));
         }
-        let mut line = serde_json::to_vec(&command).map_err(|e| e.to_string())?;
+        let mut line =
+            serde_json::to_vec(&command).map_err(|e| RequestError::Failed(e.to_string()))?;
         line.push(b'\n');
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id.clone(), tx);
@@ -151,15 +161,15 @@ impl ControlClient {
             let mut stdin = self.stdin.lock().await;
             let Some(pipe) = stdin.as_mut() else {
                 lock(&self.pending).remove(&id);
-                return Err(CHANNEL_UNAVAILABLE.into());
+                return Err(RequestError::ChannelUnavailable);
             };
             if pipe.write_all(&line).await.is_err() || pipe.flush().await.is_err() {
                 *stdin = None;
                 lock(&self.pending).remove(&id);
-                return Err(CHANNEL_UNAVAILABLE.into());
+                return Err(RequestError::ChannelUnavailable);
             }
         }
-        rx.await.unwrap_or_else(|_| Err(PROCESS_EXITED.into()))
+        rx.await.unwrap_or(Err(RequestError::ProcessExited))
     }
 
     /// Route a response frame to its waiting request; false when no request waits for it.
@@ -173,20 +183,22 @@ impl ControlClient {
         let reply = if frame.get("success") == Some(&Value::Bool(true)) {
             Ok(frame.get("data").cloned().unwrap_or(Value::Null))
         } else {
-            Err(frame
-                .get("error")
-                .and_then(Value::as_str)
-                .unwrap_or("Subagent RPC command failed.")
-                .to_string())
+            Err(RequestError::Failed(
+                frame
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Subagent RPC command failed.")
+                    .to_string(),
+            ))
         };
         let _ = tx.send(reply);
         true
     }
 
     /// Fail every waiting request (the child is gone or being stopped).
-    fn reject_all(&self, error: &str) {
+    fn reject_all(&self, error: &RequestError) {
         for (_, tx) in lock(&self.pending).drain() {
-            let _ = tx.send(Err(error.to_string()));
+            let _ = tx.send(Err(error.clone()));
         }
     }
 }
@@ -199,7 +211,7 @@ struct Observed {
     model: Option<String>,
     thinking: Option<String>,
     completed: bool,
-    control_error: Option<String>,
+    control_error: Option<RequestError>,
 }
 
 const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
@@ -332,7 +344,8 @@ pub async fn run_child(
                 kill_at = Some(tokio::time::Instant::now() + KILL_GRACE);
             }
             _ = stop_child.cancelled(), if !term_sent => {
-                control.reject_all(lock(&observed).control_error.as_deref().unwrap_or(PROCESS_EXITED));
+                let error = lock(&observed).control_error.clone();
+                control.reject_all(error.as_ref().unwrap_or(&RequestError::ProcessExited));
                 signal(&child, nix::sys::signal::Signal::SIGTERM);
                 term_sent = true;
                 kill_at = Some(tokio::time::Instant::now() + KILL_GRACE);
@@ -355,7 +368,7 @@ pub async fn run_child(
         None => child.wait().await.ok(),
     };
     on_control(None);
-    control.reject_all(PROCESS_EXITED);
+    control.reject_all(&RequestError::ProcessExited);
     let stderr = match stderr_task {
         Some(t) => t.await.unwrap_or_default(),
         None => String::new(),
@@ -399,13 +412,13 @@ fn handle_line(
             // A late failure of the initial prompt: no agent_end will follow.
             let mut o = lock(observed);
             if !o.completed && o.control_error.is_none() {
-                o.control_error = Some(
+                o.control_error = Some(RequestError::Failed(
                     frame
                         .get("error")
                         .and_then(Value::as_str)
                         .unwrap_or("Subagent prompt failed.")
                         .to_string(),
-                );
+                ));
             }
         }
         return false;
@@ -462,16 +475,17 @@ fn finish(spec: &ChildSpec, o: Observed, exit_code: i32, stderr: String) -> Suba
         .map(|e| truncate_chars(e, 500));
     let error_message = if exit_code != 0 {
         let plain = o.plain_lines.join("\n");
+        let control_error = o
+            .control_error
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         Some(
-            [
-                o.control_error.as_deref().unwrap_or(""),
-                stderr.trim(),
-                plain.trim(),
-            ]
-            .iter()
-            .find(|s| !s.is_empty())
-            .map(|s| truncate_chars(s, 500))
-            .unwrap_or_else(|| format!("Subagent exited with code {exit_code}")),
+            [control_error.as_str(), stderr.trim(), plain.trim()]
+                .iter()
+                .find(|s| !s.is_empty())
+                .map(|s| truncate_chars(s, 500))
+                .unwrap_or_else(|| format!("Subagent exited with code {exit_code}")),
         )
     } else if output.trim().is_empty() {
         Some(match (stop_reason, last_error) {
@@ -644,7 +658,7 @@ mod tests {
         let relay = |v: Value| lock(&relayed).push(v);
         let line = r#"{"id":"subagent-1","type":"response","command":"steer","success":false,"error":"nope"}"#;
         assert!(!handle_line(line, &control, &observed, &relay));
-        assert_eq!(rx.try_recv().unwrap(), Err("nope".to_string()));
+        assert_eq!(rx.try_recv().unwrap(), Err(RequestError::Failed("nope".to_string())));
         assert!(!handle_line(
             r#"{"type":"agent_start","model":{"provider":"p","id":"m"},"thinkingLevel":"high"}"#,
             &control,

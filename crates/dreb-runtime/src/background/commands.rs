@@ -1,16 +1,42 @@
 //! `list_background_agents`, `steer_background_agent` and `get_background_agent_pending`.
 
+use dreb_protocol::errors::{GetBackgroundAgentPendingError, SteerBackgroundAgentError};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use serde_json::{Value, json};
 
+use super::NoControl;
+use super::child::RequestError;
 use crate::convert::wire;
 use crate::runtime::Runtime;
 
-/// Handler failures of these commands carry the reference's generic prefix.
-fn failed(e: String) -> String {
-    format!("Command failed: {e}")
+/// The two control commands list the same failures: one mapping per generated error type.
+macro_rules! control_failures {
+    ($error:ident) => {
+        impl From<NoControl> for $error {
+            fn from(why: NoControl) -> Self {
+                match why {
+                    NoControl::Unknown(agent_id) => Self::UnknownBackgroundAgent { agent_id },
+                    NoControl::NoLongerRunning(agent_id) => Self::NoLongerRunning { agent_id },
+                    NoControl::NotStartedYet(agent_id) => Self::NotStartedYet { agent_id },
+                }
+            }
+        }
+
+        impl From<RequestError> for $error {
+            fn from(e: RequestError) -> Self {
+                match e {
+                    RequestError::ChannelUnavailable => Self::ControlChannelUnavailable,
+                    RequestError::ProcessExited => Self::SubagentProcessExited,
+                    RequestError::Failed(message) => Self::Failed { message },
+                }
+            }
+        }
+    };
 }
+
+control_failures!(SteerBackgroundAgentError);
+control_failures!(GetBackgroundAgentPendingError);
 
 impl Runtime {
     pub(crate) async fn cmd_list_background_agents(
@@ -27,13 +53,16 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: SteerBackgroundAgentParams,
-    ) -> Result<(), String> {
-        crate::commands::reject_builtin(&p.message)?;
-        let control = self.inner.background.control(&p.agent_id).map_err(failed)?;
+    ) -> Result<(), SteerBackgroundAgentError> {
+        if let Some(name) = crate::commands::builtin_slash_command(&p.message) {
+            return Err(SteerBackgroundAgentError::BuiltinSlashCommand {
+                name: name.to_string(),
+            });
+        }
+        let control = self.inner.background.control(&p.agent_id)?;
         control
             .request(json!({"type": "steer", "message": p.message}))
-            .await
-            .map_err(failed)?;
+            .await?;
         Ok(())
     }
 
@@ -41,18 +70,17 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: GetBackgroundAgentPendingParams,
-    ) -> Result<BackgroundAgentPendingResult, String> {
-        let control = self.inner.background.control(&p.agent_id).map_err(failed)?;
+    ) -> Result<BackgroundAgentPendingResult, GetBackgroundAgentPendingError> {
+        let control = self.inner.background.control(&p.agent_id)?;
         let (state, pending) = tokio::join!(
             control.request(json!({"type": "get_state"})),
             control.request(json!({"type": "get_pending_messages"})),
         );
-        let state = state.map_err(failed)?;
-        let pending = pending.map_err(failed)?;
+        let (state, pending) = (state?, pending?);
         wire(&json!({
             "steeringMode": state.get("steeringMode").cloned().unwrap_or(Value::Null),
             "pending": pending,
         }))
-        .map_err(failed)
+        .map_err(GetBackgroundAgentPendingError::unexpected)
     }
 }

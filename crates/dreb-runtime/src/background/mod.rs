@@ -22,6 +22,14 @@ use tokio_util::sync::CancellationToken;
 use crate::sync::lock;
 use child::ControlClient;
 
+/// Why [`BackgroundAgents::control`] has no channel to an agent (the agent's id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoControl {
+    Unknown(String),
+    NoLongerRunning(String),
+    NotStartedYet(String),
+}
+
 /// Launched entries are dropped from the registry this long after they finished (rehydrated ones are kept: they
 /// come from disk anyway).
 const PRUNE_AFTER_MS: i64 = 5 * 60 * 1000;
@@ -149,20 +157,19 @@ impl BackgroundAgents {
         }
     }
 
-    /// The control channel of a running child, or the reference's texts for why there is none.
-    pub fn control(&self, agent_id: &str) -> Result<Arc<ControlClient>, String> {
+    /// The control channel of a running child, or why there is none.
+    pub fn control(&self, agent_id: &str) -> Result<Arc<ControlClient>, NoControl> {
         let entries = lock(&self.entries);
         let Some(entry) = entries.iter().find(|e| e.info.agent_id == agent_id) else {
-            return Err(format!("Unknown background agent \"{agent_id}\"."));
+            return Err(NoControl::Unknown(agent_id.into()));
         };
         if entry.info.status != "running" {
-            return Err(format!(
-                "Background agent \"{agent_id}\" is no longer running."
-            ));
+            return Err(NoControl::NoLongerRunning(agent_id.into()));
         }
-        entry.control.clone().ok_or_else(|| {
-            format!("Background agent \"{agent_id}\" has not started a controllable child yet.")
-        })
+        entry
+            .control
+            .clone()
+            .ok_or_else(|| NoControl::NotStartedYet(agent_id.into()))
     }
 
     /// Stop every running child: its entry is marked failed and its completion is delivered as cancelled. Live

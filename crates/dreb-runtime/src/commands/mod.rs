@@ -19,5 +19,5 @@ pub(crate) mod snapshot;
 mod state;
 
 pub(crate) use discovery::{home_dir, resolve_entry};
-pub(crate) use prompting::reject_builtin;
+pub(crate) use prompting::builtin_slash_command;
 pub(crate) use state::git_branch;

@@ -12,7 +12,7 @@ use crate::convert::wire;
 use crate::runtime::{QueuedDisplay, Runtime, no_api_key_text};
 use crate::sync::lock;
 
-fn builtin_slash_command(message: &str) -> Option<&str> {
+pub(crate) fn builtin_slash_command(message: &str) -> Option<&str> {
     let first = message.split_whitespace().next()?;
     let name = first.strip_prefix('/')?;
     super::discovery::BUILTIN_COMMANDS
