@@ -1,18 +1,19 @@
 // Binary discovery: the `command` option, then DREB_BIN, then `dreb` on PATH, then a clear SpawnError.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { DrebClient, ProcessTransport, RpcConnection, SpawnError, resolveDrebBinary } from "../src/index.js";
 import { writeFakeAgent } from "./fake-agent.js";
+import { tempDir } from "./temp-dir.js";
 
 const agentPath = writeFakeAgent();
 const realBin = process.env.DREB_BIN ?? "";
 
 /** A directory holding an executable `dreb` that runs the fake agent. */
 function dirWithFakeDreb(): string {
-  const dir = mkdtempSync(join(tmpdir(), "dreb-path-"));
+  const dir = tempDir("dreb-path-");
   const script = join(dir, "dreb");
   writeFileSync(script, `#!/bin/sh\nexec "${process.execPath}" "${agentPath}" "$@"\n`);
   chmodSync(script, 0o755);
@@ -45,7 +46,7 @@ test("a DREB_BIN that is missing or not executable: a SpawnError naming the path
     () => resolveDrebBinary(undefined, { DREB_BIN: missing, PATH: dirWithFakeDreb() }),
     (e: unknown) => e instanceof SpawnError && e.message.includes(`DREB_BIN="${missing}" does not exist`),
   );
-  const plain = join(mkdtempSync(join(tmpdir(), "dreb-noexec-")), "dreb");
+  const plain = join(tempDir("dreb-noexec-"), "dreb");
   writeFileSync(plain, "not executable\n", { mode: 0o644 });
   assert.throws(
     () => resolveDrebBinary(undefined, { DREB_BIN: plain }),
@@ -86,7 +87,7 @@ test(
   "DREB_BIN pointing at the real binary works (with an empty PATH)",
   { skip: realBin ? false : "set DREB_BIN to a dreb binary to run against the real agent" },
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), "dreb-real-"));
+    const dir = tempDir("dreb-real-");
     const client = await DrebClient.spawn({
       provider: "faux",
       args: ["--no-session"],

@@ -1,8 +1,8 @@
 // A tiny fake agent that speaks the dreb JSONL protocol on stdio, for process-level tests.
 // It is written to a temp file and run with the current node binary.
-import { mkdtempSync, writeFileSync, chmodSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync, chmodSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "./temp-dir.js";
 
 const SOURCE = String.raw`
 "use strict";
@@ -88,7 +88,7 @@ process.stdin.on("end", () => {
 
 /** Writes the fake agent to a fresh temp dir (world-readable, for the uid test) and returns its path. */
 export function writeFakeAgent(): string {
-  const dir = mkdtempSync(join(tmpdir(), "dreb-fake-agent-"));
+  const dir = tempDir("dreb-fake-agent-");
   chmodSync(dir, 0o755);
   const path = join(dir, "agent.cjs");
   writeFileSync(path, SOURCE, { mode: 0o644 });

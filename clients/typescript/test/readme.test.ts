@@ -104,7 +104,8 @@ for (const example of examples) {
     const file = path.join(outDir, `${example.name}.js`);
     writeFileSync(file, js);
     const home = mkdtempSync(path.join(tmpdir(), "dreb-readme-"));
-    const env: NodeJS.ProcessEnv = { ...process.env, DREB_BIN: bin, HOME: home, DREB_CODING_AGENT_DIR: path.join(home, "agent") };
+    // TMPDIR: what the example makes in the temp dir goes inside `home`, which is removed below.
+    const env: NodeJS.ProcessEnv = { ...process.env, DREB_BIN: bin, HOME: home, TMPDIR: home, DREB_CODING_AGENT_DIR: path.join(home, "agent") };
     delete env.DREB_FAUX_SCENARIO;
     try {
       const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {

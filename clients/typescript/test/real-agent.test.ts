@@ -3,16 +3,15 @@
 // against the generated JSON Schema.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DrebClient, RpcError, isEvent, isKnownEvent, type RpcEvent } from "../src/index.js";
+import { tempDir } from "./temp-dir.js";
 
 const bin = process.env.DREB_BIN ?? "";
 const skip = bin ? false : "set DREB_BIN to a dreb binary to run against the real agent";
 
 async function spawnReal(): Promise<DrebClient> {
-  const dir = mkdtempSync(join(tmpdir(), "dreb-real-"));
+  const dir = tempDir("dreb-real-");
   return DrebClient.spawn({
     command: bin,
     provider: "faux",

@@ -2,9 +2,9 @@
 // refusal of every command, a response after the request's timeout, a run that never ends, malformed frames, a crash.
 // Written to a temp file as a `.cjs` script, so `new RpcClient({ cliPath })` runs it with node (as the reference runs
 // its `dist/cli.js`).
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "./temp-dir.js";
 
 const SOURCE = String.raw`
 "use strict";
@@ -73,7 +73,7 @@ process.stdin.on("end", () => process.exit(0));
 
 /** Writes the scripted agent to a fresh temp dir (world-readable, for the uid test) and returns its path. */
 export function writeRpcFakeAgent(): string {
-  const dir = mkdtempSync(join(tmpdir(), "dreb-rpc-fake-"));
+  const dir = tempDir("dreb-rpc-fake-");
   chmodSync(dir, 0o755);
   const file = join(dir, "cli.cjs");
   writeFileSync(file, SOURCE, { mode: 0o644 });

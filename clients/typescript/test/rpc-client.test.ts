@@ -3,11 +3,11 @@
 // (README: "Differences from the reference client").
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, realpathSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { RpcClient, RpcError, RpcTimeoutError, type ResponseFrame, type RpcEvent, type RpcExitInfo, type RpcExtensionUIResponse } from "../src/index.js";
 import { writeRpcFakeAgent } from "./rpc-client-fake.js";
+import { tempDir } from "./temp-dir.js";
 
 const cliPath = writeRpcFakeAgent();
 
@@ -43,7 +43,7 @@ test("start runs <cliPath> --mode rpc --provider --model ...args in cwd, env mer
 });
 
 test("without cliPath the binary is $DREB_BIN (of the agent's environment), else dreb on PATH", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "dreb-rpc-bin-"));
+  const dir = tempDir("dreb-rpc-bin-");
   const wrapper = join(dir, "dreb");
   writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${cliPath}" "$@"\n`);
   chmodSync(wrapper, 0o755);
@@ -258,7 +258,7 @@ test("a spawn failure rejects start with failed to spawn; later calls name the c
 });
 
 test("an agent that exits at once rejects start with exited immediately", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "dreb-rpc-exit-"));
+  const dir = tempDir("dreb-rpc-exit-");
   const script = join(dir, "dreb");
   writeFileSync(script, "#!/bin/sh\necho 'Model not found: x/y' >&2\nexit 1\n");
   chmodSync(script, 0o755);
