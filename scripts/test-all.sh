@@ -89,7 +89,8 @@ for target in frame_reader decode_dispatch; do
   else
     bound=(-max_total_time="$FUZZ_SECONDS" -runs=200000)
   fi
-  RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none --dev "$target" "$FUZZ_WORK/$target" "fuzz/corpus/$target" -- \
+  # TMPDIR: the decode_dispatch body keeps its temp HOME for the whole process (a static); it goes with FUZZ_WORK.
+  TMPDIR="$FUZZ_WORK" RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none --dev "$target" "$FUZZ_WORK/$target" "fuzz/corpus/$target" -- \
     "${bound[@]}" -timeout=60 -print_final_stats=1
 done
 rm -rf "$FUZZ_WORK"
