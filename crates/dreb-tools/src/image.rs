@@ -51,6 +51,11 @@ impl PreparedImage {
     }
 }
 
+/// Base64 of the bytes as they are (`images.autoResize` off).
+pub fn base64(bytes: &[u8]) -> String {
+    B64.encode(bytes)
+}
+
 fn encode(img: &DynamicImage, format: ImageFormat) -> Option<String> {
     let mut buf = std::io::Cursor::new(Vec::new());
     match format {

@@ -361,11 +361,6 @@ impl Args {
                     .into(),
             );
         }
-        if self.messages.iter().any(|m| m.starts_with('@')) {
-            return Err(
-                "Error: @file arguments are not supported yet; put the text in the prompt".into(),
-            );
-        }
         if self.api_key.is_some() && self.model.is_none() && self.provider.is_none() {
             return Err(
                 "Error: --api-key requires a model to be specified via --provider/--model".into(),

@@ -3,6 +3,7 @@
 //! stdout carries protocol frames only; logs go to stderr through `tracing`.
 
 pub mod args;
+pub mod file_args;
 pub mod one_off;
 pub mod output;
 pub mod pipe_space;

@@ -77,24 +77,54 @@ fn main() -> ExitCode {
     ExitCode::from(code as u8)
 }
 
-/// The prompts of a one-shot run: the positional messages, else stdin's text when stdin is not a terminal.
-fn one_shot_prompts(args: &Args) -> Result<Vec<String>, String> {
-    if !args.messages.is_empty() {
-        return Ok(args.messages.clone());
-    }
+/// Piped stdin's text for a one-shot run, as the reference reads it: trimmed, `None` when stdin is a terminal or
+/// sent only whitespace.
+fn piped_stdin() -> Result<Option<String>, String> {
     use std::io::{IsTerminal, Read};
     let mut stdin = std::io::stdin();
     if stdin.is_terminal() {
-        return Err("Error: print mode needs a prompt: pass it as an argument or on stdin".into());
+        return Ok(None);
     }
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     stdin
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(|e| format!("Error: cannot read the prompt from stdin: {e}"))?;
-    if text.trim().is_empty() {
+    let text = String::from_utf8_lossy(&bytes).trim().to_string();
+    Ok((!text.is_empty()).then_some(text))
+}
+
+/// The prompts of a one-shot run (see `dreb_cli::file_args`): the `@file` arguments are read with the session's
+/// `images.autoResize`.
+async fn one_shot_prompts(
+    runtime: &Runtime,
+    args: &Args,
+    stdin: Option<String>,
+) -> Result<Vec<dreb_protocol::PromptParams>, String> {
+    use dreb_protocol::RpcHandler;
+    let (files, messages) = dreb_cli::file_args::split_file_args(&args.messages);
+    let parts = if files.is_empty() {
+        Default::default()
+    } else {
+        let settings = runtime
+            .get_settings(
+                &dreb_protocol::support::RequestContext::detached(None),
+                dreb_protocol::GetSettingsParams {},
+            )
+            .await?;
+        let cwd = std::env::current_dir()
+            .map_err(|e| format!("Error: cannot read the working directory: {e}"))?;
+        dreb_cli::file_args::read_file_args(
+            &files,
+            &cwd,
+            settings.image_auto_resize.unwrap_or(true),
+        )?
+    };
+    let prompts =
+        dreb_cli::print_mode::prompts(dreb_cli::file_args::combine(stdin, parts, messages));
+    if prompts.is_empty() {
         return Err("Error: print mode needs a prompt: pass it as an argument or on stdin".into());
     }
-    Ok(vec![text])
+    Ok(prompts)
 }
 
 async fn run(args: Args) -> i32 {
@@ -160,15 +190,15 @@ async fn run(args: Args) -> i32 {
         return dreb_acp::serve(options, stdin, stdout, termination_signal()).await;
     }
     let print = args.print_format();
-    let prompts = match print {
-        Some(_) => match one_shot_prompts(&args) {
-            Ok(prompts) => prompts,
+    let stdin_text = match print {
+        Some(_) => match piped_stdin() {
+            Ok(text) => text,
             Err(e) => {
                 eprintln!("{e}");
                 return 1;
             }
         },
-        None => Vec::new(),
+        None => None,
     };
     // Text mode prints only the final reply; JSON and RPC modes write every frame.
     let sink: Arc<dyn dreb_protocol::FrameSink> = match print {
@@ -183,6 +213,15 @@ async fn run(args: Args) -> i32 {
         }
     };
     if let Some(format) = print {
+        let prompts = match one_shot_prompts(&runtime, &args, stdin_text).await {
+            Ok(prompts) => prompts,
+            Err(e) => {
+                eprintln!("{e}");
+                stop.cancel();
+                finish(&runtime, &output, ServeOptions::default().children_timeout).await;
+                return 1;
+            }
+        };
         if format == PrintFormat::Json {
             runtime.outbox().send(&runtime.session_header());
         }

@@ -1,5 +1,6 @@
-//! `-p/--print` and `--mode json`: one-shot runs on the same runtime. The prompts (the positional messages, or
-//! stdin when there are none and it is not a terminal) are sent one after another; `--mode json` writes the session
+//! `-p/--print` and `--mode json`: one-shot runs on the same runtime. The prompts (piped stdin, `@file` arguments
+//! and the first positional message make the first, as in the reference; each other message one more) are sent one
+//! after another; `--mode json` writes the session
 //! header and then every event as a JSON line on stdout, text mode writes the final reply's text. The exit code is 1
 //! when the last reply failed or was aborted (its error on stderr), else 0.
 
@@ -8,6 +9,8 @@ use dreb_ai::{AssistantBlock, StopReason};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::{PromptParams, RpcHandler};
 use dreb_runtime::Runtime;
+
+use crate::file_args::OneShotInput;
 
 /// What a one-shot run writes on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,14 +28,26 @@ impl dreb_protocol::FrameSink for Discard {
     fn send_frame(&self, _frame: Vec<u8>) {}
 }
 
-/// Send each prompt and wait for the session to settle; the exit code.
-pub async fn run(runtime: &Runtime, format: PrintFormat, prompts: Vec<String>) -> i32 {
-    for prompt in prompts {
-        let params = PromptParams {
-            message: prompt,
+/// The prompts of a run: the first with the `@file` images (see [`crate::file_args`]), the others text only.
+pub fn prompts(input: OneShotInput) -> Vec<PromptParams> {
+    let first = input.first.map(|(message, images)| PromptParams {
+        message,
+        images: (!images.is_empty()).then_some(images),
+        streaming_behavior: None,
+    });
+    first
+        .into_iter()
+        .chain(input.rest.into_iter().map(|message| PromptParams {
+            message,
             images: None,
             streaming_behavior: None,
-        };
+        }))
+        .collect()
+}
+
+/// Send each prompt and wait for the session to settle; the exit code.
+pub async fn run(runtime: &Runtime, format: PrintFormat, prompts: Vec<PromptParams>) -> i32 {
+    for params in prompts {
         if let Err(e) = runtime
             .prompt(&RequestContext::detached(None), params)
             .await

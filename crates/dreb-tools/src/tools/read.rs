@@ -136,8 +136,7 @@ fn render(
                 }
             }
         } else {
-            use base64::Engine;
-            let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+            let data = crate::image::base64(&bytes);
             vec![
                 text_block(format!("Read image file [{mime}]")),
                 image_block(data, mime),
