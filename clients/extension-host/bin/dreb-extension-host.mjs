@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // dreb-extension-host <extension path>: runs one extension of the TypeScript reference as an extension process of
 // dreb-rs. The runtime starts it in the session's cwd and speaks the extension protocol over stdin/stdout.
+// dreb-extension-host --multiplex: runs every JavaScript extension of a session, one per `channel` of the frames.
 
 import { Console } from "node:console";
 import { format } from "node:util";
@@ -37,7 +38,9 @@ process.on("unhandledRejection", (e) => log(`extension host: unhandled rejection
 
 const args = process.argv.slice(2);
 if (args[0] === "--help" || args[0] === "-h") {
-	log("usage: dreb-extension-host <extension path>\nRuns one TypeScript/JavaScript dreb extension over the extension protocol (stdin/stdout).");
+	log(
+		"usage: dreb-extension-host <extension path> | --multiplex\nRuns one TypeScript/JavaScript dreb extension over the extension protocol (stdin/stdout),\nor (--multiplex) every extension the runtime opens a channel for.",
+	);
 	process.exit(0);
 }
 if (args[0] === "--version") {
@@ -47,15 +50,26 @@ if (args[0] === "--version") {
 	process.exit(0);
 }
 
-const { Host } = await import("../src/host.js");
-const host = new Host({
-	input: process.stdin,
-	writeLine: (line) => {
-		writeProtocol(line);
-	},
-	log,
-	extensionPath: args[0],
-	// The runtime closes stdin after session_shutdown: the extension's timers and handles must not keep us alive.
-	onClose: () => setImmediate(() => process.exit(0)),
-});
-host.start();
+// The runtime closes stdin after session_shutdown: the extensions' timers and handles must not keep us alive.
+const onClose = () => setImmediate(() => process.exit(0));
+
+if (args[0] === "--multiplex") {
+	const { serveMany } = await import("../src/multiplex.js");
+	serveMany({ input: process.stdin, writeLine: (line) => writeProtocol(line), log, onClose });
+} else {
+	await serveOne();
+}
+
+async function serveOne() {
+	const { Host } = await import("../src/host.js");
+	const host = new Host({
+		input: process.stdin,
+		writeLine: (line) => {
+			writeProtocol(line);
+		},
+		log,
+		extensionPath: args[0],
+		onClose,
+	});
+	host.start();
+}

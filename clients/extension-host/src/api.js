@@ -18,6 +18,7 @@ export const HOOK_CALLS = new Set([
 	"session_before_fork",
 	"session_before_compact",
 	"session_before_tree",
+	"resources_discover",
 ]);
 
 /**
@@ -54,6 +55,8 @@ export class Registry {
 		this.messageRenderers = new Map();
 		/** @type {Map<string, boolean | string>} */
 		this.flagValues = new Map();
+		/** @type {Map<string, Record<string, unknown>>} providers (`registerProvider`), their configs as JSON */
+		this.providers = new Map();
 	}
 
 	/** @param {string} event */
@@ -99,8 +102,30 @@ export class Registry {
 		if (this.commands.size) reg.commands = [...this.commands.values()].map(Registry.commandRegistration);
 		if (this.tools.size) reg.tools = [...this.tools.values()].map(Registry.toolRegistration);
 		if (this.flags.size) reg.flags = [...this.flags.values()].map(Registry.flagRegistration);
+		if (this.providers.size) reg.providers = [...this.providers].map(([name, config]) => ({ name, config }));
 		return reg;
 	}
+}
+
+/**
+ * A provider config as the protocol carries it: the reference's `ProviderConfig` without its functions
+ * (`streamSimple`, `oauth`), which cannot leave this process.
+ * @param {string} name @param {unknown} config @param {import("./context.js").HostServices} host
+ * @returns {Record<string, unknown>}
+ */
+function providerConfig(name, config, host) {
+	const c = config && typeof config === "object" ? /** @type {Record<string, unknown>} */ (config) : {};
+	const { streamSimple, oauth, ...rest } = c;
+	if (typeof streamSimple === "function") {
+		host.warnOnce(
+			`streamSimple:${name}`,
+			`registerProvider("${name}"): a custom streamSimple is not supported by dreb-rs (the runtime streams from its own providers); the config's api, baseUrl and models are used`,
+		);
+	}
+	if (oauth !== undefined) {
+		host.warnOnce(`oauth:${name}`, `registerProvider("${name}"): oauth (/login) is not supported in RPC mode; ignored`);
+	}
+	return JSON.parse(JSON.stringify(rest));
 }
 
 /**
@@ -163,10 +188,10 @@ export function execLocal(command, args, cwd, options) {
  * @param {import("./context.js").HostServices} deps.host
  * @param {() => boolean} deps.initialized whether `initialize` was answered (registrations then go out with `register`)
  * @param {(registration: Record<string, unknown>) => void} deps.register sends a later registration
+ * @param {ReturnType<typeof createEventBus>} [deps.events] the event bus shared with the other extensions of the host
  */
-export function createExtensionAPI({ registry, host, initialized, register }) {
+export function createExtensionAPI({ registry, host, initialized, register, events = createEventBus() }) {
 	const { conn, snap } = host;
-	const events = createEventBus();
 	const notReady = () => {
 		throw new Error("Extension runtime not initialized. Action methods cannot be called during extension loading.");
 	};
@@ -340,11 +365,16 @@ export function createExtensionAPI({ registry, host, initialized, register }) {
 				void conn.fire("set_thinking_level", { level });
 			});
 		},
-		registerProvider() {
-			host.warnOnce("provider", "providers registered by extensions are not supported by dreb-rs yet; ignored");
+		/** As in the reference, queued while the module loads (sent with `initialize`), at once afterwards. @param {string} name @param {unknown} config */
+		registerProvider(name, config) {
+			const c = providerConfig(String(name), config, host);
+			registry.providers.set(String(name), c);
+			if (initialized()) register({ providers: [{ name: String(name), config: c }] });
 		},
-		unregisterProvider() {
-			host.warnOnce("provider", "providers registered by extensions are not supported by dreb-rs yet; ignored");
+		/** @param {string} name */
+		unregisterProvider(name) {
+			const had = registry.providers.delete(String(name));
+			if (had && initialized()) void conn.fire("unregister_provider", { name: String(name) });
 		},
 		events,
 	};

@@ -41,8 +41,17 @@ export class Connection {
 		this.currentLane = () => "detached";
 	}
 
-	/** @param {Handlers} handlers */
+	/**
+	 * Take frames from elsewhere (a channel of the multiplexed host): `receiveFrame` delivers them.
+	 * @param {Handlers} handlers
+	 */
+	attach(handlers) {
+		this.handlers = handlers;
+	}
+
+	/** Read the frames from `input`. @param {Handlers} handlers */
 	start(handlers) {
+		this.attach(handlers);
 		const decoder = new StringDecoder("utf8");
 		let buffer = "";
 		this.input.on("data", (chunk) => {
@@ -82,6 +91,12 @@ export class Connection {
 			this.log(`extension host: dropped a line that is not a JSON object: ${text.slice(0, 200)}`);
 			return;
 		}
+		this.receiveFrame(frame, handlers);
+	}
+
+	/** @param {Frame} frame @param {Handlers} [handlers] */
+	receiveFrame(frame, handlers = this.handlers) {
+		if (!handlers) return;
 		if (frame.type === "response") {
 			this.resolve(frame);
 		} else if (frame.type === "cancel") {

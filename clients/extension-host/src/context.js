@@ -299,10 +299,10 @@ export function createModelRegistry(host) {
 		getError: () => undefined,
 		refresh: () => {},
 		registerProvider() {
-			host.warnOnce("provider", "providers registered by extensions are not supported by dreb-rs yet; ignored");
+			host.warnOnce("provider", "ctx.modelRegistry is a read-only view in dreb-rs: use dreb.registerProvider(); ignored");
 		},
 		unregisterProvider() {
-			host.warnOnce("provider", "providers registered by extensions are not supported by dreb-rs yet; ignored");
+			host.warnOnce("provider", "ctx.modelRegistry is a read-only view in dreb-rs: use dreb.unregisterProvider(); ignored");
 		},
 	};
 }

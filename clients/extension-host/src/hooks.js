@@ -321,7 +321,26 @@ async function beforeTree(h) {
 }
 
 /** @type {Record<string, (h: HookInput) => Promise<Record<string, unknown>>>} */
+/**
+ * `resources_discover`: every handler's skill, prompt and theme paths, in order.
+ * @param {HookInput} h
+ */
+async function resourcesDiscover({ handlers, params, ctx }) {
+	const event = { type: "resources_discover", cwd: params.cwd, reason: params.reason };
+	/** @type {Record<string, string[]>} */
+	const out = {};
+	for (const handler of handlers) {
+		/** @type {any} */
+		const r = await handler(event, ctx);
+		for (const key of ["skillPaths", "promptPaths", "themePaths"]) {
+			if (Array.isArray(r?.[key]) && r[key].length) (out[key] ??= []).push(...r[key].map(String));
+		}
+	}
+	return out;
+}
+
 export const HOOKS = {
+	resources_discover: resourcesDiscover,
 	tool_call: toolCall,
 	tool_result: toolResult,
 	context,

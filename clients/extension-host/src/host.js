@@ -1,5 +1,5 @@
 // The Node extension host: one extension of the TypeScript reference, loaded into this process and served to the
-// runtime over the extension protocol (protocol/extension.yaml). Calls run concurrently (a handler may wait on a
+// runtime over the extension protocol (protocol/extension.yaml); `multiplex.js` runs several in one process. Calls run concurrently (a handler may wait on a
 // dialog while the runtime sends further calls); events run one at a time, in order.
 
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -43,8 +43,10 @@ export class Host {
 	 * @param {(text: string) => void} options.log the runtime's log
 	 * @param {string | undefined} options.extensionPath the extension (command-line argument)
 	 * @param {() => void} [options.onClose] stdin closed
+	 * @param {ReturnType<typeof import("./event-bus.js").createEventBus>} [options.events] the event bus shared by
+	 *   the extensions of this process (`dreb.events`)
 	 */
-	constructor({ input, writeLine, log, extensionPath, onClose }) {
+	constructor({ input, writeLine, log, extensionPath, onClose, events }) {
 		this.log = log;
 		this.extensionArg = extensionPath;
 		this.onClose = onClose ?? (() => {});
@@ -81,6 +83,7 @@ export class Host {
 			register: (registration) => {
 				void this.conn.fire("register", { registration });
 			},
+			events,
 		});
 		/** @type {Map<string, { controller: AbortController, cancelled: boolean }>} */
 		this.calls = new Map();
@@ -93,11 +96,14 @@ export class Host {
 	}
 
 	start() {
-		this.conn.start({
-			onCall: (frame) => this.onCall(frame),
-			onEvent: (frame) => this.onEvent(frame),
+		const handlers = {
+			onCall: (/** @type {Record<string, unknown>} */ frame) => this.onCall(frame),
+			onEvent: (/** @type {Record<string, unknown>} */ frame) => this.onEvent(frame),
 			onClose: () => this.onClose(),
-		});
+		};
+		// Without an input, the frames come from the multiplexer (`receiveFrame`).
+		if (this.conn.input) this.conn.start(handlers);
+		else this.conn.attach(handlers);
 	}
 
 	/** @param {Record<string, unknown>} frame */

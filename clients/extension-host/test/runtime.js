@@ -71,6 +71,22 @@ export function defaultTools() {
 	];
 }
 
+/** Call `onLine` with each line (without its LF) of `stream`. @param {import("node:stream").Readable} stream @param {(line: string) => void} onLine */
+export function onLines(stream, onLine) {
+	let buffer = "";
+	stream.setEncoding("utf8");
+	stream.on("data", (chunk) => {
+		buffer += chunk;
+		let nl = buffer.indexOf("\n");
+		while (nl >= 0) {
+			const line = buffer.slice(0, nl);
+			buffer = buffer.slice(nl + 1);
+			onLine(line);
+			nl = buffer.indexOf("\n");
+		}
+	});
+}
+
 const SNAPSHOT_COMMANDS = new Set(["get_context", "get_session", "get_models", "get_tools"]);
 
 export class Runtime {
@@ -106,18 +122,7 @@ export class Runtime {
 		this.exited = new Promise((resolve) => {
 			this.child.on("exit", (code, signal) => resolve({ code, signal }));
 		});
-		let buffer = "";
-		this.child.stdout.setEncoding("utf8");
-		this.child.stdout.on("data", (chunk) => {
-			buffer += chunk;
-			let nl = buffer.indexOf("\n");
-			while (nl >= 0) {
-				const line = buffer.slice(0, nl);
-				buffer = buffer.slice(nl + 1);
-				this.onLine(line);
-				nl = buffer.indexOf("\n");
-			}
-		});
+		onLines(this.child.stdout, (line) => this.onLine(line));
 		this.child.stderr.setEncoding("utf8");
 		this.child.stderr.on("data", (chunk) => {
 			this.stderr += chunk;

@@ -121,3 +121,29 @@ def test_a_failing_handler_is_answered_with_its_error(pipe: Pipe) -> None:
     pipe._writer.flush()
     pipe.send({"id": "8", "type": "input", "text": "x", "source": "rpc"})
     assert pipe.read()["data"] == {"action": "continue"}
+
+
+def test_providers_and_resources_discover_are_registered() -> None:
+    e = Extension()
+    config = {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "k", "api": "openai-completions", "models": [{"id": "m"}]}
+    e.provider("local", config)
+
+    @e.on("resources_discover")
+    def found(event: dict[str, Any], ctx: Context) -> Any:
+        return {"skillPaths": [f"{event['cwd']}/skills"]} if event["reason"] == "startup" else None
+
+    p = Pipe(e)
+    try:
+        p.send({"id": "1", "type": "initialize", "protocolVersion": "1", "extensionPath": "/x/p.py", "cwd": "/x",
+                "agentDir": "/a", "hasUI": False, "flagValues": {}})
+        reg = p.read()["data"]["registration"]
+        assert reg["providers"] == [{"name": "local", "config": config}]
+        assert reg["events"] == ["resources_discover"]
+        p.send({"id": "2", "type": "resources_discover", "cwd": "/x", "reason": "startup"})
+        assert p.read() == {"id": "2", "type": "response", "command": "resources_discover", "success": True,
+                            "data": {"skillPaths": ["/x/skills"]}}
+        p.send({"id": "3", "type": "resources_discover", "cwd": "/x", "reason": "reload"})
+        r = p.read()
+        assert r["success"] is True and r.get("data", {}) == {}
+    finally:
+        p.close()

@@ -107,7 +107,7 @@ struct ModelsConfig {
     providers: IndexMap<String, ProviderConfig>,
 }
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, Clone)]
 #[serde(rename_all = "camelCase")]
 struct ProviderConfig {
     base_url: Option<String>,
@@ -120,7 +120,7 @@ struct ProviderConfig {
     model_overrides: Option<IndexMap<String, ModelOverride>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Clone)]
 #[serde(rename_all = "camelCase")]
 struct ModelDef {
     id: String,
@@ -446,36 +446,9 @@ fn load_custom(path: &Path) -> Result<Custom, String> {
             custom.provider_keys.insert(name.clone(), k.clone());
         }
         for def in p.models.iter().flatten() {
-            let Some(api) = def.api.clone().or_else(|| p.api.clone()) else {
+            let Some(model) = custom_model(name, p, def) else {
                 continue;
             };
-            let provider_headers = resolve_headers(&p.headers);
-            let model_headers = resolve_headers(&def.headers);
-            let headers = match (provider_headers, model_headers) {
-                (None, None) => None,
-                (a, b) => merge_headers(&a, b),
-            };
-            let mut model = Model {
-                id: def.id.clone(),
-                name: def.name.clone().unwrap_or_else(|| def.id.clone()),
-                api,
-                provider: name.clone(),
-                base_url: def
-                    .base_url
-                    .clone()
-                    .or_else(|| p.base_url.clone())
-                    .unwrap_or_default(),
-                reasoning: def.reasoning.unwrap_or(false),
-                input: def.input.clone().unwrap_or_else(|| vec![InputKind::Text]),
-                cost: def.cost.unwrap_or_default(),
-                context_window: def.context_window.map(|v| v as u64).unwrap_or(128_000),
-                max_tokens: def.max_tokens.map(|v| v as u64).unwrap_or(16_384),
-                headers,
-                wire_model_id: None,
-                auth_mode: None,
-                compat: merge_compat(&p.compat, &def.compat),
-            };
-            apply_auth_header(&mut model, p.auth_header, &p.api_key);
             if let Some(s) = prompt_settings(&def.system_prompt, &def.append_system_prompt) {
                 custom.prompts.insert((name.clone(), def.id.clone()), s);
             }
@@ -484,6 +457,82 @@ fn load_custom(path: &Path) -> Result<Custom, String> {
     }
     custom.providers = config.providers;
     Ok(custom)
+}
+
+/// A model a provider config defines (`models.json`, or a provider an extension registered); none without an `api`.
+fn custom_model(name: &str, p: &ProviderConfig, def: &ModelDef) -> Option<Model> {
+    let api = def.api.clone().or_else(|| p.api.clone())?;
+    let provider_headers = resolve_headers(&p.headers);
+    let model_headers = resolve_headers(&def.headers);
+    let headers = match (provider_headers, model_headers) {
+        (None, None) => None,
+        (a, b) => merge_headers(&a, b),
+    };
+    let mut model = Model {
+        id: def.id.clone(),
+        name: def.name.clone().unwrap_or_else(|| def.id.clone()),
+        api,
+        provider: name.to_string(),
+        base_url: def
+            .base_url
+            .clone()
+            .or_else(|| p.base_url.clone())
+            .unwrap_or_default(),
+        reasoning: def.reasoning.unwrap_or(false),
+        input: def.input.clone().unwrap_or_else(|| vec![InputKind::Text]),
+        cost: def.cost.unwrap_or_default(),
+        context_window: def.context_window.map(|v| v as u64).unwrap_or(128_000),
+        max_tokens: def.max_tokens.map(|v| v as u64).unwrap_or(16_384),
+        headers,
+        wire_model_id: None,
+        auth_mode: None,
+        compat: merge_compat(&p.compat, &def.compat),
+    };
+    apply_auth_header(&mut model, p.auth_header, &p.api_key);
+    Some(model)
+}
+
+/// The reference's checks of a provider an extension registers (`registerProvider`), with its texts.
+fn validate_registered(name: &str, p: &ProviderConfig) -> Result<(), String> {
+    let models = p.models.as_deref().unwrap_or(&[]);
+    if models.is_empty() {
+        return Ok(());
+    }
+    if p.base_url.is_none() {
+        return Err(format!(
+            "Provider {name}: \"baseUrl\" is required when defining models."
+        ));
+    }
+    if p.api_key.is_none() {
+        return Err(format!(
+            "Provider {name}: \"apiKey\" or \"oauth\" is required when defining models."
+        ));
+    }
+    for m in models {
+        if m.api.is_none() && p.api.is_none() {
+            return Err(format!(
+                "Provider {name}, model {}: no \"api\" specified.",
+                m.id
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Apply a registered provider over `models`: its models replace the provider's, else its `baseUrl` / headers /
+/// auth override the provider's existing models (the reference's `registerProvider`).
+fn apply_registered(models: &mut Vec<Model>, name: &str, p: &ProviderConfig) {
+    let defs = p.models.as_deref().unwrap_or(&[]);
+    if !defs.is_empty() {
+        models.retain(|m| m.provider != name);
+        models.extend(defs.iter().filter_map(|d| custom_model(name, p, d)));
+    } else if let Some(url) = &p.base_url {
+        for m in models.iter_mut().filter(|m| m.provider == name) {
+            m.headers = merge_headers(&m.headers, resolve_headers(&p.headers));
+            apply_auth_header(m, p.auth_header, &p.api_key);
+            m.base_url = url.clone();
+        }
+    }
 }
 
 /// All known models plus the credentials that make them usable.
@@ -495,6 +544,8 @@ pub struct ModelRegistry {
     models_json: Option<PathBuf>,
     auth: AuthStorage,
     error: Option<String>,
+    /// Providers registered at run time (by extensions), applied over models.json, in registration order.
+    registered: IndexMap<String, ProviderConfig>,
 }
 
 impl ModelRegistry {
@@ -520,6 +571,7 @@ impl ModelRegistry {
             models_json,
             auth,
             error: None,
+            registered: IndexMap::new(),
         };
         r.refresh();
         r
@@ -577,10 +629,38 @@ impl ModelRegistry {
             }
         }
         prompts.extend(custom.prompts);
+        let mut provider_keys = custom.provider_keys;
+        for (name, p) in &self.registered {
+            apply_registered(&mut models, name, p);
+            if let Some(k) = &p.api_key {
+                provider_keys.insert(name.clone(), k.clone());
+            }
+        }
         self.models = models;
         self.prompts = prompts;
-        self.provider_keys = custom.provider_keys;
+        self.provider_keys = provider_keys;
         self.error = error;
+    }
+
+    /// Register (or replace) a provider at run time, as an extension's `registerProvider` does: `config` is the
+    /// reference's `ProviderConfig` (`baseUrl`, `apiKey`, `api`, `headers`, `authHeader`, `models`). Its models
+    /// replace the provider's; with only a `baseUrl`, the provider's models are pointed there. Errors are the
+    /// reference's texts.
+    pub fn register_provider(&mut self, name: &str, config: &Value) -> Result<(), String> {
+        let p: ProviderConfig = serde_json::from_value(config.clone())
+            .map_err(|e| format!("Provider {name}: invalid config: {e}"))?;
+        validate_registered(name, &p)?;
+        self.registered.insert(name.to_string(), p);
+        self.refresh();
+        Ok(())
+    }
+
+    /// Forget every provider registered at run time (the built-in and models.json ones come back).
+    pub fn clear_registered_providers(&mut self) {
+        if !self.registered.is_empty() {
+            self.registered.clear();
+            self.refresh();
+        }
     }
 
     /// The models.json (or auth.json) problem from the last load, naming the file.

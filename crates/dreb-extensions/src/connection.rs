@@ -1,5 +1,7 @@
-//! One extension process and the protocol over its stdin/stdout: typed calls with their pending answers, events,
-//! and the commands the extension sends, each served on its own task and answered.
+//! Extension processes and the protocol over their stdin/stdout: a [`Process`] (its own extension's, or the Node
+//! extension host's, multiplexing the JavaScript extensions of a session by `channel`), and a [`Connection`] per
+//! extension: typed calls with their pending answers, events, and the commands the extension sends, each served on
+//! its own task and answered.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -47,39 +49,44 @@ pub trait CommandServer: Send + Sync {
 
 type Answer = Result<Option<Value>, ExtensionError>;
 
-/// A running extension process.
-pub struct Connection {
-    path: String,
+/// Told once, with the reason, when a connection closes.
+pub type OnExit = Box<dyn FnOnce(String) + Send>;
+
+/// One child process and its stdin/stdout. Its frames go to one [`Connection`] or, when it is multiplexed (the
+/// Node extension host serving every JavaScript extension of a session), to the connection named by each frame's
+/// `channel` (see `protocol/extension.yaml`, the envelope).
+pub struct Process {
+    label: String,
+    multiplexed: bool,
     /// Written by whoever sends (no writer task to hand frames to); `None` once closed.
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
-    pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
-    next_id: AtomicU64,
+    child: tokio::sync::Mutex<Option<Child>>,
     /// Cancelled when the process's stdout closed (it exited or crashed).
     closed: CancellationToken,
     /// Why it closed (`Extension process exited (...)`), once it has.
     exit: Mutex<Option<String>>,
-    child: tokio::sync::Mutex<Option<Child>>,
+    /// Its open connections, by channel (`""`: the one connection of a process that is not multiplexed).
+    channels: Mutex<HashMap<String, Arc<Connection>>>,
+    next_channel: AtomicU64,
 }
 
-impl std::fmt::Debug for Connection {
+impl std::fmt::Debug for Process {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connection")
-            .field("path", &self.path)
+        f.debug_struct("Process")
+            .field("label", &self.label)
             .finish()
     }
 }
 
-impl Connection {
-    /// Start `program args` in `cwd` and speak the protocol to it. `server` answers its commands; `on_exit` is
-    /// told once, with the reason, when its stdout closes.
+impl Process {
+    /// Start `program args` in `cwd`; `label` names it in the log. `multiplexed`: its frames carry a `channel`.
     pub fn spawn(
-        path: &str,
+        label: &str,
         program: &std::path::Path,
         args: &[String],
         cwd: &std::path::Path,
-        server: Arc<dyn CommandServer>,
-        on_exit: Box<dyn FnOnce(String) + Send>,
-    ) -> Result<Arc<Connection>, ExtensionError> {
+        multiplexed: bool,
+    ) -> Result<Arc<Process>, ExtensionError> {
         let mut child = tokio::process::Command::new(program)
             .args(args)
             .current_dir(cwd)
@@ -96,28 +103,78 @@ impl Connection {
             child.stdout.take().expect("piped"),
             child.stderr.take().expect("piped"),
         );
+        let process = Arc::new(Process {
+            label: label.to_string(),
+            multiplexed,
+            stdin: tokio::sync::Mutex::new(Some(stdin)),
+            child: tokio::sync::Mutex::new(Some(child)),
+            closed: CancellationToken::new(),
+            exit: Mutex::new(None),
+            channels: Mutex::new(HashMap::new()),
+            next_channel: AtomicU64::new(1),
+        });
+        let log_label = label.to_string();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(target: "extension", "[{log_label}] {line}");
+            }
+        });
+        let reader = process.clone();
+        tokio::spawn(async move {
+            reader.read_loop(stdout).await;
+            reader.reap().await;
+        });
+        Ok(process)
+    }
+
+    /// Whether the process is gone.
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    /// How many connections it serves.
+    pub fn open_channels(&self) -> usize {
+        lock(&self.channels).len()
+    }
+
+    /// Its process id (none once it was reaped).
+    pub async fn id(&self) -> Option<u32> {
+        self.child.lock().await.as_ref().and_then(Child::id)
+    }
+
+    /// A new connection over this process: the only one of a process that is not multiplexed, a new channel of
+    /// one that is. `server` answers its commands; `on_exit` is told once, with the reason, when it closes.
+    pub fn open(
+        self: &Arc<Self>,
+        path: &str,
+        server: Arc<dyn CommandServer>,
+        on_exit: OnExit,
+    ) -> Result<Arc<Connection>, ExtensionError> {
+        let channel = if self.multiplexed {
+            self.next_channel
+                .fetch_add(1, Ordering::Relaxed)
+                .to_string()
+        } else {
+            String::new()
+        };
         let conn = Arc::new(Connection {
             path: path.to_string(),
-            stdin: tokio::sync::Mutex::new(Some(stdin)),
+            process: self.clone(),
+            channel: channel.clone(),
+            server,
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             closed: CancellationToken::new(),
             exit: Mutex::new(None),
-            child: tokio::sync::Mutex::new(Some(child)),
+            on_exit: Mutex::new(Some(on_exit)),
         });
-        let log_path = path.to_string();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::info!(target: "extension", "[{log_path}] {line}");
-            }
-        });
-        let reader = conn.clone();
-        tokio::spawn(async move {
-            reader.read_loop(stdout, server).await;
-            let reason = reader.reap().await;
-            on_exit(reason);
-        });
+        let mut channels = lock(&self.channels);
+        // The reaper sets `exit` before it takes the channels: a connection added after that would never close.
+        if let Some(reason) = lock(&self.exit).clone() {
+            return Err(ExtensionError::Exited(reason));
+        }
+        channels.insert(channel, conn.clone());
         Ok(conn)
     }
 
@@ -141,14 +198,167 @@ impl Connection {
         write.done = true;
     }
 
+    async fn read_loop(self: &Arc<Self>, stdout: tokio::process::ChildStdout) {
+        let mut reader = JsonlReader::with_max_record_bytes(stdout, MAX_LINE_BYTES);
+        loop {
+            let record = match reader.next_record().await {
+                Ok(Some(r)) => r,
+                Ok(None) | Err(_) => return,
+            };
+            let line = match record {
+                Ok(line) => line,
+                Err(e) => {
+                    tracing::warn!("[{}] dropped a line: {e}", self.label);
+                    continue;
+                }
+            };
+            let mut frame = match serde_json::from_str::<Value>(&line) {
+                Ok(Value::Object(map)) => map,
+                Ok(_) | Err(_) => {
+                    tracing::warn!("[{}] dropped a line that is not a JSON object", self.label);
+                    continue;
+                }
+            };
+            let channel = if self.multiplexed {
+                match frame.remove("channel") {
+                    Some(Value::String(c)) => c,
+                    _ => {
+                        tracing::warn!("[{}] dropped a frame without a channel", self.label);
+                        continue;
+                    }
+                }
+            } else {
+                String::new()
+            };
+            let conn = lock(&self.channels).get(&channel).cloned();
+            match conn {
+                Some(conn) => conn.route(frame).await,
+                None => tracing::debug!(
+                    "[{}] dropped a frame for no open channel ({channel})",
+                    self.label
+                ),
+            }
+        }
+    }
+
+    /// After stdout closed: wait for the process (killed if it does not exit), then close every connection.
+    async fn reap(&self) {
+        let status = {
+            let mut child = self.child.lock().await;
+            let status = match child.as_mut() {
+                Some(c) => match tokio::time::timeout(Duration::from_secs(2), c.wait()).await {
+                    Ok(Ok(status)) => status.to_string(),
+                    Ok(Err(e)) => e.to_string(),
+                    Err(_) => {
+                        let _ = c.kill().await;
+                        "killed: stdout closed but the process did not exit".to_string()
+                    }
+                },
+                None => "stopped".to_string(),
+            };
+            *child = None;
+            status
+        };
+        let reason = format!("Extension process exited ({status})");
+        *lock(&self.exit) = Some(reason.clone());
+        self.closed.cancel();
+        let channels: Vec<_> = lock(&self.channels).drain().map(|(_, c)| c).collect();
+        for conn in channels {
+            conn.close(&reason);
+        }
+    }
+
+    /// Close the process's stdin and wait (at most `grace`) for it to exit; kill it otherwise.
+    pub async fn stop(&self, grace: Duration) {
+        // Closing stdin is the process's signal to exit.
+        if let Some(mut stdin) = self.stdin.lock().await.take() {
+            let _ = stdin.shutdown().await;
+        }
+        if tokio::time::timeout(grace, self.closed.cancelled())
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        // Still running with its stdin closed (the reaper has not started, so the lock is free).
+        if let Ok(mut child) = self.child.try_lock()
+            && let Some(c) = child.as_mut()
+        {
+            let _ = c.kill().await;
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(3), self.closed.cancelled()).await;
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One extension's conversation: over its own process, or over a channel of a multiplexed one.
+pub struct Connection {
+    path: String,
+    process: Arc<Process>,
+    /// `""` over a process of its own; else the `channel` of every frame.
+    channel: String,
+    server: Arc<dyn CommandServer>,
+    pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+    next_id: AtomicU64,
+    /// Cancelled when it closed (its process exited, or it was stopped).
+    closed: CancellationToken,
+    /// Why it closed, once it has.
+    exit: Mutex<Option<String>>,
+    on_exit: Mutex<Option<OnExit>>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("path", &self.path)
+            .field("channel", &self.channel)
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Start `program args` in `cwd` as a process of its own and speak the protocol to it. `server` answers its
+    /// commands; `on_exit` is told once, with the reason, when its stdout closes.
+    pub fn spawn(
+        path: &str,
+        program: &std::path::Path,
+        args: &[String],
+        cwd: &std::path::Path,
+        server: Arc<dyn CommandServer>,
+        on_exit: OnExit,
+    ) -> Result<Arc<Connection>, ExtensionError> {
+        Process::spawn(path, program, args, cwd, false)?.open(path, server, on_exit)
+    }
+
     /// The extension's path.
     pub fn path(&self) -> &str {
         &self.path
     }
 
-    /// Whether the process is gone.
+    /// The process it talks over.
+    pub fn process(&self) -> &Arc<Process> {
+        &self.process
+    }
+
+    /// Whether it is closed (its process is gone, or it was stopped).
     pub fn is_closed(&self) -> bool {
         self.closed.is_cancelled()
+    }
+
+    /// A frame encoded by this side, with its `channel` when the process is multiplexed.
+    fn framed(&self, mut bytes: Vec<u8>) -> Vec<u8> {
+        if !self.channel.is_empty() && bytes.first() == Some(&b'{') {
+            let tag = format!("\"channel\":\"{}\",", self.channel);
+            bytes.splice(1..1, tag.into_bytes());
+        }
+        bytes
+    }
+
+    async fn write(&self, bytes: Vec<u8>) {
+        self.process.write(&self.framed(bytes)).await;
     }
 
     /// Send a call and wait for its answer: at most `timeout`, and until `cancel` fires. When the runtime stops
@@ -173,16 +383,13 @@ impl Connection {
         .map_err(|e| ExtensionError::Protocol(format!("cannot encode {}: {e}", C::NAME)))?;
         bytes.push(b'\n');
         let (tx, rx) = oneshot::channel();
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id.clone(), tx);
+        lock(&self.pending).insert(id.clone(), tx);
         let never = CancellationToken::new();
         let cancel = cancel.unwrap_or(&never);
         // The write is inside the wait: an extension that stops reading its stdin cannot hold a call past its
         // timeout or its cancel.
         let answer = tokio::select! {
-            answer = async { self.write(&bytes).await; rx.await } => answer.unwrap_or_else(|_| Err(ExtensionError::Exited(self.exit_reason().unwrap_or_default()))),
+            answer = async { self.write(bytes).await; rx.await } => answer.unwrap_or_else(|_| Err(ExtensionError::Exited(self.exit_reason().unwrap_or_default()))),
             _ = sleep_or_forever(timeout) => {
                 self.forget(&id).await;
                 Err(ExtensionError::Timeout(timeout.unwrap_or_default()))
@@ -199,10 +406,13 @@ impl Connection {
 
     /// Send an event (no answer).
     pub async fn notify(&self, event: &dreb_extension_protocol::Event) {
+        if self.is_closed() {
+            return;
+        }
         match encode_frame(event) {
             Ok(bytes) => {
                 // The event path never waits long for an extension that does not read its stdin.
-                if tokio::time::timeout(EVENT_WRITE_LIMIT, self.write(&bytes))
+                if tokio::time::timeout(EVENT_WRITE_LIMIT, self.write(bytes))
                     .await
                     .is_err()
                 {
@@ -215,10 +425,7 @@ impl Connection {
 
     /// Stop waiting for call `id` and tell the extension.
     async fn forget(&self, id: &str) {
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id);
+        lock(&self.pending).remove(id);
         self.notify(&dreb_extension_protocol::Event::Cancel(
             dreb_extension_protocol::CancelEvent { id: id.to_string() },
         ))
@@ -226,46 +433,13 @@ impl Connection {
     }
 
     fn exit_reason(&self) -> Option<String> {
-        self.exit.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    async fn read_loop(
-        self: &Arc<Self>,
-        stdout: tokio::process::ChildStdout,
-        server: Arc<dyn CommandServer>,
-    ) {
-        let mut reader = JsonlReader::with_max_record_bytes(stdout, MAX_LINE_BYTES);
-        loop {
-            let record = match reader.next_record().await {
-                Ok(Some(r)) => r,
-                Ok(None) | Err(_) => return,
-            };
-            let line = match record {
-                Ok(line) => line,
-                Err(e) => {
-                    tracing::warn!("[{}] dropped a line: {e}", self.path);
-                    continue;
-                }
-            };
-            let frame = match serde_json::from_str::<Value>(&line) {
-                Ok(Value::Object(map)) => map,
-                Ok(_) | Err(_) => {
-                    tracing::warn!("[{}] dropped a line that is not a JSON object", self.path);
-                    continue;
-                }
-            };
-            self.route(frame, &server).await;
-        }
+        lock(&self.exit).clone()
     }
 
     /// A response resolves its call; a command with an `id` runs on its own task; a fire-and-forget command (no
     /// `id`: `ui_notify`, `tool_update`, ...) runs here, before anything read after it, so that it keeps its
     /// place before the response that follows it (a command's notify before its acknowledgement).
-    async fn route(
-        self: &Arc<Self>,
-        mut frame: serde_json::Map<String, Value>,
-        server: &Arc<dyn CommandServer>,
-    ) {
+    async fn route(self: &Arc<Self>, mut frame: serde_json::Map<String, Value>) {
         let kind = frame
             .get("type")
             .and_then(Value::as_str)
@@ -275,11 +449,7 @@ impl Connection {
                 tracing::warn!("[{}] dropped a response without a string id", self.path);
                 return;
             };
-            let waiter = self
-                .pending
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&id);
+            let waiter = lock(&self.pending).remove(&id);
             let Some(waiter) = waiter else {
                 tracing::debug!(
                     "[{}] dropped a response to no pending call ({id})",
@@ -328,14 +498,13 @@ impl Connection {
             }
         };
         if id.is_none() {
-            let answer = server.serve(result).await;
+            let answer = self.server.serve(result).await;
             self.respond(None, Some(&kind), &answer).await;
             return;
         }
         let conn = self.clone();
-        let server = server.clone();
         tokio::spawn(async move {
-            let answer = server.serve(result).await;
+            let answer = conn.server.serve(result).await;
             conn.respond(id.as_ref(), Some(&kind), &answer).await;
         });
     }
@@ -351,61 +520,41 @@ impl Connection {
             command,
             result,
         }) {
-            Ok(bytes) => self.write(&bytes).await,
+            Ok(bytes) => self.write(bytes).await,
             Err(e) => tracing::error!("[{}] cannot encode a response: {e}", self.path),
         }
     }
 
-    /// After stdout closed: fail what is pending and wait for the process (killed if it does not exit).
-    async fn reap(&self) -> String {
-        let status = {
-            let mut child = self.child.lock().await;
-            match child.as_mut() {
-                Some(c) => match tokio::time::timeout(Duration::from_secs(2), c.wait()).await {
-                    Ok(Ok(status)) => status.to_string(),
-                    Ok(Err(e)) => e.to_string(),
-                    Err(_) => {
-                        let _ = c.kill().await;
-                        "killed: stdout closed but the process did not exit".to_string()
-                    }
-                },
-                None => "stopped".to_string(),
+    /// Closed (once): fail what is pending with `reason`, tell `on_exit`.
+    fn close(&self, reason: &str) {
+        {
+            let mut exit = lock(&self.exit);
+            if exit.is_some() {
+                return;
             }
-        };
-        let reason = format!("Extension process exited ({status})");
-        *self.exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
-        self.closed.cancel();
-        let pending: Vec<_> = self
-            .pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain()
-            .collect();
-        for (_, waiter) in pending {
-            let _ = waiter.send(Err(ExtensionError::Exited(reason.clone())));
+            *exit = Some(reason.to_string());
         }
-        reason
+        self.closed.cancel();
+        let pending: Vec<_> = lock(&self.pending).drain().collect();
+        for (_, waiter) in pending {
+            let _ = waiter.send(Err(ExtensionError::Exited(reason.to_string())));
+        }
+        if let Some(on_exit) = lock(&self.on_exit).take() {
+            on_exit(reason.to_string());
+        }
     }
 
-    /// Close the extension's stdin and wait (at most `grace`) for it to exit; kill it otherwise.
+    /// Stop it: a process of its own is asked to exit (its stdin closed) and killed after `grace`; a channel of a
+    /// multiplexed process is closed (the process stays for the others: its owner stops it).
     pub async fn stop(&self, grace: Duration) {
-        // Closing stdin is the extension's signal to exit.
-        if let Some(mut stdin) = self.stdin.lock().await.take() {
-            let _ = stdin.shutdown().await;
-        }
-        if tokio::time::timeout(grace, self.closed.cancelled())
-            .await
-            .is_ok()
-        {
+        if self.channel.is_empty() {
+            self.process.stop(grace).await;
             return;
         }
-        // Still running with its stdin closed (the reaper has not started, so the lock is free).
-        if let Ok(mut child) = self.child.try_lock()
-            && let Some(c) = child.as_mut()
-        {
-            let _ = c.kill().await;
-        }
-        let _ = tokio::time::timeout(Duration::from_secs(3), self.closed.cancelled()).await;
+        lock(&self.process.channels).remove(&self.channel);
+        // A stop is not an exit: nothing to report.
+        lock(&self.on_exit).take();
+        self.close("Extension stopped");
     }
 }
 

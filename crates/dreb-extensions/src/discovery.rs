@@ -208,7 +208,8 @@ fn folder_entry_points(dir: &Path) -> Vec<PathBuf> {
         return list
             .iter()
             .filter_map(|v| v.as_str())
-            .map(|p| dir.join(p))
+            // `./one.ts` is `<dir>/one.ts` (as the reference resolves it): `.` components are dropped.
+            .map(|p| dir.join(p).components().collect())
             .collect();
     }
     for name in ["index.ts", "index.js", "extension.py", "extension"] {
@@ -311,7 +312,7 @@ mod tests {
                 "p/.dreb/extensions/a.ts",
                 "p/.dreb/extensions/b.py",
                 "p/.dreb/extensions/folder/index.js",
-                "p/.dreb/extensions/pkg/./one.ts",
+                "p/.dreb/extensions/pkg/one.ts",
                 "p/.dreb/extensions/pkg/two.py",
                 "a/extensions/tool",
             ]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use dreb_extension_protocol::{Command, ResponseData};
+use dreb_extension_protocol::{Command, ResourcesDiscoverResult, ResponseData};
 use dreb_hooks::{FailureSink, HookFailure};
 use serde_json::Value;
 
@@ -16,6 +16,9 @@ pub trait ExtensionApi: Send + Sync {
     async fn serve(&self, extension: &str, command: Command) -> Result<ResponseData, String>;
     /// An extension's tools or commands changed (a later `register`, a restart): refresh the tool set.
     fn registrations_changed(&self);
+    /// The `resources_discover` answers after a load (startup or reload), by extension path, before the load is
+    /// marked ready: add the skill and prompt paths to the session's resources.
+    async fn resources_discovered(&self, _found: Vec<(String, ResourcesDiscoverResult)>) {}
 }
 
 /// What every extension of the session shares.

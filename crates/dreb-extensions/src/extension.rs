@@ -12,10 +12,11 @@ use dreb_extension_protocol::{CallSpec, Command, ResponseData};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::connection::{CommandServer, Connection};
+use crate::connection::{CommandServer, Connection, OnExit};
 use crate::discovery::{ExtensionSource, Launch};
 use crate::env::HostEnv;
 use crate::error::ExtensionError;
+use crate::node::NodeHost;
 
 /// How often a session starts one extension's process (the first start and two restarts after crashes).
 pub const MAX_STARTS: u32 = 3;
@@ -40,6 +41,8 @@ pub struct Extension {
     source: ExtensionSource,
     path: String,
     env: Arc<HostEnv>,
+    /// The session's Node extension host, which runs it when it is JavaScript.
+    node: Arc<NodeHost>,
     conn: tokio::sync::Mutex<Option<Arc<Connection>>>,
     registration: RwLock<ext::Registration>,
     /// The wire names of `registration.events`, asked on every hook call and agent event.
@@ -61,12 +64,17 @@ impl std::fmt::Debug for Extension {
 }
 
 impl Extension {
-    pub(crate) fn new(source: ExtensionSource, env: Arc<HostEnv>) -> Arc<Extension> {
+    pub(crate) fn new(
+        source: ExtensionSource,
+        env: Arc<HostEnv>,
+        node: Arc<NodeHost>,
+    ) -> Arc<Extension> {
         let path = source.path.to_string_lossy().into_owned();
         Arc::new_cyclic(|me| Extension {
             source,
             path,
             env,
+            node,
             conn: tokio::sync::Mutex::new(None),
             registration: RwLock::new(ext::Registration {
                 name: None,
@@ -74,6 +82,7 @@ impl Extension {
                 tools: None,
                 flags: None,
                 events: None,
+                providers: None,
             }),
             subscriptions: RwLock::new(HashSet::new()),
             starts: AtomicU32::new(0),
@@ -155,7 +164,7 @@ impl Extension {
             // Back off before a restart: 250 ms, then 1 s.
             tokio::time::sleep(Duration::from_millis(if n == 1 { 250 } else { 1000 })).await;
         }
-        let conn = self.spawn()?;
+        let conn = self.spawn().await?;
         let init = conn
             .call(
                 ext::InitializeParams {
@@ -185,38 +194,25 @@ impl Extension {
         Ok(conn)
     }
 
-    fn spawn(&self) -> Result<Arc<Connection>, ExtensionError> {
-        let (program, args) = match &self.source.launch {
-            Launch::Process { program, args } => (program.clone(), args.clone()),
-            Launch::JavaScript => {
-                match crate::node::find_javascript_launcher(self.env.javascript_checkout.as_deref())
-                {
-                    Ok((node, mut args)) => {
-                        args.push(self.path.clone());
-                        (node, args)
-                    }
-                    Err(why) => return Err(ExtensionError::Unavailable(why)),
-                }
-            }
-        };
+    /// Its connection: a process of its own, or a channel of the session's Node extension host.
+    async fn spawn(&self) -> Result<Arc<Connection>, ExtensionError> {
         let server = Arc::new(ExtensionCommands {
             ext: self.me.clone(),
         });
         let me = self.me.clone();
-        Connection::spawn(
-            &self.path,
-            &program,
-            &args,
-            &self.env.cwd,
-            server,
-            Box::new(move |reason| {
-                if let Some(ext) = me.upgrade()
-                    && !ext.stopping.load(Ordering::Acquire)
-                {
-                    ext.env.report(&ext.path, "process", &reason);
-                }
-            }),
-        )
+        let on_exit: OnExit = Box::new(move |reason| {
+            if let Some(ext) = me.upgrade()
+                && !ext.stopping.load(Ordering::Acquire)
+            {
+                ext.env.report(&ext.path, "process", &reason);
+            }
+        });
+        match &self.source.launch {
+            Launch::Process { program, args } => {
+                Connection::spawn(&self.path, program, args, &self.env.cwd, server, on_exit)
+            }
+            Launch::JavaScript => self.node.open(&self.path, server, on_exit).await,
+        }
     }
 
     /// A call to the extension, starting it when needed.
@@ -324,6 +320,16 @@ impl Extension {
         extend(&mut reg.tools, more.tools, |t| t.name.clone());
         extend(&mut reg.flags, more.flags, |f| f.name.clone());
         extend(&mut reg.events, more.events, wire_name);
+        extend(&mut reg.providers, more.providers, |p| p.name.clone());
+        self.set_registration(reg);
+        self.env.api.registrations_changed();
+    }
+
+    fn unregister_provider(&self, name: &str) {
+        let mut reg = self.registration();
+        if let Some(list) = reg.providers.as_mut() {
+            list.retain(|p| p.name != name);
+        }
         self.set_registration(reg);
         self.env.api.registrations_changed();
     }
@@ -361,6 +367,10 @@ impl CommandServer for ExtensionCommands {
                 Ok(ResponseData::Register)
             }
             Command::ToolUpdate(p) => ext.tool_update(p).map(|()| ResponseData::ToolUpdate),
+            Command::UnregisterProvider(p) => {
+                ext.unregister_provider(&p.name);
+                Ok(ResponseData::UnregisterProvider)
+            }
             other => ext.env.api.serve(&ext.path, other).await,
         }
     }

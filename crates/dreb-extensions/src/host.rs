@@ -11,22 +11,33 @@ pub use crate::env::{ExtensionApi, HostEnv};
 use crate::discovery::{ExtensionSource, Skipped};
 use crate::extension::Extension;
 use crate::hooks::{ExtensionHooks, hook_timeout};
+use crate::node::NodeHost;
 use crate::tool::ExtensionTool;
 
 /// The session's extensions.
 pub struct ExtensionHost {
     env: Arc<HostEnv>,
+    /// The one Node process that runs every JavaScript extension of the session.
+    node: Arc<NodeHost>,
     extensions: RwLock<Vec<Arc<Extension>>>,
     /// False while a load is in progress.
     ready: tokio::sync::watch::Sender<bool>,
+    /// The providers as last handed to the runtime (see [`ExtensionHost::provider_changes`]).
+    providers_applied: std::sync::Mutex<Vec<(String, ext::ProviderRegistration)>>,
 }
 
 impl ExtensionHost {
     pub fn new(env: HostEnv) -> Arc<ExtensionHost> {
+        let node = Arc::new(NodeHost::new(
+            env.cwd.clone(),
+            env.javascript_checkout.clone(),
+        ));
         Arc::new(ExtensionHost {
             env: Arc::new(env),
+            node,
             extensions: RwLock::new(Vec::new()),
             ready: tokio::sync::watch::channel(true).0,
+            providers_applied: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -55,7 +66,7 @@ impl ExtensionHost {
         }
         let all: Vec<Arc<Extension>> = sources
             .into_iter()
-            .map(|s| Extension::new(s, self.env.clone()))
+            .map(|s| Extension::new(s, self.env.clone(), self.node.clone()))
             .collect();
         let started = futures::future::join_all(all.iter().map(|e| e.connection())).await;
         let timeout = hook_timeout();
@@ -84,8 +95,62 @@ impl ExtensionHost {
             }
         }
         *self.extensions.write().unwrap_or_else(|e| e.into_inner()) = loaded;
-        self.ready.send_replace(true);
         self.env.api.registrations_changed();
+        let discover = match reason {
+            ext::SessionStartReason::Startup => Some(ext::ResourcesDiscoverReason::Startup),
+            ext::SessionStartReason::Reload => Some(ext::ResourcesDiscoverReason::Reload),
+            _ => None,
+        };
+        if let Some(reason) = discover {
+            let found = self.resources_discover(reason, timeout).await;
+            if !found.is_empty() {
+                self.env.api.resources_discovered(found).await;
+            }
+        }
+        self.ready.send_replace(true);
+    }
+
+    /// `resources_discover` to every extension that subscribed (in parallel, each within the hook timeout); the
+    /// answers with any path, in load order. A failure is reported (`event: "resources_discover"`).
+    async fn resources_discover(
+        &self,
+        reason: ext::ResourcesDiscoverReason,
+        timeout: std::time::Duration,
+    ) -> Vec<(String, ext::ResourcesDiscoverResult)> {
+        let asked: Vec<Arc<Extension>> = self
+            .extensions()
+            .into_iter()
+            .filter(|e| e.subscribes("resources_discover"))
+            .collect();
+        let cwd = self.env.cwd.to_string_lossy().into_owned();
+        let answers = futures::future::join_all(asked.iter().map(|e| {
+            e.call(
+                ext::ResourcesDiscoverParams {
+                    cwd: cwd.clone(),
+                    reason: reason.clone(),
+                },
+                Some(timeout),
+                None,
+            )
+        }))
+        .await;
+        let mut found = Vec::new();
+        for (e, answer) in asked.iter().zip(answers) {
+            match answer {
+                Ok(r) => {
+                    let any = [&r.skill_paths, &r.prompt_paths, &r.theme_paths]
+                        .iter()
+                        .any(|l| l.as_ref().is_some_and(|l| !l.is_empty()));
+                    if any {
+                        found.push((e.path().to_string(), r));
+                    }
+                }
+                Err(err) => self
+                    .env
+                    .report(e.path(), "resources_discover", &err.to_string()),
+            }
+        }
+        found
     }
 
     /// Wait until no load is in progress.
@@ -145,6 +210,41 @@ impl ExtensionHost {
         tools
     }
 
+    /// The providers the extensions registered, in load order, each with its extension's path.
+    pub fn providers(&self) -> Vec<(String, ext::ProviderRegistration)> {
+        self.extensions()
+            .iter()
+            .flat_map(|e| {
+                let path = e.path().to_string();
+                e.registration()
+                    .providers
+                    .into_iter()
+                    .flatten()
+                    .map(move |p| (path.clone(), p))
+            })
+            .collect()
+    }
+
+    /// [`ExtensionHost::providers`] when they changed since the last call (the runtime then applies them to its
+    /// model registry), else `None`.
+    pub fn provider_changes(&self) -> Option<Vec<(String, ext::ProviderRegistration)>> {
+        let now = self.providers();
+        let mut applied = self
+            .providers_applied
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if *applied == now {
+            return None;
+        }
+        *applied = now.clone();
+        Some(now)
+    }
+
+    /// Report a failure of the extension at `path` as `extension_error`.
+    pub fn report(&self, path: &str, event: &str, error: &str) {
+        self.env.report(path, event, error);
+    }
+
     /// `session_shutdown` to each extension (in parallel), then stop its process and take it off `bus`.
     pub async fn shutdown(&self, bus: &HookBus) {
         let all = std::mem::take(&mut *self.extensions.write().unwrap_or_else(|e| e.into_inner()));
@@ -152,5 +252,15 @@ impl ExtensionHost {
             bus.unregister(e.path());
         }
         futures::future::join_all(all.iter().map(|e| e.stop())).await;
+        self.node.stop(crate::extension::EXIT_GRACE).await;
+        if !all.is_empty() {
+            // Their tools and providers are gone.
+            self.env.api.registrations_changed();
+        }
+    }
+
+    /// The process id of the Node extension host, while it runs (for tests and diagnostics).
+    pub async fn node_host_pid(&self) -> Option<u32> {
+        self.node.pid().await
     }
 }

@@ -25,5 +25,5 @@ pub use discovery::{DiscoveryInput, ExtensionSource, Launch, Scope, Skipped, dis
 pub use error::ExtensionError;
 pub use extension::Extension;
 pub use host::{ExtensionApi, ExtensionHost, HostEnv};
-pub use node::{JavaScriptLauncher, find_javascript_launcher};
+pub use node::{JavaScriptLauncher, NodeHost, find_javascript_launcher};
 pub use tool::ExtensionTool;

@@ -31,7 +31,15 @@ impl dreb_extensions::ExtensionApi for ApiServer {
 
     fn registrations_changed(&self) {
         if let Some(inner) = self.inner.upgrade() {
-            Runtime { inner }.apply_tools();
+            let rt = Runtime { inner };
+            rt.apply_tools();
+            rt.apply_extension_providers();
+        }
+    }
+
+    async fn resources_discovered(&self, found: Vec<(String, ext::ResourcesDiscoverResult)>) {
+        if let Some(inner) = self.inner.upgrade() {
+            Runtime { inner }.add_extension_resources(found).await;
         }
     }
 }
@@ -285,7 +293,7 @@ impl Runtime {
                 ResponseData::UiSetEditorText
             }
             // Answered by the extension host itself; never forwarded.
-            Command::Register(_) | Command::ToolUpdate(_) => {
+            Command::Register(_) | Command::ToolUpdate(_) | Command::UnregisterProvider(_) => {
                 return Err(format!("{extension}: not a runtime command"));
             }
         })
@@ -331,7 +339,7 @@ impl Runtime {
 
     fn session_view(&self) -> Result<ext::SessionView, String> {
         let s = lock(&self.inner.session);
-        let to_value = |e: &dreb_session::SessionEntry| e.to_value();
+        let to_value = |e: dreb_session::EntryRef<'_>| e.to_value();
         let header = match s.header().to_value() {
             Value::Object(m) => m,
             _ => Default::default(),

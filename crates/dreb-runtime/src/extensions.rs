@@ -156,6 +156,57 @@ impl Runtime {
             .collect()
     }
 
+    /// The skill and prompt paths extensions answered to `resources_discover` (relative ones against the cwd),
+    /// added to the session's resources (theme paths have no use without a terminal UI).
+    pub(crate) async fn add_extension_resources(
+        &self,
+        found: Vec<(String, dreb_extension_protocol::ResourcesDiscoverResult)>,
+    ) {
+        let cwd = self.inner.cwd.clone();
+        let paths = |list: &Option<Vec<String>>| -> Vec<PathBuf> {
+            list.iter().flatten().map(|p| cwd.join(p)).collect()
+        };
+        let skills: Vec<PathBuf> = found
+            .iter()
+            .flat_map(|(_, r)| paths(&r.skill_paths))
+            .collect();
+        let prompts: Vec<PathBuf> = found
+            .iter()
+            .flat_map(|(_, r)| paths(&r.prompt_paths))
+            .collect();
+        if skills.is_empty() && prompts.is_empty() {
+            return;
+        }
+        let rt = self.clone();
+        let _ = tokio::task::spawn_blocking(move || rt.extend_resources(skills, prompts)).await;
+    }
+
+    /// The providers the extensions registered, applied to the model registry when they changed (all replaced:
+    /// a provider no extension registers any more is gone); a config the registry refuses is an
+    /// `extension_error` (`event: "register_provider"`, the reference's text).
+    pub(crate) fn apply_extension_providers(&self) {
+        let Some(providers) = self.inner.extensions.provider_changes() else {
+            return;
+        };
+        let mut failures = Vec::new();
+        {
+            let mut registry = self
+                .inner
+                .registry
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            registry.clear_registered_providers();
+            for (path, p) in providers {
+                if let Err(e) = registry.register_provider(&p.name, &Value::Object(p.config)) {
+                    failures.push((path, e));
+                }
+            }
+        }
+        for (path, e) in failures {
+            self.inner.extensions.report(&path, "register_provider", &e);
+        }
+    }
+
     /// The built-in tools plus the extensions' and the MCP servers' (a name taken stays the first one's), filtered by
     /// the active set an extension chose; takes effect from the next run.
     pub(crate) fn apply_tools(&self) {

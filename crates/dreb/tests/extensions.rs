@@ -825,3 +825,370 @@ fn the_agent_api_sets_tools_model_and_thinking_and_later_registrations_count() {
     dreb.send(&json!({"id": "l", "type": "prompt", "message": "/late"}));
     assert_eq!(next_notify(&mut dreb), "late command ran");
 }
+
+/// `dreb --mode rpc` with the TypeScript fixtures `names` (`-e` each), their `node_modules` checked, plus `envs`.
+fn spawn_ts_many(env: &Env, names: &[&str], envs: &[(&str, &str)]) -> Dreb {
+    reference_style();
+    let paths: Vec<String> = names
+        .iter()
+        .map(|n| {
+            common::local_fixture(&format!("extensions/{n}"))
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let mut args = vec![
+        "--mode",
+        "rpc",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+    ];
+    for p in &paths {
+        args.extend_from_slice(&["-e", p.as_str()]);
+    }
+    env.spawn_raw(&args, envs)
+}
+
+fn fixture_path(name: &str) -> String {
+    common::local_fixture(&format!("extensions/{name}"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The number after `pid=` in a notify text.
+fn pid_in(text: &str) -> u32 {
+    text.rsplit("pid=").next().unwrap().parse().unwrap()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+#[test]
+fn typescript_extensions_share_one_node_host_and_its_event_bus() {
+    let env = Env::new();
+    let mut dreb = spawn_ts_many(&env, &["shared_a.ts", "shared_b.ts"], &[]);
+    let resources = ok(&mut dreb, json!({"id": "r", "type": "get_resources"}));
+    assert_eq!(
+        resources["data"]["extensions"],
+        json!([
+            {"name": "cli", "path": fixture_path("shared_a.ts")},
+            {"name": "cli", "path": fixture_path("shared_b.ts")},
+        ])
+    );
+    dreb.send(&json!({"id": "a", "type": "prompt", "message": "/pid-a"}));
+    let a = pid_in(&next_notify(&mut dreb));
+    dreb.send(&json!({"id": "b", "type": "prompt", "message": "/pid-b"}));
+    let b = pid_in(&next_notify(&mut dreb));
+    assert_eq!(a, b, "both extensions run in one host process");
+    // The one Node process is dreb's child: no other process serves the extensions.
+    let stat = std::fs::read_to_string(format!("/proc/{a}/stat")).unwrap();
+    let ppid: u32 = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let siblings = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit(')').next().unwrap().split_whitespace().nth(1) == Some(&ppid.to_string())
+                    && s.contains("(node)")
+            })
+        })
+        .count();
+    assert_eq!(siblings, 1, "one node process for two extensions");
+    // dreb.events crosses between the extensions of the host.
+    dreb.send(&json!({"id": "e", "type": "prompt", "message": "/emit hello"}));
+    assert_eq!(next_notify(&mut dreb), "b heard hello");
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!alive(a), "the Node host {a} outlived dreb");
+}
+
+#[test]
+fn a_crash_of_the_node_host_is_reported_for_each_extension_and_it_starts_again() {
+    let env = Env::with_scenario(scenario(json!({"turns": [
+        {"when": {"lastUserContains": "echo", "afterToolResult": false}, "toolCalls": [{"name": "echo_b", "arguments": {"text": "back"}}]},
+        {"when": {"afterToolResult": true}, "text": ["done"], "repeat": true},
+    ]})));
+    let mut dreb = spawn_ts_many(&env, &["shared_a.ts", "shared_b.ts"], &[]);
+    dreb.send(&json!({"id": "b", "type": "prompt", "message": "/pid-b"}));
+    let before = pid_in(&next_notify(&mut dreb));
+    dreb.send(&json!({"id": "x", "type": "prompt", "message": "/crash"}));
+    let mut errors = Vec::new();
+    dreb.read_until(|f| {
+        if f["type"] == "extension_error" && f["event"] == "process" {
+            errors.push(f.clone());
+        }
+        errors.len() == 2
+    });
+    let mut paths: Vec<&str> = errors
+        .iter()
+        .map(|e| e["extensionPath"].as_str().unwrap())
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        [fixture_path("shared_a.ts"), fixture_path("shared_b.ts")]
+    );
+    for e in &errors {
+        assert_eq!(
+            e["error"], "Extension process exited (exit status: 3)",
+            "{e}"
+        );
+    }
+    // The next use starts the host again: b's tool works.
+    let frames = dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "echo please"}));
+    let frames = if frames.iter().any(|f| f["type"] == "agent_end") {
+        frames
+    } else {
+        dreb.read_until(|f| f["type"] == "agent_end")
+    };
+    let end = tool_end(&frames);
+    assert_eq!(result_text(&end), "echo: back", "{end}");
+    dreb.send(&json!({"id": "b2", "type": "prompt", "message": "/pid-b"}));
+    let after = pid_in(&next_notify(&mut dreb));
+    assert_ne!(before, after);
+    let (code, _, _) = dreb.finish();
+    assert_eq!(code, 0);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        !alive(after),
+        "the restarted Node host {after} outlived dreb"
+    );
+}
+
+#[test]
+fn without_node_each_javascript_extension_is_a_clear_load_error() {
+    let env = Env::new();
+    let bin = env.home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let path = bin.to_string_lossy().into_owned();
+    let mut dreb = spawn_ts_many(
+        &env,
+        &["shared_a.ts", "shared_b.ts"],
+        &[("PATH", path.as_str())],
+    );
+    ok(&mut dreb, json!({"id": "c", "type": "get_commands"}));
+    let errors: Vec<&Frame> = dreb
+        .seen
+        .iter()
+        .filter(|f| f["type"] == "extension_error")
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    for e in errors {
+        assert_eq!(e["event"], "load");
+        assert_eq!(
+            e["error"],
+            "TypeScript/JavaScript extensions need Node.js: `node` was not found on PATH (or set DREB_NODE)"
+        );
+    }
+    let resources = ok(&mut dreb, json!({"id": "r", "type": "get_resources"}));
+    assert_eq!(resources["data"]["extensions"], json!([]));
+}
+
+#[test]
+fn an_extension_provider_is_a_model_source() {
+    let env = Env::new();
+    let url = format!("{}/v1", env.mock.base_url());
+    let mut dreb = spawn_ts_many(
+        &env,
+        &["provider.ts"],
+        &[("EXT_PROVIDER_URL", url.as_str())],
+    );
+    ok(&mut dreb, json!({"id": "c", "type": "get_commands"}));
+    // A config the registry refuses: the reference's text.
+    let refused = dreb
+        .seen
+        .iter()
+        .find(|f| f["type"] == "extension_error")
+        .cloned()
+        .expect("an extension_error for the refused provider");
+    assert_eq!(refused["event"], "register_provider");
+    assert_eq!(refused["extensionPath"], fixture_path("provider.ts"));
+    assert_eq!(
+        refused["error"],
+        "Provider no-url: \"baseUrl\" is required when defining models."
+    );
+    let models = ok(
+        &mut dreb,
+        json!({"id": "m", "type": "get_available_models"}),
+    );
+    let ext: Vec<&Value> = models["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["provider"] == "ext-mock")
+        .collect();
+    assert_eq!(ext.len(), 1, "{models}");
+    assert_eq!(ext[0]["id"], "ext-model");
+    assert_eq!(ext[0]["name"], "Extension model");
+    assert_eq!(ext[0]["baseUrl"], url);
+    assert_eq!(ext[0]["contextWindow"], 100000);
+    let set = ok(
+        &mut dreb,
+        json!({"id": "s", "type": "set_model", "provider": "ext-mock", "modelId": "ext-model"}),
+    );
+    assert_eq!(set["data"]["provider"], "ext-mock");
+    dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "hello there"}));
+    let request = env.mock.requests().last().unwrap().clone();
+    assert_eq!(request.body["model"], "ext-model");
+    // unregisterProvider takes the models away.
+    dreb.send(&json!({"id": "d", "type": "prompt", "message": "/drop-provider"}));
+    dreb.read_until(|f| is_response(f) && f["id"] == "d");
+    let models = ok(
+        &mut dreb,
+        json!({"id": "m2", "type": "get_available_models"}),
+    );
+    assert!(
+        !models["data"]["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["provider"] == "ext-mock"),
+        "{models}"
+    );
+}
+
+#[test]
+fn resources_discover_adds_skills_and_prompt_templates_at_startup_and_reload() {
+    let env = Env::new();
+    let dir = env.home.path().join("ext-resources");
+    std::fs::create_dir_all(dir.join("skills/ext-skill")).unwrap();
+    std::fs::create_dir_all(dir.join("prompts")).unwrap();
+    std::fs::write(
+        dir.join("skills/ext-skill/SKILL.md"),
+        "---\nname: ext-skill\ndescription: A skill an extension found\n---\nDo it well.\n",
+    )
+    .unwrap();
+    for reason in ["startup", "reload"] {
+        std::fs::write(
+            dir.join(format!("prompts/ext-{reason}.md")),
+            format!("---\ndescription: The {reason} template\n---\nSay {reason}.\n"),
+        )
+        .unwrap();
+    }
+    let d = dir.to_string_lossy().into_owned();
+    let url = format!("{}/v1", env.mock.base_url());
+    let mut dreb = spawn_ts_many(
+        &env,
+        &["provider.ts"],
+        &[
+            ("EXT_RESOURCES_DIR", d.as_str()),
+            ("EXT_PROVIDER_URL", url.as_str()),
+        ],
+    );
+    let names = |dreb: &mut Dreb, id: &str| -> Vec<(String, String)> {
+        let c = ok(dreb, json!({"id": id, "type": "get_commands"}));
+        c["data"]["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    c["sourceInfo"]["scope"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    // The extension's skill and this load's template, with the `temporary` scope; not the other load's template.
+    let check = |list: &[(String, String)], has: &str, lacks: &str| {
+        for name in ["skill:ext-skill", has] {
+            assert!(
+                list.contains(&(name.into(), "temporary".into())),
+                "{name}: {list:?}"
+            );
+        }
+        assert!(!list.iter().any(|(n, _)| n == lacks), "{lacks}: {list:?}");
+    };
+    check(&names(&mut dreb, "c1"), "ext-startup", "ext-reload");
+    // The skill is offered to the model.
+    dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "hi"}));
+    let body = env.mock.requests().last().unwrap().body.to_string();
+    assert!(body.contains("ext-skill"), "{body}");
+    ok(&mut dreb, json!({"id": "r", "type": "reload"}));
+    check(&names(&mut dreb, "c2"), "ext-reload", "ext-startup");
+}
+
+const SMALL_PY_EXTENSION: &str = r#"
+from dreb_extension import Extension
+ext = Extension(name="{name}")
+
+@ext.command("{name}", description="{name} command")
+def run(args, ctx):
+    ctx.ui.notify("{name} ran")
+
+ext.run()
+"#;
+
+#[test]
+fn a_package_manifest_and_settings_extensions_are_loaded() {
+    let env = Env::new();
+    let pkg = env.agent_dir().join("extensions/pkg");
+    std::fs::create_dir_all(pkg.join("src")).unwrap();
+    std::fs::write(
+        pkg.join("package.json"),
+        r#"{"name": "pkg", "dreb": {"extensions": ["./src/main.py"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("index.js"),
+        "throw new Error('not the entry point')",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("src/main.py"),
+        SMALL_PY_EXTENSION.replace("{name}", "from-manifest"),
+    )
+    .unwrap();
+    let other = env.home.path().join("elsewhere");
+    std::fs::create_dir_all(&other).unwrap();
+    let declared = other.join("declared.py");
+    std::fs::write(
+        &declared,
+        SMALL_PY_EXTENSION.replace("{name}", "from-settings"),
+    )
+    .unwrap();
+    env.write_settings(&json!({"extensions": [declared.to_string_lossy()]}));
+    let mut dreb = spawn_discovering(&env, &python_path());
+    let resources = ok(&mut dreb, json!({"id": "r", "type": "get_resources"}));
+    let manifest_entry = pkg.join("src/main.py").to_string_lossy().into_owned();
+    assert_eq!(
+        resources["data"]["extensions"],
+        json!([
+            {"name": "from-manifest", "path": manifest_entry},
+            {"name": "from-settings", "path": declared.to_string_lossy()},
+        ])
+    );
+    let commands = ok(&mut dreb, json!({"id": "c", "type": "get_commands"}));
+    let list = commands["data"]["commands"].as_array().unwrap();
+    assert_eq!(
+        list[0],
+        json!({"name": "from-manifest", "description": "from-manifest command", "source": "extension",
+               "sourceInfo": {"path": manifest_entry, "source": "local", "scope": "user", "origin": "top-level",
+                              "baseDir": env.agent_dir().join("extensions").to_string_lossy()}})
+    );
+    assert_eq!(
+        list[1],
+        json!({"name": "from-settings", "description": "from-settings command", "source": "extension",
+               "sourceInfo": {"path": declared.to_string_lossy(), "source": "local", "scope": "user",
+                              "origin": "top-level", "baseDir": other.to_string_lossy()}})
+    );
+    dreb.send(&json!({"id": "m", "type": "prompt", "message": "/from-settings"}));
+    assert_eq!(next_notify(&mut dreb), "from-settings ran");
+    assert!(
+        !dreb.seen.iter().any(|f| f["type"] == "extension_error"),
+        "{:?}",
+        dreb.seen
+    );
+}

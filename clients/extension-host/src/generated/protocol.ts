@@ -118,6 +118,7 @@ export type EventName =
   | "session_before_fork"
   | "session_before_compact"
   | "session_before_tree"
+  | "resources_discover"
   | "session_start"
   | "session_shutdown"
   | "model_select"
@@ -175,6 +176,34 @@ export interface Registration {
   flags?: FlagRegistration[];
   /** The hook points and events to receive. */
   events?: EventName[];
+  /** Model providers (the reference's `registerProvider`); a later one of the same name replaces it. */
+  providers?: ProviderRegistration[];
+}
+
+/**
+ * A model provider (the reference's `registerProvider(name, config)`). `config` is the
+ * reference's `ProviderConfig` without its functions: `baseUrl`, `apiKey` (a key, or the name
+ * of an environment variable holding it), `api` (`openai-completions`, `anthropic-messages`,
+ * ...), `headers`, `authHeader`, `models` (each `id`, `name`, `api`, `reasoning`, `input`,
+ * `cost`, `contextWindow`, `maxTokens`, `headers`, `compat`). With `models`, they replace the
+ * provider's models (`baseUrl` and `apiKey` required); with only `baseUrl`, the provider's
+ * existing models are sent there. A config the runtime refuses is reported as an
+ * `extension_error` with `event: "register_provider"` and the reference's text.
+ */
+export interface ProviderRegistration {
+  name: string;
+  config: Record<string, unknown>;
+}
+
+export type ResourcesDiscoverReason = "startup" | "reload";
+
+export interface ResourcesDiscoverResult {
+  /** Skill files or directories to load, as `skills` settings paths are. */
+  skillPaths?: string[];
+  /** Prompt template files or directories to load. */
+  promptPaths?: string[];
+  /** Accepted and unused (there is no terminal UI). */
+  themePaths?: string[];
 }
 
 export type SessionStartReason = "startup" | "reload" | "new" | "resume" | "fork";
@@ -714,6 +743,33 @@ export interface SessionBeforeTreeResponse {
   data: SummaryHookResult;
 }
 
+/** Params of `resources_discover` (the request's keys besides `id` and `type`). */
+export interface ResourcesDiscoverParams {
+  cwd: string;
+  reason: ResourcesDiscoverReason;
+}
+
+/**
+ * After `session_start` (at startup and after a reload): more skill and prompt-template paths
+ * to load. The paths of every extension are added (as the reference's `temporary` scope) and
+ * the resources and system prompt are rebuilt; `get_commands` and `get_resources` show them.
+ */
+export interface ResourcesDiscoverCall {
+  id?: RequestId;
+  type: "resources_discover";
+  cwd: string;
+  reason: ResourcesDiscoverReason;
+}
+
+/** Success response to `resources_discover`. */
+export interface ResourcesDiscoverResponse {
+  id?: RequestId;
+  type: "response";
+  command: "resources_discover";
+  success: true;
+  data: ResourcesDiscoverResult;
+}
+
 /** Params of `execute_command` (the request's keys besides `id` and `type`). */
 export interface ExecuteCommandParams {
   name: string;
@@ -795,6 +851,7 @@ export type RpcCall =
   | SessionBeforeForkCall
   | SessionBeforeCompactCall
   | SessionBeforeTreeCall
+  | ResourcesDiscoverCall
   | ExecuteCommandCall
   | ExecuteToolCall;
 
@@ -813,6 +870,7 @@ export type RpcCallResponse =
   | SessionBeforeForkResponse
   | SessionBeforeCompactResponse
   | SessionBeforeTreeResponse
+  | ResourcesDiscoverResponse
   | ExecuteCommandResponse
   | ExecuteToolResponse
   | ErrorResponse;
@@ -832,6 +890,7 @@ export const CALL_TYPES = [
   "session_before_fork",
   "session_before_compact",
   "session_before_tree",
+  "resources_discover",
   "execute_command",
   "execute_tool",
 ] as const;
@@ -853,6 +912,7 @@ export interface CallMap {
   session_before_fork: { params: SessionBeforeForkParams; result: CancelResult };
   session_before_compact: { params: SessionBeforeCompactParams; result: SummaryHookResult };
   session_before_tree: { params: SessionBeforeTreeParams; result: SummaryHookResult };
+  resources_discover: { params: ResourcesDiscoverParams; result: ResourcesDiscoverResult };
   execute_command: { params: ExecuteCommandParams; result: void };
   execute_tool: { params: ExecuteToolParams; result: ToolExecutionResult };
 }
@@ -878,6 +938,26 @@ export interface RegisterResponse {
   id?: RequestId;
   type: "response";
   command: "register";
+  success: true;
+}
+
+/** Params of `unregister_provider` (the request's keys besides `id` and `type`). */
+export interface UnregisterProviderParams {
+  name: string;
+}
+
+/** Remove a provider the extension registered (the built-in or models.json provider of that name comes back). */
+export interface UnregisterProviderCommand {
+  id?: RequestId;
+  type: "unregister_provider";
+  name: string;
+}
+
+/** Success response to `unregister_provider`. */
+export interface UnregisterProviderResponse {
+  id?: RequestId;
+  type: "response";
+  command: "unregister_provider";
   success: true;
 }
 
@@ -1550,6 +1630,7 @@ export interface UiSetEditorTextResponse {
 /** Every command an extension can send. */
 export type RpcCommand =
   | RegisterCommand
+  | UnregisterProviderCommand
   | ToolUpdateCommand
   | GetContextCommand
   | GetSessionCommand
@@ -1586,6 +1667,7 @@ export type RpcCommand =
 /** Every response to a command (what the runtime writes). */
 export type RpcResponse =
   | RegisterResponse
+  | UnregisterProviderResponse
   | ToolUpdateResponse
   | GetContextResponse
   | GetSessionResponse
@@ -1623,6 +1705,7 @@ export type RpcResponse =
 /** The wire names of every command, in spec order. */
 export const COMMAND_TYPES = [
   "register",
+  "unregister_provider",
   "tool_update",
   "get_context",
   "get_session",
@@ -1662,6 +1745,7 @@ export type CommandType = (typeof COMMAND_TYPES)[number];
 /** Per command: its params object and the type of its success `data` (`void`: no `data`). */
 export interface CommandMap {
   register: { params: RegisterParams; result: void };
+  unregister_provider: { params: UnregisterProviderParams; result: void };
   tool_update: { params: ToolUpdateParams; result: void };
   get_context: { params: Record<string, never>; result: ExtensionContext };
   get_session: { params: Record<string, never>; result: SessionView };

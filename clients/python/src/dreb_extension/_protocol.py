@@ -103,7 +103,7 @@ UserContent: TypeAlias = "str | list[ContentBlock]"
 # accepted and never sent.
 #
 # Open: other strings are possible and are kept.
-EventName: TypeAlias = "Literal[\"tool_call\", \"tool_result\", \"context\", \"before_provider_request\", \"input\", \"before_agent_start\", \"user_bash\", \"session_before_switch\", \"session_before_fork\", \"session_before_compact\", \"session_before_tree\", \"session_start\", \"session_shutdown\", \"model_select\", \"agent_start\", \"agent_end\", \"turn_start\", \"turn_end\", \"message_start\", \"message_update\", \"message_end\", \"tool_execution_start\", \"tool_execution_update\", \"tool_execution_end\"] | str"
+EventName: TypeAlias = "Literal[\"tool_call\", \"tool_result\", \"context\", \"before_provider_request\", \"input\", \"before_agent_start\", \"user_bash\", \"session_before_switch\", \"session_before_fork\", \"session_before_compact\", \"session_before_tree\", \"resources_discover\", \"session_start\", \"session_shutdown\", \"model_select\", \"agent_start\", \"agent_end\", \"turn_start\", \"turn_end\", \"message_start\", \"message_update\", \"message_end\", \"tool_execution_start\", \"tool_execution_update\", \"tool_execution_end\"] | str"
 
 
 class CommandRegistration(TypedDict):
@@ -149,6 +149,35 @@ class Registration(TypedDict):
     flags: NotRequired[list[FlagRegistration]]
     # The hook points and events to receive.
     events: NotRequired[list[EventName]]
+    # Model providers (the reference's `registerProvider`); a later one of the same name replaces it.
+    providers: NotRequired[list[ProviderRegistration]]
+
+
+class ProviderRegistration(TypedDict):
+    """
+    A model provider (the reference's `registerProvider(name, config)`). `config` is the
+    reference's `ProviderConfig` without its functions: `baseUrl`, `apiKey` (a key, or the name
+    of an environment variable holding it), `api` (`openai-completions`, `anthropic-messages`,
+    ...), `headers`, `authHeader`, `models` (each `id`, `name`, `api`, `reasoning`, `input`,
+    `cost`, `contextWindow`, `maxTokens`, `headers`, `compat`). With `models`, they replace the
+    provider's models (`baseUrl` and `apiKey` required); with only `baseUrl`, the provider's
+    existing models are sent there. A config the runtime refuses is reported as an
+    `extension_error` with `event: "register_provider"` and the reference's text.
+    """
+    name: str
+    config: dict[str, Any]
+
+
+ResourcesDiscoverReason: TypeAlias = "Literal[\"startup\", \"reload\"]"
+
+
+class ResourcesDiscoverResult(TypedDict):
+    # Skill files or directories to load, as `skills` settings paths are.
+    skillPaths: NotRequired[list[str]]
+    # Prompt template files or directories to load.
+    promptPaths: NotRequired[list[str]]
+    # Accepted and unused (there is no terminal UI).
+    themePaths: NotRequired[list[str]]
 
 
 SessionStartReason: TypeAlias = "Literal[\"startup\", \"reload\", \"new\", \"resume\", \"fork\"]"
@@ -700,6 +729,33 @@ class SessionBeforeTreeResponse(TypedDict):
     data: SummaryHookResult
 
 
+class ResourcesDiscoverParams(TypedDict):
+    """Params of `resources_discover`."""
+    cwd: str
+    reason: ResourcesDiscoverReason
+
+
+class ResourcesDiscoverCall(TypedDict):
+    """
+    After `session_start` (at startup and after a reload): more skill and prompt-template paths
+    to load. The paths of every extension are added (as the reference's `temporary` scope) and
+    the resources and system prompt are rebuilt; `get_commands` and `get_resources` show them.
+    """
+    id: NotRequired[RequestId]
+    type: Literal["resources_discover"]
+    cwd: str
+    reason: ResourcesDiscoverReason
+
+
+class ResourcesDiscoverResponse(TypedDict):
+    """Success response to `resources_discover`."""
+    id: NotRequired[RequestId]
+    type: Literal["response"]
+    command: Literal["resources_discover"]
+    success: Literal[True]
+    data: ResourcesDiscoverResult
+
+
 class ExecuteCommandParams(TypedDict):
     """Params of `execute_command`."""
     name: str
@@ -766,10 +822,10 @@ class ErrorResponse(TypedDict):
 
 
 #: Every call the runtime can send.
-RpcCall: TypeAlias = "InitializeCall | SessionShutdownCall | ToolCallCall | ToolResultCall | ContextCall | BeforeProviderRequestCall | InputCall | BeforeAgentStartCall | UserBashCall | SessionBeforeSwitchCall | SessionBeforeForkCall | SessionBeforeCompactCall | SessionBeforeTreeCall | ExecuteCommandCall | ExecuteToolCall"
+RpcCall: TypeAlias = "InitializeCall | SessionShutdownCall | ToolCallCall | ToolResultCall | ContextCall | BeforeProviderRequestCall | InputCall | BeforeAgentStartCall | UserBashCall | SessionBeforeSwitchCall | SessionBeforeForkCall | SessionBeforeCompactCall | SessionBeforeTreeCall | ResourcesDiscoverCall | ExecuteCommandCall | ExecuteToolCall"
 
 #: Every response to a call (what the extension writes).
-RpcCallResponse: TypeAlias = "InitializeResponse | SessionShutdownResponse | ToolCallResponse | ToolResultResponse | ContextResponse | BeforeProviderRequestResponse | InputResponse | BeforeAgentStartResponse | UserBashResponse | SessionBeforeSwitchResponse | SessionBeforeForkResponse | SessionBeforeCompactResponse | SessionBeforeTreeResponse | ExecuteCommandResponse | ExecuteToolResponse | ErrorResponse"
+RpcCallResponse: TypeAlias = "InitializeResponse | SessionShutdownResponse | ToolCallResponse | ToolResultResponse | ContextResponse | BeforeProviderRequestResponse | InputResponse | BeforeAgentStartResponse | UserBashResponse | SessionBeforeSwitchResponse | SessionBeforeForkResponse | SessionBeforeCompactResponse | SessionBeforeTreeResponse | ResourcesDiscoverResponse | ExecuteCommandResponse | ExecuteToolResponse | ErrorResponse"
 
 #: The wire names of every call, in spec order.
 CALL_TYPES: tuple[str, ...] = (
@@ -786,6 +842,7 @@ CALL_TYPES: tuple[str, ...] = (
     "session_before_fork",
     "session_before_compact",
     "session_before_tree",
+    "resources_discover",
     "execute_command",
     "execute_tool",
 )
@@ -815,6 +872,28 @@ class RegisterResponse(TypedDict):
     id: NotRequired[RequestId]
     type: Literal["response"]
     command: Literal["register"]
+    success: Literal[True]
+
+
+class UnregisterProviderParams(TypedDict):
+    """Params of `unregister_provider`."""
+    name: str
+
+
+class UnregisterProviderCommand(TypedDict):
+    """
+    Remove a provider the extension registered (the built-in or models.json provider of that name comes back).
+    """
+    id: NotRequired[RequestId]
+    type: Literal["unregister_provider"]
+    name: str
+
+
+class UnregisterProviderResponse(TypedDict):
+    """Success response to `unregister_provider`."""
+    id: NotRequired[RequestId]
+    type: Literal["response"]
+    command: Literal["unregister_provider"]
     success: Literal[True]
 
 
@@ -1515,14 +1594,15 @@ class UiSetEditorTextResponse(TypedDict):
 
 
 #: Every command an extension can send.
-RpcCommand: TypeAlias = "RegisterCommand | ToolUpdateCommand | GetContextCommand | GetSessionCommand | GetModelsCommand | GetToolsCommand | SendMessageCommand | SendUserMessageCommand | AppendEntryCommand | SetSessionNameCommand | SetLabelCommand | SetActiveToolsCommand | SetModelCommand | SetThinkingLevelCommand | ExecCommand | AbortCommand | CompactCommand | WaitForIdleCommand | NewSessionCommand | ForkCommand | NavigateTreeCommand | SwitchSessionCommand | ReloadCommand | UiSelectCommand | UiConfirmCommand | UiInputCommand | UiEditorCommand | UiAskCommand | UiNotifyCommand | UiSetStatusCommand | UiSetWidgetCommand | UiSetTitleCommand | UiSetEditorTextCommand"
+RpcCommand: TypeAlias = "RegisterCommand | UnregisterProviderCommand | ToolUpdateCommand | GetContextCommand | GetSessionCommand | GetModelsCommand | GetToolsCommand | SendMessageCommand | SendUserMessageCommand | AppendEntryCommand | SetSessionNameCommand | SetLabelCommand | SetActiveToolsCommand | SetModelCommand | SetThinkingLevelCommand | ExecCommand | AbortCommand | CompactCommand | WaitForIdleCommand | NewSessionCommand | ForkCommand | NavigateTreeCommand | SwitchSessionCommand | ReloadCommand | UiSelectCommand | UiConfirmCommand | UiInputCommand | UiEditorCommand | UiAskCommand | UiNotifyCommand | UiSetStatusCommand | UiSetWidgetCommand | UiSetTitleCommand | UiSetEditorTextCommand"
 
 #: Every response to a command (what the runtime writes).
-RpcResponse: TypeAlias = "RegisterResponse | ToolUpdateResponse | GetContextResponse | GetSessionResponse | GetModelsResponse | GetToolsResponse | SendMessageResponse | SendUserMessageResponse | AppendEntryResponse | SetSessionNameResponse | SetLabelResponse | SetActiveToolsResponse | SetModelResponse | SetThinkingLevelResponse | ExecResponse | AbortResponse | CompactResponse | WaitForIdleResponse | NewSessionResponse | ForkResponse | NavigateTreeResponse | SwitchSessionResponse | ReloadResponse | UiSelectResponse | UiConfirmResponse | UiInputResponse | UiEditorResponse | UiAskResponse | UiNotifyResponse | UiSetStatusResponse | UiSetWidgetResponse | UiSetTitleResponse | UiSetEditorTextResponse | ErrorResponse"
+RpcResponse: TypeAlias = "RegisterResponse | UnregisterProviderResponse | ToolUpdateResponse | GetContextResponse | GetSessionResponse | GetModelsResponse | GetToolsResponse | SendMessageResponse | SendUserMessageResponse | AppendEntryResponse | SetSessionNameResponse | SetLabelResponse | SetActiveToolsResponse | SetModelResponse | SetThinkingLevelResponse | ExecResponse | AbortResponse | CompactResponse | WaitForIdleResponse | NewSessionResponse | ForkResponse | NavigateTreeResponse | SwitchSessionResponse | ReloadResponse | UiSelectResponse | UiConfirmResponse | UiInputResponse | UiEditorResponse | UiAskResponse | UiNotifyResponse | UiSetStatusResponse | UiSetWidgetResponse | UiSetTitleResponse | UiSetEditorTextResponse | ErrorResponse"
 
 #: The wire names of every command, in spec order.
 COMMAND_TYPES: tuple[str, ...] = (
     "register",
+    "unregister_provider",
     "tool_update",
     "get_context",
     "get_session",
@@ -1634,6 +1714,9 @@ __all__ = [
     "FlagType",
     "FlagRegistration",
     "Registration",
+    "ProviderRegistration",
+    "ResourcesDiscoverReason",
+    "ResourcesDiscoverResult",
     "SessionStartReason",
     "InputSource",
     "InputAction",
@@ -1709,6 +1792,9 @@ __all__ = [
     "SessionBeforeTreeParams",
     "SessionBeforeTreeCall",
     "SessionBeforeTreeResponse",
+    "ResourcesDiscoverParams",
+    "ResourcesDiscoverCall",
+    "ResourcesDiscoverResponse",
     "ExecuteCommandParams",
     "ExecuteCommandCall",
     "ExecuteCommandResponse",
@@ -1722,6 +1808,9 @@ __all__ = [
     "RegisterParams",
     "RegisterCommand",
     "RegisterResponse",
+    "UnregisterProviderParams",
+    "UnregisterProviderCommand",
+    "UnregisterProviderResponse",
     "ToolUpdateParams",
     "ToolUpdateCommand",
     "ToolUpdateResponse",

@@ -39,6 +39,7 @@ HOOK_CALLS = frozenset(
         "session_before_fork",
         "session_before_compact",
         "session_before_tree",
+        "resources_discover",
     }
 )
 
@@ -334,6 +335,7 @@ class Extension:
         self._cancels: dict[str, threading.Event] = {}
         self._cancels_lock = threading.Lock()
         self._conn: Optional[_Connection] = None
+        self._providers: dict[str, JsonObject] = {}
 
     # ----- registration -----------------------------------------------------------------------------------------
 
@@ -378,6 +380,11 @@ class Extension:
         """A command-line flag (``--name`` / ``--name value``); its value is ``ctx.flags[name]``."""
         self._registry.flags[name] = _Flag(name, type, description, default)
 
+    def provider(self, name: str, config: JsonObject) -> None:
+        """A model provider (the reference's ``registerProvider``): ``config`` has ``baseUrl``, ``apiKey``, ``api``
+        and ``models`` (see the protocol's ``ProviderRegistration``). Registered with :meth:`run`'s handshake."""
+        self._providers[name] = config
+
     def registration(self) -> JsonObject:
         r = self._registry
         reg: JsonObject = {}
@@ -410,6 +417,8 @@ class Extension:
                     spec["default"] = f.default
                 flags.append(spec)
             reg["flags"] = flags
+        if self._providers:
+            reg["providers"] = [{"name": n, "config": c} for n, c in self._providers.items()]
         return reg
 
     # ----- serving ----------------------------------------------------------------------------------------------

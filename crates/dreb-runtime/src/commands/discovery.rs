@@ -155,6 +155,24 @@ impl Runtime {
         Ok(())
     }
 
+    /// Load the session's resources again with `skills` and `prompts` added (the paths extensions answered to
+    /// `resources_discover`, loaded as `--skill` / `--prompt-template` paths are), and rebuild the system prompt.
+    pub(crate) fn extend_resources(
+        &self,
+        skills: Vec<std::path::PathBuf>,
+        prompts: Vec<std::path::PathBuf>,
+    ) {
+        let inner = &self.inner;
+        let mut flags = inner.extras.resource_flags.clone();
+        flags.skills.extend(skills);
+        flags.prompt_templates.extend(prompts);
+        let resources = load_resources(&inner.cwd, &inner.agent_dir, &inner.settings, &flags);
+        *lock(&inner.extras.resources) = resources;
+        let (context_files, _) =
+            dreb_settings::context_files::load_project_context_files(&inner.cwd, &inner.agent_dir);
+        self.rebuild_system_prompt(&context_files);
+    }
+
     /// The `skill` tool of this session.
     pub(crate) fn skill_tool(&self) -> std::sync::Arc<dyn dreb_agent::Tool> {
         std::sync::Arc::new(skill_tool::SkillTool::new(std::sync::Arc::downgrade(
