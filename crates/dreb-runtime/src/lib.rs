@@ -27,8 +27,8 @@ mod sync;
 mod system_prompt;
 
 pub use options::{
-    ExtensionOptions, ResourceFlags, RuntimeOptions, StartupError, UI_TYPES, UNPROVIDED_TOOLS,
-    is_known_tool, provided_tool_names,
+    ExtensionOptions, ResourceFlags, RuntimeOptions, StartupError, UI_TYPES, is_known_tool,
+    provided_tool_names,
 };
 pub use projection::project_dashboard_event;
 pub use runtime::Runtime;

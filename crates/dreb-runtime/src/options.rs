@@ -96,11 +96,7 @@ impl std::fmt::Display for StartupError {
 impl std::error::Error for StartupError {}
 
 /// Tools active whatever `--tools` says, in the reference's order.
-pub(crate) const ALWAYS_ACTIVE_TOOLS: [&str; 2] = ["skill", "tasks_update"];
-
-/// Reference tool names this build does not provide. `--tools` accepts them (hosts, and agent definitions written
-/// for the reference, name them), and they are not offered to the model.
-pub const UNPROVIDED_TOOLS: [&str; 1] = ["search"];
+pub(crate) const ALWAYS_ACTIVE_TOOLS: [&str; 3] = ["skill", "tasks_update", "search"];
 
 /// `--ui` values: `rpc` (the default), `agent` (a subagent child), `dashboard` (lean `message_update`s).
 pub const UI_TYPES: [&str; 3] = ["rpc", "agent", "dashboard"];
@@ -117,12 +113,10 @@ pub fn provided_tool_names() -> Vec<&'static str> {
     names
 }
 
-/// Whether `--tools` accepts `name`: a provided tool or one of [`UNPROVIDED_TOOLS`].
+/// Whether `--tools` accepts `name`: a provided tool or an MCP tool.
 pub fn is_known_tool(name: &str) -> bool {
     // An MCP tool (`mcp__<server>__<tool>` or `mcp__<server>__*`) is offered once its server lists it.
-    name.starts_with("mcp__")
-        || UNPROVIDED_TOOLS.contains(&name)
-        || provided_tool_names().contains(&name)
+    name.starts_with("mcp__") || provided_tool_names().contains(&name)
 }
 
 /// The session's tool names in request order: `requested` (`--tools`; empty for `--no-tools`) or the default set,

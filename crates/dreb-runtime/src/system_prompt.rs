@@ -25,6 +25,9 @@ fn tool_line(name: &str) -> Option<&'static str> {
         "ask_user" => "ask_user: ask the user a clarifying question",
         "skill" => "skill: load a skill's instructions for the task at hand",
         "tasks_update" => "tasks_update: publish the current task list",
+        "search" => {
+            "search: semantic codebase search (natural-language questions, identifiers, paths) over code and docs"
+        }
         "suggest_next" => "suggest_next: suggest the user's next prompt and end the turn",
         _ => return None,
     })
@@ -107,6 +110,13 @@ pub(crate) fn build_system_prompt(parts: &PromptParts<'_>) -> String {
                 "\nGuidelines:\n- Read before you edit; prefer small, exact edits.\n- Use tools to check your \
                  work instead of guessing.\n- Be concise in your answers; show file paths clearly.",
             );
+            let has = |name: &str| parts.tools.iter().any(|t| t == name);
+            if has("search") && (has("grep") || has("find") || has("ls")) {
+                base.push_str(
+                    "\n- Start with search to explore and understand the codebase; use grep, find and ls for exact \
+                     text and specific file names.",
+                );
+            }
             // Without this, models poll `gh` in a loop, sleep, or ask the user whether CI is done.
             if parts.tools.iter().any(|t| t == "watch_github_ci") {
                 base.push_str(

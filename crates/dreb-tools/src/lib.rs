@@ -1,4 +1,5 @@
-//! The coding tools (read, bash, edit, write, ls, find, grep, web_fetch, web_search, ...) and their safety guards.
+//! The coding tools (read, bash, edit, write, ls, find, grep, web_fetch, web_search, search, ...) and their safety
+//! guards. `search`, the semantic codebase search, is built from the `dreb-search` crate.
 //!
 //! Every tool implements [`dreb_agent::Tool`]. Build them one by one (`tools::read::ReadTool::new`, ...) or by
 //! name with [`create_tool`]. The shell executor behind both the `bash` tool and the RPC `bash` command is in
@@ -34,7 +35,7 @@ pub use tools::suggest_next::SuggestSink;
 pub use tools::tasks::{SessionTask, TaskStatus, TasksSink};
 
 /// Tool names this crate implements, in the reference's default order.
-pub const IMPLEMENTED_TOOLS: [&str; 14] = [
+pub const IMPLEMENTED_TOOLS: [&str; 15] = [
     "read",
     "bash",
     "edit",
@@ -48,6 +49,7 @@ pub const IMPLEMENTED_TOOLS: [&str; 14] = [
     "watch_github_ci",
     "ask_user",
     "tasks_update",
+    "search",
     "suggest_next",
 ];
 
@@ -132,6 +134,11 @@ pub fn create_tool(name: &str, ctx: &ToolContext) -> Option<Arc<dyn Tool>> {
         )),
         "ask_user" => Arc::new(ask_user::AskUserTool::new(ctx.dialog.clone())),
         "tasks_update" => Arc::new(tasks::TasksUpdateTool::new(ctx.on_tasks_update.clone())),
+        "search" => Arc::new(dreb_search::SearchTool::new(
+            cwd,
+            crate::paths::resolve_to_cwd,
+            dreb_search::SearchEnv::from_process(),
+        )),
         "suggest_next" => Arc::new(suggest_next::SuggestNextTool::new(
             ctx.on_suggest_next.clone(),
         )),
@@ -154,7 +161,7 @@ mod tests {
         let tools = create_tools(&IMPLEMENTED_TOOLS, &ctx);
         let names: Vec<&str> = tools.iter().map(|t| t.definition().name.as_str()).collect();
         assert_eq!(names, IMPLEMENTED_TOOLS.to_vec());
-        assert!(create_tool("search", &ctx).is_none());
+        assert!(create_tool("no_such_tool", &ctx).is_none());
         assert_eq!(
             create_tool(EXTRA_TOOLS[0], &ctx).unwrap().definition().name,
             "tmp_read"

@@ -82,9 +82,6 @@ fn help_lists_the_environment_tools_and_ui_types() {
     for name in dreb_runtime::provided_tool_names() {
         assert!(tools.contains(name), "tool {name} missing from --help");
     }
-    for name in dreb_runtime::UNPROVIDED_TOOLS {
-        assert!(tools.contains(name), "tool {name} missing from --help");
-    }
     assert!(
         help.contains("UI types (--ui): rpc, agent, dashboard"),
         "{help}"
@@ -123,12 +120,8 @@ fn unknown_tool_names_are_rejected_naming_the_valid_ones() {
         "names the valid tools: {stderr}"
     );
 
-    // Every listed name starts (the reference's `search`, which this build lacks, included).
-    let all: Vec<&str> = dreb_runtime::provided_tool_names()
-        .into_iter()
-        .chain(dreb_runtime::UNPROVIDED_TOOLS)
-        .collect();
-    let list = all.join(",");
+    // Every listed name starts.
+    let list = dreb_runtime::provided_tool_names().join(",");
     let mut dreb = env.spawn(&["--no-session", "--tools", &list]);
     let state = response(&mut dreb, json!({"id": "s", "type": "get_state"}));
     assert!(state["data"].is_object());

@@ -168,17 +168,20 @@ fn the_model_loads_a_skill_by_name_and_is_guided_otherwise() {
 }
 
 #[test]
-fn skill_and_tasks_update_stay_active_with_an_explicit_tool_list() {
+fn skill_tasks_update_and_search_stay_active_with_an_explicit_tool_list() {
     for (args, expected) in [
         (
             &["--tools", "read,bash"][..],
-            &["read", "bash", "skill", "tasks_update"][..],
+            &["read", "bash", "skill", "tasks_update", "search"][..],
         ),
         (
             &["--tools", "skill,read"][..],
-            &["skill", "read", "tasks_update"][..],
+            &["skill", "read", "tasks_update", "search"][..],
         ),
-        (&["--no-tools"][..], &["skill", "tasks_update"][..]),
+        (
+            &["--no-tools"][..],
+            &["skill", "tasks_update", "search"][..],
+        ),
     ] {
         let env = Env::new();
         write_skill(&env, "review", "description: Reviews", "Review.");

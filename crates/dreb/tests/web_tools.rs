@@ -368,6 +368,7 @@ fn the_model_is_offered_the_web_tools_in_the_reference_order() {
             "ask_user",
             "skill",
             "tasks_update",
+            "search",
             "suggest_next"
         ]
     );
