@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, CancelRequestNotification, ClientNotification, ClientRequest,
-    CloseSessionResponse, Error as RpcError, FileSystemCapabilities, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
-    LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, RequestId, ResumeSessionResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionId, SessionInfo, SessionListCapabilities, SessionNotification,
-    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    AgentCapabilities, CancelRequestNotification, ClientCapabilities, ClientNotification,
+    ClientRequest, CloseSessionResponse, Error as RpcError, Implementation, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionResponse,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    RequestId, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionId,
+    SessionInfo, SessionListCapabilities, SessionNotification, SessionResumeCapabilities,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
 };
 use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
 use dreb_protocol::support::RequestContext;
@@ -24,7 +24,9 @@ use crate::config;
 use crate::connection::Connection;
 use crate::files::ClientFiles;
 use crate::history;
+use crate::prior::PriorText;
 use crate::session::{Inbox, Pump, Session};
+use crate::terminals::ClientTerminals;
 
 type Reply = Option<Result<Value, RpcError>>;
 
@@ -34,8 +36,9 @@ pub struct Agent {
     template: RuntimeOptions,
     conn: Connection,
     sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
-    /// What the client offered in `initialize` (its `fs` methods are used when offered).
-    client_fs: Mutex<FileSystemCapabilities>,
+    /// What the client offered in `initialize` (its `fs`, `terminal` and elicitation methods are used when
+    /// offered).
+    client: Mutex<ClientCapabilities>,
     /// The prompts in flight, by request id (`$/cancel_request` on one cancels its session's turn).
     prompts: Mutex<HashMap<RequestId, SessionId>>,
 }
@@ -58,7 +61,7 @@ impl Agent {
             template,
             conn,
             sessions: Mutex::new(HashMap::new()),
-            client_fs: Mutex::new(FileSystemCapabilities::new()),
+            client: Mutex::new(ClientCapabilities::new()),
             prompts: Mutex::new(HashMap::new()),
         }
     }
@@ -151,7 +154,7 @@ impl Agent {
     }
 
     fn initialize(&self, r: InitializeRequest) -> InitializeResponse {
-        *lock(&self.client_fs) = r.client_capabilities.fs.clone();
+        *lock(&self.client) = r.client_capabilities.clone();
         // We speak v1; a client asking for another version gets ours and decides (the spec's negotiation).
         InitializeResponse::new(ProtocolVersion::V1)
             .agent_capabilities(
@@ -212,9 +215,25 @@ impl Agent {
         // The lean `message_update`s (no cumulative copies of the reply): the pump reads only the deltas, and the
         // copies would make a long reply cost quadratic time here.
         options.ui = Some("dashboard".into());
-        let fs = lock(&self.client_fs).clone();
-        options.text_files = ClientFiles::new(self.conn.clone(), &fs, id)
+        let client = lock(&self.client).clone();
+        options.text_files = ClientFiles::new(self.conn.clone(), &client.fs, id.clone())
             .map(|f| Arc::new(f) as Arc<dyn dreb_tools::TextFiles>);
+        if client.terminal {
+            options.commands = Some(Arc::new(ClientTerminals::new(
+                self.conn.clone(),
+                id,
+                inbox.notes(),
+            )));
+        }
+        // The previous content of each written file, for the editor's whole-file diff.
+        options.hooks.push((
+            "acp".into(),
+            Arc::new(PriorText::new(
+                cwd.to_path_buf(),
+                options.text_files.clone(),
+                inbox.notes(),
+            )),
+        ));
         let runtime = Runtime::start(options, inbox.sink()).map_err(|e| runtime_error(e.0))?;
         Ok((runtime, inbox))
     }
@@ -230,7 +249,12 @@ impl Agent {
     /// Registers the session (before its response, so the client's next request finds it) and queues its
     /// commands as its first update; the pump to run once the response is queued.
     async fn register(&self, id: &SessionId, runtime: Runtime, cwd: PathBuf, inbox: Inbox) -> Pump {
-        let (session, pump) = Session::new(runtime, cwd, inbox, id.clone(), self.conn.clone());
+        let forms = lock(&self.client)
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.supports_form());
+        let (session, pump) =
+            Session::new(runtime, cwd, inbox, id.clone(), self.conn.clone(), forms);
         match crate::session::commands(&session.runtime).await {
             Ok(update) => session.send_update(update),
             Err(e) => tracing::warn!("cannot list commands: {}", e.message),

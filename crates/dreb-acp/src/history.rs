@@ -56,7 +56,8 @@ pub fn replay(messages: &[Value], cwd: &Path) -> Vec<SessionUpdate> {
                 };
                 let (id, name, args) = calls.remove(pos);
                 let failed = m.get("isError").and_then(Value::as_bool) == Some(true);
-                let mut content: Vec<_> = tools::diff(&name, &args, cwd).into_iter().collect();
+                let mut content: Vec<_> =
+                    tools::diff(&name, &args, cwd, None).into_iter().collect();
                 content.extend(result_content(Some(m)));
                 out.push(SessionUpdate::ToolCall(
                     ToolCall::new(id, tools::title(&name, &args))

@@ -14,6 +14,8 @@
 //! | `tools` | tool kind, title, locations and diff |
 //! | `dialogs` | dialogs to permission requests and back |
 //! | `files` | the client's `fs/*` methods as the tools' text files |
+//! | `terminals` | the client's `terminal/*` methods as the bash tool's command runner |
+//! | `prior` | a written file's previous content, for the whole-file diff |
 //! | `prompt` | ACP prompt content to the runtime's prompt |
 //! | `config` | model and thinking level as session config options |
 
@@ -24,8 +26,10 @@ mod dialogs;
 mod files;
 mod history;
 pub mod jsonrpc;
+mod prior;
 mod prompt;
 mod session;
+mod terminals;
 mod tools;
 mod translate;
 

@@ -8,11 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::v1::{
-    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Error as RpcError, ErrorCode,
-    PromptRequest, PromptResponse, RequestId, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate, StopReason, ToolCall,
-    ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
-    UnstructuredCommandInput,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CreateElicitationRequest,
+    CreateElicitationResponse, ElicitationFormMode, ElicitationSchema, ElicitationSessionScope,
+    Error as RpcError, ErrorCode, PromptRequest, PromptResponse, RequestId,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
+    SessionNotification, SessionUpdate, StopReason, TerminalId, ToolCall, ToolCallId,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
 };
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::{AbortParams, FrameSink, GetCommandsParams, Input, RpcHandler};
@@ -21,7 +22,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::connection::{Connection, PeerError};
-use crate::dialogs::{self, Dialog, DialogKind};
+use crate::dialogs::{self, Dialog, DialogKind, Route};
 use crate::prompt;
 use crate::translate::Translator;
 
@@ -42,6 +43,36 @@ enum PumpInput {
         id: RequestId,
         error: RpcError,
     },
+    /// A tool call's command runs in the client's terminal `terminal`.
+    Terminal {
+        tool_call: String,
+        terminal: TerminalId,
+    },
+    /// What a `write` call's file held before (`None`: a new file).
+    PriorText {
+        tool_call: String,
+        text: Option<String>,
+    },
+}
+
+/// What the session's tools tell the pump, in order with the runtime's frames.
+#[derive(Clone)]
+pub struct Notes(mpsc::UnboundedSender<PumpInput>);
+
+impl Notes {
+    pub fn terminal(&self, tool_call: &str, terminal: TerminalId) {
+        let _ = self.0.send(PumpInput::Terminal {
+            tool_call: tool_call.to_string(),
+            terminal,
+        });
+    }
+
+    pub fn prior_text(&self, tool_call: &str, text: Option<String>) {
+        let _ = self.0.send(PumpInput::PriorText {
+            tool_call: tool_call.to_string(),
+            text,
+        });
+    }
 }
 
 /// The runtime's frame sink: frames go to the pump's queue (never blocks the runtime).
@@ -67,6 +98,10 @@ impl Inbox {
 
     pub fn sink(&self) -> Arc<dyn FrameSink> {
         Arc::new(PumpSink(self.tx.clone()))
+    }
+
+    pub fn notes(&self) -> Notes {
+        Notes(self.tx.clone())
     }
 }
 
@@ -96,6 +131,7 @@ impl Session {
         inbox: Inbox,
         id: SessionId,
         conn: Connection,
+        forms: bool,
     ) -> (Session, Pump) {
         let busy = Arc::new(AtomicBool::new(false));
         let pump = Pump {
@@ -108,6 +144,7 @@ impl Session {
             dialog_calls: HashSet::new(),
             asking: Arc::new(Mutex::new(HashMap::new())),
             commands: None,
+            forms,
             rx: inbox.rx,
         };
         let session = Session {
@@ -193,6 +230,8 @@ pub struct Pump {
     asking: Arc<Mutex<HashMap<String, RequestId>>>,
     /// The commands last sent (an unchanged list is not sent again).
     commands: Option<AvailableCommandsUpdate>,
+    /// The client offers form elicitation (free-text dialogs are asked as forms).
+    forms: bool,
 }
 
 impl Pump {
@@ -228,6 +267,19 @@ impl Pump {
                 PumpInput::PromptFailed { id, error } => {
                     self.busy.store(false, Ordering::SeqCst);
                     self.conn.respond(&id, Err(error));
+                }
+                PumpInput::Terminal {
+                    tool_call,
+                    terminal,
+                } => {
+                    if let Some(u) = self.translator.attach_terminal(&tool_call, terminal) {
+                        self.update(u);
+                    }
+                }
+                PumpInput::PriorText { tool_call, text } => {
+                    if let Some(u) = self.translator.prior_text(&tool_call, text) {
+                        self.update(u);
+                    }
                 }
             }
         }
@@ -288,16 +340,23 @@ impl Pump {
     }
 
     fn dialog(&mut self, dialog: Dialog) {
-        let steps = dialogs::steps(&dialog.kind);
         let allowed_before = matches!(&dialog.kind, DialogKind::Gate { command, .. }
             if lock(&self.always_allowed).contains(command));
-        if steps.is_empty() || allowed_before {
-            let chosen = [allowed_before.then(|| dialogs::ALLOW_ONCE.to_string())];
-            let answer = dialogs::response(&dialog, &chosen);
+        if allowed_before {
+            let answer = dialogs::response(&dialog, &[Some(dialogs::ALLOW_ONCE.to_string())]);
             self.runtime
                 .handle_input(&Input::ExtensionUiResponse(answer));
             return;
         }
+        let steps = match dialogs::route(&dialog, self.forms) {
+            Route::Permission(steps) => steps,
+            Route::Form { message, schema } => return self.form(dialog, message, schema),
+            Route::Answer(answer) => {
+                self.runtime
+                    .handle_input(&Input::ExtensionUiResponse(answer));
+                return;
+            }
+        };
         let tool_call = match self.translator.running_call() {
             Some(call) => call,
             None => {
@@ -354,6 +413,35 @@ impl Pump {
             }
             runtime.handle_input(&Input::ExtensionUiResponse(dialogs::response(
                 &dialog, &chosen,
+            )));
+        });
+    }
+}
+
+impl Pump {
+    /// A dialog as one `elicitation/create` form, about the running tool call when there is one.
+    fn form(&mut self, dialog: Dialog, message: String, schema: ElicitationSchema) {
+        let scope = ElicitationSessionScope::new(self.session_id.clone())
+            .tool_call_id(self.translator.running_call().map(|c| c.tool_call_id));
+        let request =
+            CreateElicitationRequest::new(ElicitationFormMode::new(scope, schema), message);
+        let answer = self.conn.request("elicitation/create", &request);
+        lock(&self.asking).insert(dialog.id.clone(), answer.id.clone());
+        let runtime = self.runtime.clone();
+        let asking = self.asking.clone();
+        tokio::spawn(async move {
+            let action = match answer.get::<CreateElicitationResponse>().await {
+                Ok(r) => Some(r.action),
+                Err(PeerError::Rejected(e)) if e.code == ErrorCode::RequestCancelled => None,
+                Err(e) => {
+                    tracing::warn!("elicitation failed: {e}");
+                    None
+                }
+            };
+            lock(&asking).remove(&dialog.id);
+            runtime.handle_input(&Input::ExtensionUiResponse(dialogs::form_response(
+                &dialog,
+                action.as_ref(),
             )));
         });
     }

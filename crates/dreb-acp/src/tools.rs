@@ -79,9 +79,14 @@ pub fn locations(
     }
 }
 
-/// The change an `edit` or `write` makes: `edit` as the replaced snippet and its replacement, `write` as the
-/// new content (no old text: the file's previous content is not known here).
-pub fn diff(tool: &str, args: &Map<String, Value>, cwd: &Path) -> Option<ToolCallContent> {
+/// The change an `edit` or `write` makes: `edit` as the replaced snippet and its replacement, `write` as the whole
+/// file, once `prior` (what the file held before the call ran, `None` for a new file) is known.
+pub fn diff(
+    tool: &str,
+    args: &Map<String, Value>,
+    cwd: &Path,
+    prior: Option<&Option<String>>,
+) -> Option<ToolCallContent> {
     let path = absolute(cwd, arg(args, "path")?);
     match tool {
         "edit" => Some(
@@ -89,7 +94,11 @@ pub fn diff(tool: &str, args: &Map<String, Value>, cwd: &Path) -> Option<ToolCal
                 .old_text(arg(args, "oldText")?.to_string())
                 .into(),
         ),
-        "write" => Some(Diff::new(path, arg(args, "content")?).into()),
+        "write" => Some(
+            Diff::new(path, arg(args, "content")?)
+                .old_text(prior?.clone())
+                .into(),
+        ),
         _ => None,
     }
 }
@@ -121,7 +130,7 @@ mod tests {
     fn edit_diff_and_location_are_absolute() {
         let a = args(json!({"path": "a.txt", "oldText": "x", "newText": "y"}));
         let cwd = Path::new("/w");
-        let Some(ToolCallContent::Diff(d)) = diff("edit", &a, cwd) else {
+        let Some(ToolCallContent::Diff(d)) = diff("edit", &a, cwd, None) else {
             panic!("no diff")
         };
         assert_eq!(d.path, Path::new("/w/a.txt"));
@@ -130,6 +139,18 @@ mod tests {
         let loc = locations("edit", &a, cwd, Some(3));
         assert_eq!(loc[0].path, Path::new("/w/a.txt"));
         assert_eq!(loc[0].line, Some(3));
-        assert!(diff("bash", &a, cwd).is_none());
+        assert!(diff("bash", &a, cwd, None).is_none());
+        let w = args(json!({"path": "/w/n.txt", "content": "new"}));
+        // A write's diff waits for the file's previous content; a new file has none.
+        assert!(diff("write", &w, cwd, None).is_none());
+        let Some(ToolCallContent::Diff(d)) = diff("write", &w, cwd, Some(&None)) else {
+            panic!("no diff")
+        };
+        assert_eq!((d.old_text, d.new_text.as_str()), (None, "new"));
+        let old = Some("before".to_string());
+        let Some(ToolCallContent::Diff(d)) = diff("write", &w, cwd, Some(&old)) else {
+            panic!("no diff")
+        };
+        assert_eq!(d.old_text.as_deref(), Some("before"));
     }
 }

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use agent_client_protocol_schema::v1::{
     ContentBlock, ContentChunk, ImageContent, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
-    SessionInfoUpdate, SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallId,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    SessionInfoUpdate, SessionUpdate, Terminal, TerminalId, TextContent, ToolCall, ToolCallContent,
+    ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use serde_json::{Map, Value};
 
@@ -33,6 +33,10 @@ pub struct Translator {
     /// The tool call executing now (started, not ended): the one a permission dialog is about.
     running: Option<String>,
     last_reply: Option<LastReply>,
+    /// The client's terminal each `bash` call runs in (shown as the call's first content).
+    terminals: HashMap<String, TerminalId>,
+    /// What each `write` call's file held before it ran (`None`: a new file), for its diff.
+    priors: HashMap<String, Option<String>>,
 }
 
 impl Translator {
@@ -42,7 +46,35 @@ impl Translator {
             calls: HashMap::new(),
             running: None,
             last_reply: None,
+            terminals: HashMap::new(),
+            priors: HashMap::new(),
         }
+    }
+
+    /// The call's command runs in the client's terminal: shown in the call from now on.
+    pub fn attach_terminal(&mut self, id: &str, terminal: TerminalId) -> Option<SessionUpdate> {
+        self.terminals.insert(id.to_string(), terminal);
+        self.content_update(id)
+    }
+
+    /// The previous content of a `write` call's file: its diff is now whole.
+    pub fn prior_text(&mut self, id: &str, text: Option<String>) -> Option<SessionUpdate> {
+        self.priors.insert(id.to_string(), text);
+        self.content_update(id)
+    }
+
+    fn content_update(&self, id: &str) -> Option<SessionUpdate> {
+        if !self.calls.contains_key(id) {
+            // Announced later, with it.
+            return None;
+        }
+        let content = self.with_extras(id, Vec::new());
+        (!content.is_empty()).then(|| {
+            SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                ToolCallId::new(id),
+                ToolCallUpdateFields::new().content(content),
+            ))
+        })
     }
 
     /// Forgets the previous prompt's reply (a new prompt starts).
@@ -112,10 +144,14 @@ impl Translator {
             "tool_execution_update" => {
                 let id = str_of("toolCallId");
                 let content = result_content(frame.get("partialResult"));
-                if content.is_empty() || !self.calls.contains_key(id) {
+                // A command in the client's terminal: the editor shows its output there.
+                if content.is_empty()
+                    || !self.calls.contains_key(id)
+                    || self.terminals.contains_key(id)
+                {
                     return Vec::new();
                 }
-                let content = self.with_diff(id, content);
+                let content = self.with_extras(id, content);
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     ToolCallId::new(id),
                     ToolCallUpdateFields::new().content(content),
@@ -132,7 +168,7 @@ impl Translator {
                     .and_then(|r| r.pointer("/details/firstChangedLine"))
                     .and_then(Value::as_u64)
                     .and_then(|n| u32::try_from(n).ok());
-                let content = self.with_diff(&id, result_content(result));
+                let content = self.with_extras(&id, result_content(result));
                 let mut fields = ToolCallUpdateFields::new()
                     .status(if failed {
                         ToolCallStatus::Failed
@@ -147,6 +183,8 @@ impl Translator {
                     ));
                 }
                 self.calls.remove(&id);
+                self.terminals.remove(&id);
+                self.priors.remove(&id);
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     ToolCallId::new(id),
                     fields,
@@ -238,22 +276,25 @@ impl Translator {
             .status(status)
             .raw_input(Value::Object(call.args.clone()))
             .locations(tools::locations(&call.name, &call.args, &self.cwd, None));
-        if let Some(diff) = tools::diff(&call.name, &call.args, &self.cwd) {
-            fields = fields.content(vec![diff]);
+        let extras = self.with_extras(id, Vec::new());
+        if !extras.is_empty() {
+            fields = fields.content(extras);
         }
         ToolCallUpdate::new(ToolCallId::new(id), fields)
     }
 
-    /// `content` replaces the call's whole content in ACP: an edit keeps its diff in front.
-    fn with_diff(&self, id: &str, content: Vec<ToolCallContent>) -> Vec<ToolCallContent> {
-        match self
+    /// `content` replaces the call's whole content in ACP: a command's terminal and an edit's or write's diff
+    /// stay in front of it.
+    fn with_extras(&self, id: &str, content: Vec<ToolCallContent>) -> Vec<ToolCallContent> {
+        let terminal = self
+            .terminals
+            .get(id)
+            .map(|t| ToolCallContent::Terminal(Terminal::new(t.clone())));
+        let diff = self
             .calls
             .get(id)
-            .and_then(|c| tools::diff(&c.name, &c.args, &self.cwd))
-        {
-            Some(diff) => std::iter::once(diff).chain(content).collect(),
-            None => content,
-        }
+            .and_then(|c| tools::diff(&c.name, &c.args, &self.cwd, self.priors.get(id)));
+        terminal.into_iter().chain(diff).chain(content).collect()
     }
 }
 

@@ -52,6 +52,8 @@ pub struct RuntimeOptions {
     pub extensions: ExtensionOptions,
     /// A front end's text files for the `read`, `edit` and `write` tools (an ACP editor's buffers); `None`: the disk.
     pub text_files: Option<Arc<dyn dreb_tools::TextFiles>>,
+    /// What runs the `bash` tool's commands (an ACP editor's terminals); `None`: this machine.
+    pub commands: Option<Arc<dyn dreb_tools::CommandRunner>>,
     /// MCP servers a front end's client brings (an `mcpServers` object, `docs/mcp.md`; ACP's `session/new`):
     /// started like the configured ones, in any project, and winning over a configured one of the same name.
     pub mcp_servers: Option<serde_json::Value>,

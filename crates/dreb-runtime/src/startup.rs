@@ -396,7 +396,11 @@ impl Runtime {
         });
         let runtime = Runtime { inner };
         runtime.rebuild_system_prompt(&context_files);
-        runtime.install_tools(max_subagents, options.text_files.clone());
+        runtime.install_tools(
+            max_subagents,
+            options.text_files.clone(),
+            options.commands.clone(),
+        );
         runtime.rehydrate_background_agents();
         agent.set_hooks(Arc::new(Hooks {
             inner: Arc::downgrade(&runtime.inner),
@@ -433,10 +437,12 @@ impl Runtime {
         &self,
         max_subagents: usize,
         text_files: Option<Arc<dyn dreb_tools::TextFiles>>,
+        commands: Option<Arc<dyn dreb_tools::CommandRunner>>,
     ) {
         let weak = Arc::downgrade(&self.inner);
         let mut ctx = ToolContext::new(self.inner.cwd.clone());
         ctx.files = text_files;
+        ctx.commands = commands;
         ctx.auto_resize_images = self.inner.settings.image_auto_resize();
         ctx.command_prefix = self.inner.settings.shell_command_prefix();
         ctx.env = Some(dreb_tools::bash::shell_env(Some(

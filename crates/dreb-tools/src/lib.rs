@@ -26,7 +26,9 @@ use std::sync::Arc;
 
 use dreb_agent::Tool;
 
-pub use bash::{BashExecOptions, BashResult, BashSlot, ShellConfig, execute_bash};
+pub use bash::{
+    BashExecOptions, BashResult, BashSlot, CommandRun, CommandRunner, ShellConfig, execute_bash,
+};
 pub use files::TextFiles;
 pub use tools::ask_user::{
     AskAnswer, AskOptions, AskOutcome, AskQuestion, AskRequest, AskResult, Dialog, DialogError,
@@ -76,6 +78,8 @@ pub struct ToolContext {
     pub on_suggest_next: SuggestSink,
     /// The front end's text files for `read`, `edit` and `write`; `None`: the disk.
     pub files: Option<Arc<dyn TextFiles>>,
+    /// What runs the `bash` tool's commands; `None`: this machine ([`bash::LocalRunner`]).
+    pub commands: Option<Arc<dyn CommandRunner>>,
 }
 
 impl ToolContext {
@@ -91,6 +95,7 @@ impl ToolContext {
             on_tasks_update: Arc::new(|_| {}),
             on_suggest_next: Arc::new(|_| {}),
             files: None,
+            commands: None,
         }
     }
 }
@@ -109,14 +114,17 @@ pub fn create_tool(name: &str, ctx: &ToolContext) -> Option<Arc<dyn Tool>> {
             )
             .with_files(ctx.files.clone()),
         ),
-        "bash" => Arc::new(bash::BashTool::new(
-            cwd,
-            bash::BashToolOptions {
-                shell: ctx.shell.clone(),
-                env: ctx.env.clone(),
-                command_prefix: ctx.command_prefix.clone(),
-            },
-        )),
+        "bash" => Arc::new(
+            bash::BashTool::new(
+                cwd,
+                bash::BashToolOptions {
+                    shell: ctx.shell.clone(),
+                    env: ctx.env.clone(),
+                    command_prefix: ctx.command_prefix.clone(),
+                },
+            )
+            .with_runner(ctx.commands.clone()),
+        ),
         "tmp_read" => Arc::new(read::TmpReadTool::new(read::ReadOptions {
             auto_resize_images: ctx.auto_resize_images,
         })),

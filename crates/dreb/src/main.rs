@@ -182,6 +182,7 @@ async fn run(args: Args) -> i32 {
             has_ui: args.print_format().is_none(),
         },
         text_files: None,
+        commands: None,
         mcp_servers: None,
     };
     if args.acp() {

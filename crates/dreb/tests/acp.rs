@@ -4,17 +4,30 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
 
 use common::{Env, HANG_GUARD, REFERENCE_PACKAGE_DIR};
 use dreb_mock_llm::{Scenario, ScriptedToolCall, Turn, When};
 use serde_json::{Value, json};
 
+/// dreb's stdin, shared with the threads that answer our test client's deferred requests.
+type Stdin = Arc<Mutex<Option<ChildStdin>>>;
+
+fn write_to(stdin: &Stdin, line: &str) {
+    let mut stdin = stdin.lock().unwrap();
+    let stdin = stdin.as_mut().expect("stdin is open");
+    stdin.write_all(line.as_bytes()).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    stdin.flush().unwrap();
+}
+
 struct Acp {
     child: Child,
-    stdin: Option<ChildStdin>,
+    stdin: Stdin,
     lines: Receiver<Result<Value, String>>,
     next_id: i64,
 }
@@ -62,7 +75,7 @@ impl Acp {
             }
         });
         Acp {
-            stdin: child.stdin.take(),
+            stdin: Arc::new(Mutex::new(child.stdin.take())),
             child,
             lines,
             next_id: 100,
@@ -70,10 +83,7 @@ impl Acp {
     }
 
     fn write_line(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
+        write_to(&self.stdin, line);
     }
 
     fn send(&mut self, v: &Value) {
@@ -105,13 +115,23 @@ impl Acp {
         id: i64,
         mut answer: impl FnMut(&Value) -> Value,
     ) -> (Vec<Value>, Value) {
+        self.until_response_deferred(id, |m| Some(answer(m)))
+    }
+
+    /// As [`Acp::until_response`]; a request `answer` returns `None` for is answered later (by someone else).
+    fn until_response_deferred(
+        &mut self,
+        id: i64,
+        mut answer: impl FnMut(&Value) -> Option<Value>,
+    ) -> (Vec<Value>, Value) {
         let mut seen = Vec::new();
         loop {
             let m = self.next();
             if m.get("method").is_some() && m.get("id").is_some() {
-                let result = answer(&m);
-                let reply = json!({"jsonrpc": "2.0", "id": m["id"], "result": result});
-                self.send(&reply);
+                if let Some(result) = answer(&m) {
+                    let reply = json!({"jsonrpc": "2.0", "id": m["id"], "result": result});
+                    self.send(&reply);
+                }
                 seen.push(m);
             } else if m.get("method").is_none() && m["id"] == json!(id) {
                 return (seen, m);
@@ -166,7 +186,7 @@ impl Acp {
     }
 
     fn finish(mut self) -> i32 {
-        drop(self.stdin.take());
+        drop(self.stdin.lock().unwrap().take());
         self.child.wait().unwrap().code().unwrap_or(-1)
     }
 }
@@ -807,5 +827,443 @@ fn the_clients_mcp_servers_are_started_and_their_tools_called() {
     let requests = env.mock.requests();
     let offered = requests[0].body["tools"].to_string();
     assert!(offered.contains("mcp__py-tools__add"), "{offered}");
+    assert_eq!(acp.finish(), 0);
+}
+
+/// The editor's side of `terminal/*`, as an ACP client implements it: each terminal a real child process (in a
+/// process group of its own) whose output is kept for `terminal/output`; `terminal/wait_for_exit` is answered
+/// when the process exits (from the thread that reaps it).
+struct Terminals {
+    stdin: Stdin,
+    live: HashMap<String, Term>,
+    /// Every `terminal/*` request, in order: method and params.
+    requests: Vec<(String, Value)>,
+}
+
+struct Term {
+    pgid: i32,
+    output: Arc<Mutex<Vec<u8>>>,
+    exit: Arc<Mutex<Exit>>,
+}
+
+#[derive(Default)]
+struct Exit {
+    status: Option<Value>,
+    waiters: Vec<Value>,
+}
+
+impl Terminals {
+    fn new(acp: &Acp) -> Terminals {
+        Terminals {
+            stdin: acp.stdin.clone(),
+            live: HashMap::new(),
+            requests: Vec::new(),
+        }
+    }
+
+    fn of(&self, method: &str) -> Vec<&Value> {
+        self.requests
+            .iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, p)| p)
+            .collect()
+    }
+
+    fn output(&self, id: &str) -> String {
+        String::from_utf8_lossy(&self.live[id].output.lock().unwrap()).into_owned()
+    }
+
+    /// The answer to a `terminal/*` request; `None` when it comes later (`wait_for_exit` of a running command).
+    fn answer(&mut self, m: &Value) -> Option<Value> {
+        use std::os::unix::process::{CommandExt, ExitStatusExt};
+        let method = m["method"].as_str().unwrap().to_string();
+        let p = m["params"].clone();
+        self.requests.push((method.clone(), p.clone()));
+        let term = |p: &Value| p["terminalId"].as_str().unwrap().to_string();
+        match method.as_str() {
+            "terminal/create" => {
+                let strings = |v: &Value| -> Vec<String> {
+                    v.as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|s| s.as_str().unwrap().to_string())
+                        .collect()
+                };
+                let mut cmd = Command::new(p["command"].as_str().unwrap());
+                cmd.args(strings(&p["args"]))
+                    .current_dir(p["cwd"].as_str().unwrap())
+                    // Only a command run by this client sees it.
+                    .env("ACP_TEST_CLIENT", "1")
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .process_group(0);
+                for var in p["env"].as_array().into_iter().flatten() {
+                    cmd.env(
+                        var["name"].as_str().unwrap(),
+                        var["value"].as_str().unwrap(),
+                    );
+                }
+                let mut child = cmd.spawn().expect("the client's terminal starts");
+                let output = Arc::new(Mutex::new(Vec::new()));
+                let readers: Vec<Box<dyn Read + Send>> = vec![
+                    Box::new(child.stdout.take().unwrap()),
+                    Box::new(child.stderr.take().unwrap()),
+                ];
+                let mut reading = Vec::new();
+                for mut pipe in readers {
+                    let output = output.clone();
+                    reading.push(std::thread::spawn(move || {
+                        let mut buf = [0u8; 4096];
+                        while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                            output.lock().unwrap().extend_from_slice(&buf[..n]);
+                        }
+                    }));
+                }
+                let exit = Arc::new(Mutex::new(Exit::default()));
+                let pgid = child.id() as i32;
+                let (exit2, stdin) = (exit.clone(), self.stdin.clone());
+                std::thread::spawn(move || {
+                    let status = child.wait().unwrap();
+                    // The output is complete when the exit is reported.
+                    for r in reading {
+                        let _ = r.join();
+                    }
+                    let status = json!({
+                        "exitCode": status.code(),
+                        "signal": status.signal().map(|s| if s == libc::SIGKILL { "SIGKILL".to_string() } else { format!("SIG{s}") }),
+                    });
+                    let mut exit = exit2.lock().unwrap();
+                    exit.status = Some(status.clone());
+                    for id in exit.waiters.drain(..) {
+                        let reply = json!({"jsonrpc": "2.0", "id": id, "result": status});
+                        if let Some(stdin) = stdin.lock().unwrap().as_mut() {
+                            let _ = writeln!(stdin, "{reply}");
+                        }
+                    }
+                });
+                let id = format!("term-{}", self.live.len() + 1);
+                self.live.insert(id.clone(), Term { pgid, output, exit });
+                Some(json!({"terminalId": id}))
+            }
+            "terminal/output" => {
+                let id = term(&p);
+                let status = self.live[&id].exit.lock().unwrap().status.clone();
+                let mut out = json!({"output": self.output(&id), "truncated": false});
+                if let Some(status) = status {
+                    out["exitStatus"] = status;
+                }
+                Some(out)
+            }
+            "terminal/wait_for_exit" => {
+                let mut exit = self.live[&term(&p)].exit.lock().unwrap();
+                match exit.status.clone() {
+                    Some(status) => Some(status), // the exit status is the result itself
+                    None => {
+                        exit.waiters.push(m["id"].clone());
+                        None
+                    }
+                }
+            }
+            "terminal/kill" | "terminal/release" => {
+                let t = &self.live[&term(&p)];
+                if t.exit.lock().unwrap().status.is_none() {
+                    // SAFETY: kill(2) on the terminal's process group.
+                    unsafe { libc::kill(-t.pgid, libc::SIGKILL) };
+                }
+                Some(json!({}))
+            }
+            other => panic!("unexpected request {other}"),
+        }
+    }
+}
+
+fn terminal_content(u: &Value) -> Option<&str> {
+    u["content"][0]
+        .as_object()
+        .filter(|c| c["type"] == "terminal")
+        .and_then(|c| c["terminalId"].as_str())
+}
+
+#[test]
+fn bash_runs_in_the_clients_terminal_when_it_offers_one() {
+    let command = "echo \"client=$ACP_TEST_CLIENT\"; echo from-terminal; exit 3";
+    let scenario = Scenario {
+        turns: vec![
+            turn("run it", |t| {
+                t.tool_calls = vec![call("bash", json!({"command": command}))]
+            }),
+            after_tool("ran"),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    let init = acp.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"terminal": true}}),
+    );
+    assert!(init.get("result").is_some());
+    let session = acp.new_session(&env);
+    let mut terms = Terminals::new(&acp);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "run it"}]}),
+    );
+    let (seen, response) = acp.until_response_deferred(id, |m| terms.answer(m));
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let probe = acp.request("session/list", json!({}));
+    let (after, _) = acp.until_response(probe, |m| panic!("unexpected request {m}"));
+    assert!(after.is_empty(), "messages after the response: {after:?}");
+
+    // The command ran in the client's terminal, in the session's cwd, with the agent's bin dir on PATH.
+    let created = terms.of("terminal/create");
+    assert_eq!(created.len(), 1);
+    let create = created[0];
+    assert_eq!(create["sessionId"], session);
+    assert_eq!(create["args"][0], "-c");
+    assert_eq!(create["args"].as_array().unwrap().last().unwrap(), command);
+    assert_eq!(create["cwd"], env.cwd().to_string_lossy().as_ref());
+    let path = create["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "PATH")
+        .unwrap_or_else(|| panic!("no PATH in {create}"));
+    let bin = env.agent_dir().join("bin");
+    assert!(
+        path["value"]
+            .as_str()
+            .unwrap()
+            .starts_with(bin.to_str().unwrap())
+    );
+    assert!(create["outputByteLimit"].as_u64().is_some());
+    // Released last, after its exit was read.
+    let methods: Vec<&str> = terms.requests.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(methods.first(), Some(&"terminal/create"));
+    assert_eq!(methods.last(), Some(&"terminal/release"));
+    assert!(methods.contains(&"terminal/wait_for_exit"));
+    assert!(!methods.contains(&"terminal/kill"));
+    assert_eq!(terms.of("terminal/release")[0]["terminalId"], "term-1");
+
+    // The tool call shows the terminal; its result is what the agent read, with the exit status.
+    let calls = updates(&seen, "tool_call_update");
+    assert!(
+        calls.iter().any(|u| terminal_content(u) == Some("term-1")),
+        "{calls:#?}"
+    );
+    let last = calls.last().unwrap();
+    assert_eq!(last["status"], "failed", "{last:#}");
+    assert_eq!(terminal_content(last), Some("term-1"));
+    let text = last["content"][1]["content"]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "client=1\nfrom-terminal\n\nCommand exited with code 3"
+    );
+    assert!(terms.output("term-1").contains("from-terminal"));
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn cancel_kills_and_releases_the_clients_terminal() {
+    let scenario = Scenario {
+        turns: vec![
+            turn("wait", |t| {
+                t.tool_calls = vec![call("bash", json!({"command": "echo started; sleep 30"}))]
+            }),
+            after_tool("never"),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"terminal": true}}),
+    );
+    let session = acp.new_session(&env);
+    let mut terms = Terminals::new(&acp);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "wait"}]}),
+    );
+    let mut cancelled = false;
+    let response = loop {
+        let m = acp.next();
+        if m.get("method").is_some() && m.get("id").is_some() {
+            if let Some(result) = terms.answer(&m) {
+                acp.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
+            }
+        } else if m["id"] == json!(id) {
+            break m;
+        } else if !cancelled && terminal_content(&m["params"]["update"]).is_some() {
+            // Cancel once the command runs in the terminal.
+            for _ in 0..500 {
+                if terms.output("term-1").contains("started") {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            acp.notify("session/cancel", json!({"sessionId": session}));
+            cancelled = true;
+        }
+    };
+    assert!(cancelled, "the command never showed its terminal");
+    assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
+    let probe = acp.request("session/list", json!({}));
+    let (after, _) = acp.until_response(probe, |m| panic!("unexpected request {m}"));
+    assert!(after.is_empty(), "messages after the response: {after:?}");
+    assert_eq!(terms.of("terminal/kill").len(), 1);
+    assert_eq!(terms.of("terminal/release").len(), 1);
+    let methods: Vec<&str> = terms.requests.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(methods.last(), Some(&"terminal/release"));
+    // The command is gone: killed by its signal, long before its 30 s.
+    let exit = terms.live["term-1"].exit.clone();
+    for _ in 0..500 {
+        if exit.lock().unwrap().status.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(
+        exit.lock()
+            .unwrap()
+            .status
+            .as_ref()
+            .map(|s| s["signal"].clone()),
+        Some(json!("SIGKILL"))
+    );
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_write_shows_the_whole_file_as_its_diff() {
+    let scenario = Scenario {
+        turns: vec![
+            turn("write", |t| {
+                t.tool_calls = vec![
+                    call(
+                        "write",
+                        json!({"path": "a.txt", "content": "new content\n"}),
+                    ),
+                    call("write", json!({"path": "sub/b.txt", "content": "fresh\n"})),
+                ]
+            }),
+            after_tool("written"),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+    std::fs::write(env.cwd().join("a.txt"), "old content\nline two\n").unwrap();
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let (seen, response) = acp.prompt(&session, "write both", |m| panic!("unexpected {m}"));
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let announced = updates(&seen, "tool_call");
+    assert_eq!(announced.len(), 2);
+    let last_of = |id: &Value| {
+        updates(&seen, "tool_call_update")
+            .into_iter()
+            .filter(|u| &u["toolCallId"] == id)
+            .next_back()
+            .unwrap()
+            .clone()
+    };
+    let a = last_of(&announced[0]["toolCallId"]);
+    assert_eq!(a["status"], "completed");
+    let diff = &a["content"][0];
+    assert_eq!(diff["type"], "diff");
+    assert_eq!(
+        diff["path"],
+        env.cwd().join("a.txt").to_string_lossy().as_ref()
+    );
+    assert_eq!(diff["oldText"], "old content\nline two\n");
+    assert_eq!(diff["newText"], "new content\n");
+    let b = last_of(&announced[1]["toolCallId"]);
+    let diff = &b["content"][0];
+    assert_eq!(diff["type"], "diff");
+    // A new file: no old text (absent, which the schema reads as null).
+    assert!(diff.get("oldText").is_none_or(Value::is_null), "{diff}");
+    assert_eq!(diff["newText"], "fresh\n");
+    assert_eq!(
+        std::fs::read_to_string(env.cwd().join("sub/b.txt")).unwrap(),
+        "fresh\n"
+    );
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn free_text_questions_are_an_elicitation_form_when_offered_and_skipped_otherwise() {
+    let ask = json!({"questions": [
+        {"question": "What should the release be called?"},
+        {"question": "Which database?", "options": ["SQLite", "Postgres"]}
+    ]});
+    let scenario = Scenario {
+        turns: vec![
+            turn("ask me", |t| {
+                t.tool_calls = vec![call("ask_user", ask.clone())];
+                // Each of the two agent processes asks.
+                t.repeat = true;
+            }),
+            after_tool("Thanks."),
+        ],
+        ..Default::default()
+    };
+    let env = Env::with_scenario(scenario);
+
+    // A client with forms: one form for both questions, about the running ask_user call.
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"elicitation": {"form": {}}}}),
+    );
+    let session = acp.new_session(&env);
+    let mut forms = Vec::new();
+    let (seen, response) = acp.prompt(&session, "ask me", |m| {
+        assert_eq!(m["method"], "elicitation/create", "{m}");
+        forms.push(m["params"].clone());
+        json!({"action": "accept", "content": {"q01": "Kiwi", "q02": "Postgres"}})
+    });
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(forms.len(), 1);
+    let form = &forms[0];
+    assert_eq!(form["mode"], "form");
+    assert_eq!(form["sessionId"], session);
+    assert_eq!(
+        form["toolCallId"],
+        updates(&seen, "tool_call")[0]["toolCallId"]
+    );
+    let fields = &form["requestedSchema"]["properties"];
+    assert_eq!(fields["q01"]["type"], "string");
+    assert_eq!(fields["q01"]["title"], "What should the release be called?");
+    assert_eq!(fields["q02"]["oneOf"][0]["const"], "SQLite");
+    let result = updates(&seen, "tool_call_update")
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(result.contains("wrote: \\\"Kiwi\\\""), "{result}");
+    assert!(result.contains("Selected: Postgres"), "{result}");
+    assert_eq!(acp.finish(), 0);
+
+    // Without forms: the question with options is a permission request, the free-text one is skipped, and the
+    // turn goes on.
+    let mut acp = Acp::spawn(&env, &["--no-session"]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let mut asked = Vec::new();
+    let (seen, response) = acp.prompt(&session, "ask me", |m| {
+        asked.push(m["params"]["toolCall"]["title"].clone());
+        json!({"outcome": {"outcome": "selected", "optionId": "option-0"}})
+    });
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(asked, [json!("Which database?")], "{seen:#?}");
+    let result = updates(&seen, "tool_call_update")
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(result.contains("(no answer)"), "{result}");
+    assert!(result.contains("Selected: SQLite"), "{result}");
+    assert_eq!(chunk_text(&seen, "agent_message_chunk"), "Thanks.");
     assert_eq!(acp.finish(), 0);
 }

@@ -46,10 +46,17 @@ function startAgent(ws, extraArgs = []) {
  * A client app recording every update; `onPermission` answers permission requests. `run` gets the SDK's
  * client context. The agent is stopped (stdin closed) afterwards and must exit 0.
  */
-async function withClient(ws, { onPermission, clientCapabilities, extraArgs, fsCalls, buffers } = {}, run) {
+async function withClient(
+  ws,
+  { onPermission, onElicitation, clientCapabilities, extraArgs, fsCalls, buffers, terminals } = {},
+  run,
+) {
   const { child, stream } = startAgent(ws, extraArgs);
   const updates = [];
   const permissions = [];
+  const noTerminals = () => {
+    throw new Error("the agent was not offered terminals");
+  };
   const app = acp
     .client({ name: "dreb-acp-sdk-test" })
     .onNotification(acp.methods.client.session.update, (ctx) => {
@@ -70,6 +77,15 @@ async function withClient(ws, { onPermission, clientCapabilities, extraArgs, fsC
       if (!buffers) throw new Error("the agent was not offered this");
       buffers.set(ctx.params.path, ctx.params.content);
       return {};
+    })
+    .onRequest(acp.methods.client.terminal.create, (ctx) => (terminals ?? { create: noTerminals }).create(ctx.params))
+    .onRequest(acp.methods.client.terminal.output, (ctx) => terminals.output(ctx.params))
+    .onRequest(acp.methods.client.terminal.waitForExit, (ctx) => terminals.waitForExit(ctx.params))
+    .onRequest(acp.methods.client.terminal.kill, (ctx) => terminals.kill(ctx.params))
+    .onRequest(acp.methods.client.terminal.release, (ctx) => terminals.release(ctx.params))
+    .onRequest(acp.methods.client.elicitation.create, (ctx) => {
+      if (!onElicitation) throw new Error("the agent was not offered elicitation");
+      return onElicitation(ctx.params);
     });
   const exited = new Promise((res) => child.on("exit", (code) => res(code)));
   try {
@@ -83,6 +99,68 @@ async function withClient(ws, { onPermission, clientCapabilities, extraArgs, fsC
   } finally {
     child.stdin.end();
     assert.equal(await exited, 0);
+  }
+}
+
+/**
+ * The editor's terminals: each a real child process in its own process group, its output kept for
+ * `terminal/output`, every call recorded.
+ */
+class Terminals {
+  calls = [];
+  live = new Map();
+
+  create(params) {
+    this.calls.push(["create", params]);
+    const env = { ...process.env, ACP_TEST_CLIENT: "1" };
+    for (const { name, value } of params.env ?? []) env[name] = value;
+    const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const term = { proc, output: "", exitStatus: null };
+    term.exited = new Promise((res) =>
+      // "close": the output is complete when the exit is reported.
+      proc.on("close", (code, signal) => {
+        term.exitStatus = { exitCode: code, signal };
+        res(term.exitStatus);
+      }),
+    );
+    proc.stdout.on("data", (d) => (term.output += d));
+    proc.stderr.on("data", (d) => (term.output += d));
+    const terminalId = `term-${this.live.size + 1}`;
+    this.live.set(terminalId, term);
+    return { terminalId };
+  }
+
+  output({ terminalId }) {
+    this.calls.push(["output", terminalId]);
+    const t = this.live.get(terminalId);
+    return { output: t.output, truncated: false, ...(t.exitStatus ? { exitStatus: t.exitStatus } : {}) };
+  }
+
+  async waitForExit({ terminalId }) {
+    this.calls.push(["wait_for_exit", terminalId]);
+    // The exit status is the result itself (`terminal/output` nests it as `exitStatus`).
+    return await this.live.get(terminalId).exited;
+  }
+
+  kill({ terminalId }) {
+    this.calls.push(["kill", terminalId]);
+    this.#stop(terminalId);
+    return {};
+  }
+
+  release({ terminalId }) {
+    this.calls.push(["release", terminalId]);
+    this.#stop(terminalId);
+    return {};
+  }
+
+  #stop(terminalId) {
+    const t = this.live.get(terminalId);
+    if (!t.exitStatus) process.kill(-t.proc.pid, "SIGKILL");
+  }
+
+  methods() {
+    return this.calls.map(([m]) => m);
   }
 }
 
@@ -318,6 +396,158 @@ test("malformed JSON-RPC gets the spec's errors and the agent keeps serving", as
   } finally {
     child.stdin.end();
     await new Promise((r) => child.on("exit", r));
+    ws.cleanup();
+  }
+});
+
+const terminalOf = (u) => (u.content?.[0]?.type === "terminal" ? u.content[0].terminalId : undefined);
+
+test("bash runs in the client's terminal when it offers one, and locally when it does not", async () => {
+  const command = 'echo "client=$ACP_TEST_CLIENT"; echo from-terminal; exit 3';
+  const ws = workspace({
+    scenario: { turns: [on("run", { toolCalls: [{ name: "bash", arguments: { command } }] }), afterTool("ran")] },
+  });
+  const terminals = new Terminals();
+  try {
+    await withClient(ws, { clientCapabilities: { terminal: true }, terminals }, async ({ ctx, updates }) => {
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws.cwd, mcpServers: [] });
+      assert.equal((await prompt(ctx, updates, sessionId, "run it")).stopReason, "end_turn");
+      const [[, create]] = terminals.calls;
+      assert.equal(create.sessionId, sessionId);
+      assert.equal(create.cwd, ws.cwd);
+      assert.deepEqual(create.args.slice(-2), ["-c", command]);
+      assert.ok(create.env.some((v) => v.name === "PATH" && v.value.startsWith(join(ws.agentDir, "bin"))));
+      const methods = terminals.methods();
+      assert.equal(methods.at(-1), "release");
+      assert.ok(methods.includes("wait_for_exit"));
+      assert.ok(!methods.includes("kill"));
+      const calls = ofKind(updates, "tool_call_update");
+      assert.ok(calls.some((u) => terminalOf(u) === "term-1"), "the terminal is not embedded in the tool call");
+      const last = calls.at(-1);
+      assert.equal(last.status, "failed");
+      assert.equal(terminalOf(last), "term-1");
+      assert.equal(last.content[1].content.text, "client=1\nfrom-terminal\n\nCommand exited with code 3");
+    });
+    // No terminal capability: the same command runs on the agent's machine (no client variable there).
+    await withClient(ws, {}, async ({ ctx, updates }) => {
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws.cwd, mcpServers: [] });
+      await prompt(ctx, updates, sessionId, "run it");
+      const last = ofKind(updates, "tool_call_update").at(-1);
+      assert.equal(last.status, "failed");
+      assert.equal(terminalOf(last), undefined);
+      assert.equal(last.content[0].content.text, "client=\nfrom-terminal\n\nCommand exited with code 3");
+    });
+  } finally {
+    ws.cleanup();
+  }
+});
+
+test("cancel kills and releases the client's terminal", async () => {
+  const ws = workspace({
+    scenario: {
+      turns: [on("wait", { toolCalls: [{ name: "bash", arguments: { command: "echo started; sleep 30" } }] }), afterTool("never")],
+    },
+  });
+  const terminals = new Terminals();
+  try {
+    await withClient(ws, { clientCapabilities: { terminal: true }, terminals }, async ({ ctx, updates }) => {
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws.cwd, mcpServers: [] });
+      const pending = ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "wait" }] });
+      while (!terminals.live.get("term-1")?.output.includes("started")) await new Promise((r) => setTimeout(r, 10));
+      await ctx.notify(acp.methods.agent.session.cancel, { sessionId });
+      assert.equal((await pending).stopReason, "cancelled");
+      const exit = await terminals.live.get("term-1").exited;
+      assert.equal(exit.signal, "SIGKILL");
+      const methods = terminals.methods();
+      assert.ok(methods.includes("kill"));
+      assert.equal(methods.at(-1), "release");
+      const count = updates.length;
+      await ctx.request(acp.methods.agent.session.list, {});
+      assert.equal(updates.length, count, "an update arrived after the prompt's response");
+    });
+  } finally {
+    ws.cleanup();
+  }
+});
+
+test("a write shows the whole file as its diff; a new file has no old text", async () => {
+  const ws = workspace({
+    scenario: {
+      turns: [
+        on("write", {
+          toolCalls: [
+            { name: "write", arguments: { path: "a.txt", content: "new\n" } },
+            { name: "write", arguments: { path: "b.txt", content: "fresh\n" } },
+          ],
+        }),
+        afterTool("written"),
+      ],
+    },
+  });
+  writeFileSync(join(ws.cwd, "a.txt"), "old\ntext\n");
+  try {
+    await withClient(ws, {}, async ({ ctx, updates }) => {
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws.cwd, mcpServers: [] });
+      await prompt(ctx, updates, sessionId, "write them");
+      const [a, b] = ofKind(updates, "tool_call");
+      const lastOf = (id) => ofKind(updates, "tool_call_update").filter((u) => u.toolCallId === id).at(-1);
+      const diffA = lastOf(a.toolCallId).content[0];
+      assert.deepEqual(
+        { type: diffA.type, path: diffA.path, oldText: diffA.oldText, newText: diffA.newText },
+        { type: "diff", path: join(ws.cwd, "a.txt"), oldText: "old\ntext\n", newText: "new\n" },
+      );
+      const diffB = lastOf(b.toolCallId).content[0];
+      assert.equal(diffB.type, "diff");
+      assert.equal(diffB.oldText ?? null, null);
+      assert.equal(diffB.newText, "fresh\n");
+    });
+  } finally {
+    ws.cleanup();
+  }
+});
+
+test("ask_user is one elicitation form when the client offers forms; without, free text is skipped", async () => {
+  const questions = [{ question: "Release name?" }, { question: "Which database?", options: ["SQLite", "Postgres"] }];
+  const ws = workspace({
+    scenario: { turns: [on("ask", { toolCalls: [{ name: "ask_user", arguments: { questions } }] }), afterTool("Thanks.")] },
+  });
+  const forms = [];
+  try {
+    await withClient(
+      ws,
+      {
+        clientCapabilities: { elicitation: { form: {} } },
+        onElicitation: (params) => {
+          forms.push(params);
+          return { action: "accept", content: { q01: "Kiwi", q02: "Postgres" } };
+        },
+      },
+      async ({ ctx, updates }) => {
+        const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws.cwd, mcpServers: [] });
+        assert.equal((await prompt(ctx, updates, sessionId, "ask me")).stopReason, "end_turn");
+        assert.equal(forms.length, 1);
+        assert.equal(forms[0].mode, "form");
+        assert.equal(forms[0].toolCallId, ofKind(updates, "tool_call")[0].toolCallId);
+        assert.deepEqual(Object.keys(forms[0].requestedSchema.properties), ["q01", "q02", "q02_other"]);
+        const result = JSON.stringify(ofKind(updates, "tool_call_update").at(-1).content);
+        assert.match(result, /Kiwi/);
+        assert.match(result, /Selected: Postgres/);
+      },
+    );
+    await withClient(
+      ws,
+      { onPermission: () => ({ outcome: { outcome: "selected", optionId: "option-1" } }) },
+      async ({ ctx, updates, permissions }) => {
+        const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws.cwd, mcpServers: [] });
+        assert.equal((await prompt(ctx, updates, sessionId, "ask me")).stopReason, "end_turn");
+        assert.equal(permissions.length, 1);
+        const result = JSON.stringify(ofKind(updates, "tool_call_update").at(-1).content);
+        assert.match(result, /no answer/);
+        assert.match(result, /Selected: Postgres/);
+        assert.equal(text(updates, "agent_message_chunk"), "Thanks.");
+      },
+    );
+  } finally {
     ws.cleanup();
   }
 });

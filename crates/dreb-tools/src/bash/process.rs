@@ -57,6 +57,17 @@ impl Drop for GroupGuard {
     }
 }
 
+/// The error text when the command's working directory is gone (checked before anything runs).
+pub fn check_cwd(spec: &SpawnSpec) -> Result<(), String> {
+    if spec.cwd.exists() {
+        return Ok(());
+    }
+    Err(format!(
+        "Working directory does not exist: {}\nCannot execute bash commands.",
+        spec.cwd.display()
+    ))
+}
+
 /// Run the command; `on_data` receives every chunk of merged stdout/stderr in arrival order.
 pub async fn run_command(
     spec: &SpawnSpec,
@@ -64,12 +75,7 @@ pub async fn run_command(
     cancel: &CancellationToken,
     on_data: &mut (dyn FnMut(&[u8]) + Send),
 ) -> Result<ExecEnd, String> {
-    if !spec.cwd.exists() {
-        return Err(format!(
-            "Working directory does not exist: {}\nCannot execute bash commands.",
-            spec.cwd.display()
-        ));
-    }
+    check_cwd(spec)?;
     if cancel.is_cancelled() {
         return Ok(ExecEnd::Aborted);
     }

@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bash::capture::OutputCapture;
 use crate::bash::executor::apply_prefix;
-use crate::bash::process::{ExecEnd, SpawnSpec, run_command};
+use crate::bash::process::{ExecEnd, SpawnSpec};
+use crate::bash::runner::{CommandRun, CommandRunner, LocalRunner};
 use crate::bash::shell::ShellConfig;
 use crate::bash::terminal::render_terminal_output;
 use crate::common::{definition, parse_params, text_block};
@@ -43,6 +44,7 @@ pub struct BashTool {
     cwd: PathBuf,
     options: BashToolOptions,
     def: ToolDefinition,
+    runner: Arc<dyn CommandRunner>,
 }
 
 pub fn bash_schema() -> Value {
@@ -66,7 +68,16 @@ impl BashTool {
             cwd: cwd.into(),
             options,
             def: definition("bash", description, bash_schema()),
+            runner: Arc::new(LocalRunner),
         }
+    }
+
+    /// Commands run through `runner` (a front end's terminals); `None` keeps them on this machine.
+    pub fn with_runner(mut self, runner: Option<Arc<dyn CommandRunner>>) -> Self {
+        if let Some(runner) = runner {
+            self.runner = runner;
+        }
+        self
     }
 }
 
@@ -113,7 +124,7 @@ impl Tool for BashTool {
 
     async fn execute(
         &self,
-        _tool_call_id: &str,
+        tool_call_id: &str,
         params: Value,
         cancel: CancellationToken,
         on_update: ToolUpdateFn,
@@ -164,10 +175,13 @@ impl Tool for BashTool {
                     on_update(update);
                 }
             };
-            let run = run_command(
-                &spec,
-                timeout.map(Duration::from_secs_f64),
-                &cancel,
+            let run = self.runner.run(
+                CommandRun {
+                    tool_call_id,
+                    spec: &spec,
+                    timeout: timeout.map(Duration::from_secs_f64),
+                    cancel: &cancel,
+                },
                 &mut on_data,
             );
             tokio::select! {
