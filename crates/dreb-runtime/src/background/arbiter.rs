@@ -24,7 +24,6 @@ const MAX_AGENT_DESCRIPTION_CHARS: usize = 1_000;
 const MAX_METADATA_CHARS: usize = 2_000;
 const MAX_PACKAGE_CHARS: usize = 180_000;
 const MAX_ERROR_CHARS: usize = 500;
-const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// Agent, canonical `provider/id` model and thinking level of one child.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -140,7 +139,7 @@ fn parse_decision(text: &str) -> Option<Route> {
         return None;
     }
     let get = |k: &str| obj.get(k)?.as_str().filter(|s| !s.is_empty());
-    let thinking = get("thinking").filter(|t| THINKING_LEVELS.contains(t))?;
+    let thinking = get("thinking").filter(|t| dreb_protocol::ThinkingLevel::VALUES.contains(t))?;
     Some(Route {
         agent: get("agent")?.to_string(),
         model: get("model")?.to_string(),

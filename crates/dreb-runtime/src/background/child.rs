@@ -214,8 +214,6 @@ struct Observed {
     control_error: Option<RequestError>,
 }
 
-const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
-
 fn canonical_model(provider: Option<&str>, id: &str) -> String {
     match provider {
         Some(p) if !id.starts_with(&format!("{p}/")) => format!("{p}/{id}"),
@@ -433,7 +431,7 @@ fn handle_line(
                     o.model = Some(canonical_model(provider, id));
                 }
                 if let Some(level) = frame.get("thinkingLevel").and_then(Value::as_str)
-                    && THINKING_LEVELS.contains(&level)
+                    && dreb_protocol::ThinkingLevel::VALUES.contains(&level)
                 {
                     o.thinking = Some(level.to_string());
                 }
@@ -658,7 +656,10 @@ mod tests {
         let relay = |v: Value| lock(&relayed).push(v);
         let line = r#"{"id":"subagent-1","type":"response","command":"steer","success":false,"error":"nope"}"#;
         assert!(!handle_line(line, &control, &observed, &relay));
-        assert_eq!(rx.try_recv().unwrap(), Err(RequestError::Failed("nope".to_string())));
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            Err(RequestError::Failed("nope".to_string()))
+        );
         assert!(!handle_line(
             r#"{"type":"agent_start","model":{"provider":"p","id":"m"},"thinkingLevel":"high"}"#,
             &control,

@@ -25,7 +25,6 @@ const MAX_TASK_LENGTH: usize = 32_768;
 /// Tools a child never gets: it has a task to finish, so no waiting, no recursion, no turn-ending suggestions.
 const EXCLUDED_TOOLS: [&str; 4] = ["wait", "watch_github_ci", "subagent", "suggest_next"];
 const DEFAULT_TOOLS: &str = "read,bash,edit,write,grep,find,ls,web_search,web_fetch";
-const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 #[derive(Debug, Clone, Deserialize)]
 struct TaskItem {
@@ -47,7 +46,7 @@ struct Params {
 }
 
 fn schema() -> Value {
-    let thinking = json!({"type": "string", "enum": THINKING_LEVELS,
+    let thinking = json!({"type": "string", "enum": dreb_protocol::ThinkingLevel::VALUES,
         "description": "Thinking level for the child model; omit to keep the child's default."});
     let item = json!({
         "type": "object",
