@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
-use dreb_runtime::{UI_TYPES, UNPROVIDED_TOOLS, is_known_tool, provided_tool_names};
+use dreb_runtime::{UI_TYPES, is_known_tool, provided_tool_names};
 
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -159,7 +159,7 @@ pub struct Args {
 /// The text after the options in `--help`: the environment variables the binary reads and the valid `--tools`
 /// and `--ui` values, taken from the code that uses them.
 pub fn help_footer() -> String {
-    const VARS: [(&str, &str); 20] = [
+    const VARS: [(&str, &str); 21] = [
         (
             "DREB_CODING_AGENT_DIR",
             "Agent directory: settings.json, models.json, auth.json, sessions (default ~/.dreb/agent; a leading ~ is expanded)",
@@ -196,6 +196,10 @@ pub fn help_footer() -> String {
         (
             "DREB_RETRY_BASE_DELAY_MS",
             "Overrides the retry.baseDelayMs setting (automatic retry back-off)",
+        ),
+        (
+            "DREB_SEARCH_MODEL",
+            "Embedding model directory of the search tool (default <agentDir>/models/all-MiniLM-L6-v2; off: full-text ranking only)",
         ),
         (
             "DREB_SEARCH_BACKEND",
@@ -247,10 +251,6 @@ pub fn help_footer() -> String {
     }
     out.push_str("\nTools (--tools):\n");
     out.push_str(&format!("  {}\n", provided_tool_names().join(", ")));
-    out.push_str(&format!(
-        "  Accepted for compatibility with the reference, not provided by this build: {}\n",
-        UNPROVIDED_TOOLS.join(", ")
-    ));
     out.push_str(&format!("\nUI types (--ui): {}\n", UI_TYPES.join(", ")));
     out
 }
@@ -443,12 +443,10 @@ impl Args {
                 .collect();
             if !unknown.is_empty() {
                 return Err(format!(
-                    "Error: unknown tool{} in --tools: {} (valid tools: {}; also accepted, not provided by this \
-                     build: {})",
+                    "Error: unknown tool{} in --tools: {} (valid tools: {})",
                     if unknown.len() == 1 { "" } else { "s" },
                     unknown.join(", "),
                     provided_tool_names().join(", "),
-                    UNPROVIDED_TOOLS.join(", ")
                 ));
             }
         }
