@@ -424,11 +424,15 @@ impl Output {
                 });
             }
         }
-        // On cancellation undelivered deltas are dropped; the terminal event always goes out.
-        if self.cancel.is_cancelled() && self.pending.len() > 1 {
-            let last = self.pending.pop_back();
-            self.pending.clear();
-            self.pending.extend(last);
+        // On cancellation undelivered deltas are dropped; block starts and ends (the open block is closed on abort)
+        // and the terminal event always go out.
+        if self.cancel.is_cancelled() {
+            self.pending.retain(|ev| {
+                !matches!(
+                    ev,
+                    Ev::TextDelta { .. } | Ev::ThinkingDelta { .. } | Ev::ToolcallDelta { .. }
+                )
+            });
         }
         self.flush().await;
     }

@@ -14,6 +14,135 @@ fn registry_with(models_json: &str, auth_json: Option<&str>) -> (tempfile::TempD
     (dir, r)
 }
 
+/// A few entries of the reference's generated catalogue (see `scripts/refresh-models.py`), field by field.
+#[test]
+fn builtin_catalogue_matches_the_reference_entries() {
+    let r = ModelRegistry::builtin();
+    let entry = |provider: &str, id: &str| {
+        let m = r
+            .find(provider, id)
+            .unwrap_or_else(|| panic!("{provider}/{id}"));
+        let input: Vec<&str> = m
+            .input
+            .iter()
+            .map(|k| match k {
+                InputKind::Text => "text",
+                InputKind::Image => "image",
+            })
+            .collect();
+        (
+            m.name.clone(),
+            m.reasoning,
+            input.join("+"),
+            [
+                m.cost.input,
+                m.cost.output,
+                m.cost.cache_read,
+                m.cost.cache_write,
+            ],
+            m.context_window,
+            m.max_tokens,
+        )
+    };
+    let row = |name: &str, reasoning, input: &str, cost: [f64; 4], window, max| {
+        (
+            name.to_string(),
+            reasoning,
+            input.to_string(),
+            cost,
+            window,
+            max,
+        )
+    };
+    assert_eq!(
+        entry("anthropic", "claude-opus-4-6"),
+        row(
+            "Claude Opus 4.6",
+            true,
+            "text+image",
+            [5.0, 25.0, 0.5, 6.25],
+            1_000_000,
+            128_000
+        )
+    );
+    assert_eq!(
+        entry("anthropic", "claude-sonnet-4-6"),
+        row(
+            "Claude Sonnet 4.6",
+            true,
+            "text+image",
+            [3.0, 15.0, 0.3, 3.75],
+            1_000_000,
+            64_000
+        )
+    );
+    assert_eq!(
+        entry("anthropic", "claude-3-5-haiku-latest"),
+        row(
+            "Claude Haiku 3.5 (latest)",
+            false,
+            "text+image",
+            [0.8, 4.0, 0.08, 1.0],
+            200_000,
+            8_192
+        )
+    );
+    assert_eq!(
+        entry("openai", "gpt-5.4"),
+        row(
+            "GPT-5.4",
+            true,
+            "text+image",
+            [2.5, 15.0, 0.25, 0.0],
+            272_000,
+            128_000
+        )
+    );
+    assert_eq!(
+        entry("openai", "o3-mini"),
+        row(
+            "o3-mini",
+            true,
+            "text",
+            [1.1, 4.4, 0.55, 0.0],
+            200_000,
+            100_000
+        )
+    );
+    assert_eq!(
+        entry("google", "gemini-3-pro-preview"),
+        row(
+            "Gemini 3 Pro Preview",
+            true,
+            "text+image",
+            [2.0, 12.0, 0.2, 0.0],
+            1_000_000,
+            64_000
+        )
+    );
+    assert_eq!(
+        entry("google", "gemini-2.0-flash"),
+        row(
+            "Gemini 2.0 Flash",
+            false,
+            "text+image",
+            [0.1, 0.4, 0.025, 0.0],
+            1_048_576,
+            8_192
+        )
+    );
+    // The whole catalogue of each provider, in the reference's order.
+    let counts: Vec<usize> = ["anthropic", "openai", "google"]
+        .iter()
+        .map(|p| r.provider_models(p).len())
+        .collect();
+    assert_eq!(counts, [23, 40, 25]);
+    assert_eq!(
+        r.provider_models("anthropic")[0].id,
+        "claude-3-5-haiku-20241022"
+    );
+}
+
 #[test]
 fn builtin_catalog_covers_three_providers_with_prices() {
     let r = ModelRegistry::builtin();
@@ -24,16 +153,20 @@ fn builtin_catalog_covers_three_providers_with_prices() {
     ] {
         let models = r.provider_models(provider);
         assert!(models.len() >= 5, "{provider}");
-        for m in models {
+        for m in &models {
             assert_eq!(m.api, api_name);
             assert!(m.base_url.starts_with("https://"));
-            assert!(
-                m.cost.input > 0.0 && m.cost.output > 0.0,
-                "{} has prices",
-                m.id
-            );
+            assert!(m.cost.input >= 0.0 && m.cost.output >= 0.0);
             assert!(m.context_window > 0 && m.max_tokens > 0);
         }
+        // Only the free open-weights models (gemma) have no price.
+        assert!(
+            models
+                .iter()
+                .filter(|m| m.cost.input == 0.0)
+                .all(|m| m.id.starts_with("gemma-")),
+            "{provider}"
+        );
     }
     assert_eq!(
         r.default_for_provider("anthropic").unwrap().id,

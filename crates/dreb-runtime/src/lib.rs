@@ -16,6 +16,7 @@ mod extensions;
 mod guards;
 mod handler;
 mod mcp;
+mod nested_context;
 mod options;
 mod persist;
 mod projection;

@@ -77,6 +77,8 @@ pub(crate) struct Inner {
     pub mcp_tool_filter: Option<Vec<String>>,
     /// Custom messages an extension held for the next prompt (`deliverAs: "nextTurn"`).
     pub next_turn: Mutex<Vec<AgentMessage>>,
+    /// Trusted subfolders' AGENTS.md / CLAUDE.md already added to tool results (see `nested_context`).
+    pub nested_context: crate::nested_context::NestedContext,
 }
 
 /// The live session. Cheap to clone.

@@ -355,6 +355,7 @@ impl Runtime {
                     .filter(|t| t.starts_with("mcp__"))
                     .cloned()
                     .collect()
+            nested_context: Default::default(),
             }),
             builtin_tools: Mutex::new(Vec::new()),
             active_tools: Mutex::new(None),
@@ -614,7 +615,7 @@ impl AgentHooks for Hooks {
         })
     }
 
-    /// The `tool_result` handlers (secret scrubbing first): the fields they changed.
+    /// The `tool_result` handlers (secret scrubbing first), then the nested context block: the fields they changed.
     async fn after_tool_call(
         &self,
         ctx: AfterToolCallContext<'_>,
@@ -630,12 +631,26 @@ impl AgentHooks for Hooks {
                 tool_call_id: ctx.tool_call.id.clone(),
                 input: ctx.args.clone(),
                 content: ctx.result.content.clone(),
+        // A trusted subfolder's context files ride on the result, after every handler (as in the reference).
+        let mut content = out.content;
+        if let Some(block) = inner.nested_context.block_for(
+            &inner.settings,
+            &inner.cwd,
+            &inner.agent_dir,
+            &ctx.tool_call.name,
+            ctx.args,
+        ) {
+            content.push(dreb_ai::UserBlock::Text(dreb_ai::TextContent {
+                text: block,
+                text_signature: None,
+            }));
+        }
                 details: ctx.result.details.clone(),
                 is_error: ctx.is_error,
             })
             .await;
         let patch = AfterToolCallResult {
-            content: (out.content != ctx.result.content).then_some(out.content),
+            content: (content != ctx.result.content).then_some(content),
             details: (out.details != ctx.result.details)
                 .then_some(out.details)
                 .flatten(),

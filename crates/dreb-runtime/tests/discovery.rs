@@ -409,16 +409,19 @@ fn builtins(commands: &[Value]) -> Vec<Value> {
         .collect()
 }
 
-/// The recorded `get_commands` with the reference's package directory replaced by ours (the directory of the
-/// running executable: these tests do not set `DREB_PACKAGE_DIR`).
-fn recorded_commands_for_this_package() -> Value {
+/// The directory the bundled skills are written to when `DREB_PACKAGE_DIR` is not set (as in these tests).
+fn package_dir(agent_dir: &Path) -> PathBuf {
+    agent_dir.join("package").join(env!("CARGO_PKG_VERSION"))
+}
+
+/// The recorded `get_commands` with the reference's package directory replaced by ours.
+fn recorded_commands_for_this_package(agent_dir: &Path) -> Value {
     let recorded = jsonl(&fixture("get_commands.out.jsonl"));
     let recorded = recorded.iter().find(|f| f["id"] == "gc1").unwrap();
-    let package_dir = std::env::current_exe().unwrap();
-    let package_dir = package_dir.parent().unwrap().to_string_lossy();
-    let text = recorded["data"]["commands"]
-        .to_string()
-        .replace("/usr/lib/node_modules/@dreb/coding-agent", &package_dir);
+    let text = recorded["data"]["commands"].to_string().replace(
+        "/usr/lib/node_modules/@dreb/coding-agent",
+        &package_dir(agent_dir).to_string_lossy(),
+    );
     serde_json::from_str(&text).unwrap()
 }
 
@@ -426,7 +429,7 @@ fn recorded_commands_for_this_package() -> Value {
 async fn get_commands_lists_the_bundled_skills_and_the_twenty_builtins_as_recorded() {
     let h = start(|_, _| {}, faux(json!({})));
     let got = h.call(json!({"id": "gc1", "type": "get_commands"})).await;
-    let expected = recorded_commands_for_this_package();
+    let expected = recorded_commands_for_this_package(h.agent());
     assert_eq!(builtins(expected.as_array().unwrap()).len(), 20);
     // The bundled skills (telegram-send is for the Telegram UI only), then the built-ins.
     assert_eq!(expected.as_array().unwrap().len(), 27);
@@ -471,7 +474,8 @@ const BUNDLED_RPC_SKILLS: [&str; 7] = [
 
 /// `get_resources.skills` entries of the bundled skills, from the recorded `get_commands`.
 fn bundled_skill_resources() -> Vec<Value> {
-    recorded_commands_for_this_package()
+    // Only names and descriptions: the directory does not matter.
+    recorded_commands_for_this_package(Path::new("/"))
         .as_array()
         .unwrap()
         .iter()
@@ -846,15 +850,32 @@ async fn agent_types_project_over_user_over_bundled_sorted_by_name() {
         })
         .collect();
     let names: Vec<&str> = pairs.iter().map(|p| p.0.as_str()).collect();
-    assert_eq!(names, ["alpha", "code-reviewer", "Explore", "zeta-user"]);
+    assert_eq!(
+        names,
+        [
+            "alpha",
+            "code-reviewer",
+            "completeness-checker",
+            "developers-advocate",
+            "devils-advocate",
+            "error-auditor",
+            "Explore",
+            "feature-dev",
+            "independent-assessor",
+            "Sandbox",
+            "simplifier",
+            "test-reviewer",
+            "zeta-user"
+        ]
+    );
     assert_eq!(pairs[0].1, "");
     assert!(
         pairs[1].1.starts_with("Reviews a change"),
         "bundled: {}",
         pairs[1].1
     );
-    assert_eq!(pairs[2].1, "project explore");
-    assert_eq!(pairs[3].1, "only in home");
+    assert_eq!(pairs[6].1, "project explore");
+    assert_eq!(pairs[12].1, "only in home");
 }
 
 // ---------------------------------------------------------------------------------------------------------------

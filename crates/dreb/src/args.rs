@@ -170,7 +170,7 @@ pub fn help_footer() -> String {
         ),
         (
             "DREB_PACKAGE_DIR",
-            "Package assets such as bundled skills (default: the executable's directory)",
+            "Package assets such as the bundled skills, read from there (default: <agentDir>/package/<version>, written by dreb)",
         ),
         (
             "DREB_LOG",

@@ -609,7 +609,15 @@ pub(crate) async fn process_stream(
 ) -> ProviderResult {
     let mut cur = Current::None;
     let mut got_finish = false;
-    while let Some(ev) = out.wait(events.next()).await? {
+    loop {
+        let ev = match out.wait(events.next()).await {
+            Ok(Some(ev)) => ev,
+            Ok(None) => break,
+            // Like the OpenAI SDK's stream, an abort ends the iteration quietly: the open block still gets its
+            // `*_end` event before the aborted message.
+            Err(ProviderError::Aborted) => break,
+            Err(e) => return Err(e),
+        };
         if ev.data == "[DONE]" {
             break;
         }

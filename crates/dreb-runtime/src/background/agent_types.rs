@@ -7,9 +7,20 @@ use std::path::Path;
 /// The agent the subagent tool uses when none is named.
 pub const DEFAULT_AGENT: &str = "Explore";
 
-const BUNDLED_AGENTS: [&str; 2] = [
-    include_str!("../../data/agents/explore.md"),
+/// The bundled definitions (`data/agents/*.md`), in the order the reference lists its `agents/` directory (by file
+/// name).
+const BUNDLED_AGENTS: [&str; 11] = [
     include_str!("../../data/agents/code-reviewer.md"),
+    include_str!("../../data/agents/completeness-checker.md"),
+    include_str!("../../data/agents/developers-advocate.md"),
+    include_str!("../../data/agents/devils-advocate.md"),
+    include_str!("../../data/agents/error-auditor.md"),
+    include_str!("../../data/agents/explore.md"),
+    include_str!("../../data/agents/feature-dev.md"),
+    include_str!("../../data/agents/independent-assessor.md"),
+    include_str!("../../data/agents/sandbox.md"),
+    include_str!("../../data/agents/simplifier.md"),
+    include_str!("../../data/agents/test-reviewer.md"),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -202,14 +202,14 @@ fn skill_from_text(text: &str, source: Source) -> Option<Skill> {
 
 /// The built-in skills (lowest priority), with `sourceInfo` `{source: "builtin", scope: "user", baseDir: <skill
 /// dir>}` as the reference reports them.
-fn builtin_skills() -> Vec<Skill> {
+fn builtin_skills(agent_dir: &Path) -> Vec<Skill> {
     let builtin = |path: PathBuf| Source {
         base_dir: path.parent().map(Path::to_path_buf),
         path,
         source: "builtin",
         scope: "user",
     };
-    bundled_skills::bundled_skills()
+    bundled_skills::bundled_skills(agent_dir)
         .into_iter()
         .filter_map(|(path, text)| {
             let skill = skill_from_text(text, builtin(path))?;
@@ -483,7 +483,7 @@ pub(crate) fn load_resources(
         }
     }
     if !flags.no_skills {
-        builtin_skills().into_iter().for_each(add_skill);
+        builtin_skills(agent_dir).into_iter().for_each(add_skill);
     }
     let mut prompts: Vec<PromptTemplate> = Vec::new();
     for source in prompt_sources {
@@ -570,8 +570,9 @@ mod tests {
 
     #[test]
     fn the_model_is_offered_the_rpc_skills_it_may_invoke() {
+        let agent_dir = tempfile::tempdir().unwrap();
         let resources = Resources {
-            skills: builtin_skills(),
+            skills: builtin_skills(agent_dir.path()),
             ..Default::default()
         };
         let routing = resources
