@@ -1,4 +1,5 @@
-//! The home directory, the agent directory and `~` expansion, for the whole workspace.
+//! The home directory, the agent directory (and the memory directory beside it) and `~` expansion, for the whole
+//! workspace.
 //!
 //! Every crate that needs `$HOME` or `<agentDir>` calls these functions (this crate has no dependencies, so all
 //! of them can depend on it). The agent directory is `$DREB_CODING_AGENT_DIR` with a leading `~` / `~/`
@@ -59,6 +60,29 @@ pub fn agent_dir() -> PathBuf {
     agent_dir_from(std::env::var_os(AGENT_DIR_ENV).as_deref(), &home_dir())
 }
 
+/// The user's memory directory: `memory` next to the agent directory (`~/.dreb/memory` by default), as the
+/// reference resolves it (`resolve(agentDir, "..")`, so a relative agent dir counts from the working directory).
+pub fn memory_dir(agent_dir: &Path) -> PathBuf {
+    let absolute = if agent_dir.is_absolute() {
+        agent_dir.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(agent_dir)
+    };
+    // `..` of the agent dir: its last normal component dropped (the root stays the root).
+    let mut root = PathBuf::new();
+    for c in absolute.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                root.pop();
+            }
+            other => root.push(other),
+        }
+    }
+    root.pop();
+    root.join("memory")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +110,27 @@ mod tests {
         assert_eq!(
             agent_dir_from(Some(OsStr::new("")), home),
             PathBuf::from("/h/u/.dreb/agent")
+        );
+    }
+
+    #[test]
+    fn the_memory_dir_is_next_to_the_agent_dir() {
+        assert_eq!(
+            memory_dir(Path::new("/h/u/.dreb/agent")),
+            PathBuf::from("/h/u/.dreb/memory")
+        );
+        assert_eq!(
+            memory_dir(Path::new("/h/custom/agent/")),
+            PathBuf::from("/h/custom/memory")
+        );
+        assert_eq!(
+            memory_dir(Path::new("/h/x/../agent")),
+            PathBuf::from("/h/memory")
+        );
+        assert_eq!(memory_dir(Path::new("/")), PathBuf::from("/memory"));
+        assert_eq!(
+            memory_dir(Path::new("rel/agent")),
+            std::env::current_dir().unwrap().join("rel/memory")
         );
     }
 

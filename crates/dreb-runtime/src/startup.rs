@@ -111,13 +111,6 @@ impl Runtime {
         if let Some(err) = registry.error() {
             tracing::warn!("{err}");
         }
-        // The reference creates the user's memory directory at start-up, next to the agent dir (`~/.dreb/memory`
-        // by default); hosts (a dashboard's memories screen) expect it to exist.
-        if let Some(memory_dir) = agent_dir.parent().map(|p| p.join("memory"))
-            && let Err(e) = std::fs::create_dir_all(&memory_dir)
-        {
-            tracing::warn!("could not create {}: {e}", memory_dir.display());
-        }
 
         // Model: explicit flags, then the saved default, then the registry's default.
         let all: Vec<Model> = registry.all().to_vec();
@@ -355,11 +348,11 @@ impl Runtime {
                     .filter(|t| t.starts_with("mcp__"))
                     .cloned()
                     .collect()
-            nested_context: Default::default(),
             }),
             builtin_tools: Mutex::new(Vec::new()),
             active_tools: Mutex::new(None),
             next_turn: Mutex::new(Vec::new()),
+            nested_context: Default::default(),
             hooks,
             base_system_prompt: Mutex::new(String::new()),
             extras: crate::commands::extras::Extras::new(&options, &settings, scoped_models),
@@ -631,6 +624,10 @@ impl AgentHooks for Hooks {
                 tool_call_id: ctx.tool_call.id.clone(),
                 input: ctx.args.clone(),
                 content: ctx.result.content.clone(),
+                details: ctx.result.details.clone(),
+                is_error: ctx.is_error,
+            })
+            .await;
         // A trusted subfolder's context files ride on the result, after every handler (as in the reference).
         let mut content = out.content;
         if let Some(block) = inner.nested_context.block_for(
@@ -645,10 +642,6 @@ impl AgentHooks for Hooks {
                 text_signature: None,
             }));
         }
-                details: ctx.result.details.clone(),
-                is_error: ctx.is_error,
-            })
-            .await;
         let patch = AfterToolCallResult {
             content: (content != ctx.result.content).then_some(content),
             details: (out.details != ctx.result.details)

@@ -494,6 +494,15 @@ pub(crate) fn load_resources(
         }
     }
     let (context, _) = dreb_settings::context_files::load_project_context_files(cwd, agent_dir);
+    // As the reference's resource loader does (start-up and `reload`): the user's memory directory exists, for
+    // the agent's memory files and for hosts (a dashboard's memories screen) that expect it.
+    let memory = dreb_paths::memory_dir(agent_dir);
+    if let Err(e) = std::fs::create_dir_all(&memory) {
+        tracing::warn!(
+            "Could not create memory directory {}: {e}. Memory saves to this directory will fail.",
+            memory.display()
+        );
+    }
     Resources {
         context_files: context.into_iter().map(|c| c.path).collect(),
         skills,
