@@ -84,6 +84,28 @@ impl Reply {
         true
     }
 
+    /// Write a success response whose `data` the caller serialises itself, straight from where it lives, instead
+    /// of building the command's typed result first (a large answer, such as a long session's messages, is then
+    /// encoded once, into the frame). `data` must write exactly what the typed result would. The caller holds the
+    /// outbox (so it may read runtime state under its locks while `data` is encoded). Returns whether it was
+    /// written (false when already written or detached: the handler then returns the typed result).
+    pub fn send_ok_encoded_in<D: serde::Serialize + ?Sized>(
+        &self,
+        held: &Held<'_>,
+        data: &D,
+    ) -> bool {
+        if !self.claim() {
+            return false;
+        }
+        held.send(&EncodedOk {
+            id: self.id.as_ref(),
+            command: self.command,
+            data,
+        });
+        self.end_turn();
+        true
+    }
+
     /// [`Reply::send_ok`] while the caller holds the outbox (e.g. right after a barrier frame).
     pub fn send_ok_in(&self, held: &Held<'_>, data: ResponseData) -> bool {
         if !self.claim() {
@@ -104,6 +126,28 @@ impl Reply {
         }
         self.end_turn();
         true
+    }
+}
+
+/// A success response with caller-serialised `data`, in [`Response`]'s key order.
+struct EncodedOk<'a, D: ?Sized> {
+    id: Option<&'a Value>,
+    command: &'a str,
+    data: &'a D,
+}
+
+impl<D: serde::Serialize + ?Sized> serde::Serialize for EncodedOk<'_, D> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        if let Some(id) = self.id {
+            map.serialize_entry("id", id)?;
+        }
+        map.serialize_entry("type", "response")?;
+        map.serialize_entry("command", self.command)?;
+        map.serialize_entry("success", &true)?;
+        map.serialize_entry("data", self.data)?;
+        map.end()
     }
 }
 

@@ -284,12 +284,8 @@ impl Runtime {
                 .set_agent_type(agent_type)
                 .map_err(|e| StartupError(e.to_string()))?;
         }
-        let restored: Vec<AgentMessage> = session
-            .build_session_context()
-            .messages
-            .into_iter()
-            .filter_map(|m| serde_json::from_value(m).ok())
-            .collect();
+        let restored: Vec<AgentMessage> =
+            session.build_session_context_as::<AgentMessage>().messages;
         if restored.is_empty() {
             let _ = session.append_model_change(&model.provider, &model.id);
             let _ = session.append_thinking_level_change(thinking.as_str());

@@ -13,6 +13,7 @@ use crate::jsonl;
 use crate::manager::{NewSessionOptions, SessionManager};
 use crate::message;
 use crate::paths;
+use crate::store::EntryRef;
 use crate::time::now_iso;
 
 /// What `fork` did.
@@ -63,7 +64,7 @@ pub struct NavigateResult {
 /// The entries a branch summary covers: from the old leaf back to (excluding) the deepest common ancestor.
 #[derive(Debug)]
 pub struct BranchSummarySource<'a> {
-    pub entries: Vec<&'a SessionEntry>,
+    pub entries: Vec<EntryRef<'a>>,
     pub common_ancestor_id: Option<String>,
 }
 
@@ -73,7 +74,11 @@ impl SessionManager {
     /// if the path has an assistant message. Returns the new file (`None` in memory).
     pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<PathBuf>> {
         let previous_file = self.session_file.clone();
-        let path: Vec<SessionEntry> = self.branch(Some(leaf_id)).into_iter().cloned().collect();
+        let path: Vec<SessionEntry> = self
+            .branch(Some(leaf_id))
+            .into_iter()
+            .map(EntryRef::into_owned)
+            .collect();
         if path.is_empty() {
             return Err(SessionError::EntryNotFound(leaf_id.to_string()));
         }
@@ -82,10 +87,8 @@ impl SessionManager {
             .filter(|e| e.kind() != EntryKind::Label)
             .collect();
         let latest_info = self
-            .entries()
-            .rev()
-            .find(|e| e.kind() == EntryKind::SessionInfo)
-            .cloned();
+            .last_session_info
+            .map(|i| self.lines.get(i).into_owned());
         let carry_info = latest_info.filter(|info| !kept.iter().any(|e| e.id() == info.id()));
 
         let mut ids: HashSet<String> = kept
@@ -140,7 +143,7 @@ impl SessionManager {
         lines.push(header);
         lines.extend(kept);
         lines.extend(extra);
-        self.lines = lines;
+        self.lines = crate::store::LineStore::from_entries(lines);
         self.session_id = new_id.clone();
         self.rebuild_index();
         self.written = 0;
@@ -201,7 +204,10 @@ impl SessionManager {
     /// `get_fork_messages`: every user (non-empty) and forkable assistant message in the file, in file order.
     pub fn fork_messages(&self) -> Vec<ForkMessage> {
         let mut out = Vec::new();
-        for e in self.entries() {
+        let messages = self
+            .entry_lines()
+            .filter(|&i| self.lines.meta(i).kind == EntryKind::Message);
+        for e in messages.map(|i| self.lines.get(i)) {
             let (Some(msg), Some(id)) = (e.message(), e.id()) else {
                 continue;
             };
@@ -245,28 +251,29 @@ impl SessionManager {
                 common_ancestor_id: None,
             };
         };
+        let id_of = |i: usize| self.lines.meta(i).id();
         let old_path: HashSet<&str> = self
-            .branch(Some(old_leaf))
-            .iter()
-            .filter_map(|e| e.id())
+            .branch_lines(Some(old_leaf))
+            .into_iter()
+            .filter_map(id_of)
             .collect();
         let common = self
-            .branch(Some(target_id))
-            .iter()
+            .branch_lines(Some(target_id))
+            .into_iter()
             .rev()
-            .find_map(|e| e.id().filter(|id| old_path.contains(id)))
+            .find_map(|i| id_of(i).filter(|id| old_path.contains(id)))
             .map(str::to_string);
-        let mut entries = Vec::new();
-        let mut current = Some(old_leaf.to_string());
+        let mut lines = Vec::new();
+        let mut current = Some(old_leaf);
         while let Some(id) = current.take() {
-            if common.as_deref() == Some(id.as_str()) || entries.len() > self.by_id.len() {
+            if common.as_deref() == Some(id) || lines.len() > self.by_id.len() {
                 break;
             }
-            let Some(e) = self.entry(&id) else { break };
-            entries.push(e);
-            current = e.parent_id().map(str::to_string);
+            let Some(&i) = self.by_id.get(id) else { break };
+            lines.push(i);
+            current = self.lines.meta(i).parent_id();
         }
-        entries.reverse();
+        let entries = lines.into_iter().rev().map(|i| self.lines.get(i)).collect();
         BranchSummarySource {
             entries,
             common_ancestor_id: common,

@@ -7,6 +7,7 @@ use crate::entry::{EntryKind, SessionEntry};
 use crate::jsjson::js_truthy;
 use crate::manager::SessionManager;
 use crate::message;
+use crate::store::EntryRef;
 
 /// The model recorded on a branch (`model_change` or an assistant message's provider/model).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,20 +18,10 @@ pub struct ModelRef {
 
 /// What `buildSessionContext` returns: messages for the agent, thinking level (default `"off"`) and model.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SessionContext {
-    pub messages: Vec<Value>,
+pub struct SessionContext<M = Value> {
+    pub messages: Vec<M>,
     pub thinking_level: String,
     pub model: Option<ModelRef>,
-}
-
-impl SessionContext {
-    fn empty() -> Self {
-        Self {
-            messages: Vec::new(),
-            thinking_level: "off".to_string(),
-            model: None,
-        }
-    }
 }
 
 /// The message an entry contributes to the context, if any.
@@ -55,85 +46,255 @@ pub fn entry_message(entry: &SessionEntry) -> Option<Value> {
     }
 }
 
+/// What a context walk reports besides the messages it hands over.
+struct ContextSettings {
+    thinking_level: String,
+    model: Option<ModelRef>,
+}
+
+/// The model an entry records: a `model_change`, or an assistant message's provider/model.
+fn model_of(e: &SessionEntry) -> Option<ModelRef> {
+    match e.kind() {
+        EntryKind::ModelChange => Some(ModelRef {
+            provider: e.str_field("provider").unwrap_or_default().to_string(),
+            model_id: e.str_field("modelId").unwrap_or_default().to_string(),
+        }),
+        EntryKind::Message if e.message_role() == Some("assistant") => {
+            let m = e.message().expect("message entry");
+            Some(ModelRef {
+                provider: message::str_field(m, "provider")
+                    .unwrap_or_default()
+                    .to_string(),
+                model_id: message::str_field(m, "model")
+                    .unwrap_or_default()
+                    .to_string(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A root-first path the context is built from: entries by position, with their indexed fields readable
+/// without parsing them.
+trait PathView<'e> {
+    fn len(&self) -> usize;
+    fn read(&self, i: usize) -> EntryRef<'e>;
+    fn kind(&self, i: usize) -> EntryKind;
+    /// A `message` entry whose role is `assistant`.
+    fn is_assistant(&self, i: usize) -> bool;
+    fn id(&self, i: usize) -> Option<&'e str>;
+}
+
+impl<'e> PathView<'e> for &[&'e SessionEntry] {
+    fn len(&self) -> usize {
+        <[&SessionEntry]>::len(self)
+    }
+    fn read(&self, i: usize) -> EntryRef<'e> {
+        std::borrow::Cow::Borrowed(self[i])
+    }
+    fn kind(&self, i: usize) -> EntryKind {
+        self[i].kind()
+    }
+    fn is_assistant(&self, i: usize) -> bool {
+        self[i].kind() == EntryKind::Message && self[i].message_role() == Some("assistant")
+    }
+    fn id(&self, i: usize) -> Option<&'e str> {
+        self[i].id()
+    }
+}
+
+/// A branch of an open session, as line numbers.
+struct Lines<'e> {
+    sm: &'e SessionManager,
+    path: Vec<usize>,
+}
+
+impl<'e> PathView<'e> for Lines<'e> {
+    fn len(&self) -> usize {
+        self.path.len()
+    }
+    fn read(&self, i: usize) -> EntryRef<'e> {
+        self.sm.lines.get(self.path[i])
+    }
+    fn kind(&self, i: usize) -> EntryKind {
+        self.sm.lines.meta(self.path[i]).kind
+    }
+    fn is_assistant(&self, i: usize) -> bool {
+        self.sm.lines.meta(self.path[i]).extra == crate::store::Extra::Assistant
+    }
+    fn id(&self, i: usize) -> Option<&'e str> {
+        self.sm.lines.meta(self.path[i]).id()
+    }
+}
+
+/// What the context walk hands over, in order.
+enum Part {
+    /// The summary of the latest compaction.
+    Summary(Value),
+    /// The path entry at this position contributes a message (see [`entry_message`]).
+    Entry(usize),
+}
+
 /// Builds the context for a root-first `path`.
 pub fn build_context_from_path(path: &[&SessionEntry]) -> SessionContext {
-    let mut ctx = SessionContext::empty();
-    let mut compaction: Option<usize> = None;
-    for (i, e) in path.iter().enumerate() {
-        match e.kind() {
-            EntryKind::ThinkingLevelChange => {
-                if let Some(l) = e.str_field("thinkingLevel") {
-                    ctx.thinking_level = l.to_string();
-                }
-            }
-            EntryKind::ModelChange => {
-                ctx.model = Some(ModelRef {
-                    provider: e.str_field("provider").unwrap_or_default().to_string(),
-                    model_id: e.str_field("modelId").unwrap_or_default().to_string(),
-                });
-            }
-            EntryKind::Message if e.message_role() == Some("assistant") => {
-                let m = e.message().expect("message entry");
-                ctx.model = Some(ModelRef {
-                    provider: message::str_field(m, "provider")
-                        .unwrap_or_default()
-                        .to_string(),
-                    model_id: message::str_field(m, "model")
-                        .unwrap_or_default()
-                        .to_string(),
-                });
-            }
-            EntryKind::Compaction => compaction = Some(i),
-            _ => {}
-        }
+    let mut messages = Vec::new();
+    let settings = walk_context(&path, &mut |part| match part {
+        Part::Summary(m) => messages.push(m),
+        Part::Entry(i) => messages.extend(entry_message(path[i])),
+    });
+    SessionContext {
+        messages,
+        thinking_level: settings.thinking_level,
+        model: settings.model,
     }
+}
 
+/// The context walk: each entry is read at most about once, and each message goes to `sink` as soon as it is
+/// due, so a long session is never held twice.
+fn walk_context<'e>(path: &impl PathView<'e>, sink: &mut dyn FnMut(Part)) -> ContextSettings {
+    let len = path.len();
+    // The latest thinking level with a string value, the latest model (a model change or an assistant reply) and
+    // the latest compaction on the path; earlier ones are overridden, so only these are read.
+    let thinking_level = (0..len)
+        .rev()
+        .filter(|&i| path.kind(i) == EntryKind::ThinkingLevelChange)
+        .find_map(|i| path.read(i).str_field("thinkingLevel").map(str::to_string))
+        .unwrap_or_else(|| "off".to_string());
+    let model = (0..len)
+        .rev()
+        .filter(|&i| path.kind(i) == EntryKind::ModelChange || path.is_assistant(i))
+        .find_map(|i| model_of(&path.read(i)));
+    let compaction = (0..len)
+        .rev()
+        .find(|&i| path.kind(i) == EntryKind::Compaction);
+    let emit = |i: usize, sink: &mut dyn FnMut(Part)| {
+        if matches!(
+            path.kind(i),
+            EntryKind::Message | EntryKind::CustomMessage | EntryKind::BranchSummary
+        ) {
+            sink(Part::Entry(i));
+        }
+    };
     match compaction {
         Some(ci) => {
-            let c = path[ci];
-            ctx.messages.push(message::compaction_summary_message(
+            let c = path.read(ci);
+            sink(Part::Summary(message::compaction_summary_message(
                 c.str_field("summary").unwrap_or_default(),
                 c.get("tokensBefore").cloned().unwrap_or(Value::Null),
                 c.timestamp(),
-            ));
+            )));
             let first_kept = c.str_field("firstKeptEntryId");
-            let mut kept = false;
-            for e in &path[..ci] {
-                if first_kept.is_some() && e.id() == first_kept {
-                    kept = true;
-                }
-                if kept {
-                    ctx.messages.extend(entry_message(e));
-                }
+            let from = first_kept.and_then(|f| (0..ci).find(|&i| path.id(i) == Some(f)));
+            for i in from.into_iter().flat_map(|f| f..ci) {
+                emit(i, sink);
             }
-            for e in &path[ci + 1..] {
-                ctx.messages.extend(entry_message(e));
+            for i in ci + 1..len {
+                emit(i, sink);
             }
         }
         None => {
-            for e in path {
-                ctx.messages.extend(entry_message(e));
+            for i in 0..len {
+                emit(i, sink);
             }
         }
     }
-    ctx
+    ContextSettings {
+        thinking_level,
+        model,
+    }
+}
+
+/// A `message` entry's message read straight into `M` from the line's bytes (other fields skipped unparsed), with
+/// the fields that show the line is still the indexed entry.
+#[derive(serde::Deserialize)]
+struct MessageField<'a, M> {
+    #[serde(rename = "type", borrow)]
+    ty: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    id: Option<std::borrow::Cow<'a, str>>,
+    message: M,
 }
 
 impl SessionManager {
+    /// The branch the context is built from: the leaf's (an unknown leaf id falls back to the last entry, like
+    /// the reference); empty when the leaf is before the first entry.
+    fn context_path(&self) -> Lines<'_> {
+        let path = match self.leaf_id.as_deref() {
+            None => Vec::new(),
+            Some(leaf) if self.by_id.contains_key(leaf) => self.branch_lines(Some(leaf)),
+            Some(_) => match self.entry_lines().next_back() {
+                Some(last) => match self.lines.meta(last).id() {
+                    Some(id) => self.branch_lines(Some(id)),
+                    None => Vec::new(),
+                },
+                None => Vec::new(),
+            },
+        };
+        Lines { sm: self, path }
+    }
+
     /// The context of the current branch (empty when the leaf is before the first entry).
     pub fn build_session_context(&self) -> SessionContext {
-        let Some(leaf) = self.leaf_id.as_deref() else {
-            return SessionContext::empty();
-        };
-        // An unknown leaf id falls back to the last entry, like the reference.
-        let leaf = if self.by_id.contains_key(leaf) {
-            Some(leaf)
-        } else {
-            self.entries().next_back().and_then(SessionEntry::id)
-        };
-        match leaf {
-            Some(l) => build_context_from_path(&self.branch(Some(l))),
-            None => SessionContext::empty(),
+        let mut messages = Vec::new();
+        let (thinking_level, model) = self.visit_session_context(&mut |m| messages.push(m));
+        SessionContext {
+            messages,
+            thinking_level,
+            model,
         }
+    }
+
+    /// The context of the current branch with each message converted to `M` as it is made (messages that do
+    /// not convert are left out), so the JSON form of the whole context never exists at once. A message kept in
+    /// the file is read from its line's bytes straight into `M`.
+    pub fn build_session_context_as<M: serde::de::DeserializeOwned>(&self) -> SessionContext<M> {
+        let path = self.context_path();
+        let mut messages = Vec::new();
+        let settings = walk_context(&path, &mut |part| {
+            let value = match part {
+                Part::Summary(m) => m,
+                Part::Entry(i) => {
+                    let line = path.path[i];
+                    if path.kind(i) == EntryKind::Message
+                        && let Some(bytes) = self.lines.raw(line)
+                        && let Ok(m) = serde_json::from_slice::<MessageField<'_, M>>(&bytes)
+                        && m.ty == "message"
+                        && m.id.as_deref() == path.id(i)
+                    {
+                        messages.push(m.message);
+                        return;
+                    }
+                    // Anything the direct read does not take (a line kept parsed, a duplicate key, invalid
+                    // UTF-8 to replace) goes the general way.
+                    match entry_message(&path.read(i)) {
+                        Some(m) => m,
+                        None => return,
+                    }
+                }
+            };
+            if let Ok(m) = serde_json::from_value(value) {
+                messages.push(m);
+            }
+        });
+        SessionContext {
+            messages,
+            thinking_level: settings.thinking_level,
+            model: settings.model,
+        }
+    }
+
+    /// Hands each message of the current branch's context to `sink` in order; returns the thinking level and
+    /// model.
+    pub fn visit_session_context(&self, sink: &mut dyn FnMut(Value)) -> (String, Option<ModelRef>) {
+        let path = self.context_path();
+        let settings = walk_context(&path, &mut |part| match part {
+            Part::Summary(m) => sink(m),
+            Part::Entry(i) => {
+                if let Some(m) = entry_message(&path.read(i)) {
+                    sink(m)
+                }
+            }
+        });
+        (settings.thinking_level, settings.model)
     }
 }

@@ -40,7 +40,8 @@ pub fn parse_lines(data: &[u8]) -> ParsedLines {
     }
 }
 
-fn parse_line(line: &[u8]) -> Option<SessionEntry> {
+/// One line as an entry: `None` when it is not a JSON object (invalid UTF-8 is replaced first).
+pub(crate) fn parse_line(line: &[u8]) -> Option<SessionEntry> {
     match serde_json::from_slice::<JsonMap>(line) {
         Ok(map) => Some(SessionEntry::from_map(map)),
         Err(_) => {
@@ -72,25 +73,36 @@ fn parse_chunk(data: &[u8]) -> (Vec<SessionEntry>, usize) {
     (lines, skipped)
 }
 
-fn parse_parallel(data: &[u8]) -> (Vec<SessionEntry>, usize) {
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(1, 8);
+/// `data` cut at line boundaries into one part per thread to use (one part below the parallel threshold), as
+/// `(start, end)` offsets.
+pub(crate) fn split_for_threads(data: &[u8]) -> Vec<(usize, usize)> {
+    let threads = if data.len() >= PARALLEL_THRESHOLD {
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 8)
+    } else {
+        1
+    };
     // Cut at newlines near equal offsets.
     let mut cuts = vec![0usize];
     for i in 1..threads {
         let target = data.len() * i / threads;
         let from = (*cuts.last().unwrap()).max(target);
-        match data[from..].iter().position(|b| *b == b'\n') {
+        match memchr::memchr(b'\n', &data[from..]) {
             Some(p) => cuts.push(from + p + 1),
             None => break,
         }
     }
     cuts.push(data.len());
+    cuts.windows(2).map(|w| (w[0], w[1])).collect()
+}
+
+fn parse_parallel(data: &[u8]) -> (Vec<SessionEntry>, usize) {
+    let parts = split_for_threads(data);
     let results: Vec<(Vec<SessionEntry>, usize)> = std::thread::scope(|s| {
-        let handles: Vec<_> = cuts
-            .windows(2)
-            .map(|w| s.spawn(move || parse_chunk(&data[w[0]..w[1]])))
+        let handles: Vec<_> = parts
+            .iter()
+            .map(|&(a, b)| s.spawn(move || parse_chunk(&data[a..b])))
             .collect();
         handles
             .into_iter()
@@ -107,8 +119,9 @@ fn parse_parallel(data: &[u8]) -> (Vec<SessionEntry>, usize) {
     (lines, skipped)
 }
 
-/// Reads and parses a session file. A missing file gives `Ok(None)`.
-pub fn read_file(path: &Path) -> io::Result<Option<ParsedLines>> {
+/// Opens a session file and reads all of it: the handle (kept to read lines back later) and the bytes. A missing
+/// file gives `Ok(None)`.
+pub(crate) fn read_with_handle(path: &Path) -> io::Result<Option<(fs::File, Vec<u8>)>> {
     let mut file = match fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -116,7 +129,12 @@ pub fn read_file(path: &Path) -> io::Result<Option<ParsedLines>> {
     };
     let mut data = Vec::with_capacity(file.metadata().map(|m| m.len() as usize + 1).unwrap_or(0));
     file.read_to_end(&mut data)?;
-    Ok(Some(parse_lines(&data)))
+    Ok(Some((file, data)))
+}
+
+/// Reads and parses a session file. A missing file gives `Ok(None)`.
+pub fn read_file(path: &Path) -> io::Result<Option<ParsedLines>> {
+    Ok(read_with_handle(path)?.map(|(_, data)| parse_lines(&data)))
 }
 
 /// True when the first parsed line is a session header with a string id (the reference's validity rule).
@@ -127,10 +145,12 @@ pub fn has_valid_header(lines: &[SessionEntry]) -> bool {
 }
 
 /// Serialises lines as file content: one `JSON.stringify` line each, every line ending in `\n`.
-pub fn to_file_content<'a>(lines: impl IntoIterator<Item = &'a SessionEntry>) -> String {
+pub fn to_file_content<E: std::borrow::Borrow<SessionEntry>>(
+    lines: impl IntoIterator<Item = E>,
+) -> String {
     let mut out = String::new();
     for line in lines {
-        line.write_json(&mut out);
+        line.borrow().write_json(&mut out);
         out.push('\n');
     }
     out

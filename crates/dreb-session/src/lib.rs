@@ -10,7 +10,9 @@
 //! ```
 //!
 //! Entry payloads (agent messages, extension data) are kept as ordered JSON so nothing is lost on a load/save
-//! round trip. [`SessionManager`] owns one session; [`listing`] and [`delete`] work on files.
+//! round trip. An opened file's lines stay in the file until something reads them ([`store`]: an index of
+//! offsets and the few fields the tree needs), so a large session costs little memory beyond the agent's own
+//! copy of its messages. [`SessionManager`] owns one session; [`listing`] and [`delete`] work on files.
 //!
 //! Deliberate differences from the reference (files stay interchangeable):
 //! - The file on disk is always an exact prefix of the in-memory lines. The reference can write a second header
@@ -39,6 +41,7 @@ pub mod manager;
 pub mod message;
 pub mod migrate;
 pub mod paths;
+pub mod store;
 pub mod time;
 pub mod tree;
 
@@ -56,4 +59,5 @@ pub use listing::{
     resolve_session_arg,
 };
 pub use manager::{NewSessionOptions, SessionManager, WriteHealth, WriteObserver};
+pub use store::EntryRef;
 pub use tree::{RpcTree, RpcTreeNode};

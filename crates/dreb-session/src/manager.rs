@@ -15,8 +15,9 @@ use serde_json::Value;
 use crate::entry::{self, CompactionData, EntryKind, SessionEntry};
 use crate::error::{Result, SessionError};
 use crate::jsonl;
-use crate::migrate::migrate_to_current;
+use crate::migrate::{migrate_to_current, needs_migration};
 use crate::paths;
+use crate::store::{EntryRef, Extra, LineStore, Loaded};
 use crate::time::now_iso;
 
 /// Options for [`SessionManager::new_session`].
@@ -118,8 +119,8 @@ pub struct SessionManager {
     pub(crate) persist: bool,
     pub(crate) session_id: String,
     pub(crate) session_file: Option<PathBuf>,
-    /// File lines in order; `lines[0]` is the header.
-    pub(crate) lines: Vec<SessionEntry>,
+    /// File lines in order; line 0 is the header. Lines loaded from the file stay there until read.
+    pub(crate) lines: LineStore,
     /// Entry id → index in `lines` (the last line wins for duplicate ids).
     pub(crate) by_id: HashMap<String, usize>,
     pub(crate) labels: Labels,
@@ -142,7 +143,7 @@ impl SessionManager {
             persist,
             session_id: String::new(),
             session_file: None,
-            lines: Vec::new(),
+            lines: LineStore::default(),
             by_id: HashMap::new(),
             labels: Labels::default(),
             leaf_id: None,
@@ -207,18 +208,18 @@ impl SessionManager {
     /// the file's header (else the process cwd); `session_dir` defaults to the file's directory.
     pub fn open(path: impl AsRef<Path>, session_dir: Option<PathBuf>) -> Result<Self> {
         let path = paths::resolve(path.as_ref());
-        // Parse once: the header gives the cwd, the lines become the session.
-        let parsed = jsonl::read_file(&path).map_err(|e| SessionError::io(&path, e))?;
-        let header_cwd = parsed
+        // Read once: the header gives the cwd, the lines become the session.
+        let loaded = load_file(&path)?;
+        let header_cwd = loaded
             .as_ref()
-            .filter(|p| jsonl::has_valid_header(&p.lines))
-            .and_then(|p| p.lines[0].cwd().map(str::to_string));
+            .filter(|l| has_valid_header(&l.store))
+            .and_then(|l| l.store.first().cwd().map(str::to_string));
         let cwd = header_cwd.unwrap_or_else(process_cwd);
         let dir =
             session_dir.unwrap_or_else(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
         Self::ensure_dir(&dir)?;
         let mut sm = Self::empty(cwd, dir, true);
-        sm.load_parsed(path, parsed)?;
+        sm.load(path, loaded)?;
         Ok(sm)
     }
 
@@ -280,17 +281,17 @@ impl SessionManager {
     /// beside it as `<name>.corrupt`).
     pub fn set_session_file(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let path = paths::resolve(path.as_ref());
-        let parsed = jsonl::read_file(&path).map_err(|e| SessionError::io(&path, e))?;
-        self.load_parsed(path, parsed)
+        let loaded = load_file(&path)?;
+        self.load(path, loaded)
     }
 
-    fn load_parsed(&mut self, path: PathBuf, parsed: Option<jsonl::ParsedLines>) -> Result<()> {
-        match parsed {
+    fn load(&mut self, path: PathBuf, loaded: Option<Loaded>) -> Result<()> {
+        match loaded {
             None => {
                 self.new_session(NewSessionOptions::default());
                 self.session_file = Some(path);
             }
-            Some(parsed) if !jsonl::has_valid_header(&parsed.lines) => {
+            Some(loaded) if !has_valid_header(&loaded.store) => {
                 let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
                 if size > 0 {
                     let mut backup = path.clone().into_os_string();
@@ -301,24 +302,30 @@ impl SessionManager {
                 self.new_session(NewSessionOptions::default());
                 self.session_file = Some(path.clone());
                 if self.persist {
-                    let content = jsonl::to_file_content(&self.lines);
+                    let content = self.file_content(0);
                     jsonl::rewrite(&path, &content).map_err(|e| SessionError::io(&path, e))?;
                     self.written = self.lines.len();
                 }
             }
-            Some(parsed) => {
-                self.lines = parsed.lines;
-                self.session_id = self.lines[0].id().unwrap_or_default().to_string();
+            Some(loaded) => {
+                self.lines = loaded.store;
+                self.session_id = self.lines.first().id().unwrap_or_default().to_string();
                 self.session_file = Some(path.clone());
-                self.rebuild_index();
                 self.written = self.lines.len();
-                self.fresh_line_needed = !parsed.ends_with_newline;
-                if parsed.skipped > 0 {
-                    tracing::warn!(path = %path.display(), skipped = parsed.skipped, "skipped malformed session lines");
+                self.fresh_line_needed = !loaded.ends_with_newline;
+                if loaded.skipped > 0 {
+                    tracing::warn!(path = %path.display(), skipped = loaded.skipped, "skipped malformed session lines");
                 }
-                if migrate_to_current(&mut self.lines) {
+                let first_header = self.lines.metas().position(|m| m.is_header());
+                if needs_migration(first_header.map(|i| self.lines.get(i)).as_deref()) {
+                    // Older formats are migrated in place, as parsed lines.
+                    let mut entries = std::mem::take(&mut self.lines).into_entries();
+                    migrate_to_current(&mut entries);
+                    self.lines = LineStore::from_entries(entries);
                     self.rebuild_index();
                     self.rewrite_file()?;
+                } else {
+                    self.rebuild_index();
                 }
             }
         }
@@ -337,7 +344,7 @@ impl SessionManager {
             &self.cwd,
             options.parent_session.as_deref(),
         );
-        self.lines = vec![header];
+        self.lines = LineStore::from_entries(vec![header]);
         self.by_id.clear();
         self.labels.clear();
         self.leaf_id = None;
@@ -356,9 +363,9 @@ impl SessionManager {
 
     /// Records the agent type in the header (subagent children); rewrites the file if it exists already.
     pub fn set_agent_type(&mut self, agent_type: &str) -> Result<()> {
-        self.lines[0]
-            .map_mut()
-            .insert("agentType".into(), agent_type.into());
+        self.lines.edit_first(|h| {
+            h.map_mut().insert("agentType".into(), agent_type.into());
+        });
         if self.written > 0 {
             self.rewrite_file()
         } else {
@@ -371,9 +378,9 @@ impl SessionManager {
         if parent.is_empty() {
             return Ok(());
         }
-        self.lines[0]
-            .map_mut()
-            .insert("parentSession".into(), parent.into());
+        self.lines.edit_first(|h| {
+            h.map_mut().insert("parentSession".into(), parent.into());
+        });
         if self.written > 0 {
             self.rewrite_file()
         } else {
@@ -387,28 +394,30 @@ impl SessionManager {
         self.leaf_id = None;
         self.has_assistant = false;
         self.last_session_info = None;
-        for (i, line) in self.lines.iter().enumerate() {
-            if line.is_header() {
+        for (i, meta) in self.lines.metas().enumerate() {
+            if meta.is_header() {
                 continue;
             }
-            if line.kind() == EntryKind::SessionInfo {
+            if meta.kind == EntryKind::SessionInfo {
                 self.last_session_info = Some(i);
             }
-            let Some(id) = line.id() else { continue };
+            let Some(id) = meta.id() else { continue };
             self.by_id.insert(id.to_string(), i);
             self.leaf_id = Some(id.to_string());
-            match line.kind() {
-                EntryKind::Label => {
-                    if let Some(target) = line.str_field("targetId") {
-                        self.labels.apply(target, line.str_field("label"));
-                    }
-                }
-                EntryKind::Message if line.message_role() == Some("assistant") => {
-                    self.has_assistant = true
-                }
+            match &meta.extra {
+                Extra::Label {
+                    target: Some(target),
+                    label,
+                } => self.labels.apply(target, label.as_deref()),
+                Extra::Assistant => self.has_assistant = true,
                 _ => {}
             }
         }
+    }
+
+    /// Lines `from..` as file content (each line `JSON.stringify`d, ending in `\n`).
+    fn file_content(&self, from: usize) -> String {
+        jsonl::to_file_content(self.lines.iter_from(from))
     }
 
     /// Writes every line to the session file, replacing it atomically.
@@ -416,7 +425,7 @@ impl SessionManager {
         let Some(file) = self.session_file.clone().filter(|_| self.persist) else {
             return Ok(());
         };
-        let content = jsonl::to_file_content(&self.lines);
+        let content = self.file_content(0);
         if let Err(e) = jsonl::rewrite(&file, &content) {
             let error = SessionError::io(&file, e);
             self.note_write(&file, Some(&error));
@@ -440,7 +449,7 @@ impl SessionManager {
             // The file may be gone or torn by now (a replaced directory, a full disk): write all of it again.
             return self.rewrite_file();
         }
-        let content = jsonl::to_file_content(&self.lines[self.written..]);
+        let content = self.file_content(self.written);
         match jsonl::append(&file, &content, self.fresh_line_needed) {
             Ok(()) => {
                 self.written = self.lines.len();
@@ -600,41 +609,58 @@ impl SessionManager {
     }
 
     pub fn header(&self) -> &SessionEntry {
-        &self.lines[0]
+        self.lines.first()
     }
 
-    /// Every line including the header, in file order.
-    pub fn file_lines(&self) -> &[SessionEntry] {
-        &self.lines
+    /// Every line including the header, in file order (lines kept on disk are read back one by one).
+    pub fn file_lines(&self) -> impl Iterator<Item = EntryRef<'_>> + '_ {
+        self.lines.iter_from(0)
     }
 
     /// All entries (no header lines), in file order.
-    pub fn entries(&self) -> impl DoubleEndedIterator<Item = &SessionEntry> + '_ {
-        self.lines.iter().filter(|l| !l.is_header())
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = EntryRef<'_>> + '_ {
+        self.entry_lines().map(|i| self.lines.get(i))
     }
 
-    pub fn entry(&self, id: &str) -> Option<&SessionEntry> {
-        self.by_id.get(id).map(|&i| &self.lines[i])
+    /// Line numbers of all entries (no header lines), in file order.
+    pub(crate) fn entry_lines(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        (0..self.lines.len()).filter(|&i| !self.lines.meta(i).is_header())
+    }
+
+    pub fn entry(&self, id: &str) -> Option<EntryRef<'_>> {
+        self.by_id.get(id).map(|&i| self.lines.get(i))
+    }
+
+    /// The kind of an entry, without reading it.
+    pub fn entry_kind(&self, id: &str) -> Option<EntryKind> {
+        self.by_id.get(id).map(|&i| self.lines.meta(i).kind)
     }
 
     pub fn leaf_id(&self) -> Option<&str> {
         self.leaf_id.as_deref()
     }
 
-    pub fn leaf_entry(&self) -> Option<&SessionEntry> {
+    pub fn leaf_entry(&self) -> Option<EntryRef<'_>> {
         self.leaf_id.as_deref().and_then(|id| self.entry(id))
     }
 
+    /// Line number of the leaf entry.
+    pub(crate) fn leaf_line(&self) -> Option<usize> {
+        self.leaf_id
+            .as_deref()
+            .and_then(|id| self.by_id.get(id).copied())
+    }
+
     /// Direct children of an entry, in file order.
-    pub fn children(&self, parent_id: &str) -> Vec<&SessionEntry> {
-        let mut v: Vec<(usize, &SessionEntry)> = self
+    pub fn children(&self, parent_id: &str) -> Vec<EntryRef<'_>> {
+        let mut v: Vec<usize> = self
             .by_id
             .values()
-            .map(|&i| (i, &self.lines[i]))
-            .filter(|(_, e)| e.parent_id() == Some(parent_id))
+            .copied()
+            .filter(|&i| self.lines.meta(i).parent_id() == Some(parent_id))
             .collect();
-        v.sort_by_key(|(i, _)| *i);
-        v.into_iter().map(|(_, e)| e).collect()
+        v.sort_unstable();
+        v.into_iter().map(|i| self.lines.get(i)).collect()
     }
 
     /// The resolved label of an entry.
@@ -644,29 +670,52 @@ impl SessionManager {
 
     /// Latest `session_info` name in the whole file (not branch-aware); an empty name clears it.
     pub fn session_name(&self) -> Option<String> {
-        let info = &self.lines[self.last_session_info?];
-        let name = crate::message::js_trim(info.str_field("name").unwrap_or(""));
+        let Extra::Name(name) = &self.lines.meta(self.last_session_info?).extra else {
+            return None;
+        };
+        let name = crate::message::js_trim(name.as_deref().unwrap_or(""));
         (!name.is_empty()).then(|| name.to_string())
     }
 
     /// Root-first path from the root to `from` (default: the leaf). Stops on a parent cycle.
-    pub fn branch(&self, from: Option<&str>) -> Vec<&SessionEntry> {
+    pub fn branch(&self, from: Option<&str>) -> Vec<EntryRef<'_>> {
+        self.branch_lines(from)
+            .into_iter()
+            .map(|i| self.lines.get(i))
+            .collect()
+    }
+
+    /// [`SessionManager::branch`] as line numbers, read from the index only.
+    pub(crate) fn branch_lines(&self, from: Option<&str>) -> Vec<usize> {
         let start = match from {
             Some(id) => Some(id),
             None => self.leaf_id.as_deref(),
         };
         let mut path = Vec::new();
-        let mut current = start.and_then(|id| self.entry(id));
-        while let Some(e) = current {
-            path.push(e);
+        let mut current = start.and_then(|id| self.by_id.get(id).copied());
+        while let Some(i) = current {
+            path.push(i);
             if path.len() > self.by_id.len() {
                 tracing::warn!("cycle in session parent links; path cut");
                 break;
             }
-            current = e.parent_id().and_then(|p| self.entry(p));
+            current = self
+                .lines
+                .meta(i)
+                .parent_id()
+                .and_then(|p| self.by_id.get(p).copied());
         }
         path.reverse();
         path
+    }
+
+    /// The `compaction` entry closest to the leaf on the current branch, if any (only that entry is read).
+    pub fn latest_compaction(&self) -> Option<EntryRef<'_>> {
+        self.branch_lines(None)
+            .into_iter()
+            .rev()
+            .find(|&i| self.lines.meta(i).kind == EntryKind::Compaction)
+            .map(|i| self.lines.get(i))
     }
 
     /// Moves the leaf to an existing entry (in memory only; the next append branches from there).
@@ -701,6 +750,17 @@ impl SessionManager {
         let e = entry::new_branch_summary(&id, from, &now_iso(), summary, details, from_hook);
         self.append_entry(e)
     }
+}
+
+/// Reads and indexes a session file; a missing file gives `None`.
+fn load_file(path: &Path) -> Result<Option<Loaded>> {
+    let read = jsonl::read_with_handle(path).map_err(|e| SessionError::io(path, e))?;
+    Ok(read.map(|(file, data)| LineStore::load(file, &data)))
+}
+
+/// True when the first line is a session header with a string id (the reference's validity rule).
+fn has_valid_header(store: &LineStore) -> bool {
+    store.len() > 0 && store.meta(0).is_header() && store.first().id().is_some()
 }
 
 pub(crate) fn process_cwd() -> String {

@@ -13,16 +13,24 @@ use serde_json::Value;
 
 use crate::entry::{CURRENT_SESSION_VERSION, SessionEntry, generate_id};
 
-/// Migrates `lines` (header + entries) in place. Returns true when anything was migrated.
-pub fn migrate_to_current(lines: &mut [SessionEntry]) -> bool {
-    let version = lines
-        .iter()
-        .find(|e| e.is_header())
+/// The format version a header declares (a header without one is v1).
+fn header_version(header: Option<&SessionEntry>) -> f64 {
+    header
         .map(|h| match h.get("version") {
             None | Some(Value::Null) => 1.0,
             Some(v) => v.as_f64().unwrap_or(1.0),
         })
-        .unwrap_or(1.0);
+        .unwrap_or(1.0)
+}
+
+/// Whether a file whose first header is `header` needs [`migrate_to_current`].
+pub fn needs_migration(header: Option<&SessionEntry>) -> bool {
+    header_version(header) < CURRENT_SESSION_VERSION as f64
+}
+
+/// Migrates `lines` (header + entries) in place. Returns true when anything was migrated.
+pub fn migrate_to_current(lines: &mut [SessionEntry]) -> bool {
+    let version = header_version(lines.iter().find(|e| e.is_header()));
     if version >= CURRENT_SESSION_VERSION as f64 {
         return false;
     }

@@ -10,13 +10,16 @@ use crate::entry::{EntryKind, SessionEntry};
 use crate::jsjson::{self, js_string, js_truthy};
 use crate::manager::SessionManager;
 use crate::message::{self, is_js_space};
+use crate::store::EntryRef;
 use crate::time::parse_iso_ms;
 
 /// The tree as an arena: node `i` is `entries[i]`; roots and child lists hold node indices, children sorted by
 /// timestamp (oldest first).
 #[derive(Debug)]
 pub struct SessionTree<'a> {
-    pub entries: Vec<&'a SessionEntry>,
+    pub entries: Vec<EntryRef<'a>>,
+    /// The line number of each node's entry in the session file (line 0 is the header).
+    pub lines: Vec<usize>,
     pub labels: Vec<Option<&'a str>>,
     pub roots: Vec<usize>,
     pub children: Vec<Vec<usize>>,
@@ -26,19 +29,20 @@ impl SessionManager {
     /// The whole tree. Roots are entries whose parent is null (or themselves) plus orphans whose parent is missing.
     pub fn tree(&self) -> SessionTree<'_> {
         // One node per indexed entry (entries without an id, or shadowed by a later duplicate id, are not nodes).
-        let mut entries = Vec::with_capacity(self.by_id.len());
+        let mut lines = Vec::with_capacity(self.by_id.len());
         let mut node_of_line = vec![usize::MAX; self.lines.len()];
-        for (line_ix, line) in self.lines.iter().enumerate() {
-            if line.is_header() {
+        for (line_ix, meta) in self.lines.metas().enumerate() {
+            if meta.is_header() {
                 continue;
             }
-            if let Some(id) = line.id()
+            if let Some(id) = meta.id()
                 && self.by_id.get(id) == Some(&line_ix)
             {
-                node_of_line[line_ix] = entries.len();
-                entries.push(line);
+                node_of_line[line_ix] = lines.len();
+                lines.push(line_ix);
             }
         }
+        let entries: Vec<EntryRef<'_>> = lines.iter().map(|&i| self.lines.get(i)).collect();
         let labels = entries
             .iter()
             .map(|e| e.id().and_then(|id| self.labels.get(id)))
@@ -73,6 +77,7 @@ impl SessionManager {
         }
         SessionTree {
             entries,
+            lines,
             labels,
             roots,
             children,
@@ -155,7 +160,7 @@ impl Drop for RpcTreeNode {
 
 impl SessionTree<'_> {
     fn node_dto(&self, n: usize) -> RpcTreeNode {
-        let e = self.entries[n];
+        let e = &*self.entries[n];
         RpcTreeNode {
             id: e.id().unwrap_or_default().to_string(),
             parent_id: e.parent_id().map(str::to_string),

@@ -415,7 +415,7 @@ fn labels_set_and_clear() {
     assert_eq!(sm.label(&a), None);
     assert!(sm.entry(&clear).unwrap().get("label").is_none());
     assert_eq!(
-        dreb_session::tree::entry_preview(sm.entry(&clear).unwrap()),
+        dreb_session::tree::entry_preview(&sm.entry(&clear).unwrap()),
         "[label: (cleared)]"
     );
 }

@@ -163,13 +163,8 @@ impl Runtime {
                 })
                 .map_err(CompactError::unexpected)?;
         }
-        let context = lock(&self.inner.session).build_session_context();
-        let messages: Vec<AgentMessage> = context
-            .messages
-            .into_iter()
-            .filter_map(|m| serde_json::from_value(m).ok())
-            .collect();
-        self.inner.agent.replace_messages(messages);
+        let context = lock(&self.inner.session).build_session_context_as::<AgentMessage>();
+        self.inner.agent.replace_messages(context.messages);
         Ok(result)
     }
 
@@ -206,11 +201,7 @@ impl Runtime {
     /// The compaction entry closest to the leaf, as its timestamp in ms.
     fn latest_compaction_ms(&self) -> Option<i64> {
         let session = lock(&self.inner.session);
-        let branch = session.branch(None);
-        let entry = branch
-            .iter()
-            .rev()
-            .find(|e| e.entry_type() == "compaction")?;
+        let entry = session.latest_compaction()?;
         entry.str_field("timestamp").and_then(iso_ms)
     }
 

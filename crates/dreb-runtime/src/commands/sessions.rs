@@ -18,13 +18,9 @@ use crate::sync::lock;
 impl Runtime {
     /// Make the agent's conversation (and thinking level) match the session's current branch.
     pub(crate) fn sync_agent_from_session(&self) {
-        let context = lock(&self.inner.session).build_session_context();
-        let messages: Vec<AgentMessage> = context
-            .messages
-            .into_iter()
-            .filter_map(|m| serde_json::from_value(m).ok())
-            .collect();
-        self.inner.agent.replace_messages(messages);
+        // Each message is converted as it is read, so the branch never exists as JSON and as messages at once.
+        let context = lock(&self.inner.session).build_session_context_as::<AgentMessage>();
+        self.inner.agent.replace_messages(context.messages);
         if let (Some(level), Some(model)) = (
             ThinkingLevel::parse(&context.thinking_level),
             self.inner.agent.model(),
@@ -47,10 +43,21 @@ impl Runtime {
 
     pub(crate) async fn cmd_get_tree(
         &self,
-        _ctx: &RequestContext,
+        ctx: &RequestContext,
         _p: GetTreeParams,
     ) -> Result<TreeResult, String> {
         let tree = lock(&self.inner.session).tree_dto();
+        // Written with the tree's own iterative encoder: the typed result goes through serde's recursion, which
+        // a deep session (thousands of entries in a line) exceeds.
+        if ctx.reply.is_attached() {
+            let held = self.inner.outbox.hold();
+            if ctx.reply.send_ok_encoded_in(&held, &tree) {
+                return Ok(TreeResult {
+                    roots: Vec::new(),
+                    leaf_id: None,
+                });
+            }
+        }
         wire(&tree)
     }
 

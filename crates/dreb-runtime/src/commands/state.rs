@@ -14,6 +14,12 @@ use crate::convert::wire;
 use crate::runtime::Runtime;
 use crate::sync::lock;
 
+/// `get_messages` data (`{"messages": [...]}`) borrowed from the agent's state.
+#[derive(serde::Serialize)]
+pub(crate) struct MessagesData<'a> {
+    pub messages: &'a [AgentMessage],
+}
+
 impl Runtime {
     /// `contextUsage`: the session's own estimate (last usage + trailing estimates), absent without a window.
     pub(crate) fn context_usage(&self, model: Option<&Model>) -> Option<ContextUsage> {
@@ -117,9 +123,28 @@ impl Runtime {
 
     pub(crate) async fn cmd_get_messages(
         &self,
-        _ctx: &RequestContext,
+        ctx: &RequestContext,
         _p: GetMessagesParams,
     ) -> Result<MessagesResult, String> {
+        if ctx.reply.is_attached() {
+            // Encoded straight from the agent's messages into the frame: no copy of them, no typed result (the
+            // JSON is the same: `get_messages_frame_matches_the_typed_result`). The outbox is held first (lock
+            // order: outbox before runtime state).
+            let held = self.inner.outbox.hold();
+            let sent = self.inner.agent.with_state(|s| {
+                ctx.reply.send_ok_encoded_in(
+                    &held,
+                    &MessagesData {
+                        messages: &s.messages,
+                    },
+                )
+            });
+            if sent {
+                return Ok(MessagesResult {
+                    messages: Vec::new(),
+                });
+            }
+        }
         Ok(MessagesResult {
             messages: wire(&self.inner.agent.messages())?,
         })
@@ -321,6 +346,49 @@ pub(crate) fn git_branch(cwd: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `get_messages` writes `MessagesData` straight from the agent's messages; the bytes must be those of the
+    /// typed result it replaces, for every message shape the recorded sessions hold (and for odd ones).
+    #[test]
+    fn get_messages_frame_matches_the_typed_result() {
+        let dir =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../dreb-session/tests/fixtures/sessions");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            let sm = dreb_session::SessionManager::open(&path, None).unwrap();
+            let mut messages: Vec<AgentMessage> = sm.build_session_context_as().messages;
+            messages.extend(
+                [
+                    serde_json::json!({"role": "user", "content": "a\u{2028}b \u{1F600} \"q\"", "timestamp": 1}),
+                    serde_json::json!({"role": "assistant", "content": [{"type": "toolCall", "id": "c", "name": "x",
+                        "arguments": {"deep": {"n": [1, -0.0, 1e21, 123456789012345678u64]}}}],
+                        "api": "faux", "provider": "faux", "model": "faux", "stopReason": "toolUse", "timestamp": 2,
+                        "usage": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 3,
+                            "cost": {"input": 0.1, "output": 0.2, "cacheRead": 0, "cacheWrite": 0, "total": 0.30000000000000004}}}),
+                ]
+                .into_iter()
+                .map(|v| serde_json::from_value(v).unwrap()),
+            );
+            let typed = MessagesResult {
+                messages: wire(&messages).unwrap(),
+            };
+            assert_eq!(
+                serde_json::to_string(&MessagesData {
+                    messages: &messages
+                })
+                .unwrap(),
+                serde_json::to_string(&typed).unwrap(),
+                "{}",
+                path.display()
+            );
+            checked += 1;
+        }
+        assert!(checked >= 8, "{checked} sessions checked");
+    }
 
     fn values(messages: &[AgentMessage]) -> Vec<serde_json::Value> {
         messages

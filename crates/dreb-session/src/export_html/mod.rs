@@ -97,19 +97,11 @@ pub fn render_html(sm: &SessionManager, options: &HtmlExportOptions) -> String {
             parent[k] = Some(n);
         }
     }
-    let on_branch: HashSet<*const SessionEntry> = sm
-        .branch(None)
-        .into_iter()
-        .map(|e| e as *const SessionEntry)
-        .collect();
-    let on_path: Vec<bool> = tree
-        .entries
-        .iter()
-        .map(|e| on_branch.contains(&(*e as *const SessionEntry)))
-        .collect();
+    let on_branch: HashSet<usize> = sm.branch_lines(None).into_iter().collect();
+    let on_path: Vec<bool> = tree.lines.iter().map(|l| on_branch.contains(l)).collect();
     let leaf = sm
-        .leaf_entry()
-        .and_then(|l| tree.entries.iter().position(|e| std::ptr::eq(*e, l)));
+        .leaf_line()
+        .and_then(|l| tree.lines.iter().position(|&t| t == l));
 
     // Every entry in file order (a tool result follows its call there), so calls are known when results render.
     let mut calls: HashMap<String, (String, Value)> = HashMap::new();

@@ -82,7 +82,7 @@ pub fn render(
 }
 
 fn node_link(tree: &SessionTree<'_>, n: usize, on_path: bool, current: bool, out: &mut String) {
-    let e = tree.entries[n];
+    let e = &*tree.entries[n];
     let kind = match e.kind() {
         EntryKind::Message => e
             .message()

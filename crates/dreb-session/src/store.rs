@@ -1,0 +1,463 @@
+//! The lines of an open session, kept compactly: a line read from the session file stays on disk (its offset and
+//! length, plus the few fields the session index needs), and is parsed again only when something reads it; lines
+//! this process adds, and the header, are kept parsed. A 100 MB session then costs a few MB here instead of a
+//! parsed copy of every line (which was about 1.5 times the file), and opening it parses each line once into
+//! borrowed fields instead of building a JSON tree.
+//!
+//! The file is read through the handle opened at load time, so rewrites by rename (ours or another program's),
+//! moves to the trash and deletion do not change what these lines read. A line that no longer reads back as the
+//! entry it was (the file was changed in place under us) is logged and stands in as its indexed fields only.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::entry::{EntryKind, JsonMap, SessionEntry};
+use crate::jsonl;
+
+/// A line as callers see it: borrowed when kept parsed, owned when read back from the file.
+pub type EntryRef<'a> = Cow<'a, SessionEntry>;
+
+/// What the session index needs of a line without parsing it again.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LineMeta {
+    pub kind: EntryKind,
+    pub id: Option<Box<str>>,
+    pub parent_id: Option<Box<str>>,
+    pub extra: Extra,
+}
+
+/// Kind-specific fields the index reads.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Extra {
+    None,
+    /// A `message` entry whose `message.role` is `"assistant"`.
+    Assistant,
+    /// A `label` entry: `targetId`, `label` (strings only).
+    Label {
+        target: Option<Box<str>>,
+        label: Option<Box<str>>,
+    },
+    /// A `session_info` entry: `name` (string only).
+    Name(Option<Box<str>>),
+}
+
+fn boxed(s: Option<&str>) -> Option<Box<str>> {
+    s.map(Box::from)
+}
+
+impl LineMeta {
+    pub(crate) fn of(entry: &SessionEntry) -> LineMeta {
+        let kind = entry.kind();
+        let extra = match kind {
+            EntryKind::Message if entry.message_role() == Some("assistant") => Extra::Assistant,
+            EntryKind::Label => Extra::Label {
+                target: boxed(entry.str_field("targetId")),
+                label: boxed(entry.str_field("label")),
+            },
+            EntryKind::SessionInfo => Extra::Name(boxed(entry.str_field("name"))),
+            _ => Extra::None,
+        };
+        LineMeta {
+            kind,
+            id: boxed(entry.id()),
+            parent_id: boxed(entry.parent_id()),
+            extra,
+        }
+    }
+
+    pub(crate) fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    pub(crate) fn parent_id(&self) -> Option<&str> {
+        self.parent_id.as_deref()
+    }
+
+    pub(crate) fn is_header(&self) -> bool {
+        self.kind == EntryKind::Session
+    }
+
+    /// A stand-in entry with only the indexed fields (for a line that no longer reads back).
+    fn stand_in(&self, type_name: &str) -> SessionEntry {
+        let mut m = JsonMap::new();
+        m.insert("type".into(), type_name.into());
+        if let Some(id) = self.id() {
+            m.insert("id".into(), id.into());
+        }
+        m.insert(
+            "parentId".into(),
+            self.parent_id()
+                .map_or(serde_json::Value::Null, serde_json::Value::from),
+        );
+        SessionEntry::from_map(m)
+    }
+}
+
+/// The fields of a line the index needs, borrowed from its bytes. Any line this does not describe exactly (not an
+/// object, a field of another JSON type, a duplicate key, invalid UTF-8 in a read field) is parsed whole instead.
+#[derive(Deserialize)]
+struct RawMeta<'a> {
+    #[serde(rename = "type", default, borrow)]
+    ty: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(rename = "parentId", default, borrow)]
+    parent_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    message: Option<RawRole<'a>>,
+    #[serde(rename = "targetId", default, borrow)]
+    target_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    label: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct RawRole<'a> {
+    #[serde(default, borrow)]
+    role: Option<Cow<'a, str>>,
+}
+
+fn scan_meta(line: &[u8]) -> Option<LineMeta> {
+    let first = line.iter().find(|b| !b.is_ascii_whitespace())?;
+    if *first != b'{' {
+        return None;
+    }
+    let raw: RawMeta<'_> = serde_json::from_slice(line).ok()?;
+    let kind = EntryKind::from_type(raw.ty.as_deref().unwrap_or(""));
+    let b = |c: Option<Cow<'_, str>>| c.map(|s| Box::<str>::from(s.as_ref()));
+    let extra = match kind {
+        EntryKind::Message
+            if raw.message.as_ref().and_then(|m| m.role.as_deref()) == Some("assistant") =>
+        {
+            Extra::Assistant
+        }
+        EntryKind::Label => Extra::Label {
+            target: b(raw.target_id),
+            label: b(raw.label),
+        },
+        EntryKind::SessionInfo => Extra::Name(b(raw.name)),
+        _ => Extra::None,
+    };
+    Some(LineMeta {
+        kind,
+        id: b(raw.id),
+        parent_id: b(raw.parent_id),
+        extra,
+    })
+}
+
+#[derive(Debug)]
+enum Body {
+    Parsed(SessionEntry),
+    /// Bytes `offset..offset + len` of the file the store was loaded from.
+    OnDisk {
+        offset: u64,
+        len: u32,
+    },
+}
+
+#[derive(Debug)]
+struct Line {
+    meta: LineMeta,
+    body: Body,
+}
+
+/// The lines of a session file in order (`0` is the header once a session is loaded).
+#[derive(Debug, Default)]
+pub(crate) struct LineStore {
+    lines: Vec<Line>,
+    /// The file `OnDisk` lines are read from.
+    file: Option<Arc<File>>,
+}
+
+/// What loading a file found besides its lines (as [`jsonl::ParsedLines`] reports it).
+pub(crate) struct Loaded {
+    pub store: LineStore,
+    pub skipped: usize,
+    pub ends_with_newline: bool,
+}
+
+/// Below this many bytes a line is kept parsed even when it comes from the file (the parse costs less than its
+/// bookkeeping would save).
+const KEEP_PARSED_BELOW: usize = 256;
+
+impl LineStore {
+    pub(crate) fn from_entries(entries: Vec<SessionEntry>) -> LineStore {
+        LineStore {
+            lines: entries
+                .into_iter()
+                .map(|e| Line {
+                    meta: LineMeta::of(&e),
+                    body: Body::Parsed(e),
+                })
+                .collect(),
+            file: None,
+        }
+    }
+
+    /// Indexes the bytes `data` read from `file` (the whole file). The first line that parses is the header
+    /// candidate and is kept parsed; other lines stay on disk.
+    pub(crate) fn load(file: File, data: &[u8]) -> Loaded {
+        let bom = "\u{feff}".as_bytes();
+        let start = if data.starts_with(bom) { bom.len() } else { 0 };
+        let body = &data[start..];
+        let ends_with_newline = body.is_empty() || body.ends_with(b"\n");
+        let chunks = jsonl::split_for_threads(body);
+        let results: Vec<(Vec<Line>, usize)> = if chunks.len() > 1 {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = chunks
+                    .iter()
+                    .map(|&(a, b)| s.spawn(move || index_chunk(data, start + a, start + b)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_default())
+                    .collect()
+            })
+        } else {
+            chunks
+                .iter()
+                .map(|&(a, b)| index_chunk(data, start + a, start + b))
+                .collect()
+        };
+        let mut lines = Vec::with_capacity(results.iter().map(|r| r.0.len()).sum());
+        let mut skipped = 0;
+        for (chunk, s) in results {
+            lines.extend(chunk);
+            skipped += s;
+        }
+        let mut store = LineStore {
+            lines,
+            file: Some(Arc::new(file)),
+        };
+        // The header candidate (the first line) is read often and edited in place: keep it parsed.
+        if let Some(first) = store.lines.first()
+            && matches!(first.body, Body::OnDisk { .. })
+        {
+            let e = store.get(0).into_owned();
+            store.lines[0].body = Body::Parsed(e);
+        }
+        Loaded {
+            store,
+            skipped,
+            ends_with_newline,
+        }
+    }
+
+    /// Every line parsed (for a migration, which edits lines in place).
+    pub(crate) fn into_entries(self) -> Vec<SessionEntry> {
+        (0..self.lines.len())
+            .map(|i| self.get(i).into_owned())
+            .collect()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub(crate) fn meta(&self, i: usize) -> &LineMeta {
+        &self.lines[i].meta
+    }
+
+    pub(crate) fn metas(&self) -> impl DoubleEndedIterator<Item = &LineMeta> + '_ {
+        self.lines.iter().map(|l| &l.meta)
+    }
+
+    pub(crate) fn push(&mut self, entry: SessionEntry) {
+        self.lines.push(Line {
+            meta: LineMeta::of(&entry),
+            body: Body::Parsed(entry),
+        });
+    }
+
+    /// Line `i`, read back from the file when it is not kept parsed.
+    pub(crate) fn get(&self, i: usize) -> EntryRef<'_> {
+        let line = &self.lines[i];
+        match &line.body {
+            Body::Parsed(e) => Cow::Borrowed(e),
+            Body::OnDisk { offset, len } => Cow::Owned(self.read_back(&line.meta, *offset, *len)),
+        }
+    }
+
+    /// The bytes of line `i` when it is kept in the file (`None` for a parsed line, or when it cannot be read).
+    /// What they hold is checked by the caller's parse, not here.
+    pub(crate) fn raw(&self, i: usize) -> Option<Vec<u8>> {
+        let Body::OnDisk { offset, len } = self.lines[i].body else {
+            return None;
+        };
+        let mut buf = vec![0u8; len as usize];
+        self.file.as_ref()?.read_exact_at(&mut buf, offset).ok()?;
+        Some(buf)
+    }
+
+    fn read_back(&self, meta: &LineMeta, offset: u64, len: u32) -> SessionEntry {
+        let mut buf = vec![0u8; len as usize];
+        let read = self
+            .file
+            .as_ref()
+            .map(|f| f.read_exact_at(&mut buf, offset));
+        if let Some(Ok(())) = read
+            && let Some(e) = jsonl::parse_line(&buf)
+            && e.id() == meta.id()
+            && e.kind() == meta.kind
+        {
+            return e;
+        }
+        tracing::warn!(
+            offset,
+            id = meta.id().unwrap_or(""),
+            "a session line no longer reads back from its file (changed in place?); using its indexed fields"
+        );
+        meta.stand_in(match meta.kind {
+            EntryKind::Message => "message",
+            EntryKind::Session => "session",
+            EntryKind::ThinkingLevelChange => "thinking_level_change",
+            EntryKind::ModelChange => "model_change",
+            EntryKind::Compaction => "compaction",
+            EntryKind::BranchSummary => "branch_summary",
+            EntryKind::Custom => "custom",
+            EntryKind::CustomMessage => "custom_message",
+            EntryKind::Label => "label",
+            EntryKind::SessionInfo => "session_info",
+            EntryKind::Unknown => "unknown",
+        })
+    }
+
+    /// The first line, which a loaded session keeps parsed. Panics on an empty store (a session always has its
+    /// header).
+    pub(crate) fn first(&self) -> &SessionEntry {
+        match &self.lines[0].body {
+            Body::Parsed(e) => e,
+            Body::OnDisk { .. } => unreachable!("the first line is kept parsed"),
+        }
+    }
+
+    /// Edits the first line (the header) and refreshes its index fields.
+    pub(crate) fn edit_first(&mut self, f: impl FnOnce(&mut SessionEntry)) {
+        if let Body::Parsed(e) = &mut self.lines[0].body {
+            f(e);
+            self.lines[0].meta = LineMeta::of(e);
+        }
+    }
+
+    /// Lines `from..` in order.
+    pub(crate) fn iter_from(&self, from: usize) -> impl Iterator<Item = EntryRef<'_>> + '_ {
+        (from..self.lines.len()).map(move |i| self.get(i))
+    }
+}
+
+/// Indexes `data[from..to]` (whole lines). Lines that the borrowed scan does not describe exactly are parsed whole.
+fn index_chunk(data: &[u8], from: usize, to: usize) -> (Vec<Line>, usize) {
+    let mut lines = Vec::new();
+    let mut skipped = 0;
+    let mut pos = from;
+    while pos < to {
+        let end = memchr::memchr(b'\n', &data[pos..to]).map_or(to, |p| pos + p);
+        let raw = &data[pos..end];
+        let offset = pos as u64;
+        pos = end + 1;
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let fast = (raw.len() >= KEEP_PARSED_BELOW && raw.len() <= u32::MAX as usize)
+            .then(|| scan_meta(raw))
+            .flatten();
+        match fast {
+            Some(meta) => lines.push(Line {
+                meta,
+                body: Body::OnDisk {
+                    offset,
+                    len: raw.len() as u32,
+                },
+            }),
+            None => match jsonl::parse_line(raw) {
+                Some(e) => lines.push(Line {
+                    meta: LineMeta::of(&e),
+                    body: Body::Parsed(e),
+                }),
+                None => skipped += 1,
+            },
+        }
+    }
+    (lines, skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn load(text: &[u8]) -> (Loaded, tempfile::NamedTempFile) {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(text).unwrap();
+        let file = File::open(f.path()).unwrap();
+        (LineStore::load(file, text), f)
+    }
+
+    /// The store reads back exactly what parsing the whole file gives, for lines of every shape.
+    #[test]
+    fn reads_back_what_a_full_parse_gives() {
+        let pad = "p".repeat(300);
+        let mut text = String::from("\u{feff}{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n");
+        for line in [
+            format!(
+                r#"{{"type":"message","id":"a","parentId":null,"message":{{"role":"assistant","x":"{pad}"}}}}"#
+            ),
+            format!(
+                r#"{{"type":"label","id":"b","parentId":"a","targetId":"a","label":"L","pad":"{pad}"}}"#
+            ),
+            format!(
+                r#"{{"type":"session_info","id":"c","parentId":"b","name":"n\u00e9","pad":"{pad}"}}"#
+            ),
+            format!(r#"{{"type":"message","id":"d","id":"dup","pad":"{pad}"}}"#),
+            format!(r#"{{"type":"custom","id":7,"pad":"{pad}"}}"#),
+            format!(r#"["not","an","object","{pad}"]"#),
+            String::new(),
+            "   ".into(),
+            "{\"type\":\"message\",\"id\":\"short\"}\r".into(),
+            format!(r#"{{"type":"message","id":"e","message":"text","pad":"{pad}"}}"#),
+            format!(r#"{{"type":"message","id":"torn","pad":"{pad}""#),
+        ] {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text.push_str("{\"type\":\"message\",\"id\":\"last\"}");
+        let full = jsonl::parse_lines(text.as_bytes());
+        let (loaded, _f) = load(text.as_bytes());
+        assert_eq!(loaded.skipped, full.skipped);
+        assert_eq!(loaded.ends_with_newline, full.ends_with_newline);
+        assert_eq!(loaded.store.len(), full.lines.len());
+        for (i, want) in full.lines.iter().enumerate() {
+            assert_eq!(&*loaded.store.get(i), want, "line {i}");
+            assert_eq!(loaded.store.meta(i), &LineMeta::of(want), "meta {i}");
+        }
+        assert!(
+            loaded
+                .store
+                .lines
+                .iter()
+                .any(|l| matches!(l.body, Body::OnDisk { .. })),
+            "long lines stay on disk"
+        );
+    }
+
+    #[test]
+    fn a_line_changed_in_place_stands_in_as_its_indexed_fields() {
+        let pad = "p".repeat(300);
+        let text = format!(
+            "{{\"type\":\"session\",\"id\":\"s\"}}\n{{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"pad\":\"{pad}\"}}\n"
+        );
+        let (loaded, f) = load(text.as_bytes());
+        std::fs::write(f.path(), text.replace("\"a\"", "\"b\"")).unwrap();
+        let e = loaded.store.get(1);
+        assert_eq!(e.id(), Some("a"));
+        assert_eq!(e.entry_type(), "message");
+        assert!(e.get("pad").is_none());
+    }
+}
