@@ -153,7 +153,8 @@ impl Bert {
                 format!("unsupported activation {act}"),
             ));
         }
-        if cfg.num_attention_heads == 0 || cfg.hidden_size % cfg.num_attention_heads != 0 {
+        if cfg.num_attention_heads == 0 || !cfg.hidden_size.is_multiple_of(cfg.num_attention_heads)
+        {
             return Err(ModelError::format(
                 &cfg_path,
                 "hidden size not divisible by heads".into(),
@@ -232,7 +233,7 @@ impl Bert {
         pooled
     }
 
-    fn layer(&self, l: &Layer, x: &mut Vec<f32>, n: usize) {
+    fn layer(&self, l: &Layer, x: &mut [f32], n: usize) {
         let h = self.cfg.hidden_size;
         let heads = self.cfg.num_attention_heads;
         let d = h / heads;

@@ -136,7 +136,7 @@ impl Embedder {
                     for (o, t) in slot.iter_mut().zip(batch) {
                         *o = self.embed(t);
                         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                        if n % 32 == 0 || n == total {
+                        if n.is_multiple_of(32) || n == total {
                             progress(n, total);
                         }
                     }
