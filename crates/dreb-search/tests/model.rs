@@ -75,3 +75,16 @@ fn natural_language_queries_rank_by_meaning() {
         Default::default()
     );
 }
+
+/// The forward pass agrees with an independent one: the first dimensions of the embedding of "search the code",
+/// as a plain-Python BERT (f64 arithmetic, exact erf) computes them from the same files.
+#[test]
+fn the_forward_pass_matches_an_independent_implementation() {
+    let Some(dir) = model_dir() else { return };
+    let e = Embedder::load(&dir).unwrap();
+    let v = e.embed("search the code");
+    let want = [-0.083293, 0.021961, -0.1362, 0.004234, 0.036095, 0.024462, -0.033061, 0.02597];
+    for (i, w) in want.iter().enumerate() {
+        assert!((v[i] - w).abs() < 2e-4, "dimension {i}: {} vs {w}", v[i]);
+    }
+}
