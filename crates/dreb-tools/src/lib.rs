@@ -3,8 +3,8 @@
 //!
 //! Every tool implements [`dreb_agent::Tool`]. Build them one by one (`tools::read::ReadTool::new`, ...) or by
 //! name with [`create_tool`]. The shell executor behind both the `bash` tool and the RPC `bash` command is in
-//! [`bash`]; the guards the runtime's before/after hooks call are in [`guards`]; the tool-side helpers of lazy
-//! nested context loading are in [`nested_context`].
+//! [`bash`]; the guards the runtime's before/after hooks call are in [`guards`]. Lazy nested context loading
+//! (which context files a tool call brings in) is `dreb_settings::nested_context`, wired by the runtime.
 
 pub mod bash;
 pub mod collate;
@@ -13,7 +13,6 @@ pub mod files;
 pub mod guards;
 pub mod image;
 pub mod mutation_queue;
-pub mod nested_context;
 pub mod paths;
 pub mod tools;
 pub mod truncate;
