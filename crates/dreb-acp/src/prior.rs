@@ -28,12 +28,11 @@ impl PriorText {
 
     /// `Some(None)`: no such file; `None`: not known (unreadable, not text, too large).
     async fn read(&self, path: &Path) -> Option<Option<String>> {
-        if let Some(files) = &self.files {
-            match files.read_text(path).await {
-                Ok(Some(text)) => return Some(Some(text)),
-                // Declined, or the editor has no such file: the disk decides.
-                Ok(None) | Err(_) => {}
-            }
+        // Declined, or the editor has no such file (an error): the disk decides.
+        if let Some(files) = &self.files
+            && let Ok(Some(text)) = files.read_text(path).await
+        {
+            return Some(Some(text));
         }
         match tokio::fs::metadata(path).await {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(None),
