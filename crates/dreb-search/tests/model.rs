@@ -83,8 +83,33 @@ fn the_forward_pass_matches_an_independent_implementation() {
     let Some(dir) = model_dir() else { return };
     let e = Embedder::load(&dir).unwrap();
     let v = e.embed("search the code");
-    let want = [-0.083293, 0.021961, -0.1362, 0.004234, 0.036095, 0.024462, -0.033061, 0.02597];
+    let want = [
+        -0.083293, 0.021961, -0.1362, 0.004234, 0.036095, 0.024462, -0.033061, 0.02597,
+    ];
     for (i, w) in want.iter().enumerate() {
         assert!((v[i] - w).abs() < 2e-4, "dimension {i}: {} vs {w}", v[i]);
+    }
+}
+
+/// Texts embedded together (stacked in one forward pass) get the vectors they get alone.
+#[test]
+fn batched_embeddings_equal_single_ones() {
+    let Some(dir) = model_dir() else { return };
+    let e = Embedder::load(&dir).unwrap();
+    let texts: Vec<String> = [
+        "fn main() {}",
+        "a much longer piece of text about parsing configuration files",
+        "x",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let batched = e.embed_all(&texts, &|_, _| {});
+    for (t, b) in texts.iter().zip(&batched) {
+        let single = e.embed(t);
+        assert!(
+            single.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-5),
+            "{t}"
+        );
     }
 }

@@ -208,60 +208,88 @@ impl Bert {
 
     /// The mean-pooled, L2-normalised embedding of `ids` (special tokens included by the caller).
     pub fn embed(&self, ids: &[u32]) -> Vec<f32> {
+        self.embed_batch(&[ids])
+            .pop()
+            .expect("one sequence in, one vector out")
+    }
+
+    /// Several sequences at once: their tokens are stacked into one matrix for the dense layers (larger, faster
+    /// matrix products; no padding), and attend only within their own sequence.
+    pub fn embed_batch(&self, seqs: &[&[u32]]) -> Vec<Vec<f32>> {
         let h = self.cfg.hidden_size;
-        let n = ids.len().min(self.cfg.max_position_embeddings);
-        let mut x = vec![0f32; n * h];
-        for (i, &id) in ids.iter().take(n).enumerate() {
-            let id = (id as usize).min(self.cfg.vocab_size - 1);
-            let row = &mut x[i * h..(i + 1) * h];
-            for (j, v) in row.iter_mut().enumerate() {
-                *v = self.word[id * h + j] + self.pos[i * h + j] + self.token_type[j];
+        let mut spans = Vec::with_capacity(seqs.len());
+        let mut rows = 0;
+        for ids in seqs {
+            let n = ids.len().min(self.cfg.max_position_embeddings);
+            spans.push((rows, n));
+            rows += n;
+        }
+        let mut x = vec![0f32; rows * h];
+        for (ids, &(start, n)) in seqs.iter().zip(&spans) {
+            for (i, &id) in ids.iter().take(n).enumerate() {
+                let id = (id as usize).min(self.cfg.vocab_size - 1);
+                let row = &mut x[(start + i) * h..(start + i + 1) * h];
+                for (j, v) in row.iter_mut().enumerate() {
+                    *v = self.word[id * h + j] + self.pos[i * h + j] + self.token_type[j];
+                }
             }
         }
         self.emb_norm.apply(&mut x);
         for layer in &self.layers {
-            self.layer(layer, &mut x, n);
+            self.layer(layer, &mut x, rows, &spans);
         }
-        let mut pooled = vec![0f32; h];
-        for row in x.chunks_exact(h) {
-            for (p, v) in pooled.iter_mut().zip(row) {
-                *p += v;
-            }
-        }
-        let norm = pooled.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
-        pooled.iter_mut().for_each(|v| *v /= norm);
-        pooled
+        spans
+            .iter()
+            .map(|&(start, n)| {
+                let mut pooled = vec![0f32; h];
+                for row in x[start * h..(start + n) * h].chunks_exact(h) {
+                    for (p, v) in pooled.iter_mut().zip(row) {
+                        *p += v;
+                    }
+                }
+                let norm = pooled.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+                pooled.iter_mut().for_each(|v| *v /= norm);
+                pooled
+            })
+            .collect()
     }
 
-    fn layer(&self, l: &Layer, x: &mut [f32], n: usize) {
+    /// One encoder layer over `n` stacked rows; `spans` are the sequences' `(first row, length)`.
+    fn layer(&self, l: &Layer, x: &mut [f32], n: usize, spans: &[(usize, usize)]) {
         let h = self.cfg.hidden_size;
         let heads = self.cfg.num_attention_heads;
         let d = h / heads;
         let (q, k, v) = (l.q.apply(x, n), l.k.apply(x, n), l.v.apply(x, n));
         let scale = 1.0 / (d as f32).sqrt();
         let mut ctx = vec![0f32; n * h];
-        let mut scores = vec![0f32; n];
-        for head in 0..heads {
-            let off = head * d;
-            for i in 0..n {
-                let qi = &q[i * h + off..i * h + off + d];
-                let mut max = f32::MIN;
-                for (j, s) in scores.iter_mut().enumerate() {
-                    let kj = &k[j * h + off..j * h + off + d];
-                    *s = qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f32>() * scale;
-                    max = max.max(*s);
-                }
-                let mut sum = 0.0;
-                for s in scores.iter_mut() {
-                    *s = (*s - max).exp();
-                    sum += *s;
-                }
-                let out = &mut ctx[i * h + off..i * h + off + d];
-                for (j, s) in scores.iter().enumerate() {
-                    let w = s / sum;
-                    let vj = &v[j * h + off..j * h + off + d];
-                    for (o, vv) in out.iter_mut().zip(vj) {
-                        *o += w * vv;
+        let longest = spans.iter().map(|s| s.1).max().unwrap_or(0);
+        let mut scores_buf = vec![0f32; longest];
+        for &(first, len) in spans {
+            let scores = &mut scores_buf[..len];
+            for head in 0..heads {
+                let off = head * d;
+                for i in first..first + len {
+                    let qi = &q[i * h + off..i * h + off + d];
+                    let mut max = f32::MIN;
+                    for (jj, s) in scores.iter_mut().enumerate() {
+                        let j = first + jj;
+                        let kj = &k[j * h + off..j * h + off + d];
+                        *s = qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f32>() * scale;
+                        max = max.max(*s);
+                    }
+                    let mut sum = 0.0;
+                    for s in scores.iter_mut() {
+                        *s = (*s - max).exp();
+                        sum += *s;
+                    }
+                    let out = &mut ctx[i * h + off..i * h + off + d];
+                    for (jj, s) in scores.iter().enumerate() {
+                        let j = first + jj;
+                        let w = s / sum;
+                        let vj = &v[j * h + off..j * h + off + d];
+                        for (o, vv) in out.iter_mut().zip(vj) {
+                            *o += w * vv;
+                        }
                     }
                 }
             }

@@ -68,6 +68,9 @@ impl ModelSource {
     }
 }
 
+/// Tokens stacked into one forward pass while embedding many texts.
+const BATCH_TOKENS: usize = 1024;
+
 pub struct Embedder {
     name: String,
     tokenizer: WordPiece,
@@ -106,13 +109,37 @@ impl Embedder {
         self.model.dimension()
     }
 
-    /// One text's embedding (normalised).
-    pub fn embed(&self, text: &str) -> Vec<f32> {
+    fn token_ids(&self, text: &str) -> Vec<u32> {
         let mut ids = Vec::with_capacity(self.max_tokens);
         ids.push(self.tokenizer.cls);
         ids.extend(self.tokenizer.encode(text, self.max_tokens - 2));
         ids.push(self.tokenizer.sep);
-        self.model.embed(&ids)
+        ids
+    }
+
+    /// One text's embedding (normalised).
+    pub fn embed(&self, text: &str) -> Vec<f32> {
+        self.model.embed(&self.token_ids(text))
+    }
+
+    /// Embeddings of `texts` in groups of about [`BATCH_TOKENS`] tokens (one matrix per group).
+    fn embed_grouped(&self, texts: &[String], mut done: impl FnMut(usize)) -> Vec<Vec<f32>> {
+        let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.token_ids(t)).collect();
+        let mut out = Vec::with_capacity(ids.len());
+        let mut start = 0;
+        while start < ids.len() {
+            let mut end = start;
+            let mut tokens = 0;
+            while end < ids.len() && (end == start || tokens + ids[end].len() <= BATCH_TOKENS) {
+                tokens += ids[end].len();
+                end += 1;
+            }
+            let group: Vec<&[u32]> = ids[start..end].iter().map(Vec::as_slice).collect();
+            out.extend(self.model.embed_batch(&group));
+            done(end - start);
+            start = end;
+        }
+        out
     }
 
     /// Embed many texts on the available cores, calling `progress(done, total)` as batches finish.
@@ -133,12 +160,12 @@ impl Embedder {
             for (slot, batch) in out.chunks_mut(per).zip(texts.chunks(per)) {
                 let done = &done;
                 s.spawn(move || {
-                    for (o, t) in slot.iter_mut().zip(batch) {
-                        *o = self.embed(t);
-                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                        if n.is_multiple_of(32) || n == total {
-                            progress(n, total);
-                        }
+                    let vectors = self.embed_grouped(batch, |k| {
+                        let n = done.fetch_add(k, std::sync::atomic::Ordering::Relaxed) + k;
+                        progress(n, total);
+                    });
+                    for (o, v) in slot.iter_mut().zip(vectors) {
+                        *o = v;
                     }
                 });
             }
