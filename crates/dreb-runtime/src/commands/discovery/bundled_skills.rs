@@ -6,7 +6,7 @@
 //! that holds the package's files, which dreb never writes to), else `<agentDir>/package/<version>`, where the
 //! compiled-in files are written on discovery (start-up, `reload`) whenever they are missing or differ, so the path
 //! a model is given can be read with any tool (`read`, `bash`, `ls`). The texts always come from the binary: a
-//! changed copy on disk is rewritten, and one version's files never overwrite another's. See ADR 0010.
+//! changed copy on disk is rewritten, and one version's files never overwrite another's. See ADR 0011.
 
 use std::path::{Path, PathBuf};
 
