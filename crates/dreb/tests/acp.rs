@@ -1165,8 +1165,7 @@ fn a_write_shows_the_whole_file_as_its_diff() {
     let last_of = |id: &Value| {
         updates(&seen, "tool_call_update")
             .into_iter()
-            .filter(|u| &u["toolCallId"] == id)
-            .next_back()
+            .rfind(|u| &u["toolCallId"] == id)
             .unwrap()
             .clone()
     };
