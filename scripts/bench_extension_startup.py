@@ -3,10 +3,12 @@
 until the extensions are ready (`get_commands`, which waits for them), with N extensions loaded from a temporary
 `-e` list. Generated inputs only; nothing is written outside a temp dir.
 
-    scripts/bench_extension_startup.py --dreb target/release/dreb [--extensions 5] [--runs 20] [--kind python|native]
+    scripts/bench_extension_startup.py --dreb target/release/dreb [--extensions 5] [--runs 20] [--kind python|native|ts]
 
 `python`: N copies of a small SDK extension (clients/python/src/dreb_extension); `native`: N copies of the
-protocol-only Rust example (`cargo build --release -p dreb-extensions --example allow_all`).
+protocol-only Rust example (`cargo build --release -p dreb-extensions --example allow_all`); `ts`: N copies of a
+reference-style TypeScript extension (TypeBox tool, command, `tool_call` handler), run by the Node extension host of
+this checkout (`npm ci` in clients/extension-host first).
 """
 
 import argparse
@@ -33,6 +35,21 @@ ext.run()
 """
 
 
+TS_EXTENSION = """
+import {{ Type }} from "@sinclair/typebox";
+import type {{ ExtensionAPI }} from "@dreb/coding-agent";
+export default function (dreb: ExtensionAPI) {{
+	dreb.registerCommand("cmd{n}", {{ description: "benchmark command {n}", handler: async () => {{}} }});
+	dreb.registerTool({{
+		name: "tool{n}", label: "Tool {n}", description: "benchmark tool {n}",
+		parameters: Type.Object({{ text: Type.String() }}),
+		async execute(_id, params) {{ return {{ content: [{{ type: "text", text: String(params.text) }}], details: {{}} }}; }},
+	}});
+	dreb.on("tool_call", async () => undefined);
+}}
+"""
+
+
 def run_once(dreb: str, paths: list[str], home: Path) -> tuple[float, float]:
     args = [dreb, "--mode", "rpc", "--provider", "faux", "--no-session"]
     for p in paths:
@@ -55,7 +72,7 @@ def run_once(dreb: str, paths: list[str], home: Path) -> tuple[float, float]:
         elif frame.get("id") == "c":
             ready = time.perf_counter() - start
             names = {c["name"] for c in frame["data"]["commands"] if c.get("source") == "extension"}
-            assert len(names) == len(paths) or not paths[0].endswith(".py"), names
+            assert len(names) == len(paths) or not paths[0].endswith((".py", ".ts")), names
     proc.stdin.close()
     proc.wait(timeout=20)
     return first * 1000, ready * 1000
@@ -66,7 +83,7 @@ def main() -> None:
     ap.add_argument("--dreb", default=str(ROOT / "target/release/dreb"))
     ap.add_argument("--extensions", type=int, default=5)
     ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--kind", choices=["python", "native"], default="python")
+    ap.add_argument("--kind", choices=["python", "native", "ts"], default="python")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
@@ -76,6 +93,9 @@ def main() -> None:
             if a.kind == "python":
                 p = home / f"ext{n}.py"
                 p.write_text(EXTENSION.format(n=n))
+            elif a.kind == "ts":
+                p = home / f"ext{n}.ts"
+                p.write_text(TS_EXTENSION.format(n=n))
             else:
                 p = home / f"ext{n}"
                 os.symlink(ROOT / "target/release/examples/allow_all", p)

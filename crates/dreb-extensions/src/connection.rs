@@ -133,16 +133,6 @@ impl Process {
         self.closed.is_cancelled()
     }
 
-    /// How many connections it serves.
-    pub fn open_channels(&self) -> usize {
-        lock(&self.channels).len()
-    }
-
-    /// Its process id (none once it was reaped).
-    pub async fn id(&self) -> Option<u32> {
-        self.child.lock().await.as_ref().and_then(Child::id)
-    }
-
     /// A new connection over this process: the only one of a process that is not multiplexed, a new channel of
     /// one that is. `server` answers its commands; `on_exit` is told once, with the reason, when it closes.
     pub fn open(
@@ -336,11 +326,6 @@ impl Connection {
     /// The extension's path.
     pub fn path(&self) -> &str {
         &self.path
-    }
-
-    /// The process it talks over.
-    pub fn process(&self) -> &Arc<Process> {
-        &self.process
     }
 
     /// Whether it is closed (its process is gone, or it was stopped).

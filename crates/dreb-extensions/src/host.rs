@@ -88,10 +88,8 @@ impl ExtensionHost {
         }
         for e in &loaded {
             if e.subscribes("session_start") {
-                e.notify(&ext::Event::SessionStart(ext::SessionStartEvent {
-                    reason: reason.clone(),
-                }))
-                .await;
+                e.notify(&ext::Event::SessionStart(ext::SessionStartEvent { reason }))
+                    .await;
             }
         }
         *self.extensions.write().unwrap_or_else(|e| e.into_inner()) = loaded;
@@ -127,7 +125,7 @@ impl ExtensionHost {
             e.call(
                 ext::ResourcesDiscoverParams {
                     cwd: cwd.clone(),
-                    reason: reason.clone(),
+                    reason,
                 },
                 Some(timeout),
                 None,
@@ -257,10 +255,5 @@ impl ExtensionHost {
             // Their tools and providers are gone.
             self.env.api.registrations_changed();
         }
-    }
-
-    /// The process id of the Node extension host, while it runs (for tests and diagnostics).
-    pub async fn node_host_pid(&self) -> Option<u32> {
-        self.node.pid().await
     }
 }

@@ -95,12 +95,6 @@ impl NodeHost {
         process.open(path, server, on_exit)
     }
 
-    /// The host's process id, while it runs.
-    pub async fn pid(&self) -> Option<u32> {
-        let process = self.process.lock().await.clone()?;
-        process.id().await
-    }
-
     /// Stop the host (its stdin closed; killed after `grace`).
     pub async fn stop(&self, grace: std::time::Duration) {
         let process = self.process.lock().await.take();
