@@ -908,10 +908,18 @@ fn typescript_extensions_share_one_node_host_and_its_event_bus() {
     // dreb.events crosses between the extensions of the host.
     dreb.send(&json!({"id": "e", "type": "prompt", "message": "/emit hello"}));
     assert_eq!(next_notify(&mut dreb), "b heard hello");
+    // reload stops the host with its extensions and starts a new one for both.
+    ok(&mut dreb, json!({"id": "rl", "type": "reload"}));
+    assert!(!alive(a), "the Node host {a} outlived the reload");
+    dreb.send(&json!({"id": "a2", "type": "prompt", "message": "/pid-a"}));
+    let a2 = pid_in(&next_notify(&mut dreb));
+    dreb.send(&json!({"id": "b2", "type": "prompt", "message": "/pid-b"}));
+    assert_eq!(pid_in(&next_notify(&mut dreb)), a2);
+    assert_ne!(a2, a);
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
     std::thread::sleep(Duration::from_millis(100));
-    assert!(!alive(a), "the Node host {a} outlived dreb");
+    assert!(!alive(a2), "the Node host {a2} outlived dreb");
 }
 
 #[test]
