@@ -63,16 +63,8 @@ fn env_searching(calls: &[(&str, Value)]) -> Env {
 }
 
 fn spawn(env: &Env, model: &Path) -> common::Dreb {
-    env.spawn_raw(
-        &[
-            "--mode",
-            "rpc",
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--no-session",
-        ],
+    env.spawn_with_env(
+        &["--no-session"],
         &[("DREB_SEARCH_MODEL", &model.to_string_lossy())],
     )
 }

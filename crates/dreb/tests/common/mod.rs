@@ -112,6 +112,11 @@ impl Env {
 
     /// `dreb --mode rpc --provider mock --model mock-model` plus `extra`.
     pub fn spawn(&self, extra: &[&str]) -> Dreb {
+        self.spawn_with_env(extra, &[])
+    }
+
+    /// [`Env::spawn`] with `envs` added to the environment.
+    pub fn spawn_with_env(&self, extra: &[&str], envs: &[(&str, &str)]) -> Dreb {
         let mut args = vec![
             "--mode",
             "rpc",
@@ -121,7 +126,7 @@ impl Env {
             "mock-model",
         ];
         args.extend_from_slice(extra);
-        self.spawn_raw(&args, &[])
+        self.spawn_raw(&args, envs)
     }
 
     /// The binary with exactly `args`, a clean environment (PATH, HOME, DREB_CODING_AGENT_DIR, DREB_PACKAGE_DIR) plus
