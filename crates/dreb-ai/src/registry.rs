@@ -815,6 +815,71 @@ mod tests {
     use super::*;
 
     #[test]
+    fn registered_providers_add_models_or_move_existing_ones_and_go_away() {
+        let mut r = ModelRegistry::builtin();
+        let before = r.all().len();
+        let config = serde_json::json!({
+            "baseUrl": "http://127.0.0.1:9/v1", "apiKey": "k", "api": "openai-completions",
+            "models": [{"id": "m1", "name": "M1", "reasoning": false, "input": ["text"],
+                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                        "contextWindow": 1000, "maxTokens": 100}]
+        });
+        r.register_provider("ext", &config).unwrap();
+        let m = r.find("ext", "m1").unwrap();
+        assert_eq!(
+            (m.base_url.as_str(), m.context_window),
+            ("http://127.0.0.1:9/v1", 1000)
+        );
+        assert!(r.available().iter().any(|m| m.provider == "ext"));
+        // Registrations survive a refresh (reload re-reads models.json).
+        r.refresh();
+        assert!(r.find("ext", "m1").is_some());
+        // Only a baseUrl: the provider's existing models move there.
+        let anthropic = r.provider_models("anthropic").len();
+        assert!(anthropic > 0);
+        r.register_provider(
+            "anthropic",
+            &serde_json::json!({"baseUrl": "http://127.0.0.1:9"}),
+        )
+        .unwrap();
+        let moved = r.provider_models("anthropic");
+        assert_eq!(moved.len(), anthropic);
+        assert!(moved.iter().all(|m| m.base_url == "http://127.0.0.1:9"));
+        r.clear_registered_providers();
+        assert_eq!(r.all().len(), before);
+        assert!(r.find("ext", "m1").is_none());
+        assert!(
+            r.provider_models("anthropic")
+                .iter()
+                .all(|m| m.base_url != "http://127.0.0.1:9")
+        );
+    }
+
+    #[test]
+    fn registered_providers_are_checked_with_the_reference_texts() {
+        let mut r = ModelRegistry::builtin();
+        let model = serde_json::json!({"id": "m", "name": "M"});
+        let cases = [
+            (
+                serde_json::json!({"apiKey": "k", "api": "openai-completions", "models": [model]}),
+                "Provider p: \"baseUrl\" is required when defining models.",
+            ),
+            (
+                serde_json::json!({"baseUrl": "http://h", "api": "openai-completions", "models": [model]}),
+                "Provider p: \"apiKey\" or \"oauth\" is required when defining models.",
+            ),
+            (
+                serde_json::json!({"baseUrl": "http://h", "apiKey": "k", "models": [model]}),
+                "Provider p, model m: no \"api\" specified.",
+            ),
+        ];
+        for (config, error) in cases {
+            assert_eq!(r.register_provider("p", &config).unwrap_err(), error);
+        }
+        assert!(r.provider_models("p").is_empty());
+    }
+
+    #[test]
     fn catalog_has_the_reference_defaults() {
         let r = ModelRegistry::builtin();
         for p in ["anthropic", "openai", "google"] {
