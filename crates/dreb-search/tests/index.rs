@@ -164,3 +164,40 @@ fn progress_reports_each_phase() {
     assert!(seen.contains(&"indexing: 5/5".to_string()));
     assert_eq!(seen.last().unwrap(), "searching: 6/6");
 }
+
+#[test]
+fn an_index_directory_that_cannot_be_created_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    write(
+        dir.path(),
+        "blocker",
+        "a file where the index directory should go",
+    );
+    let roots = dreb_search::scanner::ScanRoots {
+        project_root: dir.path().to_path_buf(),
+        home: None,
+        global_memory_dir: None,
+    };
+    let mut e = dreb_search::SearchEngine::new(
+        roots,
+        dir.path().join("blocker/index"),
+        ModelSource::Disabled,
+    );
+    let err = e
+        .search("x", 5, None, &|_, _, _| {})
+        .err()
+        .expect("an error");
+    assert!(
+        matches!(err, dreb_search::SearchError::IndexDir { .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("cannot create the search index directory"),
+        "{err}"
+    );
+    // Once the way is clear, the same engine works.
+    std::fs::remove_file(dir.path().join("blocker")).unwrap();
+    assert!(!search(&mut e, "Clock").results.is_empty());
+}
