@@ -11,7 +11,7 @@ pub fn kind(tool: &str) -> ToolKind {
         "read" => ToolKind::Read,
         "edit" | "write" => ToolKind::Edit,
         "bash" => ToolKind::Execute,
-        "grep" | "find" | "ls" => ToolKind::Search,
+        "grep" | "find" | "ls" | "search" => ToolKind::Search,
         "tasks_update" => ToolKind::Think,
         _ => ToolKind::Other,
     }
@@ -41,6 +41,10 @@ pub fn title(tool: &str, args: &Map<String, Value>) -> String {
         ("ls", p) => format!("List {}", p.unwrap_or(".")),
         ("grep", _) | ("find", _) => match arg(args, "pattern") {
             Some(pattern) => format!("{tool} {}", short(pattern)),
+            None => tool.into(),
+        },
+        ("search", _) => match arg(args, "query") {
+            Some(query) => format!("search {}", short(query)),
             None => tool.into(),
         },
         _ => tool.into(),
@@ -124,6 +128,11 @@ mod tests {
         );
         assert_eq!(kind("edit"), ToolKind::Edit);
         assert_eq!(kind("subagent"), ToolKind::Other);
+        assert_eq!(kind("search"), ToolKind::Search);
+        assert_eq!(
+            title("search", &args(json!({"query": "where is auth handled"}))),
+            "search where is auth handled"
+        );
     }
 
     #[test]
