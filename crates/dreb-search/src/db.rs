@@ -10,6 +10,9 @@ use crate::types::{Chunk, StoredChunk};
 
 const SCHEMA_VERSION: i64 = 1;
 
+/// How long a statement waits for another connection's write lock.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// A file row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexedFile {
@@ -52,7 +55,29 @@ impl SearchDb {
     }
 
     fn init(conn: Connection) -> rusqlite::Result<SearchDb> {
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // Another process (a subagent child in the same project) may be writing: wait for it instead of failing.
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Switching the journal mode needs the database to itself and does not wait for a busy handler: when two
+        // connections create the index at once, one retries.
+        let mut tries = 0;
+        loop {
+            match Self::setup(&conn) {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy && tries < 100 =>
+                {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other.map(|()| SearchDb { conn }),
+            }
+        }
+    }
+
+    fn setup(conn: &Connection) -> rusqlite::Result<()> {
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+        }
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.execute_batch("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")?;
@@ -70,7 +95,7 @@ impl SearchDb {
                 [SCHEMA_VERSION.to_string()],
             )?;
         }
-        Ok(SearchDb { conn })
+        Ok(())
     }
 
     /// Run `f` in one transaction (rolled back when it fails).
@@ -78,7 +103,11 @@ impl SearchDb {
         &mut self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> rusqlite::Result<T> {
-        let tx = self.conn.transaction()?;
+        // Immediate: take the write lock up front (waiting out other writers), so a transaction that reads before
+        // it writes is never refused the upgrade halfway.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
         tx.commit()?;
         Ok(out)

@@ -201,3 +201,36 @@ fn an_index_directory_that_cannot_be_created_is_an_error_not_a_panic() {
     std::fs::remove_file(dir.path().join("blocker")).unwrap();
     assert!(!search(&mut e, "Clock").results.is_empty());
 }
+
+#[test]
+fn two_engines_on_one_project_share_the_index() {
+    // As a parent session and its subagent child would: separate connections, writes interleaved.
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let root = dir.path().to_path_buf();
+    let threads: Vec<_> = (0..2)
+        .map(|i| {
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let mut e = engine(&root, ModelSource::Disabled);
+                for j in 0..5 {
+                    write(
+                        &root,
+                        &format!("src/gen/t{i}_{j}.rs"),
+                        &format!("pub fn generated_{i}_{j}() {{}}\n"),
+                    );
+                    e.search(&format!("generated_{i}_{j}"), 3, None, &|_, _, _| {})
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut e = engine(&root, ModelSource::Disabled);
+    e.update_index(None, &|_, _, _| {}).unwrap();
+    assert_eq!(e.stats().unwrap().0, 15);
+    let out = search(&mut e, "generated_1_4");
+    assert_eq!(out.results[0].chunk.name.as_deref(), Some("generated_1_4"));
+}
