@@ -238,7 +238,9 @@ impl SearchDb {
     ) -> rusqlite::Result<()> {
         self.transaction(|tx| {
             let mut st = tx.prepare_cached(
-                "INSERT OR REPLACE INTO embeddings (chunk_id, model_name, vector) VALUES (?1, ?2, ?3)",
+                // A chunk another process replaced meanwhile is skipped (its successor gets a vector next time).
+                "INSERT OR REPLACE INTO embeddings (chunk_id, model_name, vector) \
+                 SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?1)",
             )?;
             for (id, v) in items {
                 let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
