@@ -102,34 +102,6 @@ enum Pending {
     },
 }
 
-impl Pending {
-    /// What it counts against the queue.
-    fn len(&self) -> usize {
-        match self {
-            Pending::Frame(bytes) => bytes.len(),
-            Pending::Delta { len, .. } => *len,
-        }
-    }
-
-    /// The bytes to write and what they counted against the queue.
-    fn into_bytes(self) -> (Vec<u8>, usize) {
-        match self {
-            Pending::Frame(bytes) => {
-                let len = bytes.len();
-                (bytes, len)
-            }
-            Pending::Delta {
-                mut frame,
-                encoded,
-                len,
-            } => (encoded.unwrap_or_else(|| frame.encode()), len),
-        }
-    }
-}
-
-/// Frames queued behind a small one are written with it up to this many bytes.
-const BATCH_BYTES: usize = 64 * 1024;
-
 struct Shared {
     queue: Mutex<VecDeque<Pending>>,
     /// Bytes in `queue` plus the frame being written.
@@ -377,46 +349,19 @@ where
             let Some(entry) = next else {
                 return sink.flush().await;
             };
-            let (mut bytes, len) = entry.into_bytes();
-            // Where each frame of the batch ends in `bytes`, and what it counts against the queue: a frame stops
-            // counting as soon as its last byte is accepted, as when frames were written one by one.
-            let mut ends = vec![(bytes.len(), len)];
-            // Small frames already queued behind this one go out in the same write (pipelined responses, a
-            // burst of events): one syscall and one pipe check for the batch instead of one per frame. Each is
-            // still whole, and in order.
-            if len < BATCH_BYTES {
-                // Taken off the queue under its lock (moves only), joined after it is released: producers are
-                // never held up by the copying.
-                let mut batch = Vec::new();
-                {
-                    let mut queue = shared.lock();
-                    let mut room = BATCH_BYTES - len;
-                    while let Some(e) = queue.front()
-                        && e.len() <= room
-                    {
-                        room -= e.len();
-                        batch.push(queue.pop_front().expect("front checked"));
-                    }
+            let (bytes, len) = match entry {
+                Pending::Frame(bytes) => {
+                    let len = bytes.len();
+                    (bytes, len)
                 }
-                for e in batch {
-                    let (more, more_len) = e.into_bytes();
-                    bytes.extend_from_slice(&more);
-                    ends.push((bytes.len(), more_len));
-                }
-            }
-            let mut done = 0;
-            let written = write_whole(&shared, &mut sink, pipe.as_mut(), &bytes, &mut |accepted| {
-                while done < ends.len() && ends[done].0 <= accepted {
-                    shared.queued.fetch_sub(ends[done].1, Ordering::AcqRel);
-                    shared.progress.notify_waiters();
-                    done += 1;
-                }
-            })
-            .await;
-            // A failed write still releases what it held.
-            for &(_, l) in &ends[done..] {
-                shared.queued.fetch_sub(l, Ordering::AcqRel);
-            }
+                Pending::Delta {
+                    mut frame,
+                    encoded,
+                    len,
+                } => (encoded.unwrap_or_else(|| frame.encode()), len),
+            };
+            let written = write_whole(&shared, &mut sink, pipe.as_mut(), &bytes).await;
+            shared.queued.fetch_sub(len, Ordering::AcqRel);
             shared.progress.notify_waiters();
             written?;
             // Flush when the queue is drained, so a burst is written in few syscalls but nothing lingers.
@@ -438,7 +383,6 @@ async fn write_whole<W: AsyncWrite + Unpin>(
     sink: &mut W,
     pipe: Option<&mut PipeSpace>,
     bytes: &[u8],
-    accepted: &mut (dyn FnMut(usize) + Send),
 ) -> std::io::Result<()> {
     if let Some(pipe) = pipe
         && pipe.fits(bytes.len()) == Some(false)
@@ -468,7 +412,6 @@ async fn write_whole<W: AsyncWrite + Unpin>(
         }
         shared.mark_progress();
         rest = &rest[n..];
-        accepted(bytes.len() - rest.len());
     }
     Ok(())
 }
