@@ -361,6 +361,24 @@ impl SessionManager {
         self.session_file.clone()
     }
 
+    /// Makes `dir` the directory of sessions started from now on (created if missing); with `move_unwritten`, a
+    /// session whose file has not been written yet is moved there too (same file name). A written file stays where
+    /// it is. In memory: nothing changes.
+    pub fn set_session_dir(&mut self, dir: PathBuf, move_unwritten: bool) -> Result<()> {
+        if !self.persist {
+            return Ok(());
+        }
+        Self::ensure_dir(&dir)?;
+        if move_unwritten
+            && self.written == 0
+            && let Some(name) = self.session_file.as_ref().and_then(|f| f.file_name())
+        {
+            self.session_file = Some(dir.join(name));
+        }
+        self.session_dir = dir;
+        Ok(())
+    }
+
     /// Records the agent type in the header (subagent children); rewrites the file if it exists already.
     pub fn set_agent_type(&mut self, agent_type: &str) -> Result<()> {
         self.lines.edit_first(|h| {

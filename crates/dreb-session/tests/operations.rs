@@ -80,6 +80,38 @@ fn nothing_is_written_before_the_first_assistant_message() {
 }
 
 #[test]
+fn set_session_dir_moves_only_an_unwritten_session_and_applies_to_new_ones() {
+    let (a, b, c) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let mut sm = SessionManager::create("/work/proj", a.path()).unwrap();
+    sm.append_message(user("hi")).unwrap();
+    let name = sm.session_file().unwrap().file_name().unwrap().to_owned();
+    sm.set_session_dir(b.path().join("sub"), true).unwrap();
+    assert_eq!(sm.session_file().unwrap(), b.path().join("sub").join(&name));
+    assert_eq!(sm.session_dir(), b.path().join("sub"));
+    sm.append_message(assistant("hello")).unwrap();
+    let lines = file_lines(&b.path().join("sub").join(&name));
+    assert_eq!(lines.len(), 3, "header, user, assistant: {lines:?}");
+    assert_eq!(std::fs::read_dir(a.path()).unwrap().count(), 0);
+
+    // Written: the file stays; the next session goes to the new directory.
+    let written = sm.session_file().unwrap().to_path_buf();
+    sm.set_session_dir(c.path().to_path_buf(), true).unwrap();
+    assert_eq!(sm.session_file().unwrap(), written);
+    let next = sm.new_session(Default::default()).unwrap();
+    assert_eq!(next.parent().unwrap(), c.path());
+
+    // Without `move_unwritten`, an unwritten session stays where it was chosen.
+    let mut sm = SessionManager::create("/work/proj", a.path()).unwrap();
+    let file = sm.session_file().unwrap().to_path_buf();
+    sm.set_session_dir(b.path().to_path_buf(), false).unwrap();
+    assert_eq!(sm.session_file().unwrap(), file);
+}
+
+#[test]
 fn in_memory_sessions_never_touch_disk() {
     let mut sm = SessionManager::in_memory("/x");
     assert!(sm.session_file().is_none());
