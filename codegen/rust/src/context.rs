@@ -9,6 +9,22 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::names::ident;
+use crate::selection::Selection;
+
+/// Which part of the output a module is.
+#[derive(Clone, Copy)]
+pub enum Part<'s> {
+    /// The whole protocol module: every shared type, commands, events, dispatch.
+    Whole,
+    /// Only the selected shared types (the data-model crate: no RPC in it).
+    Types(&'s Selection),
+    /// The protocol module without the selected types, which it re-exports from the crate at `from`
+    /// (e.g. `::dreb_types`).
+    Protocol { types: &'s Selection, from: &'s str },
+}
+
+/// Imports only the RPC side needs; a [`Part::Types`] module leaves them out (its support module has no RPC).
+const RPC_IMPORTS: &[&str] = &["RequestContext", "Future"];
 
 /// Short names the generated module imports at its top (`use ::serde_json::Value;` ...), with their full paths.
 /// A name that a spec type also uses is written in full instead, so spec types never clash with them.
@@ -54,6 +70,8 @@ pub struct Paths {
 /// The generator's state for one IR.
 pub struct Ctx<'a> {
     pub ir: &'a Ir,
+    /// The part being emitted.
+    pub part: Part<'a>,
     /// Spec type names (they shadow imports and prelude names).
     taken: HashSet<&'a str>,
     /// Frequent paths.
@@ -64,8 +82,14 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub fn new(ir: &'a Ir) -> Self {
+        Self::for_part(ir, Part::Whole)
+    }
+
+    /// The state for one part of the output.
+    pub fn for_part(ir: &'a Ir, part: Part<'a>) -> Self {
         let mut ctx = Ctx {
             ir,
+            part,
             taken: ir.types.iter().map(|t| t.name.as_str()).collect(),
             p: Paths {
                 option: TokenStream::new(),
@@ -118,11 +142,23 @@ impl<'a> Ctx<'a> {
         IMPORTS
             .iter()
             .filter(|(short, _)| !self.taken.contains(short))
+            .filter(|(short, _)| {
+                !matches!(self.part, Part::Types(_)) || !RPC_IMPORTS.contains(short)
+            })
             .map(|(_, full)| {
                 let path: TokenStream = full.parse().expect("a path parses");
                 quote!(#[allow(unused_imports)] use #path;)
             })
             .collect()
+    }
+
+    /// Whether this module defines the shared type `name` (rather than re-exporting or omitting it).
+    pub fn defines(&self, name: &str) -> bool {
+        match self.part {
+            Part::Whole => true,
+            Part::Types(sel) => sel.contains(name),
+            Part::Protocol { types, .. } => !types.contains(name),
+        }
     }
 
     /// `Map<String, Value>`: a JSON object.

@@ -12,6 +12,10 @@
 //! [`structs`], [`enums`], [`unions`] (tagged unions, `Event`, `oneOf`), [`messages`] (events and inputs),
 //! [`commands`] (commands and calls: params, request and result enums, `CommandSpec`/`CallSpec`), [`handler`]
 //! (`RpcHandler`, `CommandService`), [`errors`] (typed per-command errors), [`module`] (constants, wire names, error texts, conformance, const markers).
+//!
+//! The output can be split in two ([`selection`]): [`generate_types`] emits only a selection of the shared types
+//! (the data-model crate `dreb-types`, no RPC), and [`generate_protocol`] the protocol module without them, which
+//! re-exports them from that crate; [`generate`] emits everything in one module (fixtures, the extension protocol).
 
 pub mod commands;
 pub mod context;
@@ -22,6 +26,7 @@ pub mod handler;
 pub mod messages;
 pub mod module;
 pub mod names;
+pub mod selection;
 pub mod structs;
 pub mod unions;
 
@@ -30,10 +35,11 @@ use dreb_codegen_core::{BANNER, banner_comment_of};
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::context::Ctx;
+use crate::context::{Ctx, Part};
 use crate::docs::Doc;
 use crate::messages::Role;
 use crate::names::ident;
+pub use crate::selection::{Selection, UnknownRoot};
 use crate::structs::{StructSpec, struct_def};
 
 /// The emitted tokens do not parse as a Rust file: a bug of this backend, never of the spec.
@@ -59,24 +65,82 @@ pub fn generate(ir: &Ir) -> Result<String, GenerateError> {
 
 /// Like [`generate`], with another spec's banner (one of `dreb_codegen_core::BANNERS`).
 pub fn generate_with_banner(ir: &Ir, banner: &str) -> Result<String, GenerateError> {
-    let tokens = module_tokens(ir);
+    print(ir, banner, Part::Whole)
+}
+
+/// The data-model module: only the shared types in `selection` (with their `const` markers), no RPC. Its
+/// crate's `support` module provides what [`generate`]'s does minus `RequestContext` and the frame helpers.
+pub fn generate_types(ir: &Ir, selection: &Selection) -> Result<String, GenerateError> {
+    print(ir, BANNER, Part::Types(selection))
+}
+
+/// The protocol module without the shared types in `selection`, which it re-exports from the crate at `from`
+/// (`::dreb_types`), the module [`generate_types`] emits for the same selection: one definition of each.
+pub fn generate_protocol(
+    ir: &Ir,
+    selection: &Selection,
+    from: &str,
+) -> Result<String, GenerateError> {
+    print(
+        ir,
+        BANNER,
+        Part::Protocol {
+            types: selection,
+            from,
+        },
+    )
+}
+
+fn print(ir: &Ir, banner: &str, part: Part) -> Result<String, GenerateError> {
+    let tokens = match part {
+        Part::Types(_) => types_tokens(ir, part),
+        _ => part_tokens(ir, part),
+    };
     let file = syn::parse2::<syn::File>(tokens).map_err(GenerateError)?;
     let mut out = banner_comment_of(banner, "//");
+    let what = match part {
+        Part::Types(_) => "The shared data types (a selection of `types:`)",
+        _ => "Types, wire names, the RpcHandler trait and dispatch",
+    };
     out.push_str(&format!(
-        "//\n// Protocol {} version {}. Types, wire names, the RpcHandler trait and dispatch.\n",
+        "//\n// Protocol {} version {}. {what}.\n",
         ir.protocol.name, ir.protocol.version
     ));
     out.push_str(&print_items(file));
     Ok(out)
 }
 
-/// Every item of the module, in output order.
+/// Every item of the whole module, in output order.
 pub fn module_tokens(ir: &Ir) -> TokenStream {
-    let ctx = Ctx::new(ir);
+    part_tokens(ir, Part::Whole)
+}
+
+/// The selected types, then their `const` markers.
+fn types_tokens(ir: &Ir, part: Part) -> TokenStream {
+    let ctx = Ctx::for_part(ir, part);
+    let header = module::header(&ctx);
+    let types: TokenStream = ir
+        .types
+        .iter()
+        .filter(|t| ctx.defines(&t.name))
+        .map(|t| type_def(&ctx, t))
+        .collect();
+    let consts = module::consts(&ctx);
+    quote!(#header #types #consts)
+}
+
+/// Every item of a protocol module (whole, or without the types another crate defines), in output order.
+fn part_tokens(ir: &Ir, part: Part) -> TokenStream {
+    let ctx = Ctx::for_part(ir, part);
     let header = module::header(&ctx);
     let wire = module::wire_names(&ctx);
     let errors = module::error_texts(&ctx);
-    let types: TokenStream = ir.types.iter().map(|t| type_def(&ctx, t)).collect();
+    let types: TokenStream = ir
+        .types
+        .iter()
+        .filter(|t| ctx.defines(&t.name))
+        .map(|t| type_def(&ctx, t))
+        .collect();
     let commands = commands::commands(&ctx);
     let calls = commands::calls(&ctx);
     let command_errors = errors::errors(&ctx);

@@ -5,15 +5,35 @@ use dreb_codegen_core::ir::snake_case;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::context::Ctx;
+use crate::context::{Ctx, Part};
 use crate::names::{dedupe, ident};
 
-/// `PROTOCOL_NAME`, `PROTOCOL_VERSION` and the imports.
+/// `PROTOCOL_NAME`, `PROTOCOL_VERSION` and the imports; in a [`Part::Protocol`] module also the re-export of
+/// the shared types another crate defines, in a [`Part::Types`] module the list of the types it defines.
 pub fn header(ctx: &Ctx) -> TokenStream {
     let (name, version) = (&ctx.ir.protocol.name, &ctx.ir.protocol.version);
     let imports = ctx.imports();
+    let part = match ctx.part {
+        Part::Whole => quote!(),
+        Part::Types(sel) => {
+            let names = sel.names();
+            quote! {
+                /// The shared types this module defines (a selection of the spec's `types:`), in spec order.
+                pub const TYPES: &[&str] = &[#(#names),*];
+            }
+        }
+        Part::Protocol { types, from } => {
+            let from: TokenStream = from.parse().expect("a crate path parses");
+            let names = types.names().iter().map(|n| ident(n));
+            quote! {
+                /// The shared data types, defined once in their own crate.
+                pub use #from::{#(#names),*};
+            }
+        }
+    };
     quote! {
         #imports
+        #part
 
         /// Protocol name (`protocol.name`).
         pub const PROTOCOL_NAME: &str = #name;
@@ -161,8 +181,15 @@ pub fn consts(ctx: &Ctx) -> TokenStream {
         let marker = ident(&marker);
         quote!(crate::support::const_tag!(#marker = #literal);)
     });
+    let shared = match ctx.part {
+        Part::Protocol { from, .. } => {
+            let from: TokenStream = from.parse().expect("a crate path parses");
+            quote!(pub use #from::consts::*;)
+        }
+        _ => quote!(),
+    };
     quote! {
         /// Marker types of `const` fields (union tags): each writes its literal and accepts only that literal.
-        pub mod consts { #(#items)* }
+        pub mod consts { #shared #(#items)* }
     }
 }
