@@ -1,7 +1,11 @@
 //! Generates the protocol module from `protocol/rpc.yaml` into `OUT_DIR/protocol.rs` (included by `src/lib.rs`).
 //! A spec problem fails the build with every problem listed. `DREB_PROTOCOL_SPEC=<path>` overrides the spec.
+//! The shared data types of `dreb-types/selection.rs` are not generated here: the module re-exports them from
+//! `dreb-types` (one definition of each wire type).
 
 use std::path::PathBuf;
+
+include!("../dreb-types/selection.rs");
 
 fn main() {
     let manifest =
@@ -14,6 +18,7 @@ fn main() {
     };
     println!("cargo:rerun-if-changed={}", spec.display());
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../dreb-types/selection.rs");
     let ir = match dreb_codegen_core::load_spec(&spec) {
         Ok(ir) => ir,
         Err(e) => panic!(
@@ -28,6 +33,9 @@ fn main() {
     );
     let out =
         PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("protocol.rs");
-    let module = dreb_codegen_rust::generate(&ir).unwrap_or_else(|e| panic!("{e}"));
+    let selection = dreb_codegen_rust::Selection::closure(&ir, DATA_TYPE_ROOTS)
+        .unwrap_or_else(|e| panic!("dreb-types/selection.rs: {e}"));
+    let module = dreb_codegen_rust::generate_protocol(&ir, &selection, "::dreb_types")
+        .unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(&out, module).expect("write OUT_DIR/protocol.rs");
 }
