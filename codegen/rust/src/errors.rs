@@ -1,6 +1,7 @@
-//! `errors`: one enum per command (and call) that lists `errors:` in the spec, `<Command>Error`, with one variant
-//! per listed text (named by the entry's `name:` or derived from its text), `{placeholder}`s as `String` fields,
-//! and a catch-all `Unexpected(String)`. See `docs/adr/0006-typed-command-errors.md`.
+//! `errors`: one enum per command (and call), `<Command>Error`, with one variant per text listed under its
+//! `errors:` (named by the entry's `name:` or derived from its text), `{placeholder}`s as `String` fields, and a
+//! catch-all `Unexpected(String)`; a command that lists no errors gets the enum with only `Unexpected`, so every
+//! handler method returns a typed error. See `docs/adr/0006-typed-command-errors.md`.
 //!
 //! A listed text that is the envelope's `commandFailed` template around a message (`Command failed: Already
 //! compacted`) is a failure the reference *throws*: its variant displays the inner message (`Already compacted`)
@@ -14,7 +15,7 @@ use quote::quote;
 use crate::context::Ctx;
 use crate::names::{field_name, ident};
 
-/// The `errors` module (empty of enums when no command lists errors).
+/// The `errors` module: one enum per command and call.
 pub fn errors(ctx: &Ctx) -> TokenStream {
     let ir = ctx.ir;
     let enums: TokenStream = ir
@@ -22,15 +23,19 @@ pub fn errors(ctx: &Ctx) -> TokenStream {
         .iter()
         .map(|c| ("command", c))
         .chain(ir.calls.iter().map(|c| ("call", c)))
-        .filter(|(_, c)| !c.errors.is_empty())
         .map(|(role, c)| error_enum(ctx, role, c))
         .collect();
     quote! {
-        /// Typed errors of each command (and call) that lists `errors:` in the spec: `Display` is the listed text
+        /// Typed errors of each command (and call), from its `errors:` in the spec: `Display` is the listed text
         /// with its placeholders filled (without the `commandFailed` wrapping for texts the reference throws),
         /// `prefixed()` says whether the wire text is wrapped, `wire_text()` is the exact text of the response.
         pub mod errors { #enums }
     }
+}
+
+/// The name of a command's (or call's) error enum in the `errors` module: `<Command>Error`.
+pub fn error_type(c: &Command) -> String {
+    format!("{}Error", c.pascal_name())
 }
 
 fn doc_text(text: &str) -> String {
@@ -38,11 +43,18 @@ fn doc_text(text: &str) -> String {
 }
 
 fn error_enum(ctx: &Ctx, role: &str, c: &Command) -> TokenStream {
-    let name = ident(&format!("{}Error", c.pascal_name()));
-    let doc = format!(
-        " The errors of the `{}` {role}, as listed under its `errors:`, plus [`{name}::{UNEXPECTED_ERROR_NAME}`].",
-        c.name
-    );
+    let name = ident(&error_type(c));
+    let doc = if c.errors.is_empty() {
+        format!(
+            " The errors of the `{}` {role}, which lists none: only [`{name}::{UNEXPECTED_ERROR_NAME}`].",
+            c.name
+        )
+    } else {
+        format!(
+            " The errors of the `{}` {role}, as listed under its `errors:`, plus [`{name}::{UNEXPECTED_ERROR_NAME}`].",
+            c.name
+        )
+    };
     let unexpected = ident(UNEXPECTED_ERROR_NAME);
     let variants: Vec<Variant> = c.errors.iter().map(|e| Variant::new(ctx, e)).collect();
 

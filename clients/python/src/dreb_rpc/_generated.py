@@ -1505,6 +1505,7 @@ class PromptCommand(TypedDict):
     - `Extension failed, blocking execution: {message}`: An extension's input hook threw.
     - `System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
     - `Prompt was handled without starting the agent loop (for example, an extension command consumed the task).`: Only for subagent children (`--ui agent`), when the prompt settled without starting a run.
+    - `{message}`: The message names an MCP server's prompt (`/mcp__<server>__<prompt> args`) and it could not be expanded: the argument parser's or the server's text, as it is. dreb-rs only (the reference has no MCP prompts).
     """
     id: NotRequired[RequestId]
     type: Literal["prompt"]
@@ -1833,6 +1834,7 @@ class CycleModelCommand(TypedDict):
 
     Error texts (`{...}` marks variable parts):
     - `Command failed: No API key for {provider}/{modelId}`: The next model has no credentials.
+    - `Command failed: System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: The next model's system prompt behaviour is configured in both files (`{model}` is `provider/id`).
     """
     id: NotRequired[RequestId]
     type: Literal["cycle_model"]
@@ -3586,6 +3588,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `Extension failed, blocking execution: {message}`: An extension's input hook threw.
         - `System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
         - `Prompt was handled without starting the agent loop (for example, an extension command consumed the task).`: Only for subagent children (`--ui agent`), when the prompt settled without starting a run.
+        - `{message}`: The message names an MCP server's prompt (`/mcp__<server>__<prompt> args`) and it could not be expanded: the argument parser's or the server's text, as it is. dreb-rs only (the reference has no MCP prompts).
 
         Sends `prompt`.
         """
@@ -3849,6 +3852,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
 
         Error texts (`{...}` marks variable parts):
         - `Command failed: No API key for {provider}/{modelId}`: The next model has no credentials.
+        - `Command failed: System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: The next model's system prompt behaviour is configured in both files (`{model}` is `provider/id`).
 
         Sends `cycle_model`.
         """
@@ -4848,6 +4852,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `Extension failed, blocking execution: {message}`: An extension's input hook threw.
         - `System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
         - `Prompt was handled without starting the agent loop (for example, an extension command consumed the task).`: Only for subagent children (`--ui agent`), when the prompt settled without starting a run.
+        - `{message}`: The message names an MCP server's prompt (`/mcp__<server>__<prompt> args`) and it could not be expanded: the argument parser's or the server's text, as it is. dreb-rs only (the reference has no MCP prompts).
 
         Sends `prompt`.
         """
@@ -5111,6 +5116,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
 
         Error texts (`{...}` marks variable parts):
         - `Command failed: No API key for {provider}/{modelId}`: The next model has no credentials.
+        - `Command failed: System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: The next model's system prompt behaviour is configured in both files (`{model}` is `provider/id`).
 
         Sends `cycle_model`.
         """

@@ -78,6 +78,7 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    * - `Extension failed, blocking execution: {message}`: An extension's input hook threw.
    * - `System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: Conflicting per-model system prompt settings.
    * - `Prompt was handled without starting the agent loop (for example, an extension command consumed the task).`: Only for subagent children (`--ui agent`), when the prompt settled without starting a run.
+   * - `{message}`: The message names an MCP server's prompt (`/mcp__<server>__<prompt> args`) and it could not be expanded: the argument parser's or the server's text, as it is. dreb-rs only (the reference has no MCP prompts).
    */
   prompt(params: T.PromptParams, options?: RequestOptions): Promise<void> {
     return this.call<void>("prompt", params, options);
@@ -229,6 +230,7 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    *
    * Error texts (`{…}` marks variable parts):
    * - `Command failed: No API key for {provider}/{modelId}`: The next model has no credentials.
+   * - `Command failed: System prompt behavior for {model} is configured in both models.json and settings.json; remove one source`: The next model's system prompt behaviour is configured in both files (`{model}` is `provider/id`).
    */
   cycleModel(options?: RequestOptions): Promise<T.ModelCycleResult | null> {
     return this.call<T.ModelCycleResult | null>("cycle_model", {}, options);
