@@ -1,36 +1,19 @@
 //! `RpcHandler` for [`Runtime`]: each command delegates to the module of its group under `commands/`.
 //!
-//! Error texts follow the reference's two kinds of failure (protocol-behaviour.md §1.6): a text a handler returns on
-//! purpose is sent as it is, while anything thrown inside a handler is answered `Command failed: <message>`.
-//!
-//! Ported commands (`steer`, `follow_up`, `set_model`, `buddy_hatch`, `buddy_reroll`, `set_session_name`,
-//! `compact`, `fork`, `export_html`, `navigate_tree`, `import_jsonl`, `mcp_server`) return
-//! their generated `dreb_protocol::errors::<Command>Error`, which knows its exact wire text (`String::from` =
-//! `wire_text()`); no text is matched for them. The other commands still return strings: [`failed`] prefixes them
-//! here, in one place, and the comment at each says which failures are clean (see
+//! Every command returns its generated `dreb_protocol::errors::<Command>Error`, which knows its exact wire text
+//! (`String::from` = `wire_text()`: `Command failed: <message>` for the failures the reference throws and for
+//! unexpected ones, the text as it is for those it returns); no text is matched here. The settings and
+//! context-trust commands still return dreb-settings' texts, which the reference returns as they are (see
 //! `docs/adr/0006-typed-command-errors.md`).
 
-use dreb_protocol::envelope::fill;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 
 use crate::runtime::Runtime;
 
-const FAILED_PREFIX: &str = "Command failed: ";
-
-/// `Command failed: <message>`. A few command modules already return prefixed texts; they are not prefixed twice.
-fn failed(message: String) -> String {
-    if message.starts_with(FAILED_PREFIX) {
-        message
-    } else {
-        fill(error_text::COMMAND_FAILED, &[("message", &message)])
-    }
-}
-
 impl RpcHandler for Runtime {
     async fn prompt(&self, ctx: &RequestContext, params: PromptParams) -> Result<(), String> {
-        // Sent raw, like the reference's late prompt failure (its only way to fail besides the built-in refusal).
-        self.cmd_prompt(ctx, params).await
+        self.cmd_prompt(ctx, params).await.map_err(String::from)
     }
 
     async fn steer(&self, ctx: &RequestContext, params: SteerParams) -> Result<(), String> {
@@ -42,7 +25,7 @@ impl RpcHandler for Runtime {
     }
 
     async fn abort(&self, ctx: &RequestContext, params: AbortParams) -> Result<(), String> {
-        self.cmd_abort(ctx, params).await.map_err(failed)
+        self.cmd_abort(ctx, params).await.map_err(String::from)
     }
 
     async fn new_session(
@@ -50,11 +33,13 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: NewSessionParams,
     ) -> Result<CancelledResult, String> {
-        self.cmd_new_session(ctx, params).await.map_err(failed)
+        self.cmd_new_session(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn reload(&self, ctx: &RequestContext, params: ReloadParams) -> Result<(), String> {
-        self.cmd_reload(ctx, params).await.map_err(failed)
+        self.cmd_reload(ctx, params).await.map_err(String::from)
     }
 
     async fn get_state(
@@ -62,7 +47,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetStateParams,
     ) -> Result<RpcSessionState, String> {
-        self.cmd_get_state(ctx, params).await.map_err(failed)
+        self.cmd_get_state(ctx, params).await.map_err(String::from)
     }
 
     async fn get_dashboard_snapshot(
@@ -72,7 +57,7 @@ impl RpcHandler for Runtime {
     ) -> Result<RpcDashboardSnapshot, String> {
         self.cmd_get_dashboard_snapshot(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn get_resources(
@@ -80,7 +65,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetResourcesParams,
     ) -> Result<RpcResources, String> {
-        self.cmd_get_resources(ctx, params).await.map_err(failed)
+        self.cmd_get_resources(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn get_git_branch(
@@ -88,7 +75,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetGitBranchParams,
     ) -> Result<GitBranchResult, String> {
-        self.cmd_get_git_branch(ctx, params).await.map_err(failed)
+        self.cmd_get_git_branch(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn get_daily_cost(
@@ -96,7 +85,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetDailyCostParams,
     ) -> Result<DailyCostResult, String> {
-        self.cmd_get_daily_cost(ctx, params).await.map_err(failed)
+        self.cmd_get_daily_cost(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn get_messages(
@@ -104,7 +95,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetMessagesParams,
     ) -> Result<MessagesResult, String> {
-        self.cmd_get_messages(ctx, params).await.map_err(failed)
+        self.cmd_get_messages(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn set_model(
@@ -120,7 +113,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ResolveModelParams,
     ) -> Result<Option<ResolveModelResult>, String> {
-        self.cmd_resolve_model(ctx, params).await.map_err(failed)
+        self.cmd_resolve_model(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn cycle_model(
@@ -128,7 +123,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: CycleModelParams,
     ) -> Result<Option<ModelCycleResult>, String> {
-        self.cmd_cycle_model(ctx, params).await.map_err(failed)
+        self.cmd_cycle_model(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn get_available_models(
@@ -138,7 +135,7 @@ impl RpcHandler for Runtime {
     ) -> Result<AvailableModelsResult, String> {
         self.cmd_get_available_models(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn buddy_hatch(
@@ -168,7 +165,7 @@ impl RpcHandler for Runtime {
     ) -> Result<(), String> {
         self.cmd_set_thinking_level(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn cycle_thinking_level(
@@ -178,7 +175,7 @@ impl RpcHandler for Runtime {
     ) -> Result<Option<ThinkingLevelResult>, String> {
         self.cmd_cycle_thinking_level(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn set_steering_mode(
@@ -188,7 +185,7 @@ impl RpcHandler for Runtime {
     ) -> Result<(), String> {
         self.cmd_set_steering_mode(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn set_follow_up_mode(
@@ -198,7 +195,7 @@ impl RpcHandler for Runtime {
     ) -> Result<(), String> {
         self.cmd_set_follow_up_mode(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn get_pending_messages(
@@ -208,7 +205,7 @@ impl RpcHandler for Runtime {
     ) -> Result<RpcPendingMessages, String> {
         self.cmd_get_pending_messages(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn clear_pending_messages(
@@ -218,7 +215,7 @@ impl RpcHandler for Runtime {
     ) -> Result<RpcPendingMessages, String> {
         self.cmd_clear_pending_messages(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn compact(
@@ -236,7 +233,7 @@ impl RpcHandler for Runtime {
     ) -> Result<(), String> {
         self.cmd_set_auto_compaction(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn abort_compaction(
@@ -244,7 +241,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: AbortCompactionParams,
     ) -> Result<(), String> {
-        self.cmd_abort_compaction(ctx, params).await.map_err(failed)
+        self.cmd_abort_compaction(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn set_auto_retry(
@@ -252,7 +251,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SetAutoRetryParams,
     ) -> Result<(), String> {
-        self.cmd_set_auto_retry(ctx, params).await.map_err(failed)
+        self.cmd_set_auto_retry(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn abort_retry(
@@ -260,11 +261,13 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: AbortRetryParams,
     ) -> Result<(), String> {
-        self.cmd_abort_retry(ctx, params).await.map_err(failed)
+        self.cmd_abort_retry(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn bash(&self, ctx: &RequestContext, params: BashParams) -> Result<BashResult, String> {
-        self.cmd_bash(ctx, params).await.map_err(failed)
+        self.cmd_bash(ctx, params).await.map_err(String::from)
     }
 
     async fn abort_bash(
@@ -272,7 +275,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: AbortBashParams,
     ) -> Result<(), String> {
-        self.cmd_abort_bash(ctx, params).await.map_err(failed)
+        self.cmd_abort_bash(ctx, params).await.map_err(String::from)
     }
 
     async fn get_session_stats(
@@ -282,7 +285,7 @@ impl RpcHandler for Runtime {
     ) -> Result<SessionStats, String> {
         self.cmd_get_session_stats(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn get_performance_stats(
@@ -292,7 +295,7 @@ impl RpcHandler for Runtime {
     ) -> Result<RpcPerformanceStats, String> {
         self.cmd_get_performance_stats(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn export_html(
@@ -320,7 +323,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: SwitchSessionParams,
     ) -> Result<CancelledResult, String> {
-        self.cmd_switch_session(ctx, params).await.map_err(failed)
+        self.cmd_switch_session(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn delete_session(
@@ -328,8 +333,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: DeleteSessionParams,
     ) -> Result<DeleteSessionResult, String> {
-        // The reference returns every deletion failure as a clean result.
-        self.cmd_delete_session(ctx, params).await
+        self.cmd_delete_session(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn fork(&self, ctx: &RequestContext, params: ForkParams) -> Result<ForkResult, String> {
@@ -343,7 +349,7 @@ impl RpcHandler for Runtime {
     ) -> Result<ForkMessagesResult, String> {
         self.cmd_get_fork_messages(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn get_last_assistant_text(
@@ -353,7 +359,7 @@ impl RpcHandler for Runtime {
     ) -> Result<LastAssistantTextResult, String> {
         self.cmd_get_last_assistant_text(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn set_session_name(
@@ -379,7 +385,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetCommandsParams,
     ) -> Result<CommandsResult, String> {
-        self.cmd_get_commands(ctx, params).await.map_err(failed)
+        self.cmd_get_commands(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn list_sessions(
@@ -387,7 +395,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ListSessionsParams,
     ) -> Result<SessionsResult, String> {
-        self.cmd_list_sessions(ctx, params).await.map_err(failed)
+        self.cmd_list_sessions(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn list_all_sessions(
@@ -397,7 +407,7 @@ impl RpcHandler for Runtime {
     ) -> Result<SessionsResult, String> {
         self.cmd_list_all_sessions(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn list_background_agents(
@@ -407,7 +417,7 @@ impl RpcHandler for Runtime {
     ) -> Result<BackgroundAgentsResult, String> {
         self.cmd_list_background_agents(ctx, params)
             .await
-            .map_err(failed)
+            .map_err(String::from)
     }
 
     async fn steer_background_agent(
@@ -435,7 +445,9 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: ListAgentTypesParams,
     ) -> Result<AgentTypesResult, String> {
-        self.cmd_list_agent_types(ctx, params).await.map_err(failed)
+        self.cmd_list_agent_types(ctx, params)
+            .await
+            .map_err(String::from)
     }
 
     async fn get_tree(
@@ -443,7 +455,7 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetTreeParams,
     ) -> Result<TreeResult, String> {
-        self.cmd_get_tree(ctx, params).await.map_err(failed)
+        self.cmd_get_tree(ctx, params).await.map_err(String::from)
     }
 
     async fn navigate_tree(
@@ -451,7 +463,6 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: NavigateTreeParams,
     ) -> Result<NavigateTreeResult, String> {
-        // The reference catches every navigation error and returns it clean (the spec's texts are unprefixed).
         self.cmd_navigate_tree(ctx, params)
             .await
             .map_err(String::from)
@@ -511,6 +522,8 @@ impl RpcHandler for Runtime {
         ctx: &RequestContext,
         params: GetVersionParams,
     ) -> Result<VersionResult, String> {
-        self.cmd_get_version(ctx, params).await.map_err(failed)
+        self.cmd_get_version(ctx, params)
+            .await
+            .map_err(String::from)
     }
 }

@@ -194,10 +194,20 @@ pub(crate) fn parse_queue_mode(s: &str) -> QueueMode {
     }
 }
 
+/// The folder the "see the docs" texts point at (rpc.yaml's `{docsPath}`; the reference names its install's docs).
+pub(crate) const DOCS_PATH: &str = "docs";
+
+/// `prompt`'s refusal when the model's provider has no API key.
+pub(crate) fn no_api_key(provider: &str) -> dreb_protocol::errors::PromptError {
+    dreb_protocol::errors::PromptError::NoApiKeyFound {
+        provider: provider.into(),
+        docs_path: DOCS_PATH.into(),
+    }
+}
+
+/// [`no_api_key`]'s text (the agent's key lookup reports it too).
 pub(crate) fn no_api_key_text(provider: &str) -> String {
-    format!(
-        "No API key found for {provider}.\n\nUse /login or set an API key environment variable. See docs/providers.md"
-    )
+    no_api_key(provider).to_string()
 }
 
 impl Runtime {

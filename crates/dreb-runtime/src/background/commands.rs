@@ -43,9 +43,10 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: ListBackgroundAgentsParams,
-    ) -> Result<BackgroundAgentsResult, String> {
+    ) -> Result<BackgroundAgentsResult, errors::ListBackgroundAgentsError> {
+        use errors::ListBackgroundAgentsError as E;
         Ok(BackgroundAgentsResult {
-            agents: wire(&self.inner.background.list())?,
+            agents: wire(&self.inner.background.list()).map_err(E::unexpected)?,
         })
     }
 

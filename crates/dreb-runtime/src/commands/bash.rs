@@ -2,7 +2,6 @@
 //! message (at once when idle, deferred to the next prompt while a run streams). No event is emitted for it.
 
 use dreb_agent::{AgentMessage, BashExecutionMessage};
-use dreb_protocol::envelope::fill;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_tools::bash::{resolve_shell_with_settings, shell_env};
@@ -37,9 +36,9 @@ impl Runtime {
         &self,
         ctx: &RequestContext,
         p: BashParams,
-    ) -> Result<BashResult, String> {
-        let failed = |m: String| fill(error_text::COMMAND_FAILED, &[("message", &m)]);
-        let opts = self.bash_options().map_err(failed)?;
+    ) -> Result<BashResult, errors::BashError> {
+        use errors::BashError as E;
+        let opts = self.bash_options().map_err(E::unexpected)?;
         // `user_bash`: a handler may run the command itself; its result is recorded like our own.
         let event = dreb_hooks::UserBashEvent {
             command: p.command.clone(),
@@ -54,7 +53,7 @@ impl Runtime {
                 full_output_path: None,
             };
             self.record_bash(&p.command, &result);
-            return wire(&result);
+            return wire(&result).map_err(E::unexpected);
         }
         let cancel = CancellationToken::new();
         let id = NEXT_BASH.fetch_add(1, Ordering::Relaxed);
@@ -79,9 +78,9 @@ impl Runtime {
                 *slot = None;
             }
         }
-        let result = outcome.map_err(failed)?;
+        let result = outcome.map_err(E::unexpected)?;
         self.record_bash(&p.command, &result);
-        wire(&result)
+        wire(&result).map_err(E::unexpected)
     }
 
     /// Add the `bashExecution` message: to the context and the file when idle, else after the current run.
@@ -112,7 +111,7 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: AbortBashParams,
-    ) -> Result<(), String> {
+    ) -> Result<(), errors::AbortBashError> {
         if let Some((_, token)) = lock(&self.inner.bash_cancel).as_ref() {
             token.cancel();
         }

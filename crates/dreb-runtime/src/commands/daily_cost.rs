@@ -109,7 +109,8 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: GetDailyCostParams,
-    ) -> Result<DailyCostResult, String> {
+    ) -> Result<DailyCostResult, errors::GetDailyCostError> {
+        use errors::GetDailyCostError as E;
         let cached = *lock(&self.inner.extras.daily_cost);
         if let Some((cost, at)) = cached
             && at.elapsed() < REFRESH_AFTER
@@ -123,7 +124,7 @@ impl Runtime {
             scan_daily_cost(&sessions_dir, Local::now().date_naive())
         })
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(E::unexpected)?;
         *lock(&self.inner.extras.daily_cost) = Some((cost, Instant::now()));
         Ok(DailyCostResult {
             cost: JsNumber(cost),

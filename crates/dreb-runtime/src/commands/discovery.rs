@@ -23,7 +23,7 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: GetCommandsParams,
-    ) -> Result<CommandsResult, String> {
+    ) -> Result<CommandsResult, errors::GetCommandsError> {
         self.extensions_ready().await;
         // Extension commands first, then templates, skills and built-ins (the reference's order).
         let mut commands = self.extension_command_values();
@@ -38,7 +38,7 @@ impl Runtime {
                 .filter(|c| c["name"].as_str().is_none_or(|n| !names.contains(n))),
         );
         Ok(CommandsResult {
-            commands: wire(&commands)?,
+            commands: wire(&commands).map_err(errors::GetCommandsError::unexpected)?,
         })
     }
 
@@ -46,7 +46,8 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: GetResourcesParams,
-    ) -> Result<RpcResources, String> {
+    ) -> Result<RpcResources, errors::GetResourcesError> {
+        use errors::GetResourcesError as E;
         self.extensions_ready().await;
         let extras = &self.inner.extras;
         let extensions = self.extension_resource_values();
@@ -62,27 +63,28 @@ impl Runtime {
             })
         };
         if let Some(servers) = self.mcp_resource_infos() {
-            value["mcpServers"] = serde_json::to_value(servers).map_err(|e| e.to_string())?;
+            value["mcpServers"] = serde_json::to_value(servers).map_err(E::unexpected)?;
         }
-        wire(&value)
+        wire(&value).map_err(E::unexpected)
     }
 
     pub(crate) async fn cmd_list_agent_types(
         &self,
         _ctx: &RequestContext,
         _p: ListAgentTypesParams,
-    ) -> Result<AgentTypesResult, String> {
+    ) -> Result<AgentTypesResult, errors::ListAgentTypesError> {
+        use errors::ListAgentTypesError as E;
         let cwd = self.inner.cwd.clone();
         let agents =
             tokio::task::spawn_blocking(move || discover_agent_types(home_dir().as_deref(), &cwd))
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(E::unexpected)?;
         let list: Vec<Value> = agents
             .into_iter()
             .map(|(name, description)| json!({"name": name, "description": description}))
             .collect();
         Ok(AgentTypesResult {
-            agent_types: wire(&list)?,
+            agent_types: wire(&list).map_err(E::unexpected)?,
         })
     }
 
@@ -92,7 +94,7 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: ReloadParams,
-    ) -> Result<(), String> {
+    ) -> Result<(), errors::ReloadError> {
         // As in the reference: `session_shutdown`, the reload, then `session_start` with reason `reload`. The
         // extensions are stopped with the shutdown and loaded again (discovery included) after the reload.
         self.announce_session_shutdown().await;
@@ -101,7 +103,7 @@ impl Runtime {
         let rt = self.clone();
         let reloaded = tokio::task::spawn_blocking(move || rt.reload_blocking())
             .await
-            .map_err(|e| e.to_string())
+            .map_err(errors::ReloadError::unexpected)
             .and_then(|r| r);
         self.load_extensions(dreb_hooks::SessionStartReason::Reload);
         self.load_mcp_servers();
@@ -112,7 +114,8 @@ impl Runtime {
         Ok(())
     }
 
-    fn reload_blocking(&self) -> Result<(), String> {
+    fn reload_blocking(&self) -> Result<(), errors::ReloadError> {
+        use errors::ReloadError as E;
         let inner = &self.inner;
         for e in inner.settings.reload() {
             tracing::warn!("{e}");
@@ -121,7 +124,9 @@ impl Runtime {
             let mut registry = inner.registry.write().unwrap_or_else(|e| e.into_inner());
             registry.refresh();
             if let Some(err) = registry.error() {
-                return Err(err.to_string());
+                return Err(E::Failed {
+                    message: err.to_string(),
+                });
             }
             if let Some(model) = inner.agent.model() {
                 let from_models_json = registry
@@ -130,12 +135,11 @@ impl Runtime {
                 let from_settings = inner
                     .settings
                     .model_prompt_settings(&model.provider, &model.id)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(E::unexpected)?;
                 if from_models_json && from_settings.is_some() {
-                    return Err(format!(
-                        "System prompt behavior for {}/{} is configured in both models.json and settings.json; remove one source",
-                        model.provider, model.id
-                    ));
+                    return Err(E::SystemPromptConflict {
+                        model: format!("{}/{}", model.provider, model.id),
+                    });
                 }
             }
         }

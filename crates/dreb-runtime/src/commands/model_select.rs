@@ -96,7 +96,7 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: ResolveModelParams,
-    ) -> Result<Option<ResolveModelResult>, String> {
+    ) -> Result<Option<ResolveModelResult>, errors::ResolveModelError> {
         let available = self.refreshed_available_models();
         let infos: Vec<ModelInfo> = available.iter().map(model_info).collect();
         let parsed = parse_model_pattern(&p.pattern, &infos);
@@ -104,7 +104,7 @@ impl Runtime {
             return Ok(None);
         };
         Ok(Some(ResolveModelResult {
-            model: wire(&available[index])?,
+            model: wire(&available[index]).map_err(errors::ResolveModelError::unexpected)?,
             warning: parsed.warning,
         }))
     }
@@ -113,7 +113,8 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: CycleModelParams,
-    ) -> Result<Option<ModelCycleResult>, String> {
+    ) -> Result<Option<ModelCycleResult>, errors::CycleModelError> {
+        use errors::CycleModelError as E;
         let agent = &self.inner.agent;
         let current = agent.model();
         let scoped = &self.inner.extras.scoped_models;
@@ -149,22 +150,21 @@ impl Runtime {
                 && !matches!(registry.api_key_for(&next), Ok(Some(_)))
                 && dreb_ai::providers::requires_api_key(&next)
             {
-                return Err(format!(
-                    "Command failed: No API key for {}/{}",
-                    next.provider, next.id
-                ));
+                return Err(E::NoApiKey {
+                    provider: next.provider.clone(),
+                    model_id: next.id.clone(),
+                });
             }
             let from_models_json = registry.prompt_settings(&next.provider, &next.id).is_some();
             let from_settings = self
                 .inner
                 .settings
                 .model_prompt_settings(&next.provider, &next.id)
-                .map_err(|e| format!("Command failed: {e}"))?;
+                .map_err(E::unexpected)?;
             if from_models_json && from_settings.is_some() {
-                return Err(format!(
-                    "Command failed: System prompt behavior for {}/{} is configured in both models.json and settings.json; remove one source",
-                    next.provider, next.id
-                ));
+                return Err(E::SystemPromptConflict {
+                    model: format!("{}/{}", next.provider, next.id),
+                });
             }
             (next, pinned)
         };
@@ -186,25 +186,27 @@ impl Runtime {
         self.announce_model_select(previous.as_ref()).await;
         lock(&self.inner.session)
             .append_model_change(&next.provider, &next.id)
-            .map_err(|e| format!("Command failed: {e}"))?;
+            .map_err(E::unexpected)?;
         let (provider, id) = (next.provider.clone(), next.id.clone());
         self.persist(move |s| s.set_default_model_and_provider(&provider, &id))
-            .await?;
+            .await
+            .map_err(E::unexpected)?;
         // Clamp to the new model; record and persist only a change.
         let level = clamp_thinking_level(&next, requested);
         if level != agent.thinking_level() {
             agent.set_thinking_level(level);
             lock(&self.inner.session)
                 .append_thinking_level_change(level.as_str())
-                .map_err(|e| format!("Command failed: {e}"))?;
+                .map_err(E::unexpected)?;
             if next.reasoning || level != ThinkingLevel::Off {
                 self.persist(move |s| s.set_default_thinking_level(level.as_str()))
-                    .await?;
+                    .await
+                    .map_err(E::unexpected)?;
             }
         }
         Ok(Some(ModelCycleResult {
-            model: wire(&next)?,
-            thinking_level: wire(&agent.thinking_level())?,
+            model: wire(&next).map_err(E::unexpected)?,
+            thinking_level: wire(&agent.thinking_level()).map_err(E::unexpected)?,
             is_scoped,
         }))
     }

@@ -14,10 +14,11 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: GetAvailableModelsParams,
-    ) -> Result<AvailableModelsResult, String> {
+    ) -> Result<AvailableModelsResult, errors::GetAvailableModelsError> {
+        use errors::GetAvailableModelsError as E;
         let models = self.refreshed_available_models();
         Ok(AvailableModelsResult {
-            models: wire(&models)?,
+            models: wire(&models).map_err(E::unexpected)?,
         })
     }
 
@@ -88,16 +89,21 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: SetThinkingLevelParams,
-    ) -> Result<(), String> {
-        let requested: ThinkingLevel = wire(&p.level)?;
-        self.apply_thinking_level(requested).await.map(|_| ())
+    ) -> Result<(), errors::SetThinkingLevelError> {
+        use errors::SetThinkingLevelError as E;
+        let requested: ThinkingLevel = wire(&p.level).map_err(E::unexpected)?;
+        self.apply_thinking_level(requested)
+            .await
+            .map(|_| ())
+            .map_err(E::unexpected)
     }
 
     pub(crate) async fn cmd_cycle_thinking_level(
         &self,
         _ctx: &RequestContext,
         _p: CycleThinkingLevelParams,
-    ) -> Result<Option<ThinkingLevelResult>, String> {
+    ) -> Result<Option<ThinkingLevelResult>, errors::CycleThinkingLevelError> {
+        use errors::CycleThinkingLevelError as E;
         let agent = &self.inner.agent;
         let Some(model) = agent.model().filter(|m| m.reasoning) else {
             return Ok(None);
@@ -108,9 +114,12 @@ impl Runtime {
             Some(i) => levels[(i + 1) % levels.len()],
             None => levels[0],
         };
-        let level = self.apply_thinking_level(next).await?;
+        let level = self
+            .apply_thinking_level(next)
+            .await
+            .map_err(E::unexpected)?;
         Ok(Some(ThinkingLevelResult {
-            level: wire(&level)?,
+            level: wire(&level).map_err(E::unexpected)?,
         }))
     }
 }

@@ -277,7 +277,8 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: GetPerformanceStatsParams,
-    ) -> Result<RpcPerformanceStats, String> {
+    ) -> Result<RpcPerformanceStats, errors::GetPerformanceStatsError> {
+        use errors::GetPerformanceStatsError as E;
         let path = log_path(&self.inner.agent_dir);
         // Entries of replies that just ended may still be on their way to the file.
         let models = tokio::task::spawn_blocking(move || {
@@ -285,9 +286,9 @@ impl Runtime {
             summaries(&path)
         })
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(E::unexpected)?;
         Ok(RpcPerformanceStats {
-            models: wire(&models)?,
+            models: wire(&models).map_err(E::unexpected)?,
         })
     }
 }

@@ -174,7 +174,7 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: AbortRetryParams,
-    ) -> Result<(), String> {
+    ) -> Result<(), errors::AbortRetryError> {
         self.abort_retry();
         Ok(())
     }

@@ -146,20 +146,25 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         p: SetAutoCompactionParams,
-    ) -> Result<(), String> {
+    ) -> Result<(), errors::SetAutoCompactionError> {
+        use errors::SetAutoCompactionError as E;
         self.inner
             .auto_compaction
             .store(p.enabled, Ordering::Release);
         self.persist(move |s| s.set_compaction_enabled(p.enabled))
             .await
+            .map_err(E::unexpected)
     }
 
     pub(crate) async fn cmd_set_auto_retry(
         &self,
         _ctx: &RequestContext,
         p: SetAutoRetryParams,
-    ) -> Result<(), String> {
+    ) -> Result<(), errors::SetAutoRetryError> {
+        use errors::SetAutoRetryError as E;
         self.inner.auto_retry.store(p.enabled, Ordering::Release);
-        self.persist(move |s| s.set_retry_enabled(p.enabled)).await
+        self.persist(move |s| s.set_retry_enabled(p.enabled))
+            .await
+            .map_err(E::unexpected)
     }
 }

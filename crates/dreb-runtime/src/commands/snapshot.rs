@@ -43,10 +43,11 @@ impl Runtime {
         &self,
         ctx: &RequestContext,
         _p: GetDashboardSnapshotParams,
-    ) -> Result<RpcDashboardSnapshot, String> {
+    ) -> Result<RpcDashboardSnapshot, errors::GetDashboardSnapshotError> {
+        use errors::GetDashboardSnapshotError as E;
         let id = snapshot_id(&ctx.id);
         let held = self.inner.outbox.hold();
-        let snapshot = self.capture_snapshot(id.clone())?;
+        let snapshot = self.capture_snapshot(id.clone()).map_err(E::unexpected)?;
         held.send(&Event::DashboardSnapshotBarrier(
             DashboardSnapshotBarrierEvent { snapshot_id: id },
         ));

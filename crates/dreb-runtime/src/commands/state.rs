@@ -117,15 +117,17 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: GetStateParams,
-    ) -> Result<RpcSessionState, String> {
-        self.state()
+    ) -> Result<RpcSessionState, errors::GetStateError> {
+        use errors::GetStateError as E;
+        self.state().map_err(E::unexpected)
     }
 
     pub(crate) async fn cmd_get_messages(
         &self,
         ctx: &RequestContext,
         _p: GetMessagesParams,
-    ) -> Result<MessagesResult, String> {
+    ) -> Result<MessagesResult, errors::GetMessagesError> {
+        use errors::GetMessagesError as E;
         if ctx.reply.is_attached() {
             // Encoded straight from the agent's messages into the frame: no copy of them, no typed result (the
             // JSON is the same: `get_messages_frame_matches_the_typed_result`). The outbox is held first (lock
@@ -146,7 +148,7 @@ impl Runtime {
             }
         }
         Ok(MessagesResult {
-            messages: wire(&self.inner.agent.messages())?,
+            messages: wire(&self.inner.agent.messages()).map_err(E::unexpected)?,
         })
     }
 
@@ -154,7 +156,7 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: GetLastAssistantTextParams,
-    ) -> Result<LastAssistantTextResult, String> {
+    ) -> Result<LastAssistantTextResult, errors::GetLastAssistantTextError> {
         let text = self
             .inner
             .agent
@@ -178,7 +180,7 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: GetSessionStatsParams,
-    ) -> Result<SessionStats, String> {
+    ) -> Result<SessionStats, errors::GetSessionStatsError> {
         let messages = self.inner.agent.messages();
         let (mut user, mut assistant, mut calls, mut results) = (0i64, 0i64, 0i64, 0i64);
         let mut tokens = SessionTokenStats {
@@ -254,7 +256,7 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: GetVersionParams,
-    ) -> Result<VersionResult, String> {
+    ) -> Result<VersionResult, errors::GetVersionError> {
         Ok(VersionResult {
             version: env!("CARGO_PKG_VERSION").to_string(),
         })
@@ -264,7 +266,7 @@ impl Runtime {
         &self,
         _ctx: &RequestContext,
         _p: GetGitBranchParams,
-    ) -> Result<GitBranchResult, String> {
+    ) -> Result<GitBranchResult, errors::GetGitBranchError> {
         Ok(GitBranchResult {
             branch: git_branch(&self.inner.cwd),
         })
