@@ -1,5 +1,6 @@
-//! String enums (`kind: enum`): the variant tables (`VALUES`, `as_str`, `from_wire`) are emitted, the serde and
-//! `Display` impls come from `support::string_enum_serde!`. `open: true` adds `Other(String)`.
+//! String enums (`kind: enum`): the variant tables (`VALUES`, `as_str`, `from_wire`; for a closed enum also `ALL`,
+//! every variant in spec order, a `'static` `as_str`, and an order that is the spec order) are emitted, the serde and `Display` impls come from
+//! `support::string_enum_serde!`. `open: true` adds `Other(String)`.
 
 use dreb_codegen_core::ir::{EnumDef, TypeDef};
 use proc_macro2::TokenStream;
@@ -29,7 +30,7 @@ pub fn enum_def(ctx: &Ctx, t: &TypeDef, e: &EnumDef, doc: Doc) -> TokenStream {
         none_,
         ..
     } = &ctx.p;
-    let (doc, derive, other, other_str, other_wire) = if e.open {
+    let (doc, derive, other, other_str, other_wire, all, str_lifetime) = if e.open {
         (
             doc.para(Some(
                 "Open: values not listed in the spec are kept in [`Self::Other`].",
@@ -41,14 +42,22 @@ pub fn enum_def(ctx: &Ctx, t: &TypeDef, e: &EnumDef, doc: Doc) -> TokenStream {
             },
             quote!(Self::Other(s) => s,),
             quote!(other => #some(Self::Other(other.to_string())),),
+            quote!(),
+            quote!(&str),
         )
     } else {
         (
             doc,
-            quote!(#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]),
+            // Ordered by spec position (lowest effort first for thinking levels).
+            quote!(#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]),
             quote!(),
             quote!(),
             quote!(_ => #none_,),
+            quote! {
+                /// Every variant, in spec order.
+                pub const ALL: &'static [Self] = &[#(Self::#variants),*];
+            },
+            quote!(&'static str),
         )
     };
     quote! {
@@ -60,8 +69,10 @@ pub fn enum_def(ctx: &Ctx, t: &TypeDef, e: &EnumDef, doc: Doc) -> TokenStream {
             /// Every listed wire value, in spec order.
             pub const VALUES: &'static [&'static str] = &[#(#wire),*];
 
+            #all
+
             /// The wire value.
-            pub fn as_str(&self) -> &str {
+            pub fn as_str(&self) -> #str_lifetime {
                 match self { #(Self::#variants => #wire,)* #other_str }
             }
 

@@ -1,7 +1,9 @@
 //! Structs (`kind: struct`, command params, inline event/input fields): plain serde derives, the field attributes
 //! carry the wire rules (optional → absent, nullable → `null`, both → `Tristate`, `const` → a marker type).
 
-use dreb_codegen_core::ir::Field;
+use std::collections::HashSet;
+
+use dreb_codegen_core::ir::{Field, TypeKind, TypeRef};
 use proc_macro2::TokenStream;
 use quote::quote;
 use serde_json::Value;
@@ -45,10 +47,69 @@ pub fn struct_def(ctx: &Ctx, s: &StructSpec) -> TokenStream {
             pub #other: #object
         });
     }
+    let copy = (!s.additional && fields_are(ctx, s.fields, Trait::Copy, &mut HashSet::new()))
+        .then(|| quote!(Copy,));
+    let default =
+        fields_are(ctx, s.fields, Trait::Default, &mut HashSet::new()).then(|| quote!(Default,));
     quote! {
         #doc
-        #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+        #[derive(Debug, Clone, #copy #default PartialEq, ::serde::Serialize, ::serde::Deserialize)]
         pub struct #name { #(#fields),* }
+    }
+}
+
+/// A derive a struct gets when every field's type has it.
+#[derive(Clone, Copy, PartialEq)]
+enum Trait {
+    /// Every field is a number, bool, closed enum, const marker or `Copy` struct (or an `Option` of one).
+    Copy,
+    /// Every field has a default: scalars, strings, lists, maps, JSON, optional fields, const markers and
+    /// structs whose fields all do. Enums and unions have none.
+    Default,
+}
+
+fn fields_are(ctx: &Ctx, fields: &[Field], t: Trait, seen: &mut HashSet<String>) -> bool {
+    fields.iter().all(|f| {
+        if f.raw {
+            return t == Trait::Default;
+        }
+        if matches!(f.constant, Some(Value::String(_))) {
+            return true;
+        }
+        if f.is_tristate() {
+            // `Tristate` is not `Copy`; it defaults to absent.
+            return t == Trait::Default;
+        }
+        if (f.optional || f.nullable) && t == Trait::Default {
+            return true;
+        }
+        type_is(ctx, &f.ty, t, seen)
+    })
+}
+
+fn type_is(ctx: &Ctx, ty: &TypeRef, t: Trait, seen: &mut HashSet<String>) -> bool {
+    match ty {
+        TypeRef::Int | TypeRef::Bool | TypeRef::Number => true,
+        TypeRef::String | TypeRef::Json | TypeRef::Object | TypeRef::List(_) | TypeRef::Map(_) => {
+            t == Trait::Default
+        }
+        TypeRef::Named(n) => {
+            // A recursive type is neither (it holds a `Box` or a list of itself).
+            if !seen.insert(n.clone()) {
+                return false;
+            }
+            let ok = match ctx.ir.type_def(n).map(|d| &d.kind) {
+                Some(TypeKind::Struct(s)) => {
+                    !(t == Trait::Copy && s.additional_fields)
+                        && fields_are(ctx, &s.fields, t, seen)
+                }
+                Some(TypeKind::Enum(e)) => t == Trait::Copy && !e.open,
+                Some(TypeKind::Alias(a)) => type_is(ctx, a, t, seen),
+                _ => false,
+            };
+            seen.remove(n);
+            ok
+        }
     }
 }
 
