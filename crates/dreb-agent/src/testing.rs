@@ -158,7 +158,7 @@ impl Script {
     }
 
     /// Sets the usage reported from here on.
-    pub fn usage(mut self, input: u64, output: u64) -> Self {
+    pub fn usage(mut self, input: i64, output: i64) -> Self {
         self.steps.push(Step::Usage(Usage {
             input,
             output,

@@ -68,7 +68,8 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
     }
     if let Some(window) = context_window.filter(|w| *w > 0)
         && message.stop_reason == StopReason::Stop
-        && message.usage.input + message.usage.cache_read > window
+        && message.usage.input + message.usage.cache_read
+            > i64::try_from(window).unwrap_or(i64::MAX)
     {
         return true;
     }

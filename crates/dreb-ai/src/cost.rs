@@ -12,6 +12,11 @@ pub fn calculate_cost(model: &Model, usage: &mut Usage) {
     c.total = c.input + c.output + c.cache_read + c.cache_write;
 }
 
+/// A token count read from a provider's JSON (`u64`) as the wire type holds it (`i64`; never negative).
+pub(crate) fn tokens(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 /// Unix time in milliseconds.
 pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::auth::{AuthStorage, env_api_key, resolve_config_value};
 use crate::types::{InputKind, Model, ModelCost, api};
+use dreb_types::JsNumber;
 
 /// The agent directory: `$DREB_CODING_AGENT_DIR` (with `~` expanded), else `~/.dreb/agent` (the workspace's one
 /// resolution, in `dreb-paths`).
@@ -277,10 +278,10 @@ fn apply_override(model: &mut Model, o: &ModelOverride) {
     }
     if let Some(c) = &o.cost {
         model.cost = ModelCost {
-            input: c.input.unwrap_or(model.cost.input),
-            output: c.output.unwrap_or(model.cost.output),
-            cache_read: c.cache_read.unwrap_or(model.cost.cache_read),
-            cache_write: c.cache_write.unwrap_or(model.cost.cache_write),
+            input: c.input.map_or(model.cost.input, JsNumber),
+            output: c.output.map_or(model.cost.output, JsNumber),
+            cache_read: c.cache_read.map_or(model.cost.cache_read, JsNumber),
+            cache_write: c.cache_write.map_or(model.cost.cache_write, JsNumber),
         };
     }
     if o.headers.is_some() {

@@ -20,26 +20,13 @@ pub mod api {
     pub const FAUX: &str = "faux";
 }
 
-/// Price per million tokens, in dollars.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelCost {
-    #[serde(serialize_with = "dreb_js::serialize_number")]
-    pub input: f64,
-    #[serde(serialize_with = "dreb_js::serialize_number")]
-    pub output: f64,
-    #[serde(serialize_with = "dreb_js::serialize_number")]
-    pub cache_read: f64,
-    #[serde(serialize_with = "dreb_js::serialize_number")]
-    pub cache_write: f64,
-}
+/// A number written as JavaScript writes it (prices, costs, durations).
+pub use dreb_types::JsNumber;
+/// Price per million tokens, in dollars (the spec's type; numbers written as JavaScript writes them).
+pub use dreb_types::ModelCost;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum InputKind {
-    Text,
-    Image,
-}
+/// An input modality a model accepts (the spec's `ModelInput`).
+pub use dreb_types::ModelInput as InputKind;
 
 /// A model the agent can talk to (built-in catalog or `models.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,42 +150,11 @@ impl UserContent {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UsageCost {
-    #[serde(serialize_with = "dreb_js::serialize_number")]
-    pub input: f64,
-    #[serde(serialize_with = "dreb_js::serialize_number")]
-    pub output: f64,
-    #[serde(serialize_with = "dreb_js::serialize_number")]
-    pub cache_read: f64,
-    #[serde(serialize_with = "dreb_js::serialize_number")]
-    pub cache_write: f64,
-    #[serde(serialize_with = "dreb_js::serialize_number")]
-    pub total: f64,
-}
+/// Token usage and its cost of one response (the spec's types: token counts are `i64`, dollars `JsNumber`).
+pub use dreb_types::{Usage, UsageCost};
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
-    pub total_tokens: u64,
-    pub cost: UsageCost,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum StopReason {
-    #[default]
-    Stop,
-    Length,
-    ToolUse,
-    Error,
-    Aborted,
-}
+/// Why an assistant response ended (the spec's type, `stop` by default).
+pub use dreb_types::StopReason;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -305,49 +261,9 @@ pub enum Message {
     ToolResult(ToolResultMessage),
 }
 
-/// Reasoning effort. `Off` disables thinking; providers clamp to what the model supports.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum ThinkingLevel {
-    #[default]
-    Off,
-    Minimal,
-    Low,
-    Medium,
-    High,
-    Xhigh,
-    Max,
-}
-
-impl ThinkingLevel {
-    pub const ALL: [ThinkingLevel; 7] = [
-        ThinkingLevel::Off,
-        ThinkingLevel::Minimal,
-        ThinkingLevel::Low,
-        ThinkingLevel::Medium,
-        ThinkingLevel::High,
-        ThinkingLevel::Xhigh,
-        ThinkingLevel::Max,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ThinkingLevel::Off => "off",
-            ThinkingLevel::Minimal => "minimal",
-            ThinkingLevel::Low => "low",
-            ThinkingLevel::Medium => "medium",
-            ThinkingLevel::High => "high",
-            ThinkingLevel::Xhigh => "xhigh",
-            ThinkingLevel::Max => "max",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|l| l.as_str() == s)
-    }
-}
+/// Reasoning effort (the spec's type). `Off` (the default) disables thinking; providers clamp to what the model
+/// supports. `ThinkingLevel::ALL` lists the levels in spec order, lowest effort first.
+pub use dreb_types::ThinkingLevel;
 
 /// A tool as the model sees it: name, description and a JSON Schema of its parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -544,7 +544,7 @@ async fn usage_and_cost() {
             "{wire:?}"
         );
         assert_eq!(u.total_tokens, 1000 + 500 + 200 + cache_write);
-        let expect = |tokens: u64, price: f64| tokens as f64 * price / 1e6;
+        let expect = |tokens: i64, price: f64| tokens as f64 * price / 1e6;
         assert!((u.cost.input - expect(1000, 3.0)).abs() < 1e-12);
         assert!((u.cost.output - expect(500, 15.0)).abs() < 1e-12);
         assert!((u.cost.cache_read - expect(200, 0.3)).abs() < 1e-12);

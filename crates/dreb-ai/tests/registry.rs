@@ -35,10 +35,10 @@ fn builtin_catalogue_matches_the_reference_entries() {
             m.reasoning,
             input.join("+"),
             [
-                m.cost.input,
-                m.cost.output,
-                m.cost.cache_read,
-                m.cost.cache_write,
+                m.cost.input.get(),
+                m.cost.output.get(),
+                m.cost.cache_read.get(),
+                m.cost.cache_write.get(),
             ],
             m.context_window,
             m.max_tokens,
@@ -233,7 +233,11 @@ fn auth_header_and_overrides_of_builtin_models() {
     assert_eq!(opus.name, "Opus via proxy");
     assert_eq!(opus.base_url, "https://proxy.example/anthropic");
     assert_eq!(
-        (opus.cost.input, opus.cost.output, opus.max_tokens),
+        (
+            opus.cost.input.get(),
+            opus.cost.output.get(),
+            opus.max_tokens
+        ),
         (1.0, 25.0, 1000)
     );
     assert!(

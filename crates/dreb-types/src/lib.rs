@@ -6,6 +6,7 @@
 //! Which types are here is `selection.rs` (roots, closed under references); [`TYPES`] lists them.
 
 pub mod support;
+mod values;
 
 #[allow(clippy::all, missing_docs, unused_qualifications)]
 mod generated {

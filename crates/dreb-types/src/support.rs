@@ -103,6 +103,62 @@ impl std::ops::Deref for JsNumber {
     }
 }
 
+/// Arithmetic as on `f64` (prices, costs and durations are computed in these types), with either operand a
+/// `JsNumber` or an `f64`.
+macro_rules! js_number_ops {
+    ($($op:ident $f:ident $assign:ident $fa:ident),*) => {$(
+        impl std::ops::$op for JsNumber {
+            type Output = JsNumber;
+            fn $f(self, rhs: JsNumber) -> JsNumber {
+                JsNumber(std::ops::$op::$f(self.0, rhs.0))
+            }
+        }
+        impl std::ops::$op<f64> for JsNumber {
+            type Output = JsNumber;
+            fn $f(self, rhs: f64) -> JsNumber {
+                JsNumber(std::ops::$op::$f(self.0, rhs))
+            }
+        }
+        impl std::ops::$assign for JsNumber {
+            fn $fa(&mut self, rhs: JsNumber) {
+                std::ops::$assign::$fa(&mut self.0, rhs.0)
+            }
+        }
+        impl std::ops::$assign<f64> for JsNumber {
+            fn $fa(&mut self, rhs: f64) {
+                std::ops::$assign::$fa(&mut self.0, rhs)
+            }
+        }
+    )*};
+}
+js_number_ops!(Add add AddAssign add_assign, Sub sub SubAssign sub_assign, Mul mul MulAssign mul_assign, Div div DivAssign div_assign);
+
+/// Compares with a plain `f64` (`cost.input == 0.0`).
+impl PartialEq<f64> for JsNumber {
+    fn eq(&self, other: &f64) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialOrd<f64> for JsNumber {
+    fn partial_cmp(&self, other: &f64) -> Option<std::cmp::Ordering> {
+        self.0.partial_cmp(other)
+    }
+}
+
+/// Sums into a plain `f64` accumulator (`total += usage.cost.total`).
+impl std::ops::AddAssign<JsNumber> for f64 {
+    fn add_assign(&mut self, rhs: JsNumber) {
+        *self += rhs.0
+    }
+}
+
+impl std::iter::Sum for JsNumber {
+    fn sum<I: Iterator<Item = JsNumber>>(iter: I) -> JsNumber {
+        JsNumber(iter.map(|n| n.0).sum())
+    }
+}
+
 /// `String(x)` in JavaScript (`1e+21`, `0.000001`, `NaN`).
 impl std::fmt::Display for JsNumber {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -363,5 +419,12 @@ mod tests {
         assert_eq!(JsNumber(1e21).to_string(), "1e+21");
         assert_eq!(JsNumber(f64::INFINITY).to_string(), "Infinity");
         assert_eq!(JsNumber(2.5).to_string(), "2.5");
+        let mut n = JsNumber(3.0) / 1e6 * JsNumber(2.0);
+        n += 1.0;
+        assert_eq!(n, JsNumber(1.000006));
+        assert_eq!(
+            [JsNumber(0.1), JsNumber(0.2)].into_iter().sum::<JsNumber>(),
+            JsNumber(0.1 + 0.2)
+        );
     }
 }

@@ -3,7 +3,7 @@
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
-use crate::cost::sanitize;
+use crate::cost::{sanitize, tokens};
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
 use crate::provider::StreamOptions;
@@ -440,10 +440,10 @@ pub(crate) async fn process_stream(
                 out.msg.response_id = m["id"].as_str().map(str::to_string);
                 let us = &m["usage"];
                 let usage = &mut out.msg.usage;
-                usage.input = u(us, "input_tokens").unwrap_or(0);
-                usage.output = u(us, "output_tokens").unwrap_or(0);
-                usage.cache_read = u(us, "cache_read_input_tokens").unwrap_or(0);
-                usage.cache_write = u(us, "cache_creation_input_tokens").unwrap_or(0);
+                usage.input = tokens(u(us, "input_tokens").unwrap_or(0));
+                usage.output = tokens(u(us, "output_tokens").unwrap_or(0));
+                usage.cache_read = tokens(u(us, "cache_read_input_tokens").unwrap_or(0));
+                usage.cache_write = tokens(u(us, "cache_creation_input_tokens").unwrap_or(0));
                 usage.total_tokens =
                     usage.input + usage.output + usage.cache_read + usage.cache_write;
                 out.recompute_cost();
@@ -523,16 +523,16 @@ pub(crate) async fn process_stream(
                 let us = &data["usage"];
                 let usage = &mut out.msg.usage;
                 if let Some(v) = u(us, "input_tokens") {
-                    usage.input = v;
+                    usage.input = tokens(v);
                 }
                 if let Some(v) = u(us, "output_tokens") {
-                    usage.output = v;
+                    usage.output = tokens(v);
                 }
                 if let Some(v) = u(us, "cache_read_input_tokens") {
-                    usage.cache_read = v;
+                    usage.cache_read = tokens(v);
                 }
                 if let Some(v) = u(us, "cache_creation_input_tokens") {
-                    usage.cache_write = v;
+                    usage.cache_write = tokens(v);
                 }
                 usage.total_tokens =
                     usage.input + usage.output + usage.cache_read + usage.cache_write;

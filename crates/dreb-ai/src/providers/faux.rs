@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::cost::calculate_cost;
+use crate::cost::{calculate_cost, tokens};
 use crate::output::{Output, ProviderError, ProviderResult};
 use crate::scenario::{Reply, RequestSummary, Scenario, ScenarioPlayer, ScriptedStop};
 use crate::types::{Context, Message, StopReason, ThinkingContent};
@@ -114,9 +114,9 @@ pub(crate) async fn run(out: &mut Output, ctx: &Context, state: &FauxState) -> P
             .unwrap_or_else(|| format!("faux-{n}")),
     );
     let usage = turn.usage();
-    out.msg.usage.input = usage.input;
-    out.msg.usage.cache_read = usage.cache_read;
-    out.msg.usage.cache_write = usage.cache_write;
+    out.msg.usage.input = tokens(usage.input);
+    out.msg.usage.cache_read = tokens(usage.cache_read);
+    out.msg.usage.cache_write = tokens(usage.cache_write);
     let mut deltas = 0usize;
     let cut = turn.cut_after;
     macro_rules! step {
@@ -174,7 +174,7 @@ pub(crate) async fn run(out: &mut Output, ctx: &Context, state: &FauxState) -> P
         ));
     }
     let u = &mut out.msg.usage;
-    u.output = usage.output.unwrap_or(deltas as u64);
+    u.output = tokens(usage.output.unwrap_or(deltas as u64));
     u.total_tokens = u.input + u.output + u.cache_read + u.cache_write;
     calculate_cost(&out.model, &mut out.msg.usage);
     out.msg.stop_reason = match turn.stop_reason() {

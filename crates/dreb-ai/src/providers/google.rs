@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
-use crate::cost::{calculate_cost, now_ms, sanitize};
+use crate::cost::{calculate_cost, now_ms, sanitize, tokens};
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
 use crate::provider::StreamOptions;
@@ -468,10 +468,10 @@ pub(crate) async fn process_stream(
         }
         let um = &chunk["usageMetadata"];
         if um.is_object() {
-            let n = |k: &str| um[k].as_u64().unwrap_or(0);
+            let n = |k: &str| tokens(um[k].as_u64().unwrap_or(0));
             let cached = n("cachedContentTokenCount");
             out.msg.usage = Usage {
-                input: n("promptTokenCount").saturating_sub(cached),
+                input: n("promptTokenCount").saturating_sub(cached).max(0),
                 output: n("candidatesTokenCount") + n("thoughtsTokenCount"),
                 cache_read: cached,
                 cache_write: 0,

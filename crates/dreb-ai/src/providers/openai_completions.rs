@@ -4,7 +4,7 @@
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
-use crate::cost::{calculate_cost, sanitize};
+use crate::cost::{calculate_cost, sanitize, tokens};
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
 use crate::provider::StreamOptions;
@@ -538,11 +538,11 @@ fn parse_usage(raw: &Value, model: &Model) -> Usage {
         .saturating_sub(cached);
     let output = raw["completion_tokens"].as_u64().unwrap_or(0) + reasoning;
     let mut usage = Usage {
-        input,
-        output,
-        cache_read: cached,
+        input: tokens(input),
+        output: tokens(output),
+        cache_read: tokens(cached),
         cache_write: 0,
-        total_tokens: input + output + cached,
+        total_tokens: tokens(input + output + cached),
         ..Default::default()
     };
     calculate_cost(model, &mut usage);

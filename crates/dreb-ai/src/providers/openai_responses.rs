@@ -4,7 +4,7 @@
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
-use crate::cost::{calculate_cost, sanitize};
+use crate::cost::{calculate_cost, sanitize, tokens};
 use crate::http::{self, ErrorStyle};
 use crate::output::{Output, ProviderError, ProviderResult};
 use crate::provider::StreamOptions;
@@ -477,15 +477,13 @@ pub(crate) async fn process_stream(
                     let cached = us["input_tokens_details"]["cached_tokens"]
                         .as_u64()
                         .unwrap_or(0);
+                    let n = |k: &str| us[k].as_u64().unwrap_or(0);
                     out.msg.usage = Usage {
-                        input: us["input_tokens"]
-                            .as_u64()
-                            .unwrap_or(0)
-                            .saturating_sub(cached),
-                        output: us["output_tokens"].as_u64().unwrap_or(0),
-                        cache_read: cached,
+                        input: tokens(n("input_tokens").saturating_sub(cached)),
+                        output: tokens(n("output_tokens")),
+                        cache_read: tokens(cached),
                         cache_write: 0,
-                        total_tokens: us["total_tokens"].as_u64().unwrap_or(0),
+                        total_tokens: tokens(n("total_tokens")),
                         ..Default::default()
                     };
                 }
