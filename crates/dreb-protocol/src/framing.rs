@@ -177,6 +177,62 @@ pub fn encode_frame<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, serde_j
     Ok(out)
 }
 
+/// Serialises `value` as one frame like [`encode_frame`], handing it to `emit` in parts of about `part_bytes` as
+/// it is encoded (the last part ends in `\n`), so a large answer starts reaching the reader before it is all
+/// encoded and never exists whole in memory. The parts joined are exactly `encode_frame`'s bytes. On an encoding
+/// error the parts already emitted stay emitted; the caller ends the line.
+pub fn encode_frame_in_parts<T: Serialize + ?Sized>(
+    value: &T,
+    part_bytes: usize,
+    emit: &mut dyn FnMut(Vec<u8>),
+) -> Result<(), serde_json::Error> {
+    let mut parts = PartWriter {
+        buf: Vec::with_capacity(part_bytes + 64),
+        part_bytes,
+        emit,
+    };
+    serde_json::to_writer(&mut parts, value)?;
+    let mut last = std::mem::take(&mut parts.buf);
+    escape_line_separators(&mut last);
+    last.push(b'\n');
+    (parts.emit)(last);
+    Ok(())
+}
+
+struct PartWriter<'a> {
+    buf: Vec<u8>,
+    part_bytes: usize,
+    emit: &'a mut dyn FnMut(Vec<u8>),
+}
+
+impl std::io::Write for PartWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= self.part_bytes {
+            // A U+2028/U+2029 split across parts would escape neither half: keep a trailing prefix of one back
+            // (serde_json writes whole characters, so this is a guard, not a path).
+            let keep = match self.buf.as_slice() {
+                [.., 0xE2, 0x80] => 2,
+                [.., 0xE2] => 1,
+                _ => 0,
+            };
+            let rest = self.buf.split_off(self.buf.len() - keep);
+            let mut part =
+                std::mem::replace(&mut self.buf, Vec::with_capacity(self.part_bytes + 64));
+            self.buf.extend_from_slice(&rest);
+            if !part.is_empty() {
+                escape_line_separators(&mut part);
+                (self.emit)(part);
+            }
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Replaces the UTF-8 bytes of U+2028/U+2029 with the JSON escapes `\u2028`/`\u2029`. serde_json writes every
 /// byte outside strings as ASCII, so these sequences can only be inside strings, where the escape is equivalent.
 fn escape_line_separators(json: &mut Vec<u8>) {
@@ -238,6 +294,30 @@ impl<W: AsyncWrite + Unpin> JsonlWriter<W> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_frame_in_parts_joins_to_the_whole_frame() {
+        // Line separators fall across part boundaries at every offset of a 7-byte part.
+        let text: String = (0..200)
+            .map(|i| match i % 5 {
+                0 => "\u{2028}",
+                1 => "\u{2029}",
+                2 => "é\"\\",
+                3 => "\u{e280}",
+                _ => "ab",
+            })
+            .collect();
+        let value =
+            serde_json::json!({"type": "response", "data": {"text": text, "list": [1, 2, 3]}});
+        let whole = encode_frame(&value).unwrap();
+        for part_bytes in [1, 2, 3, 7, 64, 1 << 20] {
+            let mut parts = Vec::new();
+            encode_frame_in_parts(&value, part_bytes, &mut |p| parts.push(p)).unwrap();
+            assert!(parts.iter().all(|p| !p.is_empty()));
+            assert!(parts[..parts.len() - 1].iter().all(|p| !p.contains(&b'\n')));
+            assert_eq!(parts.concat(), whole, "part size {part_bytes}");
+        }
+    }
     use super::*;
 
     async fn all(input: &[u8], max: usize) -> Vec<Result<String, RecordError>> {

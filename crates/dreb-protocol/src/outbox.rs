@@ -41,7 +41,23 @@ pub trait FrameSink: Send + Sync {
     fn ready(&self) -> ReadyFuture<'_> {
         Box::pin(std::future::ready(()))
     }
+
+    /// Whether the sink writes bytes in the order given, so that a large frame may be handed over in parts
+    /// ([`FrameSink::send_frame_part`]) while it is encoded. A sink that looks at whole frames says no (the
+    /// default) and gets every frame whole.
+    fn takes_parts(&self) -> bool {
+        false
+    }
+
+    /// A part of a frame (the frame's last part ends in `\n`), sent with the outbox held, so nothing comes
+    /// between the parts of one frame. Only called when [`FrameSink::takes_parts`].
+    fn send_frame_part(&self, part: Vec<u8>) {
+        self.send_frame(part);
+    }
 }
+
+/// The size of the parts a large frame is handed to a sink in ([`Held::send_streamed`]).
+const FRAME_PART_BYTES: usize = 256 * 1024;
 
 /// What [`FrameSink::ready`] returns.
 pub type ReadyFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
@@ -195,6 +211,26 @@ impl Held<'_> {
         match encode_frame(frame) {
             Ok(bytes) => self.send_frame(bytes),
             Err(e) => tracing::error!("could not encode a frame: {e}"),
+        }
+    }
+
+    /// [`Held::send`] for a frame that may be large (`get_messages`, `get_tree`): a sink that takes parts gets it
+    /// as it is encoded, so the reader starts on it at once and it never sits whole in the queue. An encoding
+    /// failure half way (never for our own types) ends the line there, so the next frame starts on its own line.
+    pub fn send_streamed<T: Serialize + ?Sized>(&self, frame: &T) {
+        if !self.sink.takes_parts() {
+            return self.send(frame);
+        }
+        let mut sent_any = false;
+        let result = crate::framing::encode_frame_in_parts(frame, FRAME_PART_BYTES, &mut |part| {
+            sent_any = true;
+            self.sink.send_frame_part(part);
+        });
+        if let Err(e) = result {
+            tracing::error!("could not encode a frame: {e}");
+            if sent_any {
+                self.sink.send_frame_part(b"\n".to_vec());
+            }
         }
     }
 }

@@ -97,7 +97,7 @@ impl Reply {
         if !self.claim() {
             return false;
         }
-        held.send(&EncodedOk {
+        held.send_streamed(&EncodedOk {
             id: self.id.as_ref(),
             command: self.command,
             data,

@@ -87,4 +87,13 @@ impl FrameSink for DialogTracker {
     fn ready(&self) -> dreb_protocol::ReadyFuture<'_> {
         self.host.ready()
     }
+
+    // Only large responses are streamed in parts, and they are never dialog frames.
+    fn takes_parts(&self) -> bool {
+        self.host.takes_parts()
+    }
+
+    fn send_frame_part(&self, part: Vec<u8>) {
+        self.host.send_frame_part(part);
+    }
 }

@@ -450,6 +450,11 @@ impl dreb_protocol::FrameSink for Output {
     fn ready(&self) -> dreb_protocol::ReadyFuture<'_> {
         Box::pin(Output::ready(self))
     }
+
+    // The writer writes its queue as a byte stream in order; the outbox is held between the parts of a frame.
+    fn takes_parts(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
