@@ -3,9 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Every thinking level, lowest first (also the order used in error texts).
-pub const VALID_THINKING_LEVELS: [&str; 7] =
-    ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+/// Every thinking level, lowest first (also the order used in error texts): the spec's `ThinkingLevel` values.
+pub const VALID_THINKING_LEVELS: &[&str] = dreb_types::ThinkingLevel::VALUES;
 
 /// Whether `level` names a thinking level.
 pub fn is_valid_thinking_level(level: &str) -> bool {
