@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use dreb_ai::{AssistantMessage, AssistantMessageEvent, Context, StopReason, StreamOptions};
+use dreb_ai::{
+    AssistantBlock, AssistantMessage, AssistantMessageEvent, Context, StopReason, StreamOptions,
+};
 use futures::StreamExt;
 
 use crate::event::{AgentEvent, into_stream_event_message};
@@ -76,6 +78,8 @@ pub(crate) async fn stream_assistant_response(
             session_id: ctx.config.session_id.clone(),
             headers: Default::default(),
             on_payload: ctx.hooks.payload_hook(),
+            // The loop keeps the last partial anyway: text and thinking deltas need not copy the reply so far.
+            deltas_without_content: true,
         };
         let mut stream = ctx.llm.stream(&ctx.model, &context, options);
         // The last partial seen (set by `start`, replaced by every update), as the reference tracks it.
@@ -96,9 +100,10 @@ pub(crate) async fn stream_assistant_response(
                 }
                 Some(AssistantMessageEvent::Done { message, .. }) => break message,
                 Some(AssistantMessageEvent::Error { error, .. }) => break error,
-                Some(update) => {
+                Some(mut update) => {
                     // Updates before `start` are not forwarded (the reference ignores them too).
-                    if partial.is_some() {
+                    if let Some(previous) = partial.as_mut() {
+                        restore_content(&mut update, previous);
                         let ev = AgentEvent::MessageUpdate {
                             assistant_message_event: update,
                         };
@@ -194,6 +199,38 @@ pub(crate) async fn stream_assistant_response(
     }
 }
 
+/// A text or thinking delta whose partial came without content (`StreamOptions::deltas_without_content`) gets the
+/// previous partial's content with the delta appended: the provider's message, without a copy of the reply so far.
+fn restore_content(update: &mut AssistantMessageEvent, previous: &mut AssistantMessage) {
+    use AssistantMessageEvent as E;
+    let thinking = matches!(update, E::ThinkingDelta { .. });
+    let (E::TextDelta {
+        content_index,
+        delta,
+        partial,
+    }
+    | E::ThinkingDelta {
+        content_index,
+        delta,
+        partial,
+    }) = update
+    else {
+        return;
+    };
+    if !partial.content.is_empty() {
+        return;
+    }
+    let mut content = std::mem::take(&mut previous.content);
+    match content.get_mut(*content_index) {
+        Some(AssistantBlock::Text(t)) if !thinking => t.text.push_str(delta),
+        Some(AssistantBlock::Thinking(t)) if thinking => t.thinking.push_str(delta),
+        _ => tracing::warn!(
+            "a streamed delta for content block {content_index} that the partial lacks"
+        ),
+    }
+    partial.content = content;
+}
+
 async fn finalize(
     ctx: &RunCtx,
     messages: &mut Vec<AgentMessage>,
@@ -225,6 +262,77 @@ async fn finalize(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dreb_ai::{TextContent, ThinkingContent};
+
+    fn message(blocks: Vec<AssistantBlock>) -> AssistantMessage {
+        let model = dreb_ai::registry::builtin_models().remove(0);
+        let mut m = AssistantMessage::empty(&model, 1);
+        m.content = blocks;
+        m
+    }
+
+    fn text(s: &str) -> AssistantBlock {
+        AssistantBlock::Text(TextContent {
+            text: s.into(),
+            text_signature: None,
+        })
+    }
+
+    fn thinking(s: &str) -> AssistantBlock {
+        AssistantBlock::Thinking(ThinkingContent {
+            thinking: s.into(),
+            thinking_signature: None,
+            redacted: None,
+        })
+    }
+
+    #[test]
+    fn a_delta_without_content_gets_the_previous_content_plus_the_delta() {
+        let mut previous = message(vec![thinking("hm"), text("Hel")]);
+        let mut newer = message(Vec::new());
+        newer.usage.output = 7;
+        let mut update = AssistantMessageEvent::TextDelta {
+            content_index: 1,
+            delta: "lo".into(),
+            partial: newer,
+        };
+        restore_content(&mut update, &mut previous);
+        let AssistantMessageEvent::TextDelta { partial, .. } = &update else {
+            unreachable!()
+        };
+        let mut expected = message(vec![thinking("hm"), text("Hello")]);
+        expected.usage.output = 7;
+        assert_eq!(
+            partial, &expected,
+            "content restored, the rest is the newer partial's"
+        );
+
+        let mut previous = partial.clone();
+        let mut update = AssistantMessageEvent::ThinkingDelta {
+            content_index: 0,
+            delta: "m".into(),
+            partial: message(Vec::new()),
+        };
+        restore_content(&mut update, &mut previous);
+        assert_eq!(
+            into_stream_event_message(update).content,
+            vec![thinking("hmm"), text("Hello")]
+        );
+    }
+
+    #[test]
+    fn a_delta_with_its_content_is_left_as_it_came() {
+        let mut previous = message(vec![text("stale")]);
+        let full = message(vec![text("Hello")]);
+        let mut update = AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: "lo".into(),
+            partial: full.clone(),
+        };
+        restore_content(&mut update, &mut previous);
+        assert_eq!(into_stream_event_message(update), full);
+        assert_eq!(previous.content, vec![text("stale")]);
+    }
 
     #[test]
     fn drop_detection_and_texts() {

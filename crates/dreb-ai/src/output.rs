@@ -1,7 +1,9 @@
 //! The partial assistant message a provider builds while streaming, and the events it emits.
 //!
 //! Every event carries a copy of the partial as it stands after the event (the protocol requires it), so the cost
-//! of one delta is the append plus that copy; nothing else grows with the message length.
+//! of one delta is the append plus that copy; nothing else grows with the message length. A consumer that keeps the
+//! content itself ([`StreamOptions::deltas_without_content`](crate::StreamOptions::deltas_without_content), the
+//! agent loop) spares that copy for text and thinking deltas, so their cost no longer grows with the message.
 //!
 //! Events go through a small bounded channel: a provider that reads faster than its consumer waits (before reading
 //! more input) instead of queueing partial copies without bound.
@@ -79,6 +81,12 @@ pub(crate) struct Output {
     /// Incremental argument parsers of streaming tool calls.
     args: Vec<ArgsState>,
     raw_field: RawArgsField,
+    /// Text and thinking deltas carry their partial without content (see
+    /// [`StreamOptions::deltas_without_content`](crate::StreamOptions::deltas_without_content)).
+    pub(crate) deltas_without_content: bool,
+    /// The content may have changed other than by appending a delta since the consumer last saw it: the next delta
+    /// carries a full partial.
+    content_touched: bool,
 }
 
 /// Events buffered between a provider and its consumer.
@@ -95,6 +103,8 @@ impl Output {
             started: false,
             args: Vec::new(),
             raw_field: RawArgsField::for_api(&model.api),
+            deltas_without_content: false,
+            content_touched: false,
         }
     }
 
@@ -141,6 +151,23 @@ impl Output {
         self.msg.clone()
     }
 
+    /// The partial of a text or thinking delta just appended: without content when the consumer keeps it (its last
+    /// partial plus this delta is the content), a full copy otherwise.
+    fn delta_partial(&mut self) -> AssistantMessage {
+        if self.deltas_without_content && !self.content_touched {
+            self.msg.clone_without_content()
+        } else {
+            self.content_touched = false;
+            self.msg.clone()
+        }
+    }
+
+    /// The content blocks, for a change no event reports by itself (the next delta then carries a full partial).
+    pub(crate) fn content_mut(&mut self) -> &mut Vec<AssistantBlock> {
+        self.content_touched = true;
+        &mut self.msg.content
+    }
+
     pub(crate) fn start(&mut self) {
         if !self.started {
             self.started = true;
@@ -175,15 +202,17 @@ impl Output {
     pub(crate) fn text_delta(&mut self, i: usize, delta: &str) {
         if let Some(AssistantBlock::Text(t)) = self.msg.content.get_mut(i) {
             t.text.push_str(delta);
+            let partial = self.delta_partial();
             self.send(Ev::TextDelta {
                 content_index: i,
                 delta: delta.to_string(),
-                partial: self.partial(),
+                partial,
             });
         }
     }
 
     pub(crate) fn text_mut(&mut self, i: usize) -> Option<&mut TextContent> {
+        self.content_touched = true;
         match self.msg.content.get_mut(i) {
             Some(AssistantBlock::Text(t)) => Some(t),
             _ => None,
@@ -215,15 +244,17 @@ impl Output {
     pub(crate) fn thinking_delta(&mut self, i: usize, delta: &str) {
         if let Some(AssistantBlock::Thinking(t)) = self.msg.content.get_mut(i) {
             t.thinking.push_str(delta);
+            let partial = self.delta_partial();
             self.send(Ev::ThinkingDelta {
                 content_index: i,
                 delta: delta.to_string(),
-                partial: self.partial(),
+                partial,
             });
         }
     }
 
     pub(crate) fn thinking_mut(&mut self, i: usize) -> Option<&mut ThinkingContent> {
+        self.content_touched = true;
         match self.msg.content.get_mut(i) {
             Some(AssistantBlock::Thinking(t)) => Some(t),
             _ => None,
@@ -284,6 +315,7 @@ impl Output {
     }
 
     pub(crate) fn toolcall_mut(&mut self, i: usize) -> Option<&mut ToolCall> {
+        self.content_touched = true;
         match self.msg.content.get_mut(i) {
             Some(AssistantBlock::ToolCall(t)) => Some(t),
             _ => None,
@@ -305,6 +337,7 @@ impl Output {
 
     /// Replaces the raw argument text of call `i` (a wire that re-sends the whole text).
     pub(crate) fn set_raw_args(&mut self, i: usize, text: String) {
+        self.content_touched = true;
         let field = self.raw_field;
         if field == RawArgsField::Hidden {
             let p = self.args_position(i);
@@ -316,6 +349,7 @@ impl Output {
 
     /// Takes the raw argument text of call `i` (it no longer shows on the block).
     pub(crate) fn take_raw_args(&mut self, i: usize) -> Option<String> {
+        self.content_touched = true;
         let hidden = self
             .args
             .iter()
@@ -459,5 +493,108 @@ fn raw_slot(t: &mut ToolCall, field: RawArgsField) -> &mut Option<String> {
     match field {
         RawArgsField::PartialJson => &mut t.partial_json,
         _ => &mut t.partial_args,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(partial: &AssistantMessage) -> Option<&str> {
+        match partial.content.first() {
+            Some(AssistantBlock::Text(t)) => Some(&t.text),
+            _ => None,
+        }
+    }
+
+    /// Every event `out` produced, in order.
+    async fn drain(mut out: Output, mut rx: mpsc::Receiver<Ev>) -> Vec<Ev> {
+        let sender = async move { out.flush().await };
+        let (_, events) = tokio::join!(sender, async {
+            let mut events = Vec::new();
+            while let Some(ev) = rx.next().await {
+                events.push(ev);
+            }
+            events
+        });
+        events
+    }
+
+    fn output(deltas_without_content: bool) -> (Output, mpsc::Receiver<Ev>) {
+        let model = crate::registry::builtin_models().remove(0);
+        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+        let mut out = Output::new(&model, tx, CancellationToken::new());
+        out.deltas_without_content = deltas_without_content;
+        (out, rx)
+    }
+
+    #[tokio::test]
+    async fn deltas_carry_full_partials_unless_the_consumer_keeps_the_content() {
+        for without in [false, true] {
+            let (mut out, rx) = output(without);
+            out.start();
+            let i = out.text_start();
+            out.text_delta(i, "Hel");
+            out.text_delta(i, "lo");
+            // A change no event reports: the next delta carries the content again, then deltas alone.
+            out.text_mut(i).unwrap().text_signature = Some("sig".into());
+            out.text_delta(i, ",");
+            out.text_delta(i, " you");
+            out.text_end(i);
+            let events = drain(out, rx).await;
+            let deltas: Vec<Option<&str>> = events
+                .iter()
+                .filter_map(|ev| match ev {
+                    Ev::TextDelta { partial, .. } => Some(text_of(partial)),
+                    _ => None,
+                })
+                .collect();
+            if without {
+                assert_eq!(deltas, [None, None, Some("Hello,"), None]);
+            } else {
+                assert_eq!(
+                    deltas,
+                    [
+                        Some("Hel"),
+                        Some("Hello"),
+                        Some("Hello,"),
+                        Some("Hello, you")
+                    ]
+                );
+            }
+            let Some(Ev::TextEnd { partial, .. }) = events.last() else {
+                panic!("text_end last: {events:?}");
+            };
+            assert_eq!(text_of(partial), Some("Hello, you"));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_delta_after_a_direct_content_change_carries_the_content() {
+        let (mut out, rx) = output(true);
+        out.start();
+        let i = out.thinking_start(ThinkingContent {
+            thinking: String::new(),
+            thinking_signature: None,
+            redacted: None,
+        });
+        out.thinking_delta(i, "a");
+        out.content_mut().clear();
+        out.content_mut()
+            .push(AssistantBlock::Thinking(ThinkingContent {
+                thinking: "xa".into(),
+                thinking_signature: None,
+                redacted: None,
+            }));
+        out.thinking_delta(0, "b");
+        let events = drain(out, rx).await;
+        let partials: Vec<usize> = events
+            .iter()
+            .filter_map(|ev| match ev {
+                Ev::ThinkingDelta { partial, .. } => Some(partial.content.len()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(partials, [0, 1]);
     }
 }

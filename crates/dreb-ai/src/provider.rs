@@ -66,6 +66,11 @@ pub struct StreamOptions {
     pub headers: IndexMap<String, String>,
     /// Rewrites the request body before it is sent (HTTP providers; `faux` sends none).
     pub on_payload: Option<PayloadHook>,
+    /// The consumer keeps the reply's content itself: a `text_delta` or `thinking_delta` may then carry its
+    /// `partial` without content (`content` empty), meaning the previous event's partial content with this delta
+    /// appended to block `content_index`; every other event, and a delta after any other change to the content,
+    /// carries the full partial. Spares a copy of the reply so far on every delta. Off by default.
+    pub deltas_without_content: bool,
 }
 
 /// Drains `stream` to its terminal event: `Ok` with the message of `Done`, `Err` with the error message of `Error`

@@ -122,6 +122,7 @@ impl LlmClient for Providers {
         let provider = model.provider.clone();
         let requires = requires_api_key(model);
         event_stream(model, options.cancel.clone(), move |mut out| async move {
+            out.deltas_without_content = options.deltas_without_content;
             if api_name == api::FAUX {
                 let r = faux::run(&mut out, &ctx, &faux).await;
                 return out.finish(r).await;

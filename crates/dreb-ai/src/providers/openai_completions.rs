@@ -736,7 +736,7 @@ pub(crate) async fn process_stream(
                 if d["type"] == "reasoning.encrypted" && d["id"].is_string() && !d["data"].is_null()
                 {
                     let id = d["id"].as_str().unwrap_or("");
-                    for b in out.msg.content.iter_mut() {
+                    for b in out.content_mut().iter_mut() {
                         if let AssistantBlock::ToolCall(t) = b
                             && t.id == id
                         {
