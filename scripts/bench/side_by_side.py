@@ -298,16 +298,22 @@ def m_tools(impl, env, opts):
     t0 = time.perf_counter()
     a.send({"id": "p", "type": "prompt", "message": "toolturn"})
     ends = 0
+    failed = []
     while True:
         raw = a.line()
         if raw.startswith(b'{"type":"tool_execution_end"'):
             ends += 1
+            end = json.loads(raw)
+            if end.get("isError"):
+                failed.append(json.dumps(end.get("result"))[:200])
         if raw.startswith(b'{"type":"agent_end"'):
             break
     wall = (time.perf_counter() - t0) * 1000
     cpu = proc_cpu_ms(a.pid, children=True) - c0
     a.close()
     assert ends == len(TOOL_CALLS), f"{impl.name}: {ends} tool calls ended"
+    # A tool that failed at once (the reference's grep without `rg` on PATH) would time the failure, not a search.
+    assert not failed, f"{impl.name}: {len(failed)} tool calls failed, e.g. {failed[0]}"
     return {f"tool-heavy turn ({len(TOOL_CALLS)} grep calls, {opts.tree_files} files): wall (ms)": wall,
             "tool-heavy turn: CPU incl. children (ms)": cpu}
 
