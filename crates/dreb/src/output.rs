@@ -93,6 +93,9 @@ impl std::error::Error for OutputClosed {}
 /// A frame waiting for the writer.
 enum Pending {
     Frame(Vec<u8>),
+    /// A later part of a frame handed over in parts ([`dreb_protocol::FrameSink::send_frame_part`]): written as it
+    /// comes, since the frame has already started (only a frame's start waits for the pipe to have room).
+    Continuation(Vec<u8>),
     /// A mergeable delta; `encoded` is its bytes until a newer delta is merged in (then it is encoded when
     /// written). `len` is what it counts against the queue.
     Delta {
@@ -120,6 +123,8 @@ struct Shared {
     epoch: Instant,
     budget: usize,
     coalesce_over: usize,
+    /// The last part handed over did not end its frame ([`dreb_protocol::FrameSink::send_frame_part`]).
+    mid_frame: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -197,6 +202,7 @@ impl Output {
             epoch: Instant::now(),
             budget: options.budget_bytes,
             coalesce_over: options.coalesce_over_bytes,
+            mid_frame: std::sync::atomic::AtomicBool::new(false),
         });
         if let Some(timeout) = options.stall_timeout {
             tokio::spawn(watch_for_stall(shared.clone(), timeout));
@@ -349,8 +355,14 @@ where
             let Some(entry) = next else {
                 return sink.flush().await;
             };
+            let mut starts_frame = true;
             let (bytes, len) = match entry {
                 Pending::Frame(bytes) => {
+                    let len = bytes.len();
+                    (bytes, len)
+                }
+                Pending::Continuation(bytes) => {
+                    starts_frame = false;
                     let len = bytes.len();
                     (bytes, len)
                 }
@@ -360,7 +372,8 @@ where
                     len,
                 } => (encoded.unwrap_or_else(|| frame.encode()), len),
             };
-            let written = write_whole(&shared, &mut sink, pipe.as_mut(), &bytes).await;
+            let pipe = if starts_frame { pipe.as_mut() } else { None };
+            let written = write_whole(&shared, &mut sink, pipe, &bytes).await;
             shared.queued.fetch_sub(len, Ordering::AcqRel);
             shared.progress.notify_waiters();
             written?;
@@ -454,6 +467,21 @@ impl dreb_protocol::FrameSink for Output {
     // The writer writes its queue as a byte stream in order; the outbox is held between the parts of a frame.
     fn takes_parts(&self) -> bool {
         true
+    }
+
+    fn send_frame_part(&self, part: Vec<u8>) {
+        let ends_frame = part.last() == Some(&b'\n');
+        let continuation = self.shared.mid_frame.swap(!ends_frame, Ordering::AcqRel);
+        if self.shared.closed() {
+            return;
+        }
+        let len = part.len();
+        let entry = if continuation {
+            Pending::Continuation(part)
+        } else {
+            Pending::Frame(part)
+        };
+        self.shared.push(entry, len);
     }
 }
 

@@ -342,3 +342,32 @@ proptest! {
         prop_assert_eq!(i, items.len(), "every item written");
     }
 }
+
+#[tokio::test]
+async fn a_frame_in_parts_is_written_in_order_between_whole_frames() {
+    use dreb_protocol::FrameSink;
+    let (client, mut server) = tokio::io::duplex(16);
+    let (out, task) = Output::start(client, OutputOptions::default());
+    assert!(out.takes_parts());
+    out.send(&json!({"type": "before"})).unwrap();
+    for part in [&b"{\"type\":\"big\",\"t"[..], b"ext\":\"", b"abc\"}\n"] {
+        out.send_frame_part(part.to_vec());
+    }
+    out.send(&json!({"type": "after"})).unwrap();
+    // A second frame in parts starts as a frame again.
+    out.send_frame_part(b"{\"type\":".to_vec());
+    out.send_frame_part(b"\"again\"}\n".to_vec());
+    drop(out);
+    let mut text = String::new();
+    server.read_to_string(&mut text).await.unwrap();
+    task.await.unwrap().unwrap();
+    assert_eq!(
+        lines(&text),
+        [
+            json!({"type": "before"}),
+            json!({"type": "big", "text": "abc"}),
+            json!({"type": "after"}),
+            json!({"type": "again"}),
+        ]
+    );
+}
