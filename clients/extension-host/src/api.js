@@ -19,6 +19,7 @@ export const HOOK_CALLS = new Set([
 	"session_before_compact",
 	"session_before_tree",
 	"resources_discover",
+	"session_directory",
 ]);
 
 /**

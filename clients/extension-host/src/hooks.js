@@ -6,7 +6,7 @@
 /**
  * @typedef {(event: any, ctx: any) => unknown} Handler
  * @typedef {{ handlers: Handler[], params: Record<string, any>, ctx: any, signal: AbortSignal, services: HookServices }} HookInput
- * @typedef {{ log: (text: string) => void, session: () => Promise<any>, context: () => any }} HookServices
+ * @typedef {{ log: (text: string) => void }} HookServices
  */
 
 /** @param {unknown} v */
@@ -215,38 +215,23 @@ async function cancellable({ handlers, ctx }, event) {
 	return result && result.cancel !== undefined ? { cancel: result.cancel === true } : {};
 }
 
-/** @param {any} entry */
-const messageOf = (entry) => (entry?.type === "message" ? entry.message : undefined);
-
-/** @param {HookInput} h */
+/**
+ * `session_before_compact`: the runtime's preparation and branch, as the reference's event carries them (`fileOps`
+ * as Sets). The last result counts, a cancel ends the chain; a `compaction` result is the supplied compaction.
+ * @param {HookInput} h
+ */
 async function beforeCompact(h) {
-	const { params, signal, services } = h;
-	const session = await services.session();
-	const branch = Array.isArray(session?.branch) ? session.branch : [];
-	let lastCompaction = -1;
-	for (let i = branch.length - 1; i >= 0; i--) {
-		if (branch[i]?.type === "compaction") {
-			lastCompaction = i;
-			break;
-		}
-	}
-	const previous = lastCompaction >= 0 ? branch[lastCompaction] : undefined;
-	const usage = services.context()?.contextUsage;
-	// The reference's preparation, as far as the session shows it: the runtime keeps what it keeps.
+	const { params, signal } = h;
+	const p = params.preparation ?? {};
+	const ops = p.fileOps ?? {};
 	const preparation = {
-		firstKeptEntryId: undefined,
-		messagesToSummarize: branch.slice(lastCompaction + 1).map(messageOf).filter(Boolean),
-		turnPrefixMessages: [],
-		isSplitTurn: false,
-		tokensBefore: typeof usage?.tokens === "number" ? usage.tokens : 0,
-		previousSummary: typeof previous?.summary === "string" ? previous.summary : undefined,
-		fileOps: { read: new Set(), written: new Set(), edited: new Set() },
-		settings: {},
+		...p,
+		fileOps: { read: new Set(ops.read ?? []), written: new Set(ops.written ?? []), edited: new Set(ops.edited ?? []) },
 	};
 	const event = {
 		type: "session_before_compact",
 		preparation,
-		branchEntries: branch,
+		branchEntries: Array.isArray(params.branchEntries) ? params.branchEntries : [],
 		customInstructions: params.customInstructions,
 		signal,
 	};
@@ -264,39 +249,27 @@ async function beforeCompact(h) {
 	if (result?.cancel !== undefined) out.cancel = result.cancel === true;
 	const supplied = result?.compaction ?? result?.summary;
 	if (supplied && typeof supplied.summary === "string") {
-		out.summary = supplied.details === undefined ? { summary: supplied.summary } : { summary: supplied.summary, details: supplied.details };
+		/** @type {Record<string, unknown>} */
+		const summary = { summary: supplied.summary };
+		if (typeof supplied.firstKeptEntryId === "string") summary.firstKeptEntryId = supplied.firstKeptEntryId;
+		if (typeof supplied.tokensBefore === "number") summary.tokensBefore = supplied.tokensBefore;
+		if (supplied.details !== undefined) summary.details = supplied.details;
+		out.summary = summary;
 	}
 	return out;
 }
 
-/** @param {HookInput} h */
+/**
+ * `session_before_tree`: the runtime's preparation, as the reference's event carries it.
+ * @param {HookInput} h
+ */
 async function beforeTree(h) {
-	const { params, signal, services } = h;
-	const session = await services.session();
-	const entries = Array.isArray(session?.entries) ? session.entries : [];
-	const byId = new Map(entries.map((/** @type {any} */ e) => [e.id, e]));
-	/** @param {string | null | undefined} id */
-	const pathTo = (id) => {
-		const out = [];
-		const seen = new Set();
-		let cur = id ? byId.get(id) : undefined;
-		while (cur && !seen.has(cur.id)) {
-			seen.add(cur.id);
-			out.unshift(cur);
-			cur = cur.parentId ? byId.get(cur.parentId) : undefined;
-		}
-		return out;
-	};
-	const oldLeafId = session?.leafId ?? services.context()?.leafId ?? null;
-	const oldPath = pathTo(oldLeafId);
-	const targetIds = new Set(pathTo(params.targetId).map((e) => e.id));
-	let common = -1;
-	for (let i = 0; i < oldPath.length; i++) if (targetIds.has(oldPath[i].id)) common = i;
-	const preparation = {
+	const { params, signal } = h;
+	const preparation = params.preparation ?? {
 		targetId: params.targetId,
-		oldLeafId,
-		commonAncestorId: common >= 0 ? oldPath[common].id : null,
-		entriesToSummarize: oldPath.slice(common + 1),
+		oldLeafId: null,
+		commonAncestorId: null,
+		entriesToSummarize: [],
 		userWantsSummary: params.summarize === true,
 	};
 	/** @type {any} */
@@ -318,6 +291,26 @@ async function beforeTree(h) {
 				: { summary: result.summary.summary, details: result.summary.details };
 	}
 	return out;
+}
+
+/**
+ * `session_directory`: every handler is asked with the event only (no context), in order; the last `sessionDir`
+ * wins. A handler that throws is logged and the next one is asked, as the reference's CLI does.
+ * @param {HookInput} h
+ */
+async function sessionDirectory({ handlers, params, services }) {
+	/** @type {string | undefined} */
+	let sessionDir;
+	for (const handler of handlers) {
+		try {
+			/** @type {any} */
+			const r = await /** @type {any} */ (handler)({ type: "session_directory", cwd: params.cwd });
+			if (typeof r?.sessionDir === "string" && r.sessionDir) sessionDir = r.sessionDir;
+		} catch (e) {
+			services.log(`session_directory handler failed: ${e instanceof Error ? e.message : String(e)}`);
+		}
+	}
+	return sessionDir === undefined ? {} : { sessionDir };
 }
 
 /** @type {Record<string, (h: HookInput) => Promise<Record<string, unknown>>>} */
@@ -353,4 +346,5 @@ export const HOOKS = {
 	session_before_fork: (h) => cancellable(h, { type: "session_before_fork", entryId: h.params.entryId }),
 	session_before_compact: beforeCompact,
 	session_before_tree: beforeTree,
+	session_directory: sessionDirectory,
 };

@@ -184,22 +184,14 @@ export class Host {
 		const hook = HOOKS[type];
 		if (hook && HOOK_CALLS.has(type)) {
 			const handlers = this.registry.handlersFor(type);
-			if (handlers.length > 0) await this.refresh();
+			// `session_directory` handlers get no context (a CLI start-up hook in the reference).
+			if (handlers.length > 0 && type !== "session_directory") await this.refresh();
 			return hook({
 				handlers,
 				params,
 				ctx: this.ctx,
 				signal,
-				services: {
-					log: this.log,
-					session: async () => {
-						const s = await this.conn.request("get_session");
-						this.snap.session = s;
-						this.snap.sessionKey = this.snap.keyOf(this.snap.context);
-						return s;
-					},
-					context: () => this.snap.context,
-				},
+				services: { log: this.log },
 			});
 		}
 		throw new Error(`Unknown command: ${type}`);

@@ -311,23 +311,53 @@ test("session_before_switch cancels after ui_confirm; fork, tree and compaction 
 	assert.deepEqual(await rt.ok("session_before_fork", { entryId: "keep" }), { cancel: true });
 	assert.deepEqual(await rt.ok("session_before_fork", { entryId: "e1" }), {});
 
-	id = rt.call("session_before_compact", { customInstructions: "the tests" });
+	// The runtime sends the preparation and the branch; the host hands them over as the reference's event.
+	const message = (/** @type {string} */ text) => ({ role: "user", content: text, timestamp: 1 });
+	const preparation = {
+		firstKeptEntryId: "e2",
+		messagesToSummarize: [message("one"), message("two")],
+		turnPrefixMessages: [],
+		isSplitTurn: false,
+		tokensBefore: 1200,
+		fileOps: { read: ["a.ts"], written: [], edited: [] },
+		settings: { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 },
+	};
+	const branchEntries = [
+		{ type: "message", id: "e1", parentId: null, message: message("one") },
+		{ type: "message", id: "e2", parentId: "e1", message: message("two") },
+	];
+	id = rt.call("session_before_compact", { preparation, branchEntries, customInstructions: "the tests" });
 	// A hook is answered without waiting for the commands it sent.
 	const compactNotify = await rt.command("ui_notify", { message: "custom compaction", notifyType: "info" });
 	const r = await rt.response(id, "session_before_compact");
 	rt.answer(compactNotify);
 	assert.deepEqual(r.data, {
 		summary: {
-			summary: "Summary of 2 messages (2 entries, 1200 tokens, aborted=false) focus: the tests",
+			summary: "Summary of 2 messages (2 entries, 1200 tokens, aborted=false) read a.ts (a Set: true) focus: the tests",
+			firstKeptEntryId: "e2",
+			tokensBefore: 1200,
 			details: { by: "session-guards" },
 		},
 	});
-	assert.deepEqual(await rt.ok("session_before_compact", { customInstructions: "skip" }), { cancel: true });
+	assert.deepEqual(await rt.ok("session_before_compact", { preparation, branchEntries, customInstructions: "skip" }), {
+		cancel: true,
+	});
 
-	assert.deepEqual(await rt.ok("session_before_tree", { targetId: "e1", summarize: true }), {
+	const tree = (/** @type {boolean} */ summarize) => ({
+		targetId: "e1",
+		summarize,
+		preparation: {
+			targetId: "e1",
+			oldLeafId: "e3",
+			commonAncestorId: "e1",
+			entriesToSummarize: [{ type: "message", id: "e3", parentId: "e1", message: message("three") }],
+			userWantsSummary: summarize,
+		},
+	});
+	assert.deepEqual(await rt.ok("session_before_tree", tree(true)), {
 		summary: { summary: "left 1 entries after e1" },
 	});
-	assert.deepEqual(await rt.ok("session_before_tree", { targetId: "e1", summarize: false }), {});
+	assert.deepEqual(await rt.ok("session_before_tree", tree(false)), {});
 
 	// session_start after a new session is the reference's session_switch, with the previous file.
 	rt.context = { ...rt.context, sessionFile: "/sessions/two.jsonl" };

@@ -1,7 +1,9 @@
 //! One `tool_call` hook round trip to an extension process, through the host as the session uses it
 //! (`ExtensionHooks::tool_call` → the call → the extension's answer). The extension is the Python SDK's
-//! (`clients/python/src/dreb_extension`, one thread per call) or any command given as `HOOK_BENCH_EXTENSION`
-//! (a program that answers `initialize` and `tool_call`; a second implementation to compare with).
+//! (`clients/python/src/dreb_extension`, one thread per call), any command given as `HOOK_BENCH_EXTENSION`
+//! (a program that answers `initialize` and `tool_call`; a second implementation to compare with), or, with
+//! `HOOK_BENCH_JS=1`, a reference-style TypeScript extension in the session's shared Node extension host (this
+//! checkout's `clients/extension-host`, its dependencies installed).
 //!
 //! `cargo bench -p dreb-extensions --bench hook_roundtrip` (prints median, p90, p99 and mean in µs).
 
@@ -37,10 +39,25 @@ def allow(event, ctx):
 ext.run()
 "#;
 
+const TYPESCRIPT_EXTENSION: &str = r#"
+import type { ExtensionAPI } from "@dreb/coding-agent";
+export default function (dreb: ExtensionAPI) {
+	dreb.on("tool_call", async () => undefined);
+}
+"#;
+
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = tempfile::tempdir().unwrap();
+    let js = std::env::var_os("HOOK_BENCH_JS").is_some();
     let (launch, label) = match std::env::var("HOOK_BENCH_EXTENSION") {
+        _ if js => {
+            std::fs::write(dir.path().join("bench.ts"), TYPESCRIPT_EXTENSION).unwrap();
+            (
+                Launch::JavaScript,
+                "TypeScript, shared Node host".to_string(),
+            )
+        }
         Ok(cmd) => {
             let mut parts = cmd.split_whitespace().map(str::to_string);
             let program = PathBuf::from(parts.next().expect("a command"));
@@ -81,13 +98,13 @@ fn main() {
             flag_values: Default::default(),
             api: Arc::new(NoApi),
             failures: Arc::new(|f| eprintln!("failure: {f:?}")),
-            javascript_checkout: None,
+            javascript_checkout: Some(root.join("clients/extension-host")),
         });
         let bus = HookBus::new();
         host.begin_load();
         host.load(
             vec![ExtensionSource {
-                path: dir.path().join("bench"),
+                path: dir.path().join(if js { "bench.ts" } else { "bench" }),
                 scope: Scope::Temporary,
                 launch,
                 source: "cli",

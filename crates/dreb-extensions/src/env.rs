@@ -19,6 +19,14 @@ pub trait ExtensionApi: Send + Sync {
     /// The `resources_discover` answers after a load (startup or reload), by extension path, before the load is
     /// marked ready: add the skill and prompt paths to the session's resources.
     async fn resources_discovered(&self, _found: Vec<(String, ResourcesDiscoverResult)>) {}
+    /// Whether this session's directory is still open to the `session_directory` hook (at start-up, when neither
+    /// the command line nor the settings chose it). Asked once, by the start-up load.
+    fn session_directory_open(&self) -> bool {
+        false
+    }
+    /// The directory the `session_directory` answers chose (relative ones against the cwd), before the loaded
+    /// extensions get `session_start` and before the load is marked ready: place the session there.
+    async fn session_directory_chosen(&self, _dir: PathBuf) {}
 }
 
 /// What every extension of the session shares.

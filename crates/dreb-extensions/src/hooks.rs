@@ -10,10 +10,11 @@ use dreb_agent::{AgentMessage, CustomMessage};
 use dreb_ai::{ImageContent, UserBlock};
 use dreb_extension_protocol as ext;
 use dreb_hooks::{
-    BeforeAgentStartEvent, BeforeAgentStartResult, HookError, HookHandler, HookResult,
-    InputDecision, InputEvent, InputSource, Notice, SessionBeforeDecision, SessionBeforeEvent,
-    SessionStartReason, SuppliedSummary, SwitchReason, ToolCallDecision, ToolCallEvent,
-    ToolResultEvent, ToolResultPatch, UserBashEvent, UserBashResult,
+    BeforeAgentStartEvent, BeforeAgentStartResult, CompactPreparation, HookError, HookHandler,
+    HookResult, InputDecision, InputEvent, InputSource, Notice, SessionBeforeDecision,
+    SessionBeforeEvent, SessionStartReason, Supplied, SuppliedSummary, SwitchReason,
+    ToolCallDecision, ToolCallEvent, ToolResultEvent, ToolResultPatch, TreePreparation,
+    UserBashEvent, UserBashResult,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -75,6 +76,44 @@ fn convert<A: Serialize, B: DeserializeOwned>(a: &A) -> HookResult<B> {
 }
 
 impl ExtensionHooks {
+    async fn before_compact(
+        &self,
+        preparation: &CompactPreparation,
+        branch_entries: &[Value],
+        custom_instructions: &Option<String>,
+    ) -> HookResult<SessionBeforeDecision> {
+        let r = self
+            .ask(
+                ext::SessionBeforeCompactParams {
+                    preparation: compaction_preparation(preparation),
+                    branch_entries: branch_entries.to_vec(),
+                    custom_instructions: custom_instructions.clone(),
+                },
+                None,
+            )
+            .await?;
+        compaction_decision(r, branch_entries)
+    }
+
+    async fn before_tree(
+        &self,
+        target_id: &str,
+        summarize: bool,
+        preparation: &TreePreparation,
+    ) -> HookResult<SessionBeforeDecision> {
+        let r = self
+            .ask(
+                ext::SessionBeforeTreeParams {
+                    target_id: target_id.to_string(),
+                    summarize,
+                    preparation: tree_preparation(preparation),
+                },
+                None,
+            )
+            .await?;
+        Ok(summary_decision(r))
+    }
+
     async fn ask<C: ext::CallSpec>(
         &self,
         params: C,
@@ -97,6 +136,76 @@ fn summary_decision(r: ext::SummaryHookResult) -> SessionBeforeDecision {
             details: s.details,
         }),
         None => SessionBeforeDecision::Continue,
+    }
+}
+
+/// A `session_before_compact` answer; a supplied `firstKeptEntryId` must be an entry of `branch`.
+fn compaction_decision(
+    r: ext::CompactHookResult,
+    branch: &[Value],
+) -> HookResult<SessionBeforeDecision> {
+    if r.cancel == Some(true) {
+        return Ok(SessionBeforeDecision::Cancel);
+    }
+    let Some(s) = r.summary else {
+        return Ok(SessionBeforeDecision::Continue);
+    };
+    if let Some(id) = &s.first_kept_entry_id
+        && !branch
+            .iter()
+            .any(|e| e.get("id").and_then(Value::as_str) == Some(id.as_str()))
+    {
+        return Err(HookError(format!(
+            "firstKeptEntryId \"{id}\" is not an entry of the branch"
+        )));
+    }
+    let tokens_before = match s.tokens_before {
+        Some(n) if n < 0 => {
+            return Err(HookError(format!("tokensBefore {n} is negative")));
+        }
+        other => other.map(|n| n as u64),
+    };
+    Ok(SessionBeforeDecision::SupplyCompaction(Supplied {
+        summary: s.summary,
+        details: s.details,
+        first_kept_entry_id: s.first_kept_entry_id,
+        tokens_before,
+    }))
+}
+
+/// The protocol's form of a compaction's preparation.
+fn compaction_preparation(p: &CompactPreparation) -> ext::CompactionPreparation {
+    ext::CompactionPreparation {
+        first_kept_entry_id: p.first_kept_entry_id.clone(),
+        messages_to_summarize: p.messages_to_summarize.clone(),
+        turn_prefix_messages: p.turn_prefix_messages.clone(),
+        is_split_turn: p.is_split_turn,
+        tokens_before: p.tokens_before as i64,
+        previous_summary: p.previous_summary.clone(),
+        file_ops: ext::FileOperations {
+            read: p.file_ops.read.clone(),
+            written: p.file_ops.written.clone(),
+            edited: p.file_ops.edited.clone(),
+        },
+        settings: ext::CompactionSettings {
+            enabled: p.settings.enabled,
+            reserve_tokens: p.settings.reserve_tokens as i64,
+            keep_recent_tokens: p.settings.keep_recent_tokens as i64,
+        },
+    }
+}
+
+/// The protocol's form of a tree navigation's preparation.
+fn tree_preparation(p: &TreePreparation) -> ext::TreePreparation {
+    ext::TreePreparation {
+        target_id: p.target_id.clone(),
+        old_leaf_id: p.old_leaf_id.clone(),
+        common_ancestor_id: p.common_ancestor_id.clone(),
+        entries_to_summarize: p.entries_to_summarize.clone(),
+        user_wants_summary: p.user_wants_summary,
+        custom_instructions: p.custom_instructions.clone(),
+        replace_instructions: p.replace_instructions,
+        label: p.label.clone(),
     }
 }
 
@@ -315,30 +424,37 @@ impl HookHandler for ExtensionHooks {
                 )
                 .await?,
             ),
+            SessionBeforeEvent::Compaction {
+                preparation,
+                branch_entries,
+                custom_instructions,
+            } => {
+                self.before_compact(preparation, branch_entries, custom_instructions)
+                    .await?
+            }
             SessionBeforeEvent::Compact {
                 custom_instructions,
-            } => summary_decision(
-                self.ask(
-                    ext::SessionBeforeCompactParams {
-                        custom_instructions: custom_instructions.clone(),
-                    },
-                    None,
-                )
-                .await?,
-            ),
+            } => {
+                self.before_compact(&CompactPreparation::default(), &[], custom_instructions)
+                    .await?
+            }
+            SessionBeforeEvent::TreeNavigation {
+                target_id,
+                summarize,
+                preparation,
+            } => self.before_tree(target_id, *summarize, preparation).await?,
             SessionBeforeEvent::Tree {
                 target_id,
                 summarize,
-            } => summary_decision(
-                self.ask(
-                    ext::SessionBeforeTreeParams {
-                        target_id: target_id.clone(),
-                        summarize: *summarize,
-                    },
-                    None,
-                )
-                .await?,
-            ),
+            } => {
+                let preparation = TreePreparation {
+                    target_id: target_id.clone(),
+                    user_wants_summary: *summarize,
+                    ..Default::default()
+                };
+                self.before_tree(target_id, *summarize, &preparation)
+                    .await?
+            }
         })
     }
 
@@ -404,5 +520,64 @@ impl HookHandler for ExtensionHooks {
 
     fn wants_notices(&self) -> bool {
         NOTICE_EVENTS.iter().any(|name| self.ext.subscribes(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn supplied(first_kept: Option<&str>, tokens: Option<i64>) -> ext::CompactHookResult {
+        ext::CompactHookResult {
+            cancel: None,
+            summary: Some(ext::SuppliedCompaction {
+                summary: "s".into(),
+                first_kept_entry_id: first_kept.map(str::to_string),
+                tokens_before: tokens,
+                details: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_supplied_compaction_must_keep_an_entry_of_the_branch() {
+        let branch = [
+            json!({"type": "message", "id": "a1"}),
+            json!({"type": "message", "id": "b2"}),
+        ];
+        let ok = compaction_decision(supplied(Some("b2"), Some(7)), &branch).unwrap();
+        assert_eq!(
+            ok,
+            SessionBeforeDecision::SupplyCompaction(Supplied {
+                summary: "s".into(),
+                details: None,
+                first_kept_entry_id: Some("b2".into()),
+                tokens_before: Some(7),
+            })
+        );
+        let defaults = compaction_decision(supplied(None, None), &branch).unwrap();
+        assert_eq!(
+            defaults,
+            SessionBeforeDecision::SupplyCompaction(Supplied {
+                summary: "s".into(),
+                ..Default::default()
+            })
+        );
+        let err = compaction_decision(supplied(Some("zz"), None), &branch).unwrap_err();
+        assert_eq!(
+            err.0,
+            "firstKeptEntryId \"zz\" is not an entry of the branch"
+        );
+        let err = compaction_decision(supplied(None, Some(-1)), &branch).unwrap_err();
+        assert_eq!(err.0, "tokensBefore -1 is negative");
+        let cancel = ext::CompactHookResult {
+            cancel: Some(true),
+            summary: None,
+        };
+        assert_eq!(
+            compaction_decision(cancel, &branch).unwrap(),
+            SessionBeforeDecision::Cancel
+        );
     }
 }

@@ -86,6 +86,14 @@ impl ExtensionHost {
                 Err(err) => self.env.report(e.path(), "load", &err.to_string()),
             }
         }
+        // The reference asks `session_directory` before its session manager exists; here the session waits
+        // unwritten until the extensions are ready, and is placed before they hear `session_start`.
+        if reason == ext::SessionStartReason::Startup
+            && self.env.api.session_directory_open()
+            && let Some(dir) = self.session_directory(&loaded, timeout).await
+        {
+            self.env.api.session_directory_chosen(dir).await;
+        }
         for e in &loaded {
             if e.subscribes("session_start") {
                 e.notify(&ext::Event::SessionStart(ext::SessionStartEvent { reason }))
@@ -106,6 +114,38 @@ impl ExtensionHost {
             }
         }
         self.ready.send_replace(true);
+    }
+
+    /// `session_directory` to every extension of `loaded` that subscribed, one after the other in load order (as the
+    /// reference asks them); the last answer with a directory wins, resolved against the cwd. A failure is reported
+    /// (`event: "session_directory"`) and counts as no answer.
+    async fn session_directory(
+        &self,
+        loaded: &[Arc<Extension>],
+        timeout: std::time::Duration,
+    ) -> Option<std::path::PathBuf> {
+        let cwd = self.env.cwd.to_string_lossy().into_owned();
+        let mut chosen = None;
+        for e in loaded.iter().filter(|e| e.subscribes("session_directory")) {
+            let answer = e
+                .call(
+                    ext::SessionDirectoryParams { cwd: cwd.clone() },
+                    Some(timeout),
+                    None,
+                )
+                .await;
+            match answer {
+                Ok(r) => {
+                    if let Some(dir) = r.session_dir.filter(|d| !d.is_empty()) {
+                        chosen = Some(self.env.cwd.join(dir));
+                    }
+                }
+                Err(err) => self
+                    .env
+                    .report(e.path(), "session_directory", &err.to_string()),
+            }
+        }
+        chosen
     }
 
     /// `resources_discover` to every extension that subscribed (in parallel, each within the hook timeout); the

@@ -191,10 +191,71 @@ pub enum SessionBeforeEvent {
     },
     /// `session_before_fork`.
     Fork { entry_id: String },
-    /// `session_before_compact`.
+    /// `session_before_compact`, with what the compaction would do.
+    Compaction {
+        /// What the compaction would summarise (computed before any model call).
+        preparation: CompactPreparation,
+        /// Every entry from the root to the leaf, as in the session file.
+        branch_entries: Vec<Value>,
+        custom_instructions: Option<String>,
+    },
+    /// `session_before_tree`, with what the navigation would do.
+    TreeNavigation {
+        target_id: String,
+        summarize: bool,
+        preparation: TreePreparation,
+    },
+    /// `session_before_compact` without its preparation (handlers get an empty one). Kept while call sites move to
+    /// [`SessionBeforeEvent::Compaction`]; to be removed.
     Compact { custom_instructions: Option<String> },
-    /// `session_before_tree`.
+    /// `session_before_tree` without its preparation (only the target and `summarize`). Kept while call sites move
+    /// to [`SessionBeforeEvent::TreeNavigation`]; to be removed.
     Tree { target_id: String, summarize: bool },
+}
+
+/// The files the summarised messages read, wrote and edited (each list sorted).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FileOps {
+    pub read: Vec<String>,
+    pub written: Vec<String>,
+    pub edited: Vec<String>,
+}
+
+/// The compaction settings in effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CompactSettings {
+    pub enabled: bool,
+    pub reserve_tokens: u64,
+    pub keep_recent_tokens: u64,
+}
+
+/// What a compaction will do, before any model call (the reference's `CompactionPreparation`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CompactPreparation {
+    pub first_kept_entry_id: String,
+    /// Agent messages (JSON), oldest first: summarised and dropped from the context.
+    pub messages_to_summarize: Vec<Value>,
+    /// A turn split at the cut: its messages before the cut (summarised separately).
+    pub turn_prefix_messages: Vec<Value>,
+    pub is_split_turn: bool,
+    pub tokens_before: u64,
+    pub previous_summary: Option<String>,
+    pub file_ops: FileOps,
+    pub settings: CompactSettings,
+}
+
+/// What `navigate_tree` will do (the reference's `TreePreparation`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TreePreparation {
+    pub target_id: String,
+    pub old_leaf_id: Option<String>,
+    pub common_ancestor_id: Option<String>,
+    /// Session entries (JSON) of the branch left behind, after the common ancestor, oldest first.
+    pub entries_to_summarize: Vec<Value>,
+    pub user_wants_summary: bool,
+    pub custom_instructions: Option<String>,
+    pub replace_instructions: Option<bool>,
+    pub label: Option<String>,
 }
 
 impl SessionBeforeEvent {
@@ -203,17 +264,43 @@ impl SessionBeforeEvent {
         match self {
             SessionBeforeEvent::Switch { .. } => "session_before_switch",
             SessionBeforeEvent::Fork { .. } => "session_before_fork",
-            SessionBeforeEvent::Compact { .. } => "session_before_compact",
-            SessionBeforeEvent::Tree { .. } => "session_before_tree",
+            SessionBeforeEvent::Compact { .. } | SessionBeforeEvent::Compaction { .. } => {
+                "session_before_compact"
+            }
+            SessionBeforeEvent::Tree { .. } | SessionBeforeEvent::TreeNavigation { .. } => {
+                "session_before_tree"
+            }
         }
     }
 }
 
 /// A summary a handler supplies instead of the LLM's (`session_before_compact`, `session_before_tree`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SuppliedSummary {
     pub summary: String,
     pub details: Option<Value>,
+}
+
+/// What the session gets of a supplied summary: the summary, and for a compaction where the kept context starts
+/// and the size recorded (absent: the preparation's).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Supplied {
+    pub summary: String,
+    pub details: Option<Value>,
+    /// Compaction only: where the kept context starts (an entry of the branch).
+    pub first_kept_entry_id: Option<String>,
+    /// Compaction only: the context size recorded.
+    pub tokens_before: Option<u64>,
+}
+
+impl From<SuppliedSummary> for Supplied {
+    fn from(s: SuppliedSummary) -> Self {
+        Supplied {
+            summary: s.summary,
+            details: s.details,
+            ..Default::default()
+        }
+    }
 }
 
 /// A `session_before_*` handler's answer.
@@ -225,12 +312,14 @@ pub enum SessionBeforeDecision {
     Cancel,
     /// Go on, with this compaction or branch summary instead of asking the model.
     Supply(SuppliedSummary),
+    /// Go on, with this compaction (its own first kept entry and size) instead of asking the model.
+    SupplyCompaction(Supplied),
 }
 
 /// What the bus makes of the `session_before_*` answers.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionBeforeOutcome {
-    Continue { supplied: Option<SuppliedSummary> },
+    Continue { supplied: Option<Supplied> },
     Cancelled,
 }
 
@@ -555,7 +644,10 @@ impl HookBus {
                 Ok(SessionBeforeDecision::Continue) => {}
                 Ok(SessionBeforeDecision::Cancel) => return SessionBeforeOutcome::Cancelled,
                 Ok(SessionBeforeDecision::Supply(summary)) => {
-                    supplied.get_or_insert(summary);
+                    supplied.get_or_insert(summary.into());
+                }
+                Ok(SessionBeforeDecision::SupplyCompaction(compaction)) => {
+                    supplied.get_or_insert(compaction);
                 }
                 Err(e) => self.fail(&r.source, event.name(), e),
             }

@@ -273,7 +273,9 @@ async fn session_before_first_cancel_wins_and_the_first_supply_is_used() {
             details: None,
         })
     };
-    let event = SessionBeforeEvent::Compact {
+    let event = SessionBeforeEvent::Compaction {
+        preparation: Default::default(),
+        branch_entries: Vec::new(),
         custom_instructions: None,
     };
     let (bus, _) = bus_of(vec![
@@ -289,9 +291,9 @@ async fn session_before_first_cancel_wins_and_the_first_supply_is_used() {
     assert_eq!(
         bus.session_before(&event).await,
         SessionBeforeOutcome::Continue {
-            supplied: Some(SuppliedSummary {
+            supplied: Some(Supplied {
                 summary: "first".into(),
-                details: None
+                ..Default::default()
             })
         }
     );

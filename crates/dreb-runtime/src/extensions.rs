@@ -5,15 +5,89 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use dreb_extensions::{DiscoveryInput, ExtensionHost, HostEnv};
+use dreb_extensions::{DiscoveryInput, ExtensionApi, ExtensionHost, HostEnv};
 use serde_json::{Value, json};
 
 use crate::runtime::{Inner, Runtime};
+
+/// How the session file was chosen at start-up, when the `session_directory` hook may still choose its directory
+/// (neither `--session-dir` nor the `sessionDir` setting did, and the session is persisted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SessionPlacement {
+    /// A new session (its file is not written before the extensions are ready): it moves to the directory.
+    New,
+    /// `-c/--continue`: the most recent session of the directory is continued instead (a new one there if none).
+    Continue,
+    /// `--session` / `--fork`: the file stays; sessions started later go to the directory.
+    Opened,
+}
+
+impl SessionPlacement {
+    /// The placement the hook may change, from the start-up options (`None`: the directory is decided).
+    pub(crate) fn of(
+        options: &crate::options::RuntimeOptions,
+        settings: &dreb_settings::SettingsManager,
+    ) -> Option<SessionPlacement> {
+        if options.no_session || options.session_dir.is_some() || settings.session_dir().is_some() {
+            return None;
+        }
+        Some(if options.session.is_some() || options.fork.is_some() {
+            SessionPlacement::Opened
+        } else if options.continue_recent {
+            SessionPlacement::Continue
+        } else {
+            SessionPlacement::New
+        })
+    }
+}
+
+/// The agent API the extensions are served ([`crate::extension_api::ApiServer`]), plus the start-up placement of the
+/// session that the `session_directory` answer completes.
+struct PlacingApi {
+    api: crate::extension_api::ApiServer,
+    inner: std::sync::Weak<Inner>,
+    /// How the session was placed at start-up while the hook may still move it (taken by the answer).
+    placement: std::sync::Mutex<Option<SessionPlacement>>,
+}
+
+#[async_trait::async_trait]
+impl ExtensionApi for PlacingApi {
+    async fn serve(
+        &self,
+        extension: &str,
+        command: dreb_extension_protocol::Command,
+    ) -> Result<dreb_extension_protocol::ResponseData, String> {
+        self.api.serve(extension, command).await
+    }
+
+    fn registrations_changed(&self) {
+        self.api.registrations_changed();
+    }
+
+    async fn resources_discovered(
+        &self,
+        found: Vec<(String, dreb_extension_protocol::ResourcesDiscoverResult)>,
+    ) {
+        self.api.resources_discovered(found).await;
+    }
+
+    fn session_directory_open(&self) -> bool {
+        crate::sync::lock(&self.placement).is_some()
+    }
+
+    async fn session_directory_chosen(&self, dir: PathBuf) {
+        let placement = crate::sync::lock(&self.placement).take();
+        if let (Some(inner), Some(placement)) = (self.inner.upgrade(), placement) {
+            Runtime { inner }.place_session(dir, placement).await;
+        }
+    }
+}
 
 /// The extension host of a new session (nothing is started yet).
 pub(crate) fn new_host(
     inner: &std::sync::Weak<Inner>,
     options: &crate::options::ExtensionOptions,
+    placement: Option<SessionPlacement>,
     cwd: &std::path::Path,
     agent_dir: &std::path::Path,
     outbox: &dreb_protocol::Outbox,
@@ -24,8 +98,12 @@ pub(crate) fn new_host(
         agent_dir: agent_dir.to_path_buf(),
         has_ui: options.has_ui,
         flag_values: options.flags.iter().cloned().collect(),
-        api: Arc::new(crate::extension_api::ApiServer {
+        api: Arc::new(PlacingApi {
+            api: crate::extension_api::ApiServer {
+                inner: inner.clone(),
+            },
             inner: inner.clone(),
+            placement: std::sync::Mutex::new(placement),
         }),
         // The host of this checkout, for development builds; installed builds find it on PATH.
         javascript_checkout: Some(
@@ -75,6 +153,52 @@ impl Runtime {
         });
     }
 
+    /// The `session_directory` answer at start-up: the session's directory becomes `dir`, and the session file
+    /// follows as `placement` says. Runs before the load is marked ready, so nothing that writes the session (a
+    /// prompt, a host's `bash`) has run yet: a new session's file is not written, and it simply moves.
+    pub(crate) async fn place_session(&self, dir: PathBuf, placement: SessionPlacement) {
+        let rt = self.clone();
+        let model = self.inner.agent.model();
+        let thinking = self.inner.agent.thinking_level();
+        let placed = tokio::task::spawn_blocking(move || {
+            let mut session = crate::sync::lock(&rt.inner.session);
+            let continued = match placement {
+                SessionPlacement::Continue => {
+                    Some(dreb_session::listing::find_most_recent_session(&dir))
+                }
+                _ => None,
+            };
+            session.set_session_dir(dir, placement != SessionPlacement::Opened)?;
+            match continued {
+                // The directory's most recent session, as `--continue` would have opened it there.
+                Some(Some(path)) if Some(path.as_path()) != session.session_file() => {
+                    session.set_session_file(&path)?;
+                    Ok(true)
+                }
+                // None there, but one of the default directory was continued: a new session there instead.
+                Some(None) if session.is_flushed() => {
+                    session.new_session(dreb_session::NewSessionOptions::default());
+                    if let Some(m) = &model {
+                        session.append_model_change(&m.provider, &m.id)?;
+                    }
+                    session.append_thinking_level_change(thinking.as_str())?;
+                    Ok(true)
+                }
+                _ => Ok::<bool, dreb_session::SessionError>(false),
+            }
+        })
+        .await;
+        match placed {
+            Ok(Ok(true)) => self.sync_agent_from_session(),
+            Ok(Ok(false)) => {}
+            Ok(Err(e)) => tracing::warn!(
+                "session_directory: the session stays where it was ({}): {e}",
+                self.inner.cwd.display()
+            ),
+            Err(e) => tracing::warn!("session_directory: {e}"),
+        }
+    }
+
     /// Stop every extension (`session_shutdown` first) and take them off the hook bus.
     pub async fn stop_extensions(&self) {
         self.inner.extensions.ready().await;
@@ -94,6 +218,27 @@ impl Runtime {
     ) -> dreb_hooks::SessionBeforeOutcome {
         self.extensions_ready().await;
         self.inner.hooks.session_before(event).await
+    }
+
+    /// What a `navigate_tree` will do, as the `session_before_tree` handlers get it: the old leaf, the common
+    /// ancestor with the target and the abandoned branch's entries after it.
+    pub(crate) fn tree_preparation(
+        &self,
+        p: &dreb_protocol::NavigateTreeParams,
+    ) -> dreb_hooks::TreePreparation {
+        let session = crate::sync::lock(&self.inner.session);
+        let old_leaf_id = session.leaf_id().map(str::to_string);
+        let source = session.entries_for_branch_summary(old_leaf_id.as_deref(), &p.target_id);
+        dreb_hooks::TreePreparation {
+            target_id: p.target_id.clone(),
+            entries_to_summarize: source.entries.iter().map(|e| e.to_value()).collect(),
+            common_ancestor_id: source.common_ancestor_id,
+            old_leaf_id,
+            user_wants_summary: p.summarize == Some(true),
+            custom_instructions: p.custom_instructions.clone(),
+            replace_instructions: p.replace_instructions,
+            label: p.label.clone(),
+        }
     }
 
     /// The `user_bash` handlers, once the extensions have loaded.
@@ -234,6 +379,32 @@ impl Runtime {
             tools.retain(|t| active.contains(&t.definition().name));
         }
         inner.agent.set_tools(tools);
+    }
+}
+
+/// A compaction's preparation as the `session_before_compact` handlers get it.
+pub(crate) fn compact_preparation(
+    prep: &dreb_compaction::CompactionPreparation,
+    settings: &dreb_compaction::CompactionSettings,
+) -> dreb_hooks::CompactPreparation {
+    let sorted = |set: &std::collections::BTreeSet<String>| set.iter().cloned().collect();
+    dreb_hooks::CompactPreparation {
+        first_kept_entry_id: prep.first_kept_entry_id.clone(),
+        messages_to_summarize: prep.messages_to_summarize.clone(),
+        turn_prefix_messages: prep.turn_prefix_messages.clone(),
+        is_split_turn: prep.is_split_turn,
+        tokens_before: prep.tokens_before,
+        previous_summary: prep.previous_summary.clone(),
+        file_ops: dreb_hooks::FileOps {
+            read: sorted(&prep.file_ops.read),
+            written: sorted(&prep.file_ops.written),
+            edited: sorted(&prep.file_ops.edited),
+        },
+        settings: dreb_hooks::CompactSettings {
+            enabled: settings.enabled,
+            reserve_tokens: settings.reserve_tokens,
+            keep_recent_tokens: settings.keep_recent_tokens,
+        },
     }
 }
 

@@ -328,10 +328,14 @@ impl Runtime {
         session.set_write_observer(persist::write_health_reporter(outbox.clone()));
         let hooks = hook_bus(&options, &settings, &cwd, &dialog, &outbox);
         let extension_options = options.extensions.clone();
+        // Without a directory from the command line or the settings, an extension's `session_directory` may still
+        // place the session once the extensions are loaded (before anything is written).
+        let placement = crate::extensions::SessionPlacement::of(&options, &settings);
         let inner = Arc::new_cyclic(|weak| Inner {
             extensions: crate::extensions::new_host(
                 weak,
                 &extension_options,
+                placement,
                 &cwd,
                 &agent_dir,
                 &outbox,

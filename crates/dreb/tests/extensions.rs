@@ -1200,3 +1200,312 @@ fn a_package_manifest_and_settings_extensions_are_loaded() {
         dreb.seen
     );
 }
+
+/// `dreb --mode rpc` with the session-hooks TypeScript extension (`session_hooks.ts`) plus `extra`.
+fn spawn_session_hooks(env: &Env, extra: &[&str], envs: &[(&str, &str)]) -> Dreb {
+    reference_style(); // the Node host's dependencies must be there
+    let ts = fixture_path("session_hooks.ts");
+    let mut args = vec![
+        "--mode",
+        "rpc",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["-e", ts.as_str()]);
+    env.spawn_raw(&args, envs)
+}
+
+fn session_file(dreb: &mut Dreb) -> PathBuf {
+    let state = ok(dreb, json!({"id": "st", "type": "get_state"}));
+    PathBuf::from(state["data"]["sessionFile"].as_str().unwrap())
+}
+
+fn jsonl_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn session_directory_places_the_session_below_the_flag_and_the_setting() {
+    let env = Env::with_scenario(scenario(
+        json!({"turns": [{"text": ["reply"], "repeat": true}]}),
+    ));
+    let hook_root = env.home.path().join("hook-sessions");
+    let hook_dir = hook_root.join("project");
+    let root = hook_root.to_string_lossy().into_owned();
+    let envs = [("SESSION_HOOK_DIR", root.as_str())];
+
+    // The hook's directory: the first prompt waits for the extensions, so the file is written only there.
+    let mut dreb = spawn_session_hooks(&env, &[], &envs);
+    dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "hello"}));
+    let file = session_file(&mut dreb);
+    assert_eq!(file.parent().unwrap(), hook_dir, "{}", file.display());
+    assert!(file.is_file());
+    assert!(
+        jsonl_files(&env.session_dir()).is_empty(),
+        "nothing in the default directory"
+    );
+    // Sessions started later go there too, and `get_sessions` lists that directory.
+    ok(&mut dreb, json!({"id": "n", "type": "new_session"}));
+    assert_eq!(session_file(&mut dreb).parent().unwrap(), hook_dir);
+    drop(dreb);
+
+    // `--continue` continues the most recent session of the hook's directory (the default one has none).
+    let mut dreb = spawn_session_hooks(&env, &["-c"], &envs);
+    ok(&mut dreb, json!({"id": "c", "type": "get_commands"})); // the extensions are ready
+    assert_eq!(session_file(&mut dreb), file);
+    let messages = ok(&mut dreb, json!({"id": "m", "type": "get_messages"}));
+    assert_eq!(messages["data"]["messages"].as_array().unwrap().len(), 2);
+    drop(dreb);
+
+    // `--session-dir` wins over the hook, and so does the `sessionDir` setting.
+    let flag_dir = env.home.path().join("flag-sessions");
+    let flag = flag_dir.to_string_lossy().into_owned();
+    let mut dreb = spawn_session_hooks(&env, &["--session-dir", flag.as_str()], &envs);
+    dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "hello"}));
+    assert_eq!(session_file(&mut dreb).parent().unwrap(), flag_dir);
+    drop(dreb);
+    let settings_dir = env.home.path().join("settings-sessions");
+    env.write_settings(&json!({"sessionDir": settings_dir}));
+    let mut dreb = spawn_session_hooks(&env, &[], &envs);
+    dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "hello"}));
+    assert_eq!(session_file(&mut dreb).parent().unwrap(), settings_dir);
+    drop(dreb);
+    assert_eq!(
+        jsonl_files(&hook_dir).len(),
+        1,
+        "only the first session was written there"
+    );
+}
+
+#[test]
+fn session_directory_answers_of_python_and_typescript_extensions_the_last_one_wins() {
+    let env = Env::with_scenario(scenario(
+        json!({"turns": [{"text": ["reply"], "repeat": true}]}),
+    ));
+    let py_root = env.home.path().join("py");
+    let ts_root = env.home.path().join("ts");
+    let (py, ts) = (
+        py_root.to_string_lossy().into_owned(),
+        ts_root.to_string_lossy().into_owned(),
+    );
+    let pp = python_path();
+    let sink = kitchen_sink();
+    // Load order: the Python extension first, then the TypeScript one, whose answer wins.
+    let mut dreb = spawn_session_hooks(
+        &env,
+        &["-e", sink.as_str()],
+        &[
+            ("PYTHONPATH", pp.as_str()),
+            ("KITCHEN_SESSION_DIR", py.as_str()),
+            ("SESSION_HOOK_DIR", ts.as_str()),
+        ],
+    );
+    dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "hello"}));
+    assert_eq!(
+        session_file(&mut dreb).parent().unwrap(),
+        ts_root.join("project")
+    );
+    drop(dreb);
+    // The Python extension alone: its own directory (a relative answer would be against the cwd).
+    let mut dreb = spawn(&env, &[], &[("KITCHEN_SESSION_DIR", py.as_str())]);
+    dreb.exchange(&json!({"id": "p", "type": "prompt", "message": "hello"}));
+    assert_eq!(
+        session_file(&mut dreb).parent().unwrap(),
+        py_root.join("py-project")
+    );
+}
+
+/// Sends `cmd` and reads until both its response and a notify starting with `prefix` arrived (a hook's
+/// fire-and-forget `ui.notify` may reach the host before or after the command's response).
+fn response_and_notify(dreb: &mut Dreb, cmd: Value, prefix: &str) -> (Value, String) {
+    dreb.send(&cmd);
+    let (mut response, mut notify) = (None, None);
+    while response.is_none() || notify.is_none() {
+        let f = dreb.next_frame().expect("a frame");
+        if is_response(&f) && f["id"] == cmd["id"] {
+            response = Some(f);
+        } else if let Some(text) = notify_text(&f).filter(|t| t.starts_with(prefix)) {
+            notify = Some(text);
+        }
+    }
+    (response.unwrap(), notify.unwrap())
+}
+
+#[test]
+fn session_before_hooks_get_the_reference_payloads_and_cancel_or_supply() {
+    let env = Env::with_scenario(scenario(
+        json!({"turns": [{"text": ["reply"], "repeat": true}]}),
+    ));
+    // Keep almost nothing verbatim, so that the first exchange is summarised.
+    env.write_settings(&json!({"compaction": {"keepRecentTokens": 1}}));
+    let mut dreb = spawn_session_hooks(&env, &[], &[]);
+    dreb.exchange(&json!({"id": "p1", "type": "prompt", "message": "one"}));
+    dreb.exchange(&json!({"id": "p2", "type": "prompt", "message": "two"}));
+
+    // session_before_switch: the target file; session_before_fork: the entry id.
+    let locked = env.cwd().join("locked.jsonl");
+    let (r, seen) = response_and_notify(
+        &mut dreb,
+        json!({"id": "sw", "type": "switch_session", "sessionPath": locked}),
+        "switch ",
+    );
+    assert_eq!(seen, format!("switch resume {}", locked.display()));
+    assert_eq!(r["data"], json!({"cancelled": true}), "{r}");
+    let msgs = ok(&mut dreb, json!({"id": "fm", "type": "get_fork_messages"}));
+    let first_user = msgs["data"]["messages"][0]["entryId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (r, seen) = response_and_notify(
+        &mut dreb,
+        json!({"id": "fk", "type": "fork", "entryId": first_user}),
+        "fork ",
+    );
+    assert_eq!(seen, "fork one");
+    assert_eq!(r["data"]["cancelled"], true, "{r}");
+
+    // session_before_compact: the preparation and the branch, then a cancel.
+    let (r, seen) = response_and_notify(
+        &mut dreb,
+        json!({"id": "c1", "type": "compact", "customInstructions": "cancel"}),
+        "summarize=",
+    );
+    // One token kept: the cut falls inside the second turn (its user message is the turn prefix).
+    assert!(
+        seen.starts_with("summarize=one|reply prefix=1 split=true tokens="),
+        "{seen}"
+    );
+    assert!(
+        seen.ends_with(" previous=- read= keepRecent=1 branch=6 firstKept=reply"),
+        "{seen}"
+    );
+    assert_eq!(r["error"], "Command failed: Compaction cancelled", "{r}");
+
+    // A supplied compaction with its own first kept entry and size: no LLM call, written as given.
+    let before = env.mock.requests().len();
+    let (r, _) = response_and_notify(
+        &mut dreb,
+        json!({"id": "c2", "type": "compact", "customInstructions": "supply"}),
+        "summarize=",
+    );
+    assert_eq!(r["success"], true, "{r}");
+    assert_eq!(
+        r["data"]["summary"],
+        "Compacted by session_hooks: 2 messages"
+    );
+    assert_eq!(r["data"]["tokensBefore"], 4242);
+    assert_eq!(r["data"]["details"], json!({"by": "session_hooks"}));
+    assert_eq!(env.mock.requests().len(), before, "no LLM call");
+    let file = session_file(&mut dreb);
+    let entries = common::read_jsonl(&file);
+    let compaction = entries.iter().find(|e| e["type"] == "compaction").unwrap();
+    let second_user = entries
+        .iter()
+        .find(|e| e["type"] == "message" && e["message"]["content"][0]["text"] == "two")
+        .unwrap()
+        .clone();
+    assert_eq!(compaction["firstKeptEntryId"], second_user["id"]);
+    assert_eq!(compaction["fromHook"], true);
+
+    // session_before_tree: the abandoned branch after the common ancestor; a supplied summary, then a cancel.
+    let (r, seen) = response_and_notify(
+        &mut dreb,
+        json!({"id": "nt", "type": "navigate_tree", "targetId": first_user, "summarize": true, "label": "back"}),
+        "tree ",
+    );
+    assert_eq!(r["data"]["cancelled"], false, "{r}");
+    assert_eq!(
+        seen,
+        "tree common=one old=true left=reply|two|reply wants=true label=back"
+    );
+    let entries = common::read_jsonl(&file);
+    let summary = entries
+        .iter()
+        .find(|e| e["type"] == "branch_summary")
+        .unwrap();
+    assert!(
+        summary["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("Left behind: reply, two, reply"),
+        "{summary}"
+    );
+    assert_eq!(summary["fromHook"], true);
+    let (r, _) = response_and_notify(
+        &mut dreb,
+        json!({"id": "nt2", "type": "navigate_tree", "targetId": second_user["id"], "label": "cancel"}),
+        "tree ",
+    );
+    assert_eq!(r["data"]["cancelled"], true, "{r}");
+}
+
+#[test]
+fn input_editor_and_ask_are_answered_cancelled_and_time_out_and_the_ui_methods_reach_the_host() {
+    let env = Env::new();
+    let mut dreb = spawn(&env, &[], &[]);
+    let request = |dreb: &mut Dreb, method: &str| -> Value {
+        dreb.read_until(|f| f["type"] == "extension_ui_request" && f["method"] == method)
+            .pop()
+            .unwrap()
+    };
+    // Answered: the fire-and-forget methods arrive first, in order, then each dialog.
+    dreb.send(&json!({"id": "f1", "type": "prompt", "message": "/forms"}));
+    let status = request(&mut dreb, "setStatus");
+    assert_eq!(
+        (&status["statusKey"], &status["statusText"]),
+        (&json!("sink"), &json!("working"))
+    );
+    let widget = request(&mut dreb, "setWidget");
+    assert_eq!(widget["widgetLines"], json!(["line 1", "line 2"]));
+    assert_eq!(widget["widgetPlacement"], "belowEditor");
+    assert_eq!(request(&mut dreb, "setTitle")["title"], "kitchen sink");
+    assert_eq!(request(&mut dreb, "set_editor_text")["text"], "prefilled");
+    let input = request(&mut dreb, "input");
+    assert_eq!(
+        (&input["title"], &input["placeholder"]),
+        (&json!("Name?"), &json!("your name"))
+    );
+    dreb.send(&json!({"type": "extension_ui_response", "id": input["id"], "value": "Ada"}));
+    let editor = request(&mut dreb, "editor");
+    assert_eq!(editor["prefill"], "draft");
+    dreb.send(&json!({"type": "extension_ui_response", "id": editor["id"], "value": "edited"}));
+    let ask = request(&mut dreb, "ask");
+    assert_eq!(ask["title"], "Choose");
+    assert_eq!(ask["questions"][0]["options"], json!(["x", "y"]));
+    dreb.send(&json!({"type": "extension_ui_response", "id": ask["id"], "answers": [{"selected": ["y"]}]}));
+    let cleared = request(&mut dreb, "setStatus");
+    assert!(cleared.get("statusText").is_none(), "{cleared}");
+    assert_eq!(
+        next_notify(&mut dreb),
+        "forms name=Ada text=edited answers=[{'selected': ['y'], 'skipped': False}]"
+    );
+    // Cancelled.
+    dreb.send(&json!({"id": "f2", "type": "prompt", "message": "/forms"}));
+    for method in ["input", "editor", "ask"] {
+        let r = request(&mut dreb, method);
+        dreb.send(&json!({"type": "extension_ui_response", "id": r["id"], "cancelled": true}));
+    }
+    assert_eq!(
+        next_notify(&mut dreb),
+        "forms name=None text=None answers=None"
+    );
+    // Timed out (the editor has no timeout in the protocol: answered).
+    dreb.send(&json!({"id": "f3", "type": "prompt", "message": "/forms 200"}));
+    assert_eq!(request(&mut dreb, "input")["timeout"], 200);
+    let editor = request(&mut dreb, "editor");
+    dreb.send(&json!({"type": "extension_ui_response", "id": editor["id"], "value": "kept"}));
+    assert_eq!(request(&mut dreb, "ask")["timeout"], 200);
+    assert_eq!(
+        next_notify(&mut dreb),
+        "forms name=None text=kept answers=None"
+    );
+}

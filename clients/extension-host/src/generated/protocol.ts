@@ -119,6 +119,7 @@ export type EventName =
   | "session_before_compact"
   | "session_before_tree"
   | "resources_discover"
+  | "session_directory"
   | "session_start"
   | "session_shutdown"
   | "model_select"
@@ -230,10 +231,79 @@ export interface CustomMessageInput {
   details?: unknown;
 }
 
-/** A compaction or branch summary an extension supplies instead of the model's. */
+/** A branch summary an extension supplies instead of the model's. */
 export interface SuppliedSummary {
   summary: string;
   details?: unknown;
+}
+
+/**
+ * A compaction an extension supplies instead of the model's (the reference's `CompactionResult`).
+ * `firstKeptEntryId` and `tokensBefore` default to the preparation's; a `firstKeptEntryId`
+ * that is not an entry of the branch is the handler's failure.
+ */
+export interface SuppliedCompaction {
+  summary: string;
+  firstKeptEntryId?: string;
+  tokensBefore?: number;
+  details?: unknown;
+}
+
+/**
+ * The files the summarised messages read, wrote and edited (the reference's `fileOps`; its sets as sorted lists).
+ */
+export interface FileOperations {
+  read: string[];
+  written: string[];
+  edited: string[];
+}
+
+/** The compaction settings in effect (`compaction.*` in settings.json, scaled to the model's context window). */
+export interface CompactionSettings {
+  enabled: boolean;
+  reserveTokens: number;
+  keepRecentTokens: number;
+}
+
+/**
+ * What the compaction will do, computed before any model call (the reference's
+ * `CompactionPreparation`): the messages it would summarise and discard, the prefix of a turn
+ * split at the cut (summarised separately), the entry the kept context starts at, the context's
+ * size, and the previous compaction's summary (for an iterative update).
+ */
+export interface CompactionPreparation {
+  firstKeptEntryId: string;
+  /** AgentMessage objects, oldest first. */
+  messagesToSummarize: unknown[];
+  /** With `isSplitTurn`: the split turn's messages before the cut. */
+  turnPrefixMessages: unknown[];
+  isSplitTurn: boolean;
+  tokensBefore: number;
+  previousSummary?: string;
+  fileOps: FileOperations;
+  settings: CompactionSettings;
+}
+
+/**
+ * What `navigate_tree` will do (the reference's `TreePreparation`): the leaf it leaves, the
+ * common ancestor of the old leaf and the target, and the entries of the abandoned branch (from
+ * after the common ancestor to the old leaf) that a branch summary would cover.
+ */
+export interface TreePreparation {
+  targetId: string;
+  oldLeafId: string | null;
+  commonAncestorId: string | null;
+  /** Session entries, oldest first. */
+  entriesToSummarize: unknown[];
+  userWantsSummary: boolean;
+  customInstructions?: string;
+  replaceInstructions?: boolean;
+  label?: string;
+}
+
+export interface SessionDirectoryResult {
+  /** Where this session's files go (relative: against the cwd); absent: no opinion. */
+  sessionDir?: string;
 }
 
 export interface UserBashResult {
@@ -366,6 +436,12 @@ export interface SummaryHookResult {
   cancel?: boolean;
   /** Used instead of asking the model. */
   summary?: SuppliedSummary;
+}
+
+export interface CompactHookResult {
+  cancel?: boolean;
+  /** Used instead of asking the model (the reference's `compaction`). */
+  summary?: SuppliedCompaction;
 }
 
 export interface ToolExecutionResult {
@@ -655,6 +731,32 @@ export interface UserBashResponse {
   data: UserBashHookResult;
 }
 
+/** Params of `session_directory` (the request's keys besides `id` and `type`). */
+export interface SessionDirectoryParams {
+  cwd: string;
+}
+
+/**
+ * Once, at start-up, before the session's file is placed, when neither `--session-dir` nor the
+ * `sessionDir` setting chose the directory (and not with `--no-session`): the directory for
+ * this session's files. When several extensions answer, the last one (in load order) wins.
+ * The reference's CLI-only hook; see docs/extensions.md for what it decides.
+ */
+export interface SessionDirectoryCall {
+  id?: RequestId;
+  type: "session_directory";
+  cwd: string;
+}
+
+/** Success response to `session_directory`. */
+export interface SessionDirectoryResponse {
+  id?: RequestId;
+  type: "response";
+  command: "session_directory";
+  success: true;
+  data: SessionDirectoryResult;
+}
+
 /** Params of `session_before_switch` (the request's keys besides `id` and `type`). */
 export interface SessionBeforeSwitchParams {
   reason: SwitchReason;
@@ -701,13 +803,21 @@ export interface SessionBeforeForkResponse {
 
 /** Params of `session_before_compact` (the request's keys besides `id` and `type`). */
 export interface SessionBeforeCompactParams {
+  preparation: CompactionPreparation;
+  branchEntries: unknown[];
   customInstructions?: string;
 }
 
-/** A compaction (manual or automatic) is about to summarise: cancel it, or supply the summary. */
+/**
+ * A compaction (manual or automatic) is about to summarise: cancel it, or supply the compaction.
+ * `preparation` is what the runtime would summarise; `branchEntries` every entry from the root
+ * to the leaf.
+ */
 export interface SessionBeforeCompactCall {
   id?: RequestId;
   type: "session_before_compact";
+  preparation: CompactionPreparation;
+  branchEntries: unknown[];
   customInstructions?: string;
 }
 
@@ -717,21 +827,27 @@ export interface SessionBeforeCompactResponse {
   type: "response";
   command: "session_before_compact";
   success: true;
-  data: SummaryHookResult;
+  data: CompactHookResult;
 }
 
 /** Params of `session_before_tree` (the request's keys besides `id` and `type`). */
 export interface SessionBeforeTreeParams {
   targetId: string;
   summarize: boolean;
+  preparation: TreePreparation;
 }
 
-/** `navigate_tree` is about to move the leaf: cancel it, or supply the branch summary. */
+/**
+ * `navigate_tree` is about to move the leaf: cancel it, or supply the branch summary (used when
+ * the host asked for one). `targetId` and `summarize` repeat the preparation's `targetId` and
+ * `userWantsSummary`.
+ */
 export interface SessionBeforeTreeCall {
   id?: RequestId;
   type: "session_before_tree";
   targetId: string;
   summarize: boolean;
+  preparation: TreePreparation;
 }
 
 /** Success response to `session_before_tree`. */
@@ -847,6 +963,7 @@ export type RpcCall =
   | InputCall
   | BeforeAgentStartCall
   | UserBashCall
+  | SessionDirectoryCall
   | SessionBeforeSwitchCall
   | SessionBeforeForkCall
   | SessionBeforeCompactCall
@@ -866,6 +983,7 @@ export type RpcCallResponse =
   | InputResponse
   | BeforeAgentStartResponse
   | UserBashResponse
+  | SessionDirectoryResponse
   | SessionBeforeSwitchResponse
   | SessionBeforeForkResponse
   | SessionBeforeCompactResponse
@@ -886,6 +1004,7 @@ export const CALL_TYPES = [
   "input",
   "before_agent_start",
   "user_bash",
+  "session_directory",
   "session_before_switch",
   "session_before_fork",
   "session_before_compact",
@@ -908,9 +1027,10 @@ export interface CallMap {
   input: { params: InputParams; result: InputResult };
   before_agent_start: { params: BeforeAgentStartParams; result: BeforeAgentStartResult };
   user_bash: { params: UserBashParams; result: UserBashHookResult };
+  session_directory: { params: SessionDirectoryParams; result: SessionDirectoryResult };
   session_before_switch: { params: SessionBeforeSwitchParams; result: CancelResult };
   session_before_fork: { params: SessionBeforeForkParams; result: CancelResult };
-  session_before_compact: { params: SessionBeforeCompactParams; result: SummaryHookResult };
+  session_before_compact: { params: SessionBeforeCompactParams; result: CompactHookResult };
   session_before_tree: { params: SessionBeforeTreeParams; result: SummaryHookResult };
   resources_discover: { params: ResourcesDiscoverParams; result: ResourcesDiscoverResult };
   execute_command: { params: ExecuteCommandParams; result: void };

@@ -103,7 +103,7 @@ UserContent: TypeAlias = "str | list[ContentBlock]"
 # accepted and never sent.
 #
 # Open: other strings are possible and are kept.
-EventName: TypeAlias = "Literal[\"tool_call\", \"tool_result\", \"context\", \"before_provider_request\", \"input\", \"before_agent_start\", \"user_bash\", \"session_before_switch\", \"session_before_fork\", \"session_before_compact\", \"session_before_tree\", \"resources_discover\", \"session_start\", \"session_shutdown\", \"model_select\", \"agent_start\", \"agent_end\", \"turn_start\", \"turn_end\", \"message_start\", \"message_update\", \"message_end\", \"tool_execution_start\", \"tool_execution_update\", \"tool_execution_end\"] | str"
+EventName: TypeAlias = "Literal[\"tool_call\", \"tool_result\", \"context\", \"before_provider_request\", \"input\", \"before_agent_start\", \"user_bash\", \"session_before_switch\", \"session_before_fork\", \"session_before_compact\", \"session_before_tree\", \"resources_discover\", \"session_directory\", \"session_start\", \"session_shutdown\", \"model_select\", \"agent_start\", \"agent_end\", \"turn_start\", \"turn_end\", \"message_start\", \"message_update\", \"message_end\", \"tool_execution_start\", \"tool_execution_update\", \"tool_execution_end\"] | str"
 
 
 class CommandRegistration(TypedDict):
@@ -208,9 +208,80 @@ class CustomMessageInput(TypedDict):
 
 
 class SuppliedSummary(TypedDict):
-    """A compaction or branch summary an extension supplies instead of the model's."""
+    """A branch summary an extension supplies instead of the model's."""
     summary: str
     details: NotRequired[Any]
+
+
+class SuppliedCompaction(TypedDict):
+    """
+    A compaction an extension supplies instead of the model's (the reference's `CompactionResult`).
+    `firstKeptEntryId` and `tokensBefore` default to the preparation's; a `firstKeptEntryId`
+    that is not an entry of the branch is the handler's failure.
+    """
+    summary: str
+    firstKeptEntryId: NotRequired[str]
+    tokensBefore: NotRequired[int]
+    details: NotRequired[Any]
+
+
+class FileOperations(TypedDict):
+    """
+    The files the summarised messages read, wrote and edited (the reference's `fileOps`; its sets as sorted lists).
+    """
+    read: list[str]
+    written: list[str]
+    edited: list[str]
+
+
+class CompactionSettings(TypedDict):
+    """
+    The compaction settings in effect (`compaction.*` in settings.json, scaled to the model's context window).
+    """
+    enabled: bool
+    reserveTokens: int
+    keepRecentTokens: int
+
+
+class CompactionPreparation(TypedDict):
+    """
+    What the compaction will do, computed before any model call (the reference's
+    `CompactionPreparation`): the messages it would summarise and discard, the prefix of a turn
+    split at the cut (summarised separately), the entry the kept context starts at, the context's
+    size, and the previous compaction's summary (for an iterative update).
+    """
+    firstKeptEntryId: str
+    # AgentMessage objects, oldest first.
+    messagesToSummarize: list[Any]
+    # With `isSplitTurn`: the split turn's messages before the cut.
+    turnPrefixMessages: list[Any]
+    isSplitTurn: bool
+    tokensBefore: int
+    previousSummary: NotRequired[str]
+    fileOps: FileOperations
+    settings: CompactionSettings
+
+
+class TreePreparation(TypedDict):
+    """
+    What `navigate_tree` will do (the reference's `TreePreparation`): the leaf it leaves, the
+    common ancestor of the old leaf and the target, and the entries of the abandoned branch (from
+    after the common ancestor to the old leaf) that a branch summary would cover.
+    """
+    targetId: str
+    oldLeafId: str | None
+    commonAncestorId: str | None
+    # Session entries, oldest first.
+    entriesToSummarize: list[Any]
+    userWantsSummary: bool
+    customInstructions: NotRequired[str]
+    replaceInstructions: NotRequired[bool]
+    label: NotRequired[str]
+
+
+class SessionDirectoryResult(TypedDict):
+    # Where this session's files go (relative: against the cwd); absent: no opinion.
+    sessionDir: NotRequired[str]
 
 
 class UserBashResult(TypedDict):
@@ -347,6 +418,12 @@ class SummaryHookResult(TypedDict):
     cancel: NotRequired[bool]
     # Used instead of asking the model.
     summary: NotRequired[SuppliedSummary]
+
+
+class CompactHookResult(TypedDict):
+    cancel: NotRequired[bool]
+    # Used instead of asking the model (the reference's `compaction`).
+    summary: NotRequired[SuppliedCompaction]
 
 
 class ToolExecutionResult(TypedDict):
@@ -641,6 +718,32 @@ class UserBashResponse(TypedDict):
     data: UserBashHookResult
 
 
+class SessionDirectoryParams(TypedDict):
+    """Params of `session_directory`."""
+    cwd: str
+
+
+class SessionDirectoryCall(TypedDict):
+    """
+    Once, at start-up, before the session's file is placed, when neither `--session-dir` nor the
+    `sessionDir` setting chose the directory (and not with `--no-session`): the directory for
+    this session's files. When several extensions answer, the last one (in load order) wins.
+    The reference's CLI-only hook; see docs/extensions.md for what it decides.
+    """
+    id: NotRequired[RequestId]
+    type: Literal["session_directory"]
+    cwd: str
+
+
+class SessionDirectoryResponse(TypedDict):
+    """Success response to `session_directory`."""
+    id: NotRequired[RequestId]
+    type: Literal["response"]
+    command: Literal["session_directory"]
+    success: Literal[True]
+    data: SessionDirectoryResult
+
+
 class SessionBeforeSwitchParams(TypedDict):
     """Params of `session_before_switch`."""
     reason: SwitchReason
@@ -687,13 +790,21 @@ class SessionBeforeForkResponse(TypedDict):
 
 class SessionBeforeCompactParams(TypedDict):
     """Params of `session_before_compact`."""
+    preparation: CompactionPreparation
+    branchEntries: list[Any]
     customInstructions: NotRequired[str]
 
 
 class SessionBeforeCompactCall(TypedDict):
-    """A compaction (manual or automatic) is about to summarise: cancel it, or supply the summary."""
+    """
+    A compaction (manual or automatic) is about to summarise: cancel it, or supply the compaction.
+    `preparation` is what the runtime would summarise; `branchEntries` every entry from the root
+    to the leaf.
+    """
     id: NotRequired[RequestId]
     type: Literal["session_before_compact"]
+    preparation: CompactionPreparation
+    branchEntries: list[Any]
     customInstructions: NotRequired[str]
 
 
@@ -703,21 +814,27 @@ class SessionBeforeCompactResponse(TypedDict):
     type: Literal["response"]
     command: Literal["session_before_compact"]
     success: Literal[True]
-    data: SummaryHookResult
+    data: CompactHookResult
 
 
 class SessionBeforeTreeParams(TypedDict):
     """Params of `session_before_tree`."""
     targetId: str
     summarize: bool
+    preparation: TreePreparation
 
 
 class SessionBeforeTreeCall(TypedDict):
-    """`navigate_tree` is about to move the leaf: cancel it, or supply the branch summary."""
+    """
+    `navigate_tree` is about to move the leaf: cancel it, or supply the branch summary (used when
+    the host asked for one). `targetId` and `summarize` repeat the preparation's `targetId` and
+    `userWantsSummary`.
+    """
     id: NotRequired[RequestId]
     type: Literal["session_before_tree"]
     targetId: str
     summarize: bool
+    preparation: TreePreparation
 
 
 class SessionBeforeTreeResponse(TypedDict):
@@ -822,10 +939,10 @@ class ErrorResponse(TypedDict):
 
 
 #: Every call the runtime can send.
-RpcCall: TypeAlias = "InitializeCall | SessionShutdownCall | ToolCallCall | ToolResultCall | ContextCall | BeforeProviderRequestCall | InputCall | BeforeAgentStartCall | UserBashCall | SessionBeforeSwitchCall | SessionBeforeForkCall | SessionBeforeCompactCall | SessionBeforeTreeCall | ResourcesDiscoverCall | ExecuteCommandCall | ExecuteToolCall"
+RpcCall: TypeAlias = "InitializeCall | SessionShutdownCall | ToolCallCall | ToolResultCall | ContextCall | BeforeProviderRequestCall | InputCall | BeforeAgentStartCall | UserBashCall | SessionDirectoryCall | SessionBeforeSwitchCall | SessionBeforeForkCall | SessionBeforeCompactCall | SessionBeforeTreeCall | ResourcesDiscoverCall | ExecuteCommandCall | ExecuteToolCall"
 
 #: Every response to a call (what the extension writes).
-RpcCallResponse: TypeAlias = "InitializeResponse | SessionShutdownResponse | ToolCallResponse | ToolResultResponse | ContextResponse | BeforeProviderRequestResponse | InputResponse | BeforeAgentStartResponse | UserBashResponse | SessionBeforeSwitchResponse | SessionBeforeForkResponse | SessionBeforeCompactResponse | SessionBeforeTreeResponse | ResourcesDiscoverResponse | ExecuteCommandResponse | ExecuteToolResponse | ErrorResponse"
+RpcCallResponse: TypeAlias = "InitializeResponse | SessionShutdownResponse | ToolCallResponse | ToolResultResponse | ContextResponse | BeforeProviderRequestResponse | InputResponse | BeforeAgentStartResponse | UserBashResponse | SessionDirectoryResponse | SessionBeforeSwitchResponse | SessionBeforeForkResponse | SessionBeforeCompactResponse | SessionBeforeTreeResponse | ResourcesDiscoverResponse | ExecuteCommandResponse | ExecuteToolResponse | ErrorResponse"
 
 #: The wire names of every call, in spec order.
 CALL_TYPES: tuple[str, ...] = (
@@ -838,6 +955,7 @@ CALL_TYPES: tuple[str, ...] = (
     "input",
     "before_agent_start",
     "user_bash",
+    "session_directory",
     "session_before_switch",
     "session_before_fork",
     "session_before_compact",
@@ -1724,6 +1842,12 @@ __all__ = [
     "DeliverAs",
     "CustomMessageInput",
     "SuppliedSummary",
+    "SuppliedCompaction",
+    "FileOperations",
+    "CompactionSettings",
+    "CompactionPreparation",
+    "TreePreparation",
+    "SessionDirectoryResult",
     "UserBashResult",
     "NotifyType",
     "WidgetPlacement",
@@ -1743,6 +1867,7 @@ __all__ = [
     "UserBashHookResult",
     "CancelResult",
     "SummaryHookResult",
+    "CompactHookResult",
     "ToolExecutionResult",
     "CancelledResult",
     "ValueResult",
@@ -1780,6 +1905,9 @@ __all__ = [
     "UserBashParams",
     "UserBashCall",
     "UserBashResponse",
+    "SessionDirectoryParams",
+    "SessionDirectoryCall",
+    "SessionDirectoryResponse",
     "SessionBeforeSwitchParams",
     "SessionBeforeSwitchCall",
     "SessionBeforeSwitchResponse",

@@ -40,6 +40,7 @@ HOOK_CALLS = frozenset(
         "session_before_compact",
         "session_before_tree",
         "resources_discover",
+        "session_directory",
     }
 )
 
