@@ -262,7 +262,15 @@ pub fn help_footer() -> String {
 pub fn split_extension_flags(
     argv: Vec<std::ffi::OsString>,
 ) -> (Vec<std::ffi::OsString>, Vec<String>) {
-    let command = Args::command();
+    split_extension_flags_of(&Args::command(), argv)
+}
+
+/// [`split_extension_flags`] with the options of `command` (built once per start: building it is most of the
+/// cost of parsing the arguments).
+fn split_extension_flags_of(
+    command: &clap::Command,
+    argv: Vec<std::ffi::OsString>,
+) -> (Vec<std::ffi::OsString>, Vec<String>) {
     let known: Vec<String> = command
         .get_arguments()
         .filter_map(|a| a.get_long().map(str::to_string))
@@ -311,6 +319,16 @@ pub fn split_extension_flags(
     (kept, extension)
 }
 
+/// Whether `argv` (program name first) may ask for the help text: `--help`, or `-h` alone or among other short
+/// flags (`-ph`). May say yes for an argument that is really a value (the footer is then built for nothing), never
+/// no for a request for help.
+fn may_ask_for_help(argv: &[std::ffi::OsString]) -> bool {
+    argv.iter().skip(1).any(|a| {
+        let a = a.to_string_lossy();
+        a == "--help" || (a.starts_with('-') && !a.starts_with("--") && a.contains('h'))
+    })
+}
+
 impl Args {
     /// The extension flags by name: `--name` is `true`, `--name value` and `--name=value` are the value.
     pub fn extension_flag_values(&self) -> Vec<(String, serde_json::Value)> {
@@ -329,10 +347,14 @@ impl Args {
     /// The process arguments, parsed with [`help_footer`] after the options in `--help` / `-h`. Usage errors exit as
     /// clap's do; `--help` and `--version` print and exit 0.
     pub fn parse_process_args() -> Args {
-        let (argv, extension_flags) = split_extension_flags(std::env::args_os().collect());
-        let matches = Args::command()
-            .after_help(help_footer())
-            .get_matches_from(argv);
+        let mut command = Args::command();
+        let (argv, extension_flags) =
+            split_extension_flags_of(&command, std::env::args_os().collect());
+        // Only `--help` / `-h` show the footer: it is not built on every start.
+        if may_ask_for_help(&argv) {
+            command = command.after_help(help_footer());
+        }
+        let matches = command.get_matches_from(argv);
         let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
         args.extension_flags = extension_flags;
         args
@@ -522,6 +544,31 @@ mod tests {
         );
         assert!(parse(&["--mode", "text"]).validate_for_rpc().is_err());
         assert!(parse(&[]).validate_for_rpc().is_err());
+    }
+
+    #[test]
+    fn the_help_footer_is_built_whenever_help_may_be_asked_for() {
+        let asks = |args: &[&str]| {
+            let argv: Vec<std::ffi::OsString> = std::iter::once("dreb")
+                .chain(args.iter().copied())
+                .map(Into::into)
+                .collect();
+            may_ask_for_help(&argv)
+        };
+        assert!(asks(&["--help"]));
+        assert!(asks(&["-h"]));
+        assert!(asks(&["--mode", "rpc", "-ph"]));
+        assert!(!asks(&[
+            "--mode",
+            "rpc",
+            "--provider",
+            "faux",
+            "--no-session"
+        ]));
+        assert!(!asks(&["-p", "hello"]));
+        // The program name is not an argument.
+        let argv: Vec<std::ffi::OsString> = vec!["-h".into()];
+        assert!(!may_ask_for_help(&argv));
     }
 
     fn split(args: &[&str]) -> (Vec<String>, Vec<String>) {
