@@ -14,8 +14,9 @@ use agent_client_protocol_schema::v1::{
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
 };
 use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
+use dreb_protocol::handlers::StateHandler as _;
 use dreb_protocol::support::RequestContext;
-use dreb_protocol::{GetMessagesParams, GetStateParams, RpcHandler};
+use dreb_protocol::{GetMessagesParams, GetStateParams};
 use dreb_runtime::{Runtime, RuntimeOptions};
 use serde::Serialize;
 use serde_json::Value;

@@ -5,10 +5,10 @@ use agent_client_protocol_schema::v1::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue,
     SessionConfigSelectOption,
 };
+use dreb_protocol::handlers::{ModelHandler as _, StateHandler as _, ThinkingHandler as _};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::{
-    GetAvailableModelsParams, GetStateParams, RpcHandler, SetModelParams, SetThinkingLevelParams,
-    ThinkingLevel,
+    GetAvailableModelsParams, GetStateParams, SetModelParams, SetThinkingLevelParams, ThinkingLevel,
 };
 use dreb_runtime::Runtime;
 
@@ -38,11 +38,11 @@ pub async fn options(runtime: &Runtime) -> Result<Vec<SessionConfigOption>, Conf
     let state = runtime
         .get_state(&ctx, GetStateParams {})
         .await
-        .map_err(ConfigError::Runtime)?;
+        .map_err(|e| ConfigError::Runtime(e.wire_text()))?;
     let models = runtime
         .get_available_models(&ctx, GetAvailableModelsParams {})
         .await
-        .map_err(ConfigError::Runtime)?
+        .map_err(|e| ConfigError::Runtime(e.wire_text()))?
         .models;
     let mut out = Vec::new();
     if let Some(current) = &state.model {
@@ -111,7 +111,7 @@ pub async fn set(
                     },
                 )
                 .await
-                .map_err(ConfigError::Runtime)?;
+                .map_err(|e| ConfigError::Runtime(e.wire_text()))?;
         }
         THOUGHT_LEVEL => {
             let level: ThinkingLevel = serde_json::from_value(serde_json::Value::String(value))
@@ -119,7 +119,7 @@ pub async fn set(
             runtime
                 .set_thinking_level(&ctx, SetThinkingLevelParams { level })
                 .await
-                .map_err(ConfigError::Runtime)?;
+                .map_err(|e| ConfigError::Runtime(e.wire_text()))?;
         }
         other => return Err(ConfigError::UnknownOption(other.to_string())),
     }

@@ -15,8 +15,9 @@ use agent_client_protocol_schema::v1::{
     SessionNotification, SessionUpdate, StopReason, TerminalId, ToolCall, ToolCallId,
     ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
 };
+use dreb_protocol::handlers::{DiscoveryHandler as _, PromptingHandler as _};
 use dreb_protocol::support::RequestContext;
-use dreb_protocol::{AbortParams, FrameSink, GetCommandsParams, Input, RpcHandler};
+use dreb_protocol::{AbortParams, FrameSink, GetCommandsParams, Input};
 use dreb_runtime::Runtime;
 use serde_json::Value;
 use tokio::sync::mpsc;

@@ -181,17 +181,18 @@ fn inputs_keep_the_raw_frame() {
     );
 }
 
-/// A real (small) `RpcHandler` over the fixture protocol: keeps the last prompt and a busy flag.
+/// A real (small) `RpcHandler` over the fixture protocol: keeps the last prompt and a busy flag. It implements
+/// the fixture's two group traits; `RpcHandler` (and so `CommandService`) follows.
 struct FixtureAgent {
     last_prompt: std::sync::Mutex<Option<String>>,
 }
 
-impl RpcHandler for FixtureAgent {
+impl PromptingHandler for FixtureAgent {
     async fn prompt(
         &self,
         _ctx: &support::RequestContext,
         params: PromptParams,
-    ) -> Result<(), String> {
+    ) -> Result<(), errors::PromptError> {
         let text = match params.message {
             UserContent::String(s) => s,
             UserContent::ListContent(blocks) => blocks
@@ -207,17 +208,21 @@ impl RpcHandler for FixtureAgent {
         };
         let mut last = self.last_prompt.lock().unwrap();
         if last.is_some() {
-            return Err("Agent is busy: streaming".into());
+            return Err(errors::PromptError::AgentIsBusy {
+                reason: "streaming".into(),
+            });
         }
         *last = Some(text);
         Ok(())
     }
+}
 
+impl StateHandler for FixtureAgent {
     async fn get_state(
         &self,
         _ctx: &support::RequestContext,
         _params: GetStateParams,
-    ) -> Result<State, String> {
+    ) -> Result<State, errors::GetStateError> {
         Ok(State {
             level: Level::Off,
             session_name: self.last_prompt.lock().unwrap().clone(),
@@ -229,12 +234,21 @@ impl RpcHandler for FixtureAgent {
         &self,
         ctx: &support::RequestContext,
         params: ResolveParams,
-    ) -> Result<Option<Presence>, String> {
-        // A `raw: true` param: the handler checks it and answers with its own text.
+    ) -> Result<Option<Presence>, errors::ResolveError> {
+        // A `raw: true` param: the handler checks it; the spec lists no text for it, so it is unexpected
+        // (answered `Command failed: <message>`).
         match &params.patch {
             Some(Value::Object(_)) => {}
-            Some(other) => return Err(format!("Invalid patch: {other}")),
-            None => return Err("resolve requires a patch object".into()),
+            Some(other) => {
+                return Err(errors::ResolveError::unexpected(format!(
+                    "Invalid patch: {other}"
+                )));
+            }
+            None => {
+                return Err(errors::ResolveError::unexpected(
+                    "resolve requires a patch object",
+                ));
+            }
         }
         Ok(params.type_.map(|t| Presence {
             required: t,
@@ -248,7 +262,7 @@ impl RpcHandler for FixtureAgent {
         &self,
         _ctx: &support::RequestContext,
         _params: TypeParams,
-    ) -> Result<indexmap::IndexMap<String, Api>, String> {
+    ) -> Result<indexmap::IndexMap<String, Api>, errors::TypeError> {
         Ok([("x".to_string(), Api::AnthropicMessages)]
             .into_iter()
             .collect())
@@ -296,9 +310,12 @@ async fn rpc_handler_serves_through_command_service() {
     let r = CommandService::call(&agent, &ctx, call(json!({"type": "resolve", "patch": {}}))).await;
     assert_eq!(r, Ok(ResponseData::Resolve(None)));
     let r = CommandService::call(&agent, &ctx, call(json!({"type": "resolve"}))).await;
-    assert_eq!(r, Err("resolve requires a patch object".to_string()));
+    assert_eq!(
+        r,
+        Err("Command failed: resolve requires a patch object".to_string())
+    );
     let r = CommandService::call(&agent, &ctx, call(json!({"type": "resolve", "patch": 5}))).await;
-    assert_eq!(r, Err("Invalid patch: 5".to_string()));
+    assert_eq!(r, Err("Command failed: Invalid patch: 5".to_string()));
     let r = CommandService::call(&agent, &ctx, call(json!({"type": "type"})))
         .await
         .unwrap();

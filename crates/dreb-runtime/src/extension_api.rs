@@ -91,7 +91,8 @@ impl Runtime {
                 ResponseData::AppendEntry
             }
             Command::SetSessionName(p) => {
-                self.cmd_set_session_name(
+                dreb_protocol::SessionHandler::set_session_name(
+                    self,
                     &detached(),
                     dreb_protocol::SetSessionNameParams { name: p.name },
                 )
@@ -111,43 +112,50 @@ impl Runtime {
                 ResponseData::SetActiveTools
             }
             Command::SetModel(p) => {
-                let ok = self
-                    .cmd_set_model(
-                        &detached(),
-                        dreb_protocol::SetModelParams {
-                            provider: p.provider,
-                            model_id: p.model_id,
-                        },
-                    )
-                    .await
-                    .is_ok();
+                let ok = dreb_protocol::ModelHandler::set_model(
+                    self,
+                    &detached(),
+                    dreb_protocol::SetModelParams {
+                        provider: p.provider,
+                        model_id: p.model_id,
+                    },
+                )
+                .await
+                .is_ok();
                 ResponseData::SetModel(ext::SetModelResult { ok })
             }
             Command::SetThinkingLevel(p) => {
-                self.cmd_set_thinking_level(
+                dreb_protocol::ThinkingHandler::set_thinking_level(
+                    self,
                     &detached(),
                     dreb_protocol::SetThinkingLevelParams {
                         level: convert(&p.level)?,
                     },
                 )
-                .await?;
+                .await
+                .map_err(|e| e.to_string())?;
                 ResponseData::SetThinkingLevel
             }
             Command::Exec(p) => ResponseData::Exec(self.extension_exec(p).await?),
             Command::Abort(_) => {
-                self.cmd_abort(&detached(), dreb_protocol::AbortParams {})
-                    .await?;
+                dreb_protocol::PromptingHandler::abort(
+                    self,
+                    &detached(),
+                    dreb_protocol::AbortParams {},
+                )
+                .await
+                .map_err(|e| e.to_string())?;
                 ResponseData::Abort
             }
             Command::Compact(p) => {
-                let r = self
-                    .cmd_compact(
-                        &detached(),
-                        dreb_protocol::CompactParams {
-                            custom_instructions: p.custom_instructions,
-                        },
-                    )
-                    .await?;
+                let r = dreb_protocol::CompactionHandler::compact(
+                    self,
+                    &detached(),
+                    dreb_protocol::CompactParams {
+                        custom_instructions: p.custom_instructions,
+                    },
+                )
+                .await?;
                 ResponseData::Compact(ext::CompactResult {
                     summary: r.summary,
                     tokens_before: r.tokens_before,
@@ -158,57 +166,59 @@ impl Runtime {
                 ResponseData::WaitForIdle
             }
             Command::NewSession(p) => {
-                let r = self
-                    .cmd_new_session(
-                        &detached(),
-                        dreb_protocol::NewSessionParams {
-                            parent_session: p.parent_session,
-                        },
-                    )
-                    .await?;
+                let r = dreb_protocol::PromptingHandler::new_session(
+                    self,
+                    &detached(),
+                    dreb_protocol::NewSessionParams {
+                        parent_session: p.parent_session,
+                    },
+                )
+                .await
+                .map_err(|e| e.to_string())?;
                 ResponseData::NewSession(ext::CancelledResult {
                     cancelled: r.cancelled,
                 })
             }
             Command::Fork(p) => {
-                let r = self
-                    .cmd_fork(
-                        &detached(),
-                        dreb_protocol::ForkParams {
-                            entry_id: p.entry_id,
-                        },
-                    )
-                    .await?;
+                let r = dreb_protocol::SessionHandler::fork(
+                    self,
+                    &detached(),
+                    dreb_protocol::ForkParams {
+                        entry_id: p.entry_id,
+                    },
+                )
+                .await?;
                 ResponseData::Fork(ext::CancelledResult {
                     cancelled: r.cancelled,
                 })
             }
             Command::NavigateTree(p) => {
-                let r = self
-                    .cmd_navigate_tree(
-                        &detached(),
-                        dreb_protocol::NavigateTreeParams {
-                            target_id: p.target_id,
-                            summarize: p.summarize,
-                            custom_instructions: p.custom_instructions,
-                            replace_instructions: p.replace_instructions,
-                            label: p.label,
-                        },
-                    )
-                    .await?;
+                let r = dreb_protocol::SessionTreeHandler::navigate_tree(
+                    self,
+                    &detached(),
+                    dreb_protocol::NavigateTreeParams {
+                        target_id: p.target_id,
+                        summarize: p.summarize,
+                        custom_instructions: p.custom_instructions,
+                        replace_instructions: p.replace_instructions,
+                        label: p.label,
+                    },
+                )
+                .await?;
                 ResponseData::NavigateTree(ext::CancelledResult {
                     cancelled: r.cancelled,
                 })
             }
             Command::SwitchSession(p) => {
-                let r = self
-                    .cmd_switch_session(
-                        &detached(),
-                        dreb_protocol::SwitchSessionParams {
-                            session_path: p.session_path,
-                        },
-                    )
-                    .await?;
+                let r = dreb_protocol::SessionHandler::switch_session(
+                    self,
+                    &detached(),
+                    dreb_protocol::SwitchSessionParams {
+                        session_path: p.session_path,
+                    },
+                )
+                .await
+                .map_err(|e| e.to_string())?;
                 ResponseData::SwitchSession(ext::CancelledResult {
                     cancelled: r.cancelled,
                 })
@@ -217,9 +227,12 @@ impl Runtime {
                 // The reload stops this extension too: it is answered first, and the reload runs after.
                 let rt = self.clone();
                 tokio::spawn(async move {
-                    if let Err(e) = rt
-                        .cmd_reload(&detached(), dreb_protocol::ReloadParams {})
-                        .await
+                    if let Err(e) = dreb_protocol::PromptingHandler::reload(
+                        &rt,
+                        &detached(),
+                        dreb_protocol::ReloadParams {},
+                    )
+                    .await
                     {
                         tracing::warn!("reload requested by an extension failed: {e}");
                     }
@@ -457,13 +470,12 @@ impl Runtime {
             dreb_hooks::InputSource::Extension,
         )
         .await
-        .map_err(|e| {
-            if e.starts_with("Agent is already processing.") {
+        .map_err(|e| match e {
+            dreb_protocol::errors::PromptError::AlreadyProcessing => {
                 "Agent is already processing. Specify deliverAs ('steer' or 'followUp') to queue the message."
                     .to_string()
-            } else {
-                e
             }
+            other => other.to_string(),
         })
     }
 

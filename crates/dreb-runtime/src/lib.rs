@@ -2,7 +2,8 @@
 //!
 //! [`Runtime`] owns the live session: the agent loop (`dreb-agent`), the model registry and providers (`dreb-ai`),
 //! the session file (`dreb-session`), settings and context (`dreb-settings`), the tools (`dreb-tools`) and
-//! compaction (`dreb-compaction`). It implements the generated [`dreb_protocol::RpcHandler`]; events reach the host
+//! compaction (`dreb-compaction`). It implements the generated [`dreb_protocol::RpcHandler`] (each spec group's
+//! handler trait, in `commands/`); events reach the host
 //! through a [`FrameSink`] the serving layer provides (one ordered writer).
 
 mod background;
@@ -14,7 +15,6 @@ mod event_bridge;
 mod extension_api;
 mod extensions;
 mod guards;
-mod handler;
 mod mcp;
 mod nested_context;
 mod options;

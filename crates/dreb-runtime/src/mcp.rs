@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dreb_mcp::{ConfigInput, McpEnv, McpManager, ServerState};
-use dreb_protocol::errors::McpServerError;
-use dreb_protocol::support::RequestContext;
-use dreb_protocol::{McpServerAction, McpServerInfo, McpServerParams, McpServerState};
+use dreb_protocol::{McpServerInfo, McpServerState};
 use serde_json::{Value, json};
 
 use crate::runtime::{Inner, Runtime};
@@ -90,7 +88,7 @@ fn server_state(state: &ServerState) -> (McpServerState, Option<String>) {
     }
 }
 
-fn info(status: dreb_mcp::ServerStatus) -> McpServerInfo {
+pub(crate) fn info(status: dreb_mcp::ServerStatus) -> McpServerInfo {
     let (state, error) = server_state(&status.state);
     McpServerInfo {
         name: status.name,
@@ -205,24 +203,6 @@ impl Runtime {
                 }),
         );
         (!out.is_empty()).then_some(out)
-    }
-
-    pub(crate) async fn cmd_mcp_server(
-        &self,
-        _ctx: &RequestContext,
-        p: McpServerParams,
-    ) -> Result<McpServerInfo, McpServerError> {
-        // A server still being configured at start-up is not "not found" yet.
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.inner.mcp.configured()).await;
-        let mcp = &self.inner.mcp;
-        let done = match p.action {
-            McpServerAction::Reconnect => mcp.reconnect(&p.name).await,
-            McpServerAction::Disable => mcp.set_enabled(&p.name, false).await,
-            McpServerAction::Enable => mcp.set_enabled(&p.name, true).await,
-        };
-        done.map(info).map_err(|e| match e {
-            dreb_mcp::ManageError::NotFound(name) => McpServerError::NotFound { name },
-        })
     }
 }
 

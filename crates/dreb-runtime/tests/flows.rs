@@ -218,7 +218,7 @@ async fn compact_writes_the_entry_rebuilds_messages_and_answers_the_result() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err, "Command failed: Already compacted");
+    assert_eq!(err.wire_text(), "Command failed: Already compacted");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -255,7 +255,7 @@ async fn abort_compaction_cancels_a_running_compact() {
         .await
         .unwrap();
     let err = compact.await.unwrap().unwrap_err();
-    assert_eq!(err, "Command failed: Compaction cancelled");
+    assert_eq!(err.wire_text(), "Command failed: Compaction cancelled");
     assert!(!h.state().await.is_compacting);
     let entries = file_entries(&h.rt.session_file().unwrap());
     assert!(!entries.iter().any(|e| e["type"] == "compaction"));
@@ -1287,7 +1287,7 @@ async fn export_html_writes_the_page_to_the_given_path() {
     };
     let err = h.rt.export_html(&ctx(), params()).await.unwrap_err();
     assert_eq!(
-        err,
+        err.wire_text(),
         "Command failed: Nothing to export yet - start a conversation first"
     );
     h.prompt("please export").await;
@@ -1307,7 +1307,7 @@ async fn export_html_refuses_an_in_memory_session() {
             .await
             .unwrap_err();
     assert_eq!(
-        err,
+        err.wire_text(),
         "Command failed: Cannot export in-memory session to HTML"
     );
 }

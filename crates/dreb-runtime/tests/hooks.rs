@@ -482,7 +482,8 @@ async fn session_before_fork_cancels_with_the_text_a_fork_would_return() {
             },
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .wire_text();
     assert!(err.contains("Invalid entry ID for forking"), "{err}");
 }
 
@@ -547,7 +548,7 @@ async fn session_before_compact_cancels_or_supplies_the_compaction() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err, "Command failed: Compaction cancelled");
+    assert_eq!(err.wire_text(), "Command failed: Compaction cancelled");
 
     let supplied = SessionBeforeDecision::Supply(SuppliedSummary {
         summary: "## Goal\nsupplied by the handler".into(),

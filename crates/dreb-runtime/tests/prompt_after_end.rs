@@ -19,7 +19,7 @@ struct PromptOnAgentEnd {
     frames: SpecSink,
     runtime: OnceLock<Runtime>,
     prompts_left: AtomicUsize,
-    results: Arc<Mutex<Vec<Result<(), String>>>>,
+    results: Arc<Mutex<Vec<Result<(), errors::PromptError>>>>,
 }
 
 impl FrameSink for PromptOnAgentEnd {

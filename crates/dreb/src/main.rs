@@ -100,7 +100,7 @@ async fn one_shot_prompts(
     args: &Args,
     stdin: Option<String>,
 ) -> Result<Vec<dreb_protocol::PromptParams>, String> {
-    use dreb_protocol::RpcHandler;
+    use dreb_protocol::handlers::SettingsHandler as _;
     let (files, messages) = dreb_cli::file_args::split_file_args(&args.messages);
     let parts = if files.is_empty() {
         Default::default()

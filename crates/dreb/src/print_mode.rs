@@ -6,8 +6,9 @@
 
 use dreb_agent::AgentMessage;
 use dreb_ai::{AssistantBlock, StopReason};
+use dreb_protocol::PromptParams;
+use dreb_protocol::handlers::PromptingHandler as _;
 use dreb_protocol::support::RequestContext;
-use dreb_protocol::{PromptParams, RpcHandler};
 use dreb_runtime::Runtime;
 
 use crate::file_args::OneShotInput;

@@ -2743,6 +2743,7 @@ class GetSettingsCommand(TypedDict):
     - `Failed to reload settings: {message}`: Reloading failed, or a settings file could not be read or parsed (`{scope}: {message}`, joined with `; `).
     - `Failed to reload settings from durable storage`: A settings file failed to load without a recorded message.
     - `Failed to load available models: {message}`: Listing the available models failed.
+    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
     """
     id: NotRequired[RequestId]
     type: Literal["get_settings"]
@@ -2820,6 +2821,7 @@ class SetSettingsCommand(TypedDict):
     - `Model not found: {provider}/{modelId}`: The pair names no available model.
     - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt (without this guard the write would silently do nothing).
     - `Failed to persist settings: {message}`: Writing the settings file failed (`{scope}: {message}` entries joined with `; `).
+    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
     """
     id: NotRequired[RequestId]
     type: Literal["set_settings"]
@@ -2855,6 +2857,7 @@ class EvaluateContextTrustCommand(TypedDict):
     - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
     - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
     - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
+    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
     """
     id: NotRequired[RequestId]
     type: Literal["evaluate_context_trust"]
@@ -2890,6 +2893,7 @@ class TrustContextFolderCommand(TypedDict):
     - `Invalid trustedContextFolders[{index}]: {reason}`: The resulting root list failed validation.
     - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
     - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
     """
     id: NotRequired[RequestId]
     type: Literal["trust_context_folder"]
@@ -2925,6 +2929,7 @@ class UntrustContextFolderCommand(TypedDict):
     - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
     - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
     - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
     """
     id: NotRequired[RequestId]
     type: Literal["untrust_context_folder"]
@@ -2957,6 +2962,7 @@ class RemoveTrustedContextFolderCommand(TypedDict):
     - `remove_trusted_context_folder requires a non-empty string path`: The path is empty or not a string.
     - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
     - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
     """
     id: NotRequired[RequestId]
     type: Literal["remove_trusted_context_folder"]
@@ -4559,6 +4565,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `Failed to reload settings: {message}`: Reloading failed, or a settings file could not be read or parsed (`{scope}: {message}`, joined with `; `).
         - `Failed to reload settings from durable storage`: A settings file failed to load without a recorded message.
         - `Failed to load available models: {message}`: Listing the available models failed.
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `get_settings`.
         """
@@ -4628,6 +4635,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `Model not found: {provider}/{modelId}`: The pair names no available model.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt (without this guard the write would silently do nothing).
         - `Failed to persist settings: {message}`: Writing the settings file failed (`{scope}: {message}` entries joined with `; `).
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `set_settings`.
         """
@@ -4655,6 +4663,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
         - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
         - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `evaluate_context_trust`.
         """
@@ -4682,6 +4691,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `Invalid trustedContextFolders[{index}]: {reason}`: The resulting root list failed validation.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `trust_context_folder`.
         """
@@ -4709,6 +4719,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `untrust_context_folder`.
         """
@@ -4733,6 +4744,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `remove_trusted_context_folder requires a non-empty string path`: The path is empty or not a string.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `remove_trusted_context_folder`.
         """
@@ -5823,6 +5835,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `Failed to reload settings: {message}`: Reloading failed, or a settings file could not be read or parsed (`{scope}: {message}`, joined with `; `).
         - `Failed to reload settings from durable storage`: A settings file failed to load without a recorded message.
         - `Failed to load available models: {message}`: Listing the available models failed.
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `get_settings`.
         """
@@ -5892,6 +5905,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `Model not found: {provider}/{modelId}`: The pair names no available model.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt (without this guard the write would silently do nothing).
         - `Failed to persist settings: {message}`: Writing the settings file failed (`{scope}: {message}` entries joined with `; `).
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `set_settings`.
         """
@@ -5919,6 +5933,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
         - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
         - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `evaluate_context_trust`.
         """
@@ -5946,6 +5961,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `Invalid trustedContextFolders[{index}]: {reason}`: The resulting root list failed validation.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `trust_context_folder`.
         """
@@ -5973,6 +5989,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `untrust_context_folder`.
         """
@@ -5997,6 +6014,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `remove_trusted_context_folder requires a non-empty string path`: The path is empty or not a string.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
+        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `remove_trusted_context_folder`.
         """

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::NoControl;
 use super::child::RequestError;
+use crate::commands::{discover_agent_types, home_dir};
 use crate::convert::wire;
 use crate::runtime::Runtime;
 
@@ -38,8 +39,9 @@ macro_rules! control_failures {
 control_failures!(SteerBackgroundAgentError);
 control_failures!(GetBackgroundAgentPendingError);
 
-impl Runtime {
-    pub(crate) async fn cmd_list_background_agents(
+/// The `Background agents` commands.
+impl BackgroundAgentsHandler for Runtime {
+    async fn list_background_agents(
         &self,
         _ctx: &RequestContext,
         _p: ListBackgroundAgentsParams,
@@ -50,7 +52,7 @@ impl Runtime {
         })
     }
 
-    pub(crate) async fn cmd_steer_background_agent(
+    async fn steer_background_agent(
         &self,
         _ctx: &RequestContext,
         p: SteerBackgroundAgentParams,
@@ -67,7 +69,7 @@ impl Runtime {
         Ok(())
     }
 
-    pub(crate) async fn cmd_get_background_agent_pending(
+    async fn get_background_agent_pending(
         &self,
         _ctx: &RequestContext,
         p: GetBackgroundAgentPendingParams,
@@ -83,5 +85,25 @@ impl Runtime {
             "pending": pending,
         }))
         .map_err(GetBackgroundAgentPendingError::unexpected)
+    }
+
+    async fn list_agent_types(
+        &self,
+        _ctx: &RequestContext,
+        _p: ListAgentTypesParams,
+    ) -> Result<AgentTypesResult, errors::ListAgentTypesError> {
+        use errors::ListAgentTypesError as E;
+        let cwd = self.inner.cwd.clone();
+        let agents =
+            tokio::task::spawn_blocking(move || discover_agent_types(home_dir().as_deref(), &cwd))
+                .await
+                .map_err(E::unexpected)?;
+        let list: Vec<Value> = agents
+            .into_iter()
+            .map(|(name, description)| json!({"name": name, "description": description}))
+            .collect();
+        Ok(AgentTypesResult {
+            agent_types: wire(&list).map_err(E::unexpected)?,
+        })
     }
 }

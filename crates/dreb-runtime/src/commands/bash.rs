@@ -32,7 +32,34 @@ impl Runtime {
         })
     }
 
-    pub(crate) async fn cmd_bash(
+    /// Add the `bashExecution` message: to the context and the file when idle, else after the current run.
+    fn record_bash(&self, command: &str, result: &dreb_tools::BashResult) {
+        let message = AgentMessage::BashExecution(BashExecutionMessage {
+            command: command.to_string(),
+            output: result.output.clone(),
+            exit_code: result.exit_code.map(i64::from),
+            cancelled: result.cancelled,
+            truncated: result.truncated,
+            full_output_path: result.full_output_path.clone(),
+            timestamp: dreb_agent::now_ms(),
+            exclude_from_context: None,
+        });
+        if self.is_busy() {
+            // Appending mid-run would separate a tool call from its result.
+            lock(&self.inner.deferred_bash).push(message);
+            return;
+        }
+        self.inner.agent.append_message(message.clone());
+        let mut session = lock(&self.inner.session);
+        if let Err(e) = crate::persist::append_agent_message(&mut session, &message) {
+            tracing::error!("could not persist a bash execution: {e}");
+        }
+    }
+}
+
+/// The `Bash` commands.
+impl BashHandler for Runtime {
+    async fn bash(
         &self,
         ctx: &RequestContext,
         p: BashParams,
@@ -83,31 +110,7 @@ impl Runtime {
         wire(&result).map_err(E::unexpected)
     }
 
-    /// Add the `bashExecution` message: to the context and the file when idle, else after the current run.
-    fn record_bash(&self, command: &str, result: &dreb_tools::BashResult) {
-        let message = AgentMessage::BashExecution(BashExecutionMessage {
-            command: command.to_string(),
-            output: result.output.clone(),
-            exit_code: result.exit_code.map(i64::from),
-            cancelled: result.cancelled,
-            truncated: result.truncated,
-            full_output_path: result.full_output_path.clone(),
-            timestamp: dreb_agent::now_ms(),
-            exclude_from_context: None,
-        });
-        if self.is_busy() {
-            // Appending mid-run would separate a tool call from its result.
-            lock(&self.inner.deferred_bash).push(message);
-            return;
-        }
-        self.inner.agent.append_message(message.clone());
-        let mut session = lock(&self.inner.session);
-        if let Err(e) = crate::persist::append_agent_message(&mut session, &message) {
-            tracing::error!("could not persist a bash execution: {e}");
-        }
-    }
-
-    pub(crate) async fn cmd_abort_bash(
+    async fn abort_bash(
         &self,
         _ctx: &RequestContext,
         _p: AbortBashParams,

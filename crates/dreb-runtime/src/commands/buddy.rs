@@ -369,8 +369,11 @@ impl Runtime {
             state: wire(&state_json(&bones, &soul)).map_err(BuddyRerollError::unexpected)?,
         })
     }
+}
 
-    pub(crate) async fn cmd_buddy_hatch(
+/// The `Buddy` commands.
+impl BuddyHandler for Runtime {
+    async fn buddy_hatch(
         &self,
         _ctx: &RequestContext,
         _p: BuddyHatchParams,
@@ -382,7 +385,7 @@ impl Runtime {
         })
     }
 
-    pub(crate) async fn cmd_buddy_reroll(
+    async fn buddy_reroll(
         &self,
         _ctx: &RequestContext,
         _p: BuddyRerollParams,

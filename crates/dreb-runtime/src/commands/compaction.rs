@@ -117,8 +117,10 @@ impl Runtime {
                 CompactError::NothingToCompact
             });
         };
-        // `session_before_compact`: a handler may cancel, or supply the summary instead of the model.
-        let event = SessionBeforeEvent::Compact {
+        // `session_before_compact`: a handler may cancel, or supply the compaction instead of the model.
+        let event = SessionBeforeEvent::Compaction {
+            preparation: crate::extensions::compact_preparation(&prep, &settings),
+            branch_entries: branch,
             custom_instructions: custom_instructions.map(str::to_string),
         };
         let supplied = match self.ask_session_before(&event).await {
@@ -129,8 +131,10 @@ impl Runtime {
         let result = match supplied {
             Some(s) => dreb_compaction::CompactionResult {
                 summary: s.summary,
-                first_kept_entry_id: prep.first_kept_entry_id.clone(),
-                tokens_before: prep.tokens_before,
+                first_kept_entry_id: s
+                    .first_kept_entry_id
+                    .unwrap_or_else(|| prep.first_kept_entry_id.clone()),
+                tokens_before: s.tokens_before.unwrap_or(prep.tokens_before),
                 details: s.details.unwrap_or_else(|| prep.file_ops.details()),
             },
             None => {
@@ -166,36 +170,6 @@ impl Runtime {
         let context = lock(&self.inner.session).build_session_context_as::<AgentMessage>();
         self.inner.agent.replace_messages(context.messages);
         Ok(result)
-    }
-
-    pub(crate) async fn cmd_compact(
-        &self,
-        ctx: &RequestContext,
-        p: CompactParams,
-    ) -> Result<CompactionResult, CompactError> {
-        // A manual compaction: the run aborted below must not start a retry or an auto-compaction of its own.
-        let ticket = self.begin_compaction(CompactionKind::Manual);
-        // The compaction has begun (`isCompacting`); the summary call is a long wait later commands need not sit
-        // behind (`get_state`, `abort_compaction`, a queued prompt), as in the reference.
-        ctx.release_order();
-        self.abort_retry();
-        self.inner.agent.abort();
-        self.inner.agent.wait_for_idle().await;
-        let outcome = self
-            .run_compaction(p.custom_instructions.as_deref(), ticket.cancel.clone())
-            .await;
-        self.inner.phase.end_compaction(&ticket);
-        let result = outcome?;
-        wire(&result.to_json()).map_err(CompactError::Unexpected)
-    }
-
-    pub(crate) async fn cmd_abort_compaction(
-        &self,
-        _ctx: &RequestContext,
-        _p: AbortCompactionParams,
-    ) -> Result<(), String> {
-        self.inner.phase.abort_compaction();
-        Ok(())
     }
 
     /// The compaction entry closest to the leaf, as its timestamp in ms.
@@ -396,4 +370,51 @@ pub(crate) struct PendingCompaction {
     reason: Reason,
     will_retry: bool,
     ticket: CompactionTicket,
+}
+
+/// The `Compaction` commands.
+impl CompactionHandler for Runtime {
+    async fn compact(
+        &self,
+        ctx: &RequestContext,
+        p: CompactParams,
+    ) -> Result<CompactionResult, CompactError> {
+        // A manual compaction: the run aborted below must not start a retry or an auto-compaction of its own.
+        let ticket = self.begin_compaction(CompactionKind::Manual);
+        // The compaction has begun (`isCompacting`); the summary call is a long wait later commands need not sit
+        // behind (`get_state`, `abort_compaction`, a queued prompt), as in the reference.
+        ctx.release_order();
+        self.abort_retry();
+        self.inner.agent.abort();
+        self.inner.agent.wait_for_idle().await;
+        let outcome = self
+            .run_compaction(p.custom_instructions.as_deref(), ticket.cancel.clone())
+            .await;
+        self.inner.phase.end_compaction(&ticket);
+        let result = outcome?;
+        wire(&result.to_json()).map_err(CompactError::Unexpected)
+    }
+
+    async fn set_auto_compaction(
+        &self,
+        _ctx: &RequestContext,
+        p: SetAutoCompactionParams,
+    ) -> Result<(), errors::SetAutoCompactionError> {
+        use errors::SetAutoCompactionError as E;
+        self.inner
+            .auto_compaction
+            .store(p.enabled, Ordering::Release);
+        self.persist(move |s| s.set_compaction_enabled(p.enabled))
+            .await
+            .map_err(E::unexpected)
+    }
+
+    async fn abort_compaction(
+        &self,
+        _ctx: &RequestContext,
+        _p: AbortCompactionParams,
+    ) -> Result<(), errors::AbortCompactionError> {
+        self.inner.phase.abort_compaction();
+        Ok(())
+    }
 }

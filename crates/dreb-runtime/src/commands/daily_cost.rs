@@ -2,17 +2,12 @@
 //! The first call scans; later calls answer from the cache, which is rescanned once it is a minute old.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{DateTime, Local, NaiveDate, TimeZone, Utc};
-use dreb_protocol::support::{JsNumber, RequestContext};
-use dreb_protocol::*;
 use serde_json::Value;
 
-use crate::runtime::Runtime;
-use crate::sync::lock;
-
-const REFRESH_AFTER: Duration = Duration::from_secs(60);
+pub(crate) const REFRESH_AFTER: Duration = Duration::from_secs(60);
 
 /// The UTC instant of a session filename's timestamp part (`2026-04-09T18-49-11-406Z`).
 pub(crate) fn filename_timestamp(part: &str) -> Option<DateTime<Utc>> {
@@ -102,32 +97,4 @@ pub(crate) fn scan_daily_cost(sessions_dir: &Path, today: NaiveDate) -> f64 {
         }
     }
     total
-}
-
-impl Runtime {
-    pub(crate) async fn cmd_get_daily_cost(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetDailyCostParams,
-    ) -> Result<DailyCostResult, errors::GetDailyCostError> {
-        use errors::GetDailyCostError as E;
-        let cached = *lock(&self.inner.extras.daily_cost);
-        if let Some((cost, at)) = cached
-            && at.elapsed() < REFRESH_AFTER
-        {
-            return Ok(DailyCostResult {
-                cost: JsNumber(cost),
-            });
-        }
-        let sessions_dir = self.inner.agent_dir.join("sessions");
-        let cost = tokio::task::spawn_blocking(move || {
-            scan_daily_cost(&sessions_dir, Local::now().date_naive())
-        })
-        .await
-        .map_err(E::unexpected)?;
-        *lock(&self.inner.extras.daily_cost) = Some((cost, Instant::now()));
-        Ok(DailyCostResult {
-            cost: JsNumber(cost),
-        })
-    }
 }

@@ -1,12 +1,15 @@
 //! Resource discovery: skills and prompt templates (`get_commands`, `get_resources`), subagent definitions
 //! (`list_agent_types`), and `reload`, which re-reads settings, models and resources and rebuilds the system prompt.
 
+use std::time::Duration;
+
+use dreb_protocol::errors::McpServerError;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_settings::context_files::ContextFile;
-use serde_json::{Value, json};
 
 use crate::convert::wire;
+use crate::mcp::info;
 use crate::runtime::Runtime;
 use crate::sync::lock;
 use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file};
@@ -19,102 +22,7 @@ mod skill_tool;
 pub(crate) use resources::*;
 
 impl Runtime {
-    pub(crate) async fn cmd_get_commands(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetCommandsParams,
-    ) -> Result<CommandsResult, errors::GetCommandsError> {
-        self.extensions_ready().await;
-        // Extension commands first, then templates, skills and built-ins (the reference's order).
-        let mut commands = self.extension_command_values();
-        commands.extend(self.mcp_command_values());
-        let names: std::collections::HashSet<String> = commands
-            .iter()
-            .filter_map(|c| c["name"].as_str().map(str::to_string))
-            .collect();
-        let rest = lock(&self.inner.extras.resources).commands();
-        commands.extend(
-            rest.into_iter()
-                .filter(|c| c["name"].as_str().is_none_or(|n| !names.contains(n))),
-        );
-        Ok(CommandsResult {
-            commands: wire(&commands).map_err(errors::GetCommandsError::unexpected)?,
-        })
-    }
-
-    pub(crate) async fn cmd_get_resources(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetResourcesParams,
-    ) -> Result<RpcResources, errors::GetResourcesError> {
-        use errors::GetResourcesError as E;
-        self.extensions_ready().await;
-        let extras = &self.inner.extras;
-        let extensions = self.extension_resource_values();
-        let mut value = {
-            let r = lock(&extras.resources);
-            json!({
-                "contextFiles": r.context_files.iter().map(|p| json!({"path": p.to_string_lossy()})).collect::<Vec<_>>(),
-                "skills": r.visible_skills().map(|s| json!({"name": s.name, "description": s.description})).collect::<Vec<_>>(),
-                "extensions": extensions,
-                "promptTemplates": r.prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
-                "systemPromptPresent": extras.system_prompt.is_some()
-                    || extras.append_system_prompt.as_deref().is_some_and(|a| !a.is_empty()),
-            })
-        };
-        if let Some(servers) = self.mcp_resource_infos() {
-            value["mcpServers"] = serde_json::to_value(servers).map_err(E::unexpected)?;
-        }
-        wire(&value).map_err(E::unexpected)
-    }
-
-    pub(crate) async fn cmd_list_agent_types(
-        &self,
-        _ctx: &RequestContext,
-        _p: ListAgentTypesParams,
-    ) -> Result<AgentTypesResult, errors::ListAgentTypesError> {
-        use errors::ListAgentTypesError as E;
-        let cwd = self.inner.cwd.clone();
-        let agents =
-            tokio::task::spawn_blocking(move || discover_agent_types(home_dir().as_deref(), &cwd))
-                .await
-                .map_err(E::unexpected)?;
-        let list: Vec<Value> = agents
-            .into_iter()
-            .map(|(name, description)| json!({"name": name, "description": description}))
-            .collect();
-        Ok(AgentTypesResult {
-            agent_types: wire(&list).map_err(E::unexpected)?,
-        })
-    }
-
-    /// Re-read settings and models.json, check the model's prompt settings, reload resources and context files, and
-    /// rebuild the system prompt. Every failure is thrown in the reference (the handler adds `Command failed: `).
-    pub(crate) async fn cmd_reload(
-        &self,
-        _ctx: &RequestContext,
-        _p: ReloadParams,
-    ) -> Result<(), errors::ReloadError> {
-        // As in the reference: `session_shutdown`, the reload, then `session_start` with reason `reload`. The
-        // extensions are stopped with the shutdown and loaded again (discovery included) after the reload.
-        self.announce_session_shutdown().await;
-        self.stop_extensions().await;
-        self.stop_mcp_servers().await;
-        let rt = self.clone();
-        let reloaded = tokio::task::spawn_blocking(move || rt.reload_blocking())
-            .await
-            .map_err(errors::ReloadError::unexpected)
-            .and_then(|r| r);
-        self.load_extensions(dreb_hooks::SessionStartReason::Reload);
-        self.load_mcp_servers();
-        reloaded?;
-        self.announce_session_start(dreb_hooks::SessionStartReason::Reload)
-            .await;
-        self.extensions_ready().await;
-        Ok(())
-    }
-
-    fn reload_blocking(&self) -> Result<(), errors::ReloadError> {
+    pub(crate) fn reload_blocking(&self) -> Result<(), errors::ReloadError> {
         use errors::ReloadError as E;
         let inner = &self.inner;
         for e in inner.settings.reload() {
@@ -211,5 +119,49 @@ impl Runtime {
         });
         *lock(&inner.base_system_prompt) = prompt.clone();
         inner.agent.set_system_prompt(prompt);
+    }
+}
+
+/// The `Discovery` commands.
+impl DiscoveryHandler for Runtime {
+    async fn mcp_server(
+        &self,
+        _ctx: &RequestContext,
+        p: McpServerParams,
+    ) -> Result<McpServerInfo, McpServerError> {
+        // A server still being configured at start-up is not "not found" yet.
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.inner.mcp.configured()).await;
+        let mcp = &self.inner.mcp;
+        let done = match p.action {
+            McpServerAction::Reconnect => mcp.reconnect(&p.name).await,
+            McpServerAction::Disable => mcp.set_enabled(&p.name, false).await,
+            McpServerAction::Enable => mcp.set_enabled(&p.name, true).await,
+        };
+        done.map(info).map_err(|e| match e {
+            dreb_mcp::ManageError::NotFound(name) => McpServerError::NotFound { name },
+        })
+    }
+
+    async fn get_commands(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetCommandsParams,
+    ) -> Result<CommandsResult, errors::GetCommandsError> {
+        self.extensions_ready().await;
+        // Extension commands first, then templates, skills and built-ins (the reference's order).
+        let mut commands = self.extension_command_values();
+        commands.extend(self.mcp_command_values());
+        let names: std::collections::HashSet<String> = commands
+            .iter()
+            .filter_map(|c| c["name"].as_str().map(str::to_string))
+            .collect();
+        let rest = lock(&self.inner.extras.resources).commands();
+        commands.extend(
+            rest.into_iter()
+                .filter(|c| c["name"].as_str().is_none_or(|n| !names.contains(n))),
+        );
+        Ok(CommandsResult {
+            commands: wire(&commands).map_err(errors::GetCommandsError::unexpected)?,
+        })
     }
 }

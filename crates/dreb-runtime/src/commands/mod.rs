@@ -1,4 +1,22 @@
-//! Command implementations, one module per group of the spec.
+//! The commands: each spec group's generated handler trait (`dreb_protocol::<Group>Handler`, see
+//! `docs/adr/0014-group-handler-traits.md`) is implemented for [`Runtime`](crate::runtime::Runtime) in one
+//! `impl` block, in the module of its group; the methods are the commands, each returning its generated
+//! `dreb_protocol::errors::<Command>Error`.
+//!
+//! | group | module |
+//! |---|---|
+//! | Prompting, Queue modes | `prompting` |
+//! | State, Version | `state` (the snapshot capture in `snapshot`, the cost scan in `daily_cost`) |
+//! | Model | `model_select` |
+//! | Thinking | `models` |
+//! | Buddy | `buddy` |
+//! | Compaction | `compaction` |
+//! | Retry | `retry` |
+//! | Bash | `bash` |
+//! | Session, Session listing, Session tree | `sessions` (the performance log in `performance`) |
+//! | Discovery | `discovery` (`reload`'s blocking part too) |
+//! | Background agents | `crate::background::commands` |
+//! | Settings, Context trust | `settings` |
 
 mod bash;
 mod buddy;
@@ -6,7 +24,6 @@ mod compaction;
 mod daily_cost;
 pub(crate) mod dialogs;
 mod discovery;
-mod export;
 pub(crate) mod extras;
 mod model_select;
 mod models;
@@ -18,6 +35,6 @@ mod settings;
 pub(crate) mod snapshot;
 mod state;
 
-pub(crate) use discovery::{home_dir, resolve_entry};
+pub(crate) use discovery::{discover_agent_types, home_dir, resolve_entry};
 pub(crate) use prompting::builtin_slash_command;
 pub(crate) use state::git_branch;

@@ -10,57 +10,6 @@ use crate::runtime::Runtime;
 use crate::sync::lock;
 
 impl Runtime {
-    pub(crate) async fn cmd_get_available_models(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetAvailableModelsParams,
-    ) -> Result<AvailableModelsResult, errors::GetAvailableModelsError> {
-        use errors::GetAvailableModelsError as E;
-        let models = self.refreshed_available_models();
-        Ok(AvailableModelsResult {
-            models: wire(&models).map_err(E::unexpected)?,
-        })
-    }
-
-    pub(crate) async fn cmd_set_model(
-        &self,
-        _ctx: &RequestContext,
-        p: SetModelParams,
-    ) -> Result<Model, errors::SetModelError> {
-        use errors::SetModelError as E;
-        let model = {
-            let registry = self.registry();
-            registry
-                .available()
-                .into_iter()
-                .find(|m| m.provider == p.provider && m.id == p.model_id)
-                .ok_or(E::ModelNotFound {
-                    provider: p.provider,
-                    model_id: p.model_id,
-                })?
-        };
-        let agent = &self.inner.agent;
-        let previous = agent.model();
-        agent.set_model(Some(model.clone()));
-        lock(&self.inner.session)
-            .append_model_change(&model.provider, &model.id)
-            .map_err(E::unexpected)?;
-        // Re-clamp the thinking level for the new model.
-        let level = clamp_thinking_level(&model, agent.thinking_level());
-        if level != agent.thinking_level() {
-            agent.set_thinking_level(level);
-            lock(&self.inner.session)
-                .append_thinking_level_change(level.as_str())
-                .map_err(E::unexpected)?;
-        }
-        let (provider, id) = (model.provider.clone(), model.id.clone());
-        self.persist(move |s| s.set_default_model_and_provider(&provider, &id))
-            .await
-            .map_err(E::unexpected)?;
-        self.announce_model_select(previous.as_ref()).await;
-        wire(&model).map_err(E::unexpected)
-    }
-
     /// Apply a thinking level (clamped); on change, record it in the session and persist it as the default.
     async fn apply_thinking_level(
         &self,
@@ -84,8 +33,11 @@ impl Runtime {
         }
         Ok(level)
     }
+}
 
-    pub(crate) async fn cmd_set_thinking_level(
+/// The `Thinking` commands.
+impl ThinkingHandler for Runtime {
+    async fn set_thinking_level(
         &self,
         _ctx: &RequestContext,
         p: SetThinkingLevelParams,
@@ -98,7 +50,7 @@ impl Runtime {
             .map_err(E::unexpected)
     }
 
-    pub(crate) async fn cmd_cycle_thinking_level(
+    async fn cycle_thinking_level(
         &self,
         _ctx: &RequestContext,
         _p: CycleThinkingLevelParams,

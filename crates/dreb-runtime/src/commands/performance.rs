@@ -9,11 +9,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use dreb_agent::AgentMessage;
 use dreb_ai::StopReason;
-use dreb_protocol::support::{JsNumber, RequestContext};
-use dreb_protocol::*;
+use dreb_protocol::support::JsNumber;
 use serde_json::{Value, json};
 
-use crate::convert::wire;
 use crate::runtime::{Inner, Runtime};
 use crate::sync::lock;
 
@@ -58,7 +56,7 @@ pub(crate) fn on_message_end(inner: &Inner, message: &AgentMessage) {
 
 /// Writes the log off the event path: the lock-file protocol may wait up to a second for another writer, which the
 /// agent loop must never do. One thread per process, appending in the order the entries were sent.
-struct LogWriter {
+pub(crate) struct LogWriter {
     jobs: Mutex<std::sync::mpsc::Sender<Job>>,
 }
 
@@ -74,7 +72,7 @@ impl LogWriter {
     }
 
     /// Wait until every entry sent so far is written (a blocking call: run it off the async threads).
-    fn flush(&self) {
+    pub(crate) fn flush(&self) {
         let (tx, rx) = std::sync::mpsc::channel();
         if lock(&self.jobs).send(Job::Flush(tx)).is_ok() {
             let _ = rx.recv();
@@ -82,7 +80,7 @@ impl LogWriter {
     }
 }
 
-fn log_writer() -> &'static LogWriter {
+pub(crate) fn log_writer() -> &'static LogWriter {
     static WRITER: OnceLock<LogWriter> = OnceLock::new();
     WRITER.get_or_init(|| {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
@@ -271,24 +269,5 @@ impl Runtime {
     /// Wait until the performance entries of every reply so far are on disk (before the process exits).
     pub async fn flush_performance_log(&self) {
         let _ = tokio::task::spawn_blocking(|| log_writer().flush()).await;
-    }
-
-    pub(crate) async fn cmd_get_performance_stats(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetPerformanceStatsParams,
-    ) -> Result<RpcPerformanceStats, errors::GetPerformanceStatsError> {
-        use errors::GetPerformanceStatsError as E;
-        let path = log_path(&self.inner.agent_dir);
-        // Entries of replies that just ended may still be on their way to the file.
-        let models = tokio::task::spawn_blocking(move || {
-            log_writer().flush();
-            summaries(&path)
-        })
-        .await
-        .map_err(E::unexpected)?;
-        Ok(RpcPerformanceStats {
-            models: wire(&models).map_err(E::unexpected)?,
-        })
     }
 }

@@ -1,15 +1,18 @@
 //! prompt, steer, follow_up, abort and the queues.
 
-use dreb_agent::{AgentMessage, QueueMode};
+use dreb_agent::{AgentError, AgentMessage, QueueMode};
 use dreb_ai::{ImageContent, TextContent, UserBlock, UserContent, UserMessage};
 use dreb_protocol::envelope::Response;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 
-use dreb_hooks::{BeforeAgentStartEvent, InputEvent, InputOutcome, InputSource};
+use dreb_hooks::{
+    BeforeAgentStartEvent, InputEvent, InputOutcome, InputSource, SessionStartReason, SwitchReason,
+};
+use dreb_session::NewSessionOptions;
 
 use crate::convert::wire;
-use crate::runtime::{QueuedDisplay, Runtime, no_api_key_text};
+use crate::runtime::{DOCS_PATH, QueuedDisplay, Runtime, no_api_key};
 use crate::sync::lock;
 
 pub(crate) fn builtin_slash_command(message: &str) -> Option<&str> {
@@ -21,13 +24,19 @@ pub(crate) fn builtin_slash_command(message: &str) -> Option<&str> {
         .then_some(name)
 }
 
-/// The refusal of a built-in slash command, as its text (`prompt` and the background agents send it raw).
-pub(crate) fn reject_builtin(message: &str) -> Result<(), String> {
+/// The refusal of a built-in slash command.
+pub(crate) fn reject_builtin(message: &str) -> Result<(), errors::PromptError> {
     match builtin_slash_command(message) {
-        Some(name) => {
-            Err(errors::PromptError::BuiltinSlashCommand { name: name.into() }.to_string())
-        }
+        Some(name) => Err(errors::PromptError::BuiltinSlashCommand { name: name.into() }),
         None => Ok(()),
+    }
+}
+
+/// A run that could not start, as `prompt`'s error (the race with another prompt is the listed one).
+fn start_error(e: AgentError) -> errors::PromptError {
+    match e {
+        AgentError::AlreadyProcessingPrompt => errors::PromptError::PromptRace,
+        other => errors::PromptError::unexpected(other),
     }
 }
 
@@ -111,21 +120,14 @@ impl Runtime {
         ctx.reply.send_ok(ResponseData::Prompt);
     }
 
-    pub(crate) async fn cmd_prompt(
-        &self,
-        ctx: &RequestContext,
-        p: PromptParams,
-    ) -> Result<(), String> {
-        self.prompt_from(ctx, p, InputSource::Rpc).await
-    }
-
     /// A prompt from a host (`prompt`) or an extension (`send_user_message`).
     pub(crate) async fn prompt_from(
         &self,
         ctx: &RequestContext,
         p: PromptParams,
         source: InputSource,
-    ) -> Result<(), String> {
+    ) -> Result<(), errors::PromptError> {
+        use errors::PromptError as E;
         // Extensions still loading may register the command, hooks or tools a host's prompt needs. (An
         // extension's own prompt does not wait: it may come while the extensions initialise.)
         if source == InputSource::Rpc {
@@ -141,11 +143,11 @@ impl Runtime {
         // A server prompt: its text is the message.
         let p = match self.expand_mcp_prompt(&p.message).await {
             Some(Ok(message)) => PromptParams { message, ..p },
-            Some(Err(e)) => return Err(e),
+            Some(Err(message)) => return Err(E::McpPromptFailed { message }),
             None => p,
         };
         reject_builtin(&p.message)?;
-        let images = images_of(&p.images)?;
+        let images = images_of(&p.images).map_err(E::unexpected)?;
         // `input`: the handlers may transform the prompt, or handle it (then no run starts).
         let input = InputEvent {
             text: p.message,
@@ -167,20 +169,22 @@ impl Runtime {
             let steering = match p.streaming_behavior {
                 Some(StreamingBehavior::Steer) => true,
                 Some(StreamingBehavior::FollowUp) => false,
-                _ => return Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
+                _ => return Err(E::AlreadyProcessing),
             };
             self.acknowledge_prompt(ctx);
             self.queue(steering, &message, images);
             return Ok(());
         }
         let Some(model) = agent.model() else {
-            return Err("No model selected.\n\nUse /login or set an API key environment variable. See docs/providers.md\n\nThen use /model to select a model.".into());
+            return Err(E::NoModelSelected {
+                docs_path: DOCS_PATH.into(),
+            });
         };
         {
             let registry = self.registry();
             registry
                 .api_key_for(&model)
-                .map_err(|_| no_api_key_text(&model.provider))?;
+                .map_err(|_| no_api_key(&model.provider))?;
         }
         self.flush_deferred_bash();
         let Some(pending) = self.pre_prompt_compaction() else {
@@ -188,7 +192,7 @@ impl Runtime {
             // The run is started and acknowledged while the outbox is held: its first event waits for the ack, and
             // a start that fails (a concurrent prompt won) is this request's only response, an error.
             let held = self.inner.outbox.hold();
-            agent.start_prompt(messages).map_err(|e| e.to_string())?;
+            agent.start_prompt(messages).map_err(start_error)?;
             ctx.reply.send_ok_in(&held, ResponseData::Prompt);
             return Ok(());
         };
@@ -205,59 +209,10 @@ impl Runtime {
             let messages = rt.run_messages(&message, &images).await;
             let started = rt.inner.agent.start_prompt(messages);
             if let Err(e) = started {
-                let late = Response::error(id, Some("prompt".into()), e.to_string());
+                let late = Response::error(id, Some("prompt".into()), start_error(e).wire_text());
                 rt.inner.outbox.send(&late);
             }
         });
-        Ok(())
-    }
-
-    pub(crate) async fn cmd_steer(
-        &self,
-        _ctx: &RequestContext,
-        p: SteerParams,
-    ) -> Result<(), errors::SteerError> {
-        use errors::SteerError as E;
-        if let Some(name) = self.unqueueable_extension_command(&p.message).await {
-            return Err(E::ExtensionCommandNotQueueable { name });
-        }
-        if let Some(name) = builtin_slash_command(&p.message) {
-            return Err(E::BuiltinSlashCommand { name: name.into() });
-        }
-        let message = self.expand_input(&p.message);
-        let images = images_of(&p.images).map_err(E::unexpected)?;
-        self.queue(true, &message, images);
-        Ok(())
-    }
-
-    pub(crate) async fn cmd_follow_up(
-        &self,
-        _ctx: &RequestContext,
-        p: FollowUpParams,
-    ) -> Result<(), errors::FollowUpError> {
-        use errors::FollowUpError as E;
-        if let Some(name) = self.unqueueable_extension_command(&p.message).await {
-            return Err(E::ExtensionCommandNotQueueable { name });
-        }
-        if let Some(name) = builtin_slash_command(&p.message) {
-            return Err(E::BuiltinSlashCommand { name: name.into() });
-        }
-        let message = self.expand_input(&p.message);
-        let images = images_of(&p.images).map_err(E::unexpected)?;
-        self.queue(false, &message, images);
-        Ok(())
-    }
-
-    pub(crate) async fn cmd_abort(
-        &self,
-        _ctx: &RequestContext,
-        _p: AbortParams,
-    ) -> Result<(), String> {
-        // Like the reference, `abort` also stops every background subagent.
-        self.inner.background.abort_all();
-        self.abort_retry();
-        self.inner.agent.abort();
-        self.inner.agent.wait_for_idle().await;
         Ok(())
     }
 
@@ -290,47 +245,6 @@ impl Runtime {
         })
     }
 
-    pub(crate) async fn cmd_get_pending_messages(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetPendingMessagesParams,
-    ) -> Result<RpcPendingMessages, String> {
-        self.pending_messages()
-    }
-
-    pub(crate) async fn cmd_clear_pending_messages(
-        &self,
-        _ctx: &RequestContext,
-        _p: ClearPendingMessagesParams,
-    ) -> Result<RpcPendingMessages, String> {
-        let cleared = self.pending_messages()?;
-        self.inner.agent.clear_all_queues();
-        lock(&self.inner.queued).clear();
-        Ok(cleared)
-    }
-
-    pub(crate) async fn cmd_set_steering_mode(
-        &self,
-        _ctx: &RequestContext,
-        p: SetSteeringModeParams,
-    ) -> Result<(), String> {
-        let mode = queue_mode(&p.mode);
-        self.inner.agent.set_steering_mode(mode);
-        self.persist(move |s| s.set_steering_mode(mode.as_str()))
-            .await
-    }
-
-    pub(crate) async fn cmd_set_follow_up_mode(
-        &self,
-        _ctx: &RequestContext,
-        p: SetFollowUpModeParams,
-    ) -> Result<(), String> {
-        let mode = queue_mode(&p.mode);
-        self.inner.agent.set_follow_up_mode(mode);
-        self.persist(move |s| s.set_follow_up_mode(mode.as_str()))
-            .await
-    }
-
     /// Move `bash` command results recorded during a run into the conversation (keeps tool call/result adjacency).
     pub(crate) fn flush_deferred_bash(&self) {
         let deferred: Vec<AgentMessage> = std::mem::take(&mut *lock(&self.inner.deferred_bash));
@@ -351,6 +265,161 @@ fn queue_mode(mode: &dreb_protocol::QueueMode) -> QueueMode {
     }
 }
 
+/// The `Prompting` commands.
+impl PromptingHandler for Runtime {
+    async fn prompt(
+        &self,
+        ctx: &RequestContext,
+        p: PromptParams,
+    ) -> Result<(), errors::PromptError> {
+        self.prompt_from(ctx, p, InputSource::Rpc).await
+    }
+
+    async fn steer(&self, _ctx: &RequestContext, p: SteerParams) -> Result<(), errors::SteerError> {
+        use errors::SteerError as E;
+        if let Some(name) = self.unqueueable_extension_command(&p.message).await {
+            return Err(E::ExtensionCommandNotQueueable { name });
+        }
+        if let Some(name) = builtin_slash_command(&p.message) {
+            return Err(E::BuiltinSlashCommand { name: name.into() });
+        }
+        let message = self.expand_input(&p.message);
+        let images = images_of(&p.images).map_err(E::unexpected)?;
+        self.queue(true, &message, images);
+        Ok(())
+    }
+
+    async fn follow_up(
+        &self,
+        _ctx: &RequestContext,
+        p: FollowUpParams,
+    ) -> Result<(), errors::FollowUpError> {
+        use errors::FollowUpError as E;
+        if let Some(name) = self.unqueueable_extension_command(&p.message).await {
+            return Err(E::ExtensionCommandNotQueueable { name });
+        }
+        if let Some(name) = builtin_slash_command(&p.message) {
+            return Err(E::BuiltinSlashCommand { name: name.into() });
+        }
+        let message = self.expand_input(&p.message);
+        let images = images_of(&p.images).map_err(E::unexpected)?;
+        self.queue(false, &message, images);
+        Ok(())
+    }
+
+    async fn abort(
+        &self,
+        _ctx: &RequestContext,
+        _p: AbortParams,
+    ) -> Result<(), errors::AbortError> {
+        // Like the reference, `abort` also stops every background subagent.
+        self.inner.background.abort_all();
+        self.abort_retry();
+        self.inner.agent.abort();
+        self.inner.agent.wait_for_idle().await;
+        Ok(())
+    }
+
+    async fn new_session(
+        &self,
+        _ctx: &RequestContext,
+        p: NewSessionParams,
+    ) -> Result<CancelledResult, errors::NewSessionError> {
+        use errors::NewSessionError as E;
+        if self.switch_cancelled(SwitchReason::New, None).await {
+            return Ok(CancelledResult { cancelled: true });
+        }
+        self.reset_for_new_session().await;
+        {
+            let mut session = lock(&self.inner.session);
+            session.new_session(NewSessionOptions {
+                id: None,
+                parent_session: p.parent_session.clone(),
+            });
+            session
+                .append_thinking_level_change(self.inner.agent.thinking_level().as_str())
+                .map_err(E::unexpected)?;
+        }
+        self.announce_session_start(SessionStartReason::New).await;
+        Ok(CancelledResult { cancelled: false })
+    }
+
+    /// Re-read settings and models.json, check the model's prompt settings, reload resources and context files, and
+    /// rebuild the system prompt. Every failure is thrown in the reference (the handler adds `Command failed: `).
+    async fn reload(
+        &self,
+        _ctx: &RequestContext,
+        _p: ReloadParams,
+    ) -> Result<(), errors::ReloadError> {
+        // As in the reference: `session_shutdown`, the reload, then `session_start` with reason `reload`. The
+        // extensions are stopped with the shutdown and loaded again (discovery included) after the reload.
+        self.announce_session_shutdown().await;
+        self.stop_extensions().await;
+        self.stop_mcp_servers().await;
+        let rt = self.clone();
+        let reloaded = tokio::task::spawn_blocking(move || rt.reload_blocking())
+            .await
+            .map_err(errors::ReloadError::unexpected)
+            .and_then(|r| r);
+        self.load_extensions(dreb_hooks::SessionStartReason::Reload);
+        self.load_mcp_servers();
+        reloaded?;
+        self.announce_session_start(dreb_hooks::SessionStartReason::Reload)
+            .await;
+        self.extensions_ready().await;
+        Ok(())
+    }
+}
+
+/// The `Queue modes` commands.
+impl QueueModesHandler for Runtime {
+    async fn set_steering_mode(
+        &self,
+        _ctx: &RequestContext,
+        p: SetSteeringModeParams,
+    ) -> Result<(), errors::SetSteeringModeError> {
+        let mode = queue_mode(&p.mode);
+        self.inner.agent.set_steering_mode(mode);
+        self.persist(move |s| s.set_steering_mode(mode.as_str()))
+            .await
+            .map_err(errors::SetSteeringModeError::unexpected)
+    }
+
+    async fn set_follow_up_mode(
+        &self,
+        _ctx: &RequestContext,
+        p: SetFollowUpModeParams,
+    ) -> Result<(), errors::SetFollowUpModeError> {
+        let mode = queue_mode(&p.mode);
+        self.inner.agent.set_follow_up_mode(mode);
+        self.persist(move |s| s.set_follow_up_mode(mode.as_str()))
+            .await
+            .map_err(errors::SetFollowUpModeError::unexpected)
+    }
+
+    async fn get_pending_messages(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetPendingMessagesParams,
+    ) -> Result<RpcPendingMessages, errors::GetPendingMessagesError> {
+        self.pending_messages()
+            .map_err(errors::GetPendingMessagesError::unexpected)
+    }
+
+    async fn clear_pending_messages(
+        &self,
+        _ctx: &RequestContext,
+        _p: ClearPendingMessagesParams,
+    ) -> Result<RpcPendingMessages, errors::ClearPendingMessagesError> {
+        let cleared = self
+            .pending_messages()
+            .map_err(errors::ClearPendingMessagesError::unexpected)?;
+        self.inner.agent.clear_all_queues();
+        lock(&self.inner.queued).clear();
+        Ok(cleared)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,7 +432,7 @@ mod tests {
         assert_eq!(builtin_slash_command("/unknown"), None);
         assert_eq!(builtin_slash_command("hello /fork"), None);
         assert_eq!(
-            reject_builtin("/compact now").unwrap_err(),
+            reject_builtin("/compact now").unwrap_err().wire_text(),
             "Built-in slash command /compact must be handled by the RPC client; it was not sent to the model."
         );
     }

@@ -169,8 +169,23 @@ impl Runtime {
             self.inner.agent.replace_messages(messages);
         }
     }
+}
 
-    pub(crate) async fn cmd_abort_retry(
+/// The `Retry` commands.
+impl RetryHandler for Runtime {
+    async fn set_auto_retry(
+        &self,
+        _ctx: &RequestContext,
+        p: SetAutoRetryParams,
+    ) -> Result<(), errors::SetAutoRetryError> {
+        use errors::SetAutoRetryError as E;
+        self.inner.auto_retry.store(p.enabled, Ordering::Release);
+        self.persist(move |s| s.set_retry_enabled(p.enabled))
+            .await
+            .map_err(E::unexpected)
+    }
+
+    async fn abort_retry(
         &self,
         _ctx: &RequestContext,
         _p: AbortRetryParams,

@@ -6,11 +6,12 @@ use dreb_agent::AgentMessage;
 use dreb_ai::ThinkingLevel;
 use dreb_compaction::{SummaryLlm, generate_branch_summary, prepare_branch_summary};
 use dreb_hooks::{SessionBeforeEvent, SessionBeforeOutcome, SessionStartReason, SwitchReason};
-use dreb_protocol::errors::{ForkError, ImportJsonlError, NavigateTreeError};
+use dreb_protocol::errors::{ExportHtmlError, ForkError, ImportJsonlError, NavigateTreeError};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
-use dreb_session::{BranchSummaryInput, ListOptions, NavigateOptions, NewSessionOptions};
+use dreb_session::{BranchSummaryInput, HtmlExportOptions, ListOptions, NavigateOptions, ToolInfo};
 
+use super::performance::{log_path, log_writer, summaries};
 use crate::convert::wire;
 use crate::runtime::Runtime;
 use crate::sync::lock;
@@ -41,11 +42,394 @@ impl Runtime {
         Ok(())
     }
 
-    pub(crate) async fn cmd_get_tree(
+    /// Asks the `session_before_switch` handlers; `true` when one cancelled.
+    pub(crate) async fn switch_cancelled(
+        &self,
+        reason: SwitchReason,
+        target: Option<&Path>,
+    ) -> bool {
+        let event = SessionBeforeEvent::Switch {
+            reason,
+            target_session_file: target.map(|p| p.to_string_lossy().into_owned()),
+        };
+        self.ask_session_before(&event).await == SessionBeforeOutcome::Cancelled
+    }
+
+    pub(crate) async fn reset_for_new_session(&self) {
+        self.inner.agent.abort();
+        self.inner.agent.wait_for_idle().await;
+        self.inner.agent.reset();
+        lock(&self.inner.queued).clear();
+        *lock(&self.inner.tasks) = serde_json::Value::Array(Vec::new());
+        lock(&self.inner.background.activity).clear();
+    }
+}
+
+fn resolve_against(cwd: &Path, p: &str) -> PathBuf {
+    let path = Path::new(p);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }
+}
+
+/// A deletion error as `delete_session`'s typed error: the reference returns every one as it is (a failure it
+/// does not name is its message, `Failed`).
+fn delete_error(e: dreb_session::SessionError) -> errors::DeleteSessionError {
+    use dreb_session::SessionError as S;
+    use errors::DeleteSessionError as E;
+    match e {
+        S::NotASessionFile(path) => E::NotASessionFile { path },
+        S::DeleteActiveSession => E::ActiveSession,
+        S::SessionFileMissing(path) => E::SessionFileDoesNotExist { path },
+        S::DeleteFailed(message) if message.is_empty() => E::UnknownDeletionError,
+        S::DeleteFailed(message) => E::Failed { message },
+        other => E::Failed {
+            message: other.to_string(),
+        },
+    }
+}
+
+/// A session error of `fork` as the command's typed error (the texts the spec lists, the rest unexpected).
+fn fork_error(e: dreb_session::SessionError) -> ForkError {
+    use dreb_session::SessionError as S;
+    match e {
+        S::InvalidForkEntry => ForkError::InvalidEntryId,
+        S::UnforkableAssistant => ForkError::UnforkableTurn,
+        other => ForkError::unexpected(other),
+    }
+}
+
+/// The `Session` commands.
+impl SessionHandler for Runtime {
+    async fn get_session_stats(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetSessionStatsParams,
+    ) -> Result<SessionStats, errors::GetSessionStatsError> {
+        let messages = self.inner.agent.messages();
+        let (mut user, mut assistant, mut calls, mut results) = (0i64, 0i64, 0i64, 0i64);
+        let mut tokens = SessionTokenStats {
+            input: 0,
+            output: 0,
+            cache_read: 0,
+            cache_write: 0,
+            total: 0,
+        };
+        let mut cost = 0.0;
+        for m in &messages {
+            match m {
+                AgentMessage::User(_) => user += 1,
+                AgentMessage::Assistant(a) => {
+                    assistant += 1;
+                    calls += a.tool_calls().count() as i64;
+                    tokens.input += a.usage.input as i64;
+                    tokens.output += a.usage.output as i64;
+                    tokens.cache_read += a.usage.cache_read as i64;
+                    tokens.cache_write += a.usage.cache_write as i64;
+                    cost += a.usage.cost.total;
+                }
+                AgentMessage::ToolResult(_) => results += 1,
+                _ => {}
+            }
+        }
+        tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
+        let (session_file, session_id) = {
+            let s = lock(&self.inner.session);
+            (
+                s.session_file().map(|p| p.to_string_lossy().into_owned()),
+                s.session_id().to_string(),
+            )
+        };
+        Ok(SessionStats {
+            session_file: if self.inner.no_session {
+                None
+            } else {
+                session_file
+            },
+            session_id,
+            user_messages: user,
+            assistant_messages: assistant,
+            tool_calls: calls,
+            tool_results: results,
+            total_messages: messages.len() as i64,
+            tokens,
+            cost: JsNumber(cost),
+            context_usage: self.context_usage(self.inner.agent.model().as_ref()),
+        })
+    }
+
+    async fn get_performance_stats(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetPerformanceStatsParams,
+    ) -> Result<RpcPerformanceStats, errors::GetPerformanceStatsError> {
+        use errors::GetPerformanceStatsError as E;
+        let path = log_path(&self.inner.agent_dir);
+        // Entries of replies that just ended may still be on their way to the file.
+        let models = tokio::task::spawn_blocking(move || {
+            log_writer().flush();
+            summaries(&path)
+        })
+        .await
+        .map_err(E::unexpected)?;
+        Ok(RpcPerformanceStats {
+            models: wire(&models).map_err(E::unexpected)?,
+        })
+    }
+
+    async fn export_html(
+        &self,
+        _ctx: &RequestContext,
+        p: ExportHtmlParams,
+    ) -> Result<ExportHtmlResult, ExportHtmlError> {
+        let (system_prompt, tools) = self.inner.agent.with_state(|s| {
+            let tools = s
+                .tools
+                .iter()
+                .map(|t| ToolInfo {
+                    name: t.definition().name.clone(),
+                    description: t.definition().description.clone(),
+                })
+                .collect::<Vec<_>>();
+            (s.system_prompt.clone(), tools)
+        });
+        // Default: `dreb-session-<session file name>.html`, relative, so it lands in the process cwd.
+        let options = HtmlExportOptions {
+            output_path: p.output_path.map(PathBuf::from),
+            system_prompt: Some(system_prompt),
+            tools,
+        };
+        // Rendering and writing a long session takes a while: keep it off the async threads.
+        let rt = self.clone();
+        let path =
+            tokio::task::spawn_blocking(move || lock(&rt.inner.session).export_html(&options))
+                .await
+                .map_err(ExportHtmlError::unexpected)?
+                .map_err(|e| match e {
+                    dreb_session::SessionError::ExportInMemory => ExportHtmlError::InMemorySession,
+                    dreb_session::SessionError::NothingToExport => ExportHtmlError::NothingToExport,
+                    other => ExportHtmlError::unexpected(other),
+                })?;
+        Ok(ExportHtmlResult {
+            path: path.to_string_lossy().into_owned(),
+        })
+    }
+
+    async fn import_jsonl(
+        &self,
+        _ctx: &RequestContext,
+        p: ImportJsonlParams,
+    ) -> Result<CancelledResult, ImportJsonlError> {
+        let input = resolve_against(&self.inner.cwd, &p.input_path);
+        if !input.exists() {
+            return Err(ImportJsonlError::FileNotFound {
+                path: input.display().to_string(),
+            });
+        }
+        let imported = lock(&self.inner.session)
+            .import_jsonl(&input)
+            .map_err(ImportJsonlError::unexpected)?;
+        // As in the reference: the copy is made, then switching to it can be cancelled.
+        if self
+            .switch_cancelled(SwitchReason::Resume, Some(&imported))
+            .await
+        {
+            return Ok(CancelledResult { cancelled: true });
+        }
+        self.reset_for_new_session().await;
+        lock(&self.inner.session)
+            .set_session_file(&imported)
+            .map_err(ImportJsonlError::unexpected)?;
+        self.sync_agent_from_session();
+        self.announce_session_start(SessionStartReason::Resume)
+            .await;
+        Ok(CancelledResult { cancelled: false })
+    }
+
+    async fn switch_session(
+        &self,
+        _ctx: &RequestContext,
+        p: SwitchSessionParams,
+    ) -> Result<CancelledResult, errors::SwitchSessionError> {
+        use errors::SwitchSessionError as E;
+        let path = resolve_against(&self.inner.cwd, &p.session_path);
+        if self
+            .switch_cancelled(SwitchReason::Resume, Some(&path))
+            .await
+        {
+            return Ok(CancelledResult { cancelled: true });
+        }
+        self.reset_for_new_session().await;
+        lock(&self.inner.session)
+            .set_session_file(&path)
+            .map_err(E::unexpected)?;
+        self.sync_agent_from_session();
+        self.announce_session_start(SessionStartReason::Resume)
+            .await;
+        Ok(CancelledResult { cancelled: false })
+    }
+
+    async fn delete_session(
+        &self,
+        _ctx: &RequestContext,
+        p: DeleteSessionParams,
+    ) -> Result<DeleteSessionResult, errors::DeleteSessionError> {
+        use errors::DeleteSessionError as E;
+        let active = lock(&self.inner.session)
+            .session_file()
+            .map(Path::to_path_buf);
+        let path = p.session_path.clone();
+        let method = tokio::task::spawn_blocking(move || {
+            dreb_session::delete_session(&path, active.as_deref(), &dreb_session::Trash::from_env())
+        })
+        .await
+        .map_err(|e| E::Failed {
+            message: e.to_string(),
+        })?
+        .map_err(delete_error)?;
+        wire(&serde_json::json!({ "method": match method {
+            dreb_session::DeleteMethod::Trash => "trash",
+            dreb_session::DeleteMethod::Unlink => "unlink",
+        }}))
+        .map_err(|message| E::Failed { message })
+    }
+
+    async fn fork(&self, _ctx: &RequestContext, p: ForkParams) -> Result<ForkResult, ForkError> {
+        // A cancelled fork answers the text a fork would have returned; bad entries fail before the handlers.
+        let text = lock(&self.inner.session)
+            .fork_text(&p.entry_id)
+            .map_err(fork_error)?;
+        let event = SessionBeforeEvent::Fork {
+            entry_id: p.entry_id.clone(),
+        };
+        if self.ask_session_before(&event).await == SessionBeforeOutcome::Cancelled {
+            return Ok(ForkResult {
+                text,
+                cancelled: true,
+            });
+        }
+        self.inner.agent.abort();
+        self.inner.agent.wait_for_idle().await;
+        let result = lock(&self.inner.session)
+            .fork(&p.entry_id)
+            .map_err(fork_error)?;
+        self.sync_agent_from_session();
+        lock(&self.inner.queued).clear();
+        self.inner.agent.clear_all_queues();
+        self.announce_session_start(SessionStartReason::Fork).await;
+        Ok(ForkResult {
+            text: result.text,
+            cancelled: false,
+        })
+    }
+
+    async fn get_fork_messages(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetForkMessagesParams,
+    ) -> Result<ForkMessagesResult, errors::GetForkMessagesError> {
+        use errors::GetForkMessagesError as E;
+        let messages = lock(&self.inner.session).fork_messages();
+        Ok(ForkMessagesResult {
+            messages: wire(&messages).map_err(E::unexpected)?,
+        })
+    }
+
+    async fn get_last_assistant_text(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetLastAssistantTextParams,
+    ) -> Result<LastAssistantTextResult, errors::GetLastAssistantTextError> {
+        let text = self
+            .inner
+            .agent
+            .messages()
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                AgentMessage::Assistant(a)
+                    if !(a.content.is_empty() && a.stop_reason == dreb_ai::StopReason::Aborted) =>
+                {
+                    Some(a.text().trim().to_string())
+                }
+                _ => None,
+            });
+        Ok(LastAssistantTextResult {
+            text: text.filter(|t| !t.is_empty()),
+        })
+    }
+
+    async fn set_session_name(
+        &self,
+        _ctx: &RequestContext,
+        p: SetSessionNameParams,
+    ) -> Result<(), errors::SetSessionNameError> {
+        use errors::SetSessionNameError as E;
+        let name = p.name.trim().to_string();
+        if name.is_empty() {
+            return Err(E::EmptyName);
+        }
+        lock(&self.inner.session)
+            .set_session_name(&name)
+            .map_err(E::unexpected)?;
+        self.inner
+            .outbox
+            .send(&Event::SessionNameChanged(SessionNameChangedEvent { name }));
+        Ok(())
+    }
+}
+
+/// The `Session listing` commands.
+impl SessionListingHandler for Runtime {
+    async fn list_sessions(
+        &self,
+        _ctx: &RequestContext,
+        _p: ListSessionsParams,
+    ) -> Result<SessionsResult, errors::ListSessionsError> {
+        use errors::ListSessionsError as E;
+        let dir = lock(&self.inner.session).session_dir().to_path_buf();
+        let sessions = tokio::task::spawn_blocking(move || {
+            dreb_session::list_sessions(&dir, ListOptions::default())
+        })
+        .await
+        .map_err(E::unexpected)?;
+        let rpc: Vec<_> = sessions.iter().map(|s| s.to_rpc()).collect();
+        Ok(SessionsResult {
+            sessions: wire(&rpc).map_err(E::unexpected)?,
+        })
+    }
+
+    async fn list_all_sessions(
+        &self,
+        _ctx: &RequestContext,
+        _p: ListAllSessionsParams,
+    ) -> Result<SessionsResult, errors::ListAllSessionsError> {
+        use errors::ListAllSessionsError as E;
+        let root = dreb_session::paths::sessions_root(&self.inner.agent_dir);
+        let sessions = tokio::task::spawn_blocking(move || {
+            dreb_session::list_all_sessions(&root, ListOptions::default())
+        })
+        .await
+        .map_err(E::unexpected)?
+        .map_err(|e| E::Failed {
+            message: format!("Failed to list sessions: {e}"),
+        })?;
+        let rpc: Vec<_> = sessions.iter().map(|s| s.to_rpc()).collect();
+        Ok(SessionsResult {
+            sessions: wire(&rpc).map_err(E::unexpected)?,
+        })
+    }
+}
+
+/// The `Session tree` commands.
+impl SessionTreeHandler for Runtime {
+    async fn get_tree(
         &self,
         ctx: &RequestContext,
         _p: GetTreeParams,
-    ) -> Result<TreeResult, String> {
+    ) -> Result<TreeResult, errors::GetTreeError> {
         let tree = lock(&self.inner.session).tree_dto();
         // Written with the tree's own iterative encoder: the typed result goes through serde's recursion, which
         // a deep session (thousands of entries in a line) exceeds.
@@ -58,56 +442,10 @@ impl Runtime {
                 });
             }
         }
-        wire(&tree)
+        wire(&tree).map_err(errors::GetTreeError::unexpected)
     }
 
-    pub(crate) async fn cmd_get_fork_messages(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetForkMessagesParams,
-    ) -> Result<ForkMessagesResult, String> {
-        let messages = lock(&self.inner.session).fork_messages();
-        Ok(ForkMessagesResult {
-            messages: wire(&messages)?,
-        })
-    }
-
-    pub(crate) async fn cmd_list_sessions(
-        &self,
-        _ctx: &RequestContext,
-        _p: ListSessionsParams,
-    ) -> Result<SessionsResult, String> {
-        let dir = lock(&self.inner.session).session_dir().to_path_buf();
-        let sessions = tokio::task::spawn_blocking(move || {
-            dreb_session::list_sessions(&dir, ListOptions::default())
-        })
-        .await
-        .map_err(|e| e.to_string())?;
-        let rpc: Vec<_> = sessions.iter().map(|s| s.to_rpc()).collect();
-        Ok(SessionsResult {
-            sessions: wire(&rpc)?,
-        })
-    }
-
-    pub(crate) async fn cmd_list_all_sessions(
-        &self,
-        _ctx: &RequestContext,
-        _p: ListAllSessionsParams,
-    ) -> Result<SessionsResult, String> {
-        let root = dreb_session::paths::sessions_root(&self.inner.agent_dir);
-        let sessions = tokio::task::spawn_blocking(move || {
-            dreb_session::list_all_sessions(&root, ListOptions::default())
-        })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| format!("Failed to list sessions: {e}"))?;
-        let rpc: Vec<_> = sessions.iter().map(|s| s.to_rpc()).collect();
-        Ok(SessionsResult {
-            sessions: wire(&rpc)?,
-        })
-    }
-
-    pub(crate) async fn cmd_navigate_tree(
+    async fn navigate_tree(
         &self,
         ctx: &RequestContext,
         p: NavigateTreeParams,
@@ -122,10 +460,12 @@ impl Runtime {
             cancelled: true,
             editor_text: None,
         };
+        let preparation = self.tree_preparation(&p);
         let supplied = match self
-            .ask_session_before(&SessionBeforeEvent::Tree {
+            .ask_session_before(&SessionBeforeEvent::TreeNavigation {
                 target_id: p.target_id.clone(),
                 summarize: p.summarize == Some(true),
+                preparation,
             })
             .await
         {
@@ -215,172 +555,5 @@ impl Runtime {
             cancelled: false,
             editor_text: result.editor_text,
         })
-    }
-
-    pub(crate) async fn cmd_fork(
-        &self,
-        _ctx: &RequestContext,
-        p: ForkParams,
-    ) -> Result<ForkResult, ForkError> {
-        // A cancelled fork answers the text a fork would have returned; bad entries fail before the handlers.
-        let text = lock(&self.inner.session)
-            .fork_text(&p.entry_id)
-            .map_err(fork_error)?;
-        let event = SessionBeforeEvent::Fork {
-            entry_id: p.entry_id.clone(),
-        };
-        if self.ask_session_before(&event).await == SessionBeforeOutcome::Cancelled {
-            return Ok(ForkResult {
-                text,
-                cancelled: true,
-            });
-        }
-        self.inner.agent.abort();
-        self.inner.agent.wait_for_idle().await;
-        let result = lock(&self.inner.session)
-            .fork(&p.entry_id)
-            .map_err(fork_error)?;
-        self.sync_agent_from_session();
-        lock(&self.inner.queued).clear();
-        self.inner.agent.clear_all_queues();
-        self.announce_session_start(SessionStartReason::Fork).await;
-        Ok(ForkResult {
-            text: result.text,
-            cancelled: false,
-        })
-    }
-
-    /// Asks the `session_before_switch` handlers; `true` when one cancelled.
-    async fn switch_cancelled(&self, reason: SwitchReason, target: Option<&Path>) -> bool {
-        let event = SessionBeforeEvent::Switch {
-            reason,
-            target_session_file: target.map(|p| p.to_string_lossy().into_owned()),
-        };
-        self.ask_session_before(&event).await == SessionBeforeOutcome::Cancelled
-    }
-
-    async fn reset_for_new_session(&self) {
-        self.inner.agent.abort();
-        self.inner.agent.wait_for_idle().await;
-        self.inner.agent.reset();
-        lock(&self.inner.queued).clear();
-        *lock(&self.inner.tasks) = serde_json::Value::Array(Vec::new());
-        lock(&self.inner.background.activity).clear();
-    }
-
-    pub(crate) async fn cmd_new_session(
-        &self,
-        _ctx: &RequestContext,
-        p: NewSessionParams,
-    ) -> Result<CancelledResult, String> {
-        if self.switch_cancelled(SwitchReason::New, None).await {
-            return Ok(CancelledResult { cancelled: true });
-        }
-        self.reset_for_new_session().await;
-        {
-            let mut session = lock(&self.inner.session);
-            session.new_session(NewSessionOptions {
-                id: None,
-                parent_session: p.parent_session.clone(),
-            });
-            session
-                .append_thinking_level_change(self.inner.agent.thinking_level().as_str())
-                .map_err(|e| e.to_string())?;
-        }
-        self.announce_session_start(SessionStartReason::New).await;
-        Ok(CancelledResult { cancelled: false })
-    }
-
-    pub(crate) async fn cmd_switch_session(
-        &self,
-        _ctx: &RequestContext,
-        p: SwitchSessionParams,
-    ) -> Result<CancelledResult, String> {
-        let path = resolve_against(&self.inner.cwd, &p.session_path);
-        if self
-            .switch_cancelled(SwitchReason::Resume, Some(&path))
-            .await
-        {
-            return Ok(CancelledResult { cancelled: true });
-        }
-        self.reset_for_new_session().await;
-        lock(&self.inner.session)
-            .set_session_file(&path)
-            .map_err(|e| e.to_string())?;
-        self.sync_agent_from_session();
-        self.announce_session_start(SessionStartReason::Resume)
-            .await;
-        Ok(CancelledResult { cancelled: false })
-    }
-
-    pub(crate) async fn cmd_import_jsonl(
-        &self,
-        _ctx: &RequestContext,
-        p: ImportJsonlParams,
-    ) -> Result<CancelledResult, ImportJsonlError> {
-        let input = resolve_against(&self.inner.cwd, &p.input_path);
-        if !input.exists() {
-            return Err(ImportJsonlError::FileNotFound {
-                path: input.display().to_string(),
-            });
-        }
-        let imported = lock(&self.inner.session)
-            .import_jsonl(&input)
-            .map_err(ImportJsonlError::unexpected)?;
-        // As in the reference: the copy is made, then switching to it can be cancelled.
-        if self
-            .switch_cancelled(SwitchReason::Resume, Some(&imported))
-            .await
-        {
-            return Ok(CancelledResult { cancelled: true });
-        }
-        self.reset_for_new_session().await;
-        lock(&self.inner.session)
-            .set_session_file(&imported)
-            .map_err(ImportJsonlError::unexpected)?;
-        self.sync_agent_from_session();
-        self.announce_session_start(SessionStartReason::Resume)
-            .await;
-        Ok(CancelledResult { cancelled: false })
-    }
-
-    pub(crate) async fn cmd_delete_session(
-        &self,
-        _ctx: &RequestContext,
-        p: DeleteSessionParams,
-    ) -> Result<DeleteSessionResult, String> {
-        let active = lock(&self.inner.session)
-            .session_file()
-            .map(Path::to_path_buf);
-        let path = p.session_path.clone();
-        let method = tokio::task::spawn_blocking(move || {
-            dreb_session::delete_session(&path, active.as_deref(), &dreb_session::Trash::from_env())
-        })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
-        wire(&serde_json::json!({ "method": match method {
-            dreb_session::DeleteMethod::Trash => "trash",
-            dreb_session::DeleteMethod::Unlink => "unlink",
-        }}))
-    }
-}
-
-fn resolve_against(cwd: &Path, p: &str) -> PathBuf {
-    let path = Path::new(p);
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        cwd.join(path)
-    }
-}
-
-/// A session error of `fork` as the command's typed error (the texts the spec lists, the rest unexpected).
-fn fork_error(e: dreb_session::SessionError) -> ForkError {
-    use dreb_session::SessionError as S;
-    match e {
-        S::InvalidForkEntry => ForkError::InvalidEntryId,
-        S::UnforkableAssistant => ForkError::UnforkableTurn,
-        other => ForkError::unexpected(other),
     }
 }

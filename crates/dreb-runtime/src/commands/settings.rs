@@ -1,7 +1,6 @@
 //! Persistent settings, context trust, and the auto-compaction / auto-retry switches.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
@@ -52,6 +51,36 @@ fn effective_values(snapshot: &mut Value) {
     }
 }
 
+/// Why a settings operation failed: a text of `dreb-settings` (the reference returns these as they are: each
+/// command's `Rejected`), or the blocking task or a conversion (`Unexpected`).
+enum OpError {
+    Rejected(String),
+    Unexpected(String),
+}
+
+/// One conversion per settings and context-trust error type.
+macro_rules! op_errors {
+    ($($error:ident),*) => {$(
+        impl From<OpError> for errors::$error {
+            fn from(e: OpError) -> Self {
+                match e {
+                    OpError::Rejected(message) => Self::Rejected { message },
+                    OpError::Unexpected(message) => Self::Unexpected(message),
+                }
+            }
+        }
+    )*};
+}
+
+op_errors!(
+    GetSettingsError,
+    SetSettingsError,
+    EvaluateContextTrustError,
+    TrustContextFolderError,
+    UntrustContextFolderError,
+    RemoveTrustedContextFolderError
+);
+
 impl Runtime {
     /// Run a settings RPC operation off the async threads with a catalog of the available models.
     async fn settings_op<T: serde::Serialize + Send + 'static, U: serde::de::DeserializeOwned>(
@@ -62,7 +91,7 @@ impl Runtime {
         ) -> Result<T, dreb_settings::RpcSettingsError>
         + Send
         + 'static,
-    ) -> Result<U, String> {
+    ) -> Result<U, OpError> {
         let catalog = {
             let registry = self.registry();
             RegistryCatalog::new(&registry)
@@ -70,28 +99,32 @@ impl Runtime {
         let settings: Arc<SettingsManager> = self.inner.settings.clone();
         let result = tokio::task::spawn_blocking(move || op(&settings, &catalog))
             .await
-            .map_err(|e| e.to_string())?;
-        let mut value = wire::<_, Value>(&result.map_err(|e| e.to_string())?)?;
+            .map_err(|e| OpError::Unexpected(e.to_string()))?;
+        let result = result.map_err(|e| OpError::Rejected(e.to_string()))?;
+        let mut value = wire::<_, Value>(&result).map_err(OpError::Unexpected)?;
         effective_values(&mut value);
         if let Some(snapshot) = value.get_mut("settings") {
             effective_values(snapshot);
         }
-        wire(&value)
+        wire(&value).map_err(OpError::Unexpected)
     }
+}
 
-    pub(crate) async fn cmd_get_settings(
+/// The `Settings` commands.
+impl SettingsHandler for Runtime {
+    async fn get_settings(
         &self,
         _ctx: &RequestContext,
         _p: GetSettingsParams,
-    ) -> Result<RpcSettingsSnapshot, String> {
-        self.settings_op(|s, c| s.get_settings(c)).await
+    ) -> Result<RpcSettingsSnapshot, errors::GetSettingsError> {
+        Ok(self.settings_op(|s, c| s.get_settings(c)).await?)
     }
 
-    pub(crate) async fn cmd_set_settings(
+    async fn set_settings(
         &self,
         _ctx: &RequestContext,
         p: SetSettingsParams,
-    ) -> Result<RpcSettingsSetResult, String> {
+    ) -> Result<RpcSettingsSetResult, errors::SetSettingsError> {
         // `settings` is raw JSON (`raw: true` in rpc.yaml): dreb-settings validates it with the reference's texts.
         let update = p.settings;
         let result: RpcSettingsSetResult = self
@@ -101,70 +134,51 @@ impl Runtime {
         // set_settings changes defaults, not the running session.
         Ok(result)
     }
+}
 
-    pub(crate) async fn cmd_evaluate_context_trust(
+/// The `Context trust` commands.
+impl ContextTrustHandler for Runtime {
+    async fn evaluate_context_trust(
         &self,
         _ctx: &RequestContext,
         p: EvaluateContextTrustParams,
-    ) -> Result<RpcContextTrustEvaluation, String> {
+    ) -> Result<RpcContextTrustEvaluation, errors::EvaluateContextTrustError> {
         let path = raw_path(p.path);
         self.settings_op(move |s, _| s.evaluate_context_trust(&path))
             .await
+            .map_err(Into::into)
     }
 
-    pub(crate) async fn cmd_trust_context_folder(
+    async fn trust_context_folder(
         &self,
         _ctx: &RequestContext,
         p: TrustContextFolderParams,
-    ) -> Result<RpcContextTrustMutationResult, String> {
+    ) -> Result<RpcContextTrustMutationResult, errors::TrustContextFolderError> {
         let path = raw_path(p.path);
         self.settings_op(move |s, c| s.trust_context_folder(&path, c))
             .await
+            .map_err(Into::into)
     }
 
-    pub(crate) async fn cmd_untrust_context_folder(
+    async fn untrust_context_folder(
         &self,
         _ctx: &RequestContext,
         p: UntrustContextFolderParams,
-    ) -> Result<RpcContextTrustMutationResult, String> {
+    ) -> Result<RpcContextTrustMutationResult, errors::UntrustContextFolderError> {
         let path = raw_path(p.path);
         self.settings_op(move |s, c| s.untrust_context_folder(&path, c))
             .await
+            .map_err(Into::into)
     }
 
-    pub(crate) async fn cmd_remove_trusted_context_folder(
+    async fn remove_trusted_context_folder(
         &self,
         _ctx: &RequestContext,
         p: RemoveTrustedContextFolderParams,
-    ) -> Result<RpcTrustedFolderRemovalResult, String> {
+    ) -> Result<RpcTrustedFolderRemovalResult, errors::RemoveTrustedContextFolderError> {
         let path = raw_path(p.path);
         self.settings_op(move |s, c| s.remove_trusted_context_folder(&path, c))
             .await
-    }
-
-    pub(crate) async fn cmd_set_auto_compaction(
-        &self,
-        _ctx: &RequestContext,
-        p: SetAutoCompactionParams,
-    ) -> Result<(), errors::SetAutoCompactionError> {
-        use errors::SetAutoCompactionError as E;
-        self.inner
-            .auto_compaction
-            .store(p.enabled, Ordering::Release);
-        self.persist(move |s| s.set_compaction_enabled(p.enabled))
-            .await
-            .map_err(E::unexpected)
-    }
-
-    pub(crate) async fn cmd_set_auto_retry(
-        &self,
-        _ctx: &RequestContext,
-        p: SetAutoRetryParams,
-    ) -> Result<(), errors::SetAutoRetryError> {
-        use errors::SetAutoRetryError as E;
-        self.inner.auto_retry.store(p.enabled, Ordering::Release);
-        self.persist(move |s| s.set_retry_enabled(p.enabled))
-            .await
-            .map_err(E::unexpected)
+            .map_err(Into::into)
     }
 }

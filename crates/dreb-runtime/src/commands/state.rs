@@ -3,13 +3,18 @@
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
+use chrono::Local;
 use dreb_agent::{AgentMessage, available_thinking_levels};
 use dreb_ai::Model;
 use dreb_protocol::support::{JsNumber, RequestContext};
 use dreb_protocol::*;
 use serde::Deserialize;
+use serde_json::json;
 
+use super::daily_cost::{REFRESH_AFTER, scan_daily_cost};
+use super::snapshot::snapshot_id;
 use crate::convert::wire;
 use crate::runtime::Runtime;
 use crate::sync::lock;
@@ -112,165 +117,6 @@ impl Runtime {
             model_fallback_message: self.inner.model_fallback_message.clone(),
         })
     }
-
-    pub(crate) async fn cmd_get_state(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetStateParams,
-    ) -> Result<RpcSessionState, errors::GetStateError> {
-        use errors::GetStateError as E;
-        self.state().map_err(E::unexpected)
-    }
-
-    pub(crate) async fn cmd_get_messages(
-        &self,
-        ctx: &RequestContext,
-        _p: GetMessagesParams,
-    ) -> Result<MessagesResult, errors::GetMessagesError> {
-        use errors::GetMessagesError as E;
-        if ctx.reply.is_attached() {
-            // Encoded straight from the agent's messages into the frame: no copy of them, no typed result (the
-            // JSON is the same: `get_messages_frame_matches_the_typed_result`). The outbox is held first (lock
-            // order: outbox before runtime state).
-            let held = self.inner.outbox.hold();
-            let sent = self.inner.agent.with_state(|s| {
-                ctx.reply.send_ok_encoded_in(
-                    &held,
-                    &MessagesData {
-                        messages: &s.messages,
-                    },
-                )
-            });
-            if sent {
-                return Ok(MessagesResult {
-                    messages: Vec::new(),
-                });
-            }
-        }
-        Ok(MessagesResult {
-            messages: wire(&self.inner.agent.messages()).map_err(E::unexpected)?,
-        })
-    }
-
-    pub(crate) async fn cmd_get_last_assistant_text(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetLastAssistantTextParams,
-    ) -> Result<LastAssistantTextResult, errors::GetLastAssistantTextError> {
-        let text = self
-            .inner
-            .agent
-            .messages()
-            .iter()
-            .rev()
-            .find_map(|m| match m {
-                AgentMessage::Assistant(a)
-                    if !(a.content.is_empty() && a.stop_reason == dreb_ai::StopReason::Aborted) =>
-                {
-                    Some(a.text().trim().to_string())
-                }
-                _ => None,
-            });
-        Ok(LastAssistantTextResult {
-            text: text.filter(|t| !t.is_empty()),
-        })
-    }
-
-    pub(crate) async fn cmd_get_session_stats(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetSessionStatsParams,
-    ) -> Result<SessionStats, errors::GetSessionStatsError> {
-        let messages = self.inner.agent.messages();
-        let (mut user, mut assistant, mut calls, mut results) = (0i64, 0i64, 0i64, 0i64);
-        let mut tokens = SessionTokenStats {
-            input: 0,
-            output: 0,
-            cache_read: 0,
-            cache_write: 0,
-            total: 0,
-        };
-        let mut cost = 0.0;
-        for m in &messages {
-            match m {
-                AgentMessage::User(_) => user += 1,
-                AgentMessage::Assistant(a) => {
-                    assistant += 1;
-                    calls += a.tool_calls().count() as i64;
-                    tokens.input += a.usage.input as i64;
-                    tokens.output += a.usage.output as i64;
-                    tokens.cache_read += a.usage.cache_read as i64;
-                    tokens.cache_write += a.usage.cache_write as i64;
-                    cost += a.usage.cost.total;
-                }
-                AgentMessage::ToolResult(_) => results += 1,
-                _ => {}
-            }
-        }
-        tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
-        let (session_file, session_id) = {
-            let s = lock(&self.inner.session);
-            (
-                s.session_file().map(|p| p.to_string_lossy().into_owned()),
-                s.session_id().to_string(),
-            )
-        };
-        Ok(SessionStats {
-            session_file: if self.inner.no_session {
-                None
-            } else {
-                session_file
-            },
-            session_id,
-            user_messages: user,
-            assistant_messages: assistant,
-            tool_calls: calls,
-            tool_results: results,
-            total_messages: messages.len() as i64,
-            tokens,
-            cost: JsNumber(cost),
-            context_usage: self.context_usage(self.inner.agent.model().as_ref()),
-        })
-    }
-
-    pub(crate) async fn cmd_set_session_name(
-        &self,
-        _ctx: &RequestContext,
-        p: SetSessionNameParams,
-    ) -> Result<(), errors::SetSessionNameError> {
-        use errors::SetSessionNameError as E;
-        let name = p.name.trim().to_string();
-        if name.is_empty() {
-            return Err(E::EmptyName);
-        }
-        lock(&self.inner.session)
-            .set_session_name(&name)
-            .map_err(E::unexpected)?;
-        self.inner
-            .outbox
-            .send(&Event::SessionNameChanged(SessionNameChangedEvent { name }));
-        Ok(())
-    }
-
-    pub(crate) async fn cmd_get_version(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetVersionParams,
-    ) -> Result<VersionResult, errors::GetVersionError> {
-        Ok(VersionResult {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-        })
-    }
-
-    pub(crate) async fn cmd_get_git_branch(
-        &self,
-        _ctx: &RequestContext,
-        _p: GetGitBranchParams,
-    ) -> Result<GitBranchResult, errors::GetGitBranchError> {
-        Ok(GitBranchResult {
-            branch: git_branch(&self.inner.cwd),
-        })
-    }
 }
 
 /// The protocol form of `model`. The last conversion is kept: `get_state` is polled often and the model rarely
@@ -343,6 +189,140 @@ pub(crate) fn git_branch(cwd: &Path) -> Option<String> {
         dir = d.parent();
     }
     None
+}
+
+/// The `State` commands.
+impl StateHandler for Runtime {
+    async fn get_state(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetStateParams,
+    ) -> Result<RpcSessionState, errors::GetStateError> {
+        use errors::GetStateError as E;
+        self.state().map_err(E::unexpected)
+    }
+
+    async fn get_dashboard_snapshot(
+        &self,
+        ctx: &RequestContext,
+        _p: GetDashboardSnapshotParams,
+    ) -> Result<RpcDashboardSnapshot, errors::GetDashboardSnapshotError> {
+        use errors::GetDashboardSnapshotError as E;
+        let id = snapshot_id(&ctx.id);
+        let held = self.inner.outbox.hold();
+        let snapshot = self.capture_snapshot(id.clone()).map_err(E::unexpected)?;
+        held.send(&Event::DashboardSnapshotBarrier(
+            DashboardSnapshotBarrierEvent { snapshot_id: id },
+        ));
+        ctx.reply
+            .send_ok_in(&held, ResponseData::GetDashboardSnapshot(snapshot.clone()));
+        Ok(snapshot)
+    }
+
+    async fn get_resources(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetResourcesParams,
+    ) -> Result<RpcResources, errors::GetResourcesError> {
+        use errors::GetResourcesError as E;
+        self.extensions_ready().await;
+        let extras = &self.inner.extras;
+        let extensions = self.extension_resource_values();
+        let mut value = {
+            let r = lock(&extras.resources);
+            json!({
+                "contextFiles": r.context_files.iter().map(|p| json!({"path": p.to_string_lossy()})).collect::<Vec<_>>(),
+                "skills": r.visible_skills().map(|s| json!({"name": s.name, "description": s.description})).collect::<Vec<_>>(),
+                "extensions": extensions,
+                "promptTemplates": r.prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
+                "systemPromptPresent": extras.system_prompt.is_some()
+                    || extras.append_system_prompt.as_deref().is_some_and(|a| !a.is_empty()),
+            })
+        };
+        if let Some(servers) = self.mcp_resource_infos() {
+            value["mcpServers"] = serde_json::to_value(servers).map_err(E::unexpected)?;
+        }
+        wire(&value).map_err(E::unexpected)
+    }
+
+    async fn get_git_branch(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetGitBranchParams,
+    ) -> Result<GitBranchResult, errors::GetGitBranchError> {
+        Ok(GitBranchResult {
+            branch: git_branch(&self.inner.cwd),
+        })
+    }
+
+    async fn get_daily_cost(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetDailyCostParams,
+    ) -> Result<DailyCostResult, errors::GetDailyCostError> {
+        use errors::GetDailyCostError as E;
+        let cached = *lock(&self.inner.extras.daily_cost);
+        if let Some((cost, at)) = cached
+            && at.elapsed() < REFRESH_AFTER
+        {
+            return Ok(DailyCostResult {
+                cost: JsNumber(cost),
+            });
+        }
+        let sessions_dir = self.inner.agent_dir.join("sessions");
+        let cost = tokio::task::spawn_blocking(move || {
+            scan_daily_cost(&sessions_dir, Local::now().date_naive())
+        })
+        .await
+        .map_err(E::unexpected)?;
+        *lock(&self.inner.extras.daily_cost) = Some((cost, Instant::now()));
+        Ok(DailyCostResult {
+            cost: JsNumber(cost),
+        })
+    }
+
+    async fn get_messages(
+        &self,
+        ctx: &RequestContext,
+        _p: GetMessagesParams,
+    ) -> Result<MessagesResult, errors::GetMessagesError> {
+        use errors::GetMessagesError as E;
+        if ctx.reply.is_attached() {
+            // Encoded straight from the agent's messages into the frame: no copy of them, no typed result (the
+            // JSON is the same: `get_messages_frame_matches_the_typed_result`). The outbox is held first (lock
+            // order: outbox before runtime state).
+            let held = self.inner.outbox.hold();
+            let sent = self.inner.agent.with_state(|s| {
+                ctx.reply.send_ok_encoded_in(
+                    &held,
+                    &MessagesData {
+                        messages: &s.messages,
+                    },
+                )
+            });
+            if sent {
+                return Ok(MessagesResult {
+                    messages: Vec::new(),
+                });
+            }
+        }
+        Ok(MessagesResult {
+            messages: wire(&self.inner.agent.messages()).map_err(E::unexpected)?,
+        })
+    }
+}
+
+/// The `Version` commands.
+impl VersionHandler for Runtime {
+    async fn get_version(
+        &self,
+        _ctx: &RequestContext,
+        _p: GetVersionParams,
+    ) -> Result<VersionResult, errors::GetVersionError> {
+        Ok(VersionResult {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        })
+    }
 }
 
 #[cfg(test)]
