@@ -279,14 +279,13 @@ impl Extension {
             self.stopping.store(true, Ordering::Release);
             return;
         };
-        if self.subscribes("session_shutdown") {
-            if let Err(e) = conn
+        if self.subscribes("session_shutdown")
+            && let Err(e) = conn
                 .call(ext::SessionShutdownParams {}, Some(SHUTDOWN_TIMEOUT), None)
                 .await
-            {
-                self.env
-                    .report(&self.path, "session_shutdown", &e.to_string());
-            }
+        {
+            self.env
+                .report(&self.path, "session_shutdown", &e.to_string());
         }
         self.stopping.store(true, Ordering::Release);
         conn.stop(EXIT_GRACE).await;
