@@ -54,6 +54,12 @@ pub trait FrameSink: Send + Sync {
     fn send_frame_part(&self, part: Vec<u8>) {
         self.send_frame(part);
     }
+
+    /// Runs `encode`, which hands a frame over in parts, so that the sink can write the parts while it runs (the
+    /// stdout writer lets its task run on another thread meanwhile). The default just runs it.
+    fn while_streaming(&self, encode: &mut dyn FnMut()) {
+        encode();
+    }
 }
 
 /// The size of the parts a large frame is handed to a sink in ([`Held::send_streamed`]).
@@ -222,9 +228,12 @@ impl Held<'_> {
             return self.send(frame);
         }
         let mut sent_any = false;
-        let result = crate::framing::encode_frame_in_parts(frame, FRAME_PART_BYTES, &mut |part| {
-            sent_any = true;
-            self.sink.send_frame_part(part);
+        let mut result = Ok(());
+        self.sink.while_streaming(&mut || {
+            result = crate::framing::encode_frame_in_parts(frame, FRAME_PART_BYTES, &mut |part| {
+                sent_any = true;
+                self.sink.send_frame_part(part);
+            });
         });
         if let Err(e) = result {
             tracing::error!("could not encode a frame: {e}");

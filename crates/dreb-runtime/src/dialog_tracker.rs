@@ -96,4 +96,8 @@ impl FrameSink for DialogTracker {
     fn send_frame_part(&self, part: Vec<u8>) {
         self.host.send_frame_part(part);
     }
+
+    fn while_streaming(&self, encode: &mut dyn FnMut()) {
+        self.host.while_streaming(encode);
+    }
 }

@@ -469,6 +469,18 @@ impl dreb_protocol::FrameSink for Output {
         true
     }
 
+    // Encoding a large answer takes a while; the writer task must write its parts meanwhile. Woken from this
+    // worker it would wait in the worker's own slot until the encoding ends, so the worker hands its tasks over.
+    fn while_streaming(&self, encode: &mut dyn FnMut()) {
+        let multi_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if multi_thread {
+            tokio::task::block_in_place(encode);
+        } else {
+            encode();
+        }
+    }
+
     fn send_frame_part(&self, part: Vec<u8>) {
         let ends_frame = part.last() == Some(&b'\n');
         let continuation = self.shared.mid_frame.swap(!ends_frame, Ordering::AcqRel);
