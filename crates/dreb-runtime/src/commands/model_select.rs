@@ -248,7 +248,7 @@ impl ModelHandler for Runtime {
         }
         Ok(Some(ModelCycleResult {
             model: wire(&next).map_err(E::unexpected)?,
-            thinking_level: wire(&agent.thinking_level()).map_err(E::unexpected)?,
+            thinking_level: agent.thinking_level(),
             is_scoped,
         }))
     }

@@ -5,7 +5,6 @@ use dreb_ai::ThinkingLevel;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 
-use crate::convert::wire;
 use crate::runtime::Runtime;
 use crate::sync::lock;
 
@@ -43,7 +42,7 @@ impl ThinkingHandler for Runtime {
         p: SetThinkingLevelParams,
     ) -> Result<(), errors::SetThinkingLevelError> {
         use errors::SetThinkingLevelError as E;
-        let requested: ThinkingLevel = wire(&p.level).map_err(E::unexpected)?;
+        let requested: ThinkingLevel = p.level;
         self.apply_thinking_level(requested)
             .await
             .map(|_| ())
@@ -70,8 +69,6 @@ impl ThinkingHandler for Runtime {
             .apply_thinking_level(next)
             .await
             .map_err(E::unexpected)?;
-        Ok(Some(ThinkingLevelResult {
-            level: wire(&level).map_err(E::unexpected)?,
-        }))
+        Ok(Some(ThinkingLevelResult { level }))
     }
 }
