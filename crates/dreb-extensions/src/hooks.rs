@@ -432,29 +432,11 @@ impl HookHandler for ExtensionHooks {
                 self.before_compact(preparation, branch_entries, custom_instructions)
                     .await?
             }
-            SessionBeforeEvent::Compact {
-                custom_instructions,
-            } => {
-                self.before_compact(&CompactPreparation::default(), &[], custom_instructions)
-                    .await?
-            }
             SessionBeforeEvent::TreeNavigation {
                 target_id,
                 summarize,
                 preparation,
             } => self.before_tree(target_id, *summarize, preparation).await?,
-            SessionBeforeEvent::Tree {
-                target_id,
-                summarize,
-            } => {
-                let preparation = TreePreparation {
-                    target_id: target_id.clone(),
-                    user_wants_summary: *summarize,
-                    ..Default::default()
-                };
-                self.before_tree(target_id, *summarize, &preparation)
-                    .await?
-            }
         })
     }
 

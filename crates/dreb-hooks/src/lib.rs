@@ -205,12 +205,6 @@ pub enum SessionBeforeEvent {
         summarize: bool,
         preparation: TreePreparation,
     },
-    /// `session_before_compact` without its preparation (handlers get an empty one). Kept while call sites move to
-    /// [`SessionBeforeEvent::Compaction`]; to be removed.
-    Compact { custom_instructions: Option<String> },
-    /// `session_before_tree` without its preparation (only the target and `summarize`). Kept while call sites move
-    /// to [`SessionBeforeEvent::TreeNavigation`]; to be removed.
-    Tree { target_id: String, summarize: bool },
 }
 
 /// The files the summarised messages read, wrote and edited (each list sorted).
@@ -264,12 +258,8 @@ impl SessionBeforeEvent {
         match self {
             SessionBeforeEvent::Switch { .. } => "session_before_switch",
             SessionBeforeEvent::Fork { .. } => "session_before_fork",
-            SessionBeforeEvent::Compact { .. } | SessionBeforeEvent::Compaction { .. } => {
-                "session_before_compact"
-            }
-            SessionBeforeEvent::Tree { .. } | SessionBeforeEvent::TreeNavigation { .. } => {
-                "session_before_tree"
-            }
+            SessionBeforeEvent::Compaction { .. } => "session_before_compact",
+            SessionBeforeEvent::TreeNavigation { .. } => "session_before_tree",
         }
     }
 }
