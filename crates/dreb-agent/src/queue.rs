@@ -2,38 +2,11 @@
 
 use std::collections::VecDeque;
 
-use serde::{Deserialize, Serialize};
-
 use crate::message::AgentMessage;
 
-/// How many queued messages one poll delivers (`steeringMode` / `followUpMode`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum QueueMode {
-    /// Drain the whole queue at once.
-    #[serde(rename = "all")]
-    All,
-    /// One message per poll (the reference default).
-    #[default]
-    #[serde(rename = "one-at-a-time")]
-    OneAtATime,
-}
-
-impl QueueMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueueMode::All => "all",
-            QueueMode::OneAtATime => "one-at-a-time",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "all" => Some(QueueMode::All),
-            "one-at-a-time" => Some(QueueMode::OneAtATime),
-            _ => None,
-        }
-    }
-}
+/// How many queued messages one poll delivers (`steeringMode` / `followUpMode`): the spec's `QueueMode`
+/// (`all`, or `one-at-a-time`, the default).
+pub use dreb_types::QueueMode;
 
 /// A FIFO of queued messages delivered according to a [`QueueMode`].
 #[derive(Debug, Clone, Default)]

@@ -1,7 +1,7 @@
 //! Hand-written additions to generated types that the spec cannot say: defaults and helpers the lower crates
 //! rely on. Nothing here changes a wire shape.
 
-use crate::{StopReason, ThinkingLevel};
+use crate::{QueueMode, StopReason, ThinkingLevel};
 
 /// `off`: a session, a model switch and the settings start without reasoning.
 impl Default for ThinkingLevel {
@@ -25,6 +25,20 @@ impl Default for StopReason {
     }
 }
 
+/// `one-at-a-time`: the reference's default for steering and follow-up queues.
+impl Default for QueueMode {
+    fn default() -> Self {
+        QueueMode::OneAtATime
+    }
+}
+
+impl QueueMode {
+    /// Parses a mode as settings spell it (the wire value); `None` for anything else.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::from_wire(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -38,5 +52,7 @@ mod tests {
         assert_eq!(wire.first(), Some(&"off"));
         assert_eq!(ThinkingLevel::default(), ThinkingLevel::Off);
         assert_eq!(StopReason::default().as_str(), "stop");
+        assert_eq!(QueueMode::default().as_str(), "one-at-a-time");
+        assert_eq!(QueueMode::parse("all"), Some(QueueMode::All));
     }
 }
