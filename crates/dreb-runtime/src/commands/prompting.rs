@@ -1,6 +1,6 @@
 //! prompt, steer, follow_up, abort and the queues.
 
-use dreb_agent::{AgentError, AgentMessage, QueueMode};
+use dreb_agent::{AgentError, AgentMessage};
 use dreb_ai::{ImageContent, TextContent, UserBlock, UserContent, UserMessage};
 use dreb_protocol::envelope::Response;
 use dreb_protocol::support::RequestContext;
@@ -258,13 +258,6 @@ impl Runtime {
     }
 }
 
-fn queue_mode(mode: &dreb_protocol::QueueMode) -> QueueMode {
-    match mode {
-        dreb_protocol::QueueMode::All => QueueMode::All,
-        _ => QueueMode::OneAtATime,
-    }
-}
-
 /// The `Prompting` commands.
 impl PromptingHandler for Runtime {
     async fn prompt(
@@ -378,7 +371,7 @@ impl QueueModesHandler for Runtime {
         _ctx: &RequestContext,
         p: SetSteeringModeParams,
     ) -> Result<(), errors::SetSteeringModeError> {
-        let mode = queue_mode(&p.mode);
+        let mode = p.mode;
         self.inner.agent.set_steering_mode(mode);
         self.persist(move |s| s.set_steering_mode(mode.as_str()))
             .await
@@ -390,7 +383,7 @@ impl QueueModesHandler for Runtime {
         _ctx: &RequestContext,
         p: SetFollowUpModeParams,
     ) -> Result<(), errors::SetFollowUpModeError> {
-        let mode = queue_mode(&p.mode);
+        let mode = p.mode;
         self.inner.agent.set_follow_up_mode(mode);
         self.persist(move |s| s.set_follow_up_mode(mode.as_str()))
             .await

@@ -101,8 +101,8 @@ impl Runtime {
             is_retrying: phase.is_retrying,
             retry_attempt: i64::from(phase.retry_attempt),
             is_compacting: phase.is_compacting,
-            steering_mode: wire(&agent.steering_mode())?,
-            follow_up_mode: wire(&agent.follow_up_mode())?,
+            steering_mode: agent.steering_mode(),
+            follow_up_mode: agent.follow_up_mode(),
             session_file: if self.inner.no_session {
                 None
             } else {
