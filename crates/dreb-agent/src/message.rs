@@ -57,7 +57,7 @@ pub struct CompactionSummaryMessage {
 }
 
 /// Every message the loop carries: the three LLM roles plus the app roles.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum AgentMessage {
     User(UserMessage),
@@ -287,3 +287,14 @@ mod tests {
         );
     }
 }
+
+// Parsed tag first, without serde's buffering of internally tagged enums (see `dreb_ai::tag_first`).
+dreb_ai::tag_first!(AgentMessage, "role", {
+    "user" => User,
+    "assistant" => Assistant,
+    "toolResult" => ToolResult,
+    "bashExecution" => BashExecution,
+    "custom" => Custom,
+    "branchSummary" => BranchSummary,
+    "compactionSummary" => CompactionSummary,
+});

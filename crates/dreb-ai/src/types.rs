@@ -109,7 +109,7 @@ pub struct ToolCall {
 }
 
 /// A block of a user message or tool result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum UserBlock {
     Text(TextContent),
@@ -117,7 +117,7 @@ pub enum UserBlock {
 }
 
 /// A block of an assistant message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum AssistantBlock {
     Text(TextContent),
@@ -126,7 +126,7 @@ pub enum AssistantBlock {
 }
 
 /// User content: a plain string or a list of text/image blocks (both occur on the wire and in session files).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum UserContent {
     Text(String),
@@ -253,7 +253,7 @@ pub struct ToolResultMessage {
 }
 
 /// A message in an LLM context: the three roles providers understand.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum Message {
     User(UserMessage),
@@ -447,5 +447,16 @@ mod tests {
         assert_eq!(v["type"], "toolcall_delta");
         assert_eq!(v["contentIndex"], 0);
         assert_eq!(ThinkingLevel::parse("xhigh"), Some(ThinkingLevel::Xhigh));
+    }
+}
+
+// Parsed tag first, without serde's buffering of internally tagged enums (see `tag_first`).
+crate::tag_first!(UserBlock, "type", { "text" => Text, "image" => Image });
+crate::tag_first!(AssistantBlock, "type", { "text" => Text, "thinking" => Thinking, "toolCall" => ToolCall });
+crate::tag_first!(Message, "role", { "user" => User, "assistant" => Assistant, "toolResult" => ToolResult });
+
+impl<'de> Deserialize<'de> for UserContent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        crate::tag_first::string_or_list(d, "UserContent", UserContent::Text, UserContent::Blocks)
     }
 }

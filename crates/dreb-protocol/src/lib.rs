@@ -5,8 +5,8 @@
 //!   fields; [`Command`], [`ResponseData`], [`Event`] (open) and [`Input`] enums; wire names in [`wire`]. The shared
 //!   data types (models, messages, content blocks, usage, the value lists: `dreb_types::TYPES`) are defined in
 //!   `dreb-types` and re-exported here, so `dreb_protocol::Model` is `dreb_types::Model`.
-//! - Serving: implement [`RpcHandler`] (or the lower-level [`CommandService`]) and call [`dispatch`] for each
-//!   input line; it returns exactly one [`Response`] per command line, or the [`Input`] message to route.
+//! - Serving: implement the per-group handler traits in [`handlers`] (together they make [`RpcHandler`]; or the
+//!   lower-level [`CommandService`]) and call [`dispatch`] for each input line; it returns exactly one [`Response`] per command line, or the [`Input`] message to route.
 //! - Framing: [`framing`] reads and writes JSON Lines (LF only, U+2028/U+2029 safe, record size limit).
 
 pub mod envelope;
