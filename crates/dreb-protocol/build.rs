@@ -8,23 +8,9 @@ use std::path::PathBuf;
 include!("../dreb-types/selection.rs");
 
 fn main() {
-    let manifest =
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    // `DREB_PROTOCOL_SPEC` points the build at another spec file (e.g. a fixture); default: the repository's.
-    println!("cargo:rerun-if-env-changed=DREB_PROTOCOL_SPEC");
-    let spec = match std::env::var_os("DREB_PROTOCOL_SPEC") {
-        Some(p) => PathBuf::from(p),
-        None => manifest.join("../../protocol/rpc.yaml"),
-    };
-    println!("cargo:rerun-if-changed={}", spec.display());
+    let (spec, ir) = dreb_codegen_core::build_script::load_spec_for_build();
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=../dreb-types/selection.rs");
-    let ir = match dreb_codegen_core::load_spec(&spec) {
-        Ok(ir) => ir,
-        Err(e) => panic!(
-            "protocol/rpc.yaml is not valid (run `cargo run -p dreb-codegen -- check`):\n{e}"
-        ),
-    };
     // Lets tests load exactly the spec these types were generated from.
     let spec_abs = spec.canonicalize().unwrap_or(spec.clone());
     println!(

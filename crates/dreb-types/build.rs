@@ -7,19 +7,9 @@ use std::path::PathBuf;
 include!("selection.rs");
 
 fn main() {
-    let manifest =
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    println!("cargo:rerun-if-env-changed=DREB_PROTOCOL_SPEC");
-    let spec = match std::env::var_os("DREB_PROTOCOL_SPEC") {
-        Some(p) => PathBuf::from(p),
-        None => manifest.join("../../protocol/rpc.yaml"),
-    };
-    println!("cargo:rerun-if-changed={}", spec.display());
+    let (_, ir) = dreb_codegen_core::build_script::load_spec_for_build();
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=selection.rs");
-    let ir = dreb_codegen_core::load_spec(&spec).unwrap_or_else(|e| {
-        panic!("protocol/rpc.yaml is not valid (run `cargo run -p dreb-codegen -- check`):\n{e}")
-    });
     let selection = dreb_codegen_rust::Selection::closure(&ir, DATA_TYPE_ROOTS)
         .unwrap_or_else(|e| panic!("selection.rs: {e}"));
     let module =

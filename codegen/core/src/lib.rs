@@ -10,6 +10,7 @@
 
 use std::path::PathBuf;
 
+pub mod build_script;
 pub mod ir;
 mod load;
 mod raw;

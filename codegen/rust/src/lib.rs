@@ -115,16 +115,20 @@ pub fn module_tokens(ir: &Ir) -> TokenStream {
     part_tokens(ir, Part::Whole)
 }
 
+/// The types `ctx` defines, in spec order.
+fn defined_types(ctx: &Ctx, ir: &Ir) -> TokenStream {
+    ir.types
+        .iter()
+        .filter(|t| ctx.defines(&t.name))
+        .map(|t| type_def(ctx, t))
+        .collect()
+}
+
 /// The selected types, then their `const` markers.
 fn types_tokens(ir: &Ir, part: Part) -> TokenStream {
     let ctx = Ctx::for_part(ir, part);
     let header = module::header(&ctx);
-    let types: TokenStream = ir
-        .types
-        .iter()
-        .filter(|t| ctx.defines(&t.name))
-        .map(|t| type_def(&ctx, t))
-        .collect();
+    let types = defined_types(&ctx, ir);
     let consts = module::consts(&ctx);
     quote!(#header #types #consts)
 }
@@ -135,12 +139,7 @@ fn part_tokens(ir: &Ir, part: Part) -> TokenStream {
     let header = module::header(&ctx);
     let wire = module::wire_names(&ctx);
     let errors = module::error_texts(&ctx);
-    let types: TokenStream = ir
-        .types
-        .iter()
-        .filter(|t| ctx.defines(&t.name))
-        .map(|t| type_def(&ctx, t))
-        .collect();
+    let types = defined_types(&ctx, ir);
     let commands = commands::commands(&ctx);
     let calls = commands::calls(&ctx);
     let command_errors = errors::errors(&ctx);
