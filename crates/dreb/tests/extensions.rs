@@ -1205,17 +1205,9 @@ fn a_package_manifest_and_settings_extensions_are_loaded() {
 fn spawn_session_hooks(env: &Env, extra: &[&str], envs: &[(&str, &str)]) -> Dreb {
     reference_style(); // the Node host's dependencies must be there
     let ts = fixture_path("session_hooks.ts");
-    let mut args = vec![
-        "--mode",
-        "rpc",
-        "--provider",
-        "mock",
-        "--model",
-        "mock-model",
-    ];
-    args.extend_from_slice(extra);
+    let mut args = extra.to_vec();
     args.extend(["-e", ts.as_str()]);
-    env.spawn_raw(&args, envs)
+    env.spawn_with_env(&args, envs)
 }
 
 fn session_file(dreb: &mut Dreb) -> PathBuf {
