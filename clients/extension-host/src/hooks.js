@@ -199,7 +199,8 @@ async function userBash({ handlers, params, ctx, signal }) {
 }
 
 /**
- * `session_before_switch` / `session_before_fork`: the last result counts, a cancel ends the chain.
+ * `session_before_switch` / `session_before_fork`: the last result counts, a cancel ends the chain. A fork's
+ * result may also keep the agent's conversation (`skipConversationRestore`).
  * @param {HookInput} h @param {Record<string, unknown>} event
  */
 async function cancellable({ handlers, ctx }, event) {
@@ -212,7 +213,13 @@ async function cancellable({ handlers, ctx }, event) {
 			if (result.cancel) return { cancel: true };
 		}
 	}
-	return result && result.cancel !== undefined ? { cancel: result.cancel === true } : {};
+	/** @type {Record<string, unknown>} */
+	const out = {};
+	if (result?.cancel !== undefined) out.cancel = result.cancel === true;
+	if (event.type === "session_before_fork" && typeof result?.skipConversationRestore === "boolean") {
+		out.skipConversationRestore = result.skipConversationRestore;
+	}
+	return out;
 }
 
 /**
@@ -290,6 +297,10 @@ async function beforeTree(h) {
 				? { summary: result.summary.summary }
 				: { summary: result.summary.summary, details: result.summary.details };
 	}
+	// The reference lets the result override the request's summary instructions and label.
+	if (typeof result?.customInstructions === "string") out.customInstructions = result.customInstructions;
+	if (typeof result?.replaceInstructions === "boolean") out.replaceInstructions = result.replaceInstructions;
+	if (typeof result?.label === "string") out.label = result.label;
 	return out;
 }
 

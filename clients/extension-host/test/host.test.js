@@ -310,6 +310,7 @@ test("session_before_switch cancels after ui_confirm; fork, tree and compaction 
 	assert.deepEqual(await rt.ok("session_before_switch", { reason: "resume", targetSessionFile: "/s/x.jsonl" }), {});
 	assert.deepEqual(await rt.ok("session_before_fork", { entryId: "keep" }), { cancel: true });
 	assert.deepEqual(await rt.ok("session_before_fork", { entryId: "e1" }), {});
+	assert.deepEqual(await rt.ok("session_before_fork", { entryId: "quiet" }), { skipConversationRestore: true });
 
 	// The runtime sends the preparation and the branch; the host hands them over as the reference's event.
 	const message = (/** @type {string} */ text) => ({ role: "user", content: text, timestamp: 1 });
@@ -358,6 +359,14 @@ test("session_before_switch cancels after ui_confirm; fork, tree and compaction 
 		summary: { summary: "left 1 entries after e1" },
 	});
 	assert.deepEqual(await rt.ok("session_before_tree", tree(false)), {});
+	// The result may override the request's instructions and label.
+	const overridden = tree(true);
+	overridden.preparation.customInstructions = "override";
+	assert.deepEqual(await rt.ok("session_before_tree", overridden), {
+		customInstructions: "focus on the tests",
+		replaceInstructions: true,
+		label: "overridden",
+	});
 
 	// session_start after a new session is the reference's session_switch, with the previous file.
 	rt.context = { ...rt.context, sessionFile: "/sessions/two.jsonl" };

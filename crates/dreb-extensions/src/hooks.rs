@@ -13,8 +13,8 @@ use dreb_hooks::{
     BeforeAgentStartEvent, BeforeAgentStartResult, CompactPreparation, HookError, HookHandler,
     HookResult, InputDecision, InputEvent, InputSource, Notice, SessionBeforeDecision,
     SessionBeforeEvent, SessionStartReason, Supplied, SuppliedSummary, SwitchReason,
-    ToolCallDecision, ToolCallEvent, ToolResultEvent, ToolResultPatch, TreePreparation,
-    UserBashEvent, UserBashResult,
+    ToolCallDecision, ToolCallEvent, ToolResultEvent, ToolResultPatch, TreeOverrides,
+    TreePreparation, UserBashEvent, UserBashResult,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -111,7 +111,7 @@ impl ExtensionHooks {
                 None,
             )
             .await?;
-        Ok(summary_decision(r))
+        Ok(tree_decision(r))
     }
 
     async fn ask<C: ext::CallSpec>(
@@ -126,16 +126,29 @@ impl ExtensionHooks {
     }
 }
 
-fn summary_decision(r: ext::SummaryHookResult) -> SessionBeforeDecision {
+fn tree_decision(r: ext::TreeHookResult) -> SessionBeforeDecision {
     if r.cancel == Some(true) {
         return SessionBeforeDecision::Cancel;
     }
-    match r.summary {
-        Some(s) => SessionBeforeDecision::Supply(SuppliedSummary {
+    SessionBeforeDecision::Tree {
+        summary: r.summary.map(|s| SuppliedSummary {
             summary: s.summary,
             details: s.details,
         }),
-        None => SessionBeforeDecision::Continue,
+        overrides: TreeOverrides {
+            custom_instructions: r.custom_instructions,
+            replace_instructions: r.replace_instructions,
+            label: r.label,
+        },
+    }
+}
+
+fn fork_decision(r: ext::ForkHookResult) -> SessionBeforeDecision {
+    if r.cancel == Some(true) {
+        return SessionBeforeDecision::Cancel;
+    }
+    SessionBeforeDecision::Fork {
+        skip_conversation_restore: r.skip_conversation_restore == Some(true),
     }
 }
 
@@ -415,7 +428,7 @@ impl HookHandler for ExtensionHooks {
                 )
                 .await?,
             ),
-            SessionBeforeEvent::Fork { entry_id } => cancel_of(
+            SessionBeforeEvent::Fork { entry_id } => fork_decision(
                 self.ask(
                     ext::SessionBeforeForkParams {
                         entry_id: entry_id.clone(),

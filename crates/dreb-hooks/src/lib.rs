@@ -15,7 +15,7 @@
 //! | `input` | transform the prompt text/images, or handle it (no run) | chained; the first `Handled` wins |
 //! | `before_agent_start` | add a message, replace the system prompt | every message is kept in order; the system prompt is chained |
 //! | `user_bash` | run the host's `bash` command elsewhere and give its result | the first result wins |
-//! | `session_before_*` | cancel, or supply the compaction / branch summary | the first cancel wins; the first supplied value is used |
+//! | `session_before_*` | cancel, or supply the compaction / branch summary; `_tree` may override the summary's instructions and the label, `_fork` skip loading the new branch | the first cancel wins; the first supplied value is used; each override from the last handler that sets it |
 //! | notifications (`session_start`, `session_shutdown`, agent events, `model_select`) | none | all are told, in order |
 //!
 //! A handler that fails is reported through the bus's [`FailureSink`] (the runtime turns it into an
@@ -293,6 +293,32 @@ impl From<SuppliedSummary> for Supplied {
     }
 }
 
+/// What a `session_before_tree` handler changes of the host's request (the reference's result overrides).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TreeOverrides {
+    /// Instructions for the model's branch summary, instead of the request's.
+    pub custom_instructions: Option<String>,
+    /// Whether those instructions replace the default summary prompt, instead of the request's choice.
+    pub replace_instructions: Option<bool>,
+    /// The label to set, instead of the request's.
+    pub label: Option<String>,
+}
+
+impl TreeOverrides {
+    /// Each override `later` sets replaces this one's.
+    fn merge(&mut self, later: TreeOverrides) {
+        if later.custom_instructions.is_some() {
+            self.custom_instructions = later.custom_instructions;
+        }
+        if later.replace_instructions.is_some() {
+            self.replace_instructions = later.replace_instructions;
+        }
+        if later.label.is_some() {
+            self.label = later.label;
+        }
+    }
+}
+
 /// A `session_before_*` handler's answer.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum SessionBeforeDecision {
@@ -304,13 +330,39 @@ pub enum SessionBeforeDecision {
     Supply(SuppliedSummary),
     /// Go on, with this compaction (its own first kept entry and size) instead of asking the model.
     SupplyCompaction(Supplied),
+    /// `session_before_tree`: go on, with this branch summary (when given) instead of the model's, and these
+    /// overrides of the request.
+    Tree {
+        summary: Option<SuppliedSummary>,
+        overrides: TreeOverrides,
+    },
+    /// `session_before_fork`: go on; with `skip_conversation_restore` the agent keeps its messages instead of
+    /// loading the new session's branch.
+    Fork { skip_conversation_restore: bool },
 }
 
 /// What the bus makes of the `session_before_*` answers.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionBeforeOutcome {
-    Continue { supplied: Option<Supplied> },
+    Continue {
+        supplied: Option<Supplied>,
+        /// `session_before_tree` only; empty otherwise.
+        tree: TreeOverrides,
+        /// `session_before_fork` only: the last handler's choice.
+        skip_conversation_restore: bool,
+    },
     Cancelled,
+}
+
+impl SessionBeforeOutcome {
+    /// Go on, with nothing supplied or overridden.
+    pub fn proceed() -> Self {
+        SessionBeforeOutcome::Continue {
+            supplied: None,
+            tree: TreeOverrides::default(),
+            skip_conversation_restore: false,
+        }
+    }
 }
 
 /// Why a session (re)started (`session_start`'s `reason`).
@@ -626,9 +678,12 @@ impl HookBus {
         outcome
     }
 
-    /// `session_before_*`: cancelled by the first handler that cancels; otherwise the first supplied summary.
+    /// `session_before_*`: cancelled by the first handler that cancels; otherwise the first supplied summary,
+    /// each tree override from the last handler that sets it, and the last fork handler's choice.
     pub async fn session_before(&self, event: &SessionBeforeEvent) -> SessionBeforeOutcome {
         let mut supplied = None;
+        let mut tree = TreeOverrides::default();
+        let mut skip_conversation_restore = false;
         for r in self.snapshot() {
             match r.handler.session_before(event).await {
                 Ok(SessionBeforeDecision::Continue) => {}
@@ -639,10 +694,23 @@ impl HookBus {
                 Ok(SessionBeforeDecision::SupplyCompaction(compaction)) => {
                     supplied.get_or_insert(compaction);
                 }
+                Ok(SessionBeforeDecision::Tree { summary, overrides }) => {
+                    if let Some(summary) = summary {
+                        supplied.get_or_insert(summary.into());
+                    }
+                    tree.merge(overrides);
+                }
+                Ok(SessionBeforeDecision::Fork {
+                    skip_conversation_restore: skip,
+                }) => skip_conversation_restore = skip,
                 Err(e) => self.fail(&r.source, event.name(), e),
             }
         }
-        SessionBeforeOutcome::Continue { supplied }
+        SessionBeforeOutcome::Continue {
+            supplied,
+            tree,
+            skip_conversation_restore,
+        }
     }
 
     /// Whether any handler wants notices (callers on hot paths check this before building one).

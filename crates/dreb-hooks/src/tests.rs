@@ -266,6 +266,98 @@ async fn before_agent_start_keeps_every_message_and_chains_the_prompt() {
 }
 
 #[tokio::test]
+async fn session_before_tree_overrides_come_from_the_last_handler_that_sets_each() {
+    let event = SessionBeforeEvent::TreeNavigation {
+        target_id: "t".into(),
+        summarize: true,
+        preparation: Default::default(),
+    };
+    let tree = |summary: Option<&str>, overrides: TreeOverrides| SessionBeforeDecision::Tree {
+        summary: summary.map(|s| SuppliedSummary {
+            summary: s.into(),
+            details: None,
+        }),
+        overrides,
+    };
+    let (bus, _) = bus_of(vec![
+        Arc::new(Scripted {
+            before: Some(tree(
+                Some("first"),
+                TreeOverrides {
+                    custom_instructions: Some("focus on tests".into()),
+                    replace_instructions: Some(true),
+                    label: Some("one".into()),
+                },
+            )),
+            ..Default::default()
+        }),
+        Arc::new(Scripted {
+            before: Some(tree(
+                Some("second"),
+                TreeOverrides {
+                    label: Some("two".into()),
+                    ..Default::default()
+                },
+            )),
+            ..Default::default()
+        }),
+    ]);
+    assert_eq!(
+        bus.session_before(&event).await,
+        SessionBeforeOutcome::Continue {
+            supplied: Some(Supplied {
+                summary: "first".into(),
+                ..Default::default()
+            }),
+            tree: TreeOverrides {
+                custom_instructions: Some("focus on tests".into()),
+                replace_instructions: Some(true),
+                label: Some("two".into()),
+            },
+            skip_conversation_restore: false,
+        }
+    );
+}
+
+#[tokio::test]
+async fn session_before_fork_skip_is_the_last_handlers_choice() {
+    let event = SessionBeforeEvent::Fork {
+        entry_id: "e".into(),
+    };
+    let fork = |skip| SessionBeforeDecision::Fork {
+        skip_conversation_restore: skip,
+    };
+    let outcome = |skip| SessionBeforeOutcome::Continue {
+        supplied: None,
+        tree: TreeOverrides::default(),
+        skip_conversation_restore: skip,
+    };
+    let (bus, _) = bus_of(vec![
+        Arc::new(Scripted {
+            before: Some(fork(true)),
+            ..Default::default()
+        }),
+        Arc::new(Scripted::default()),
+    ]);
+    assert_eq!(bus.session_before(&event).await, outcome(true));
+    let (bus, _) = bus_of(vec![
+        Arc::new(Scripted {
+            before: Some(fork(true)),
+            ..Default::default()
+        }),
+        Arc::new(Scripted {
+            before: Some(fork(false)),
+            ..Default::default()
+        }),
+    ]);
+    assert_eq!(bus.session_before(&event).await, outcome(false));
+    assert_eq!(
+        HookBus::default().session_before(&event).await,
+        SessionBeforeOutcome::proceed()
+    );
+}
+
+#[tokio::test]
 async fn session_before_first_cancel_wins_and_the_first_supply_is_used() {
     let supply = |s: &str| {
         SessionBeforeDecision::Supply(SuppliedSummary {
@@ -294,7 +386,9 @@ async fn session_before_first_cancel_wins_and_the_first_supply_is_used() {
             supplied: Some(Supplied {
                 summary: "first".into(),
                 ..Default::default()
-            })
+            }),
+            tree: TreeOverrides::default(),
+            skip_conversation_restore: false,
         }
     );
     let (bus, _) = bus_of(vec![

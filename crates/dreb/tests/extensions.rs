@@ -1438,6 +1438,61 @@ fn session_before_hooks_get_the_reference_payloads_and_cancel_or_supply() {
         "tree ",
     );
     assert_eq!(r["data"]["cancelled"], true, "{r}");
+
+    // session_before_tree overrides the request's instructions and label: the model is asked with the handler's
+    // instructions instead of the default ones, and the summary entry gets the handler's label.
+    let before = env.mock.requests().len();
+    let (r, _) = response_and_notify(
+        &mut dreb,
+        json!({"id": "nt3", "type": "navigate_tree", "targetId": second_user["id"], "summarize": true,
+               "customInstructions": "Summarize everything.", "label": "override"}),
+        "tree ",
+    );
+    assert_eq!(r["data"]["cancelled"], false, "{r}");
+    let requests = env.mock.requests();
+    assert_eq!(requests.len(), before + 1, "one summary call");
+    let asked = requests.last().unwrap().body.to_string();
+    assert!(asked.contains("Only list the file names."), "{asked}");
+    assert!(!asked.contains("Summarize everything."), "{asked}");
+    assert!(
+        !asked.contains("a conversation branch the user is leaving"),
+        "the default instructions were replaced: {asked}"
+    );
+    let entries = common::read_jsonl(&file);
+    let summary = entries
+        .iter()
+        .rfind(|e| e["type"] == "branch_summary")
+        .unwrap();
+    assert_eq!(summary["fromHook"], false, "{summary}");
+    let label = entries.iter().rfind(|e| e["type"] == "label").unwrap();
+    assert_eq!(
+        (&label["targetId"], &label["label"]),
+        (&summary["id"], &json!("relabelled")),
+        "{label}"
+    );
+
+    // session_before_fork with skipConversationRestore: the fork happens (a new session file), but the agent keeps
+    // the conversation it had.
+    let kept =
+        ok(&mut dreb, json!({"id": "m1", "type": "get_messages"}))["data"]["messages"].clone();
+    // The branch summary is on the current branch, not on the path to the fork's entry: a restored conversation
+    // would lose it.
+    assert_eq!(
+        kept.as_array().unwrap().last().unwrap()["role"],
+        "branchSummary",
+        "{kept}"
+    );
+    let (r, seen) = response_and_notify(
+        &mut dreb,
+        json!({"id": "fk2", "type": "fork", "entryId": second_user["id"]}),
+        "fork ",
+    );
+    assert_eq!(seen, "fork two");
+    assert_eq!(r["data"]["cancelled"], false, "{r}");
+    assert_ne!(session_file(&mut dreb), file, "a new session file");
+    let after =
+        ok(&mut dreb, json!({"id": "m2", "type": "get_messages"}))["data"]["messages"].clone();
+    assert_eq!(after, kept);
 }
 
 #[test]

@@ -432,10 +432,24 @@ export interface CancelResult {
   cancel?: boolean;
 }
 
-export interface SummaryHookResult {
+export interface ForkHookResult {
   cancel?: boolean;
-  /** Used instead of asking the model. */
+  /**
+   * The fork happens, but the agent keeps its current messages instead of loading the new session's branch (as the reference does).
+   */
+  skipConversationRestore?: boolean;
+}
+
+export interface TreeHookResult {
+  cancel?: boolean;
+  /** Used instead of asking the model (only when the host asked for a summary). */
   summary?: SuppliedSummary;
+  /** Replaces the request's instructions for the model's branch summary. */
+  customInstructions?: string;
+  /** Replaces the request's `replaceInstructions` (the instructions replace the default summary prompt). */
+  replaceInstructions?: boolean;
+  /** Replaces the request's label (set on the summary entry, or on the target when there is no summary). */
+  label?: string;
 }
 
 export interface CompactHookResult {
@@ -785,7 +799,9 @@ export interface SessionBeforeForkParams {
   entryId: string;
 }
 
-/** `fork` is about to fork from an entry: cancel it. */
+/**
+ * `fork` is about to fork from an entry: cancel it, or let it happen without loading the new branch into the agent.
+ */
 export interface SessionBeforeForkCall {
   id?: RequestId;
   type: "session_before_fork";
@@ -798,7 +814,7 @@ export interface SessionBeforeForkResponse {
   type: "response";
   command: "session_before_fork";
   success: true;
-  data: CancelResult;
+  data: ForkHookResult;
 }
 
 /** Params of `session_before_compact` (the request's keys besides `id` and `type`). */
@@ -838,9 +854,9 @@ export interface SessionBeforeTreeParams {
 }
 
 /**
- * `navigate_tree` is about to move the leaf: cancel it, or supply the branch summary (used when
- * the host asked for one). `targetId` and `summarize` repeat the preparation's `targetId` and
- * `userWantsSummary`.
+ * `navigate_tree` is about to move the leaf: cancel it, supply the branch summary (used when
+ * the host asked for one), or override the summary's instructions and the label. `targetId` and
+ * `summarize` repeat the preparation's `targetId` and `userWantsSummary`.
  */
 export interface SessionBeforeTreeCall {
   id?: RequestId;
@@ -856,7 +872,7 @@ export interface SessionBeforeTreeResponse {
   type: "response";
   command: "session_before_tree";
   success: true;
-  data: SummaryHookResult;
+  data: TreeHookResult;
 }
 
 /** Params of `resources_discover` (the request's keys besides `id` and `type`). */
@@ -1029,9 +1045,9 @@ export interface CallMap {
   user_bash: { params: UserBashParams; result: UserBashHookResult };
   session_directory: { params: SessionDirectoryParams; result: SessionDirectoryResult };
   session_before_switch: { params: SessionBeforeSwitchParams; result: CancelResult };
-  session_before_fork: { params: SessionBeforeForkParams; result: CancelResult };
+  session_before_fork: { params: SessionBeforeForkParams; result: ForkHookResult };
   session_before_compact: { params: SessionBeforeCompactParams; result: CompactHookResult };
-  session_before_tree: { params: SessionBeforeTreeParams; result: SummaryHookResult };
+  session_before_tree: { params: SessionBeforeTreeParams; result: TreeHookResult };
   resources_discover: { params: ResourcesDiscoverParams; result: ResourcesDiscoverResult };
   execute_command: { params: ExecuteCommandParams; result: void };
   execute_tool: { params: ExecuteToolParams; result: ToolExecutionResult };

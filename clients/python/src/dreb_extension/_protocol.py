@@ -414,10 +414,22 @@ class CancelResult(TypedDict):
     cancel: NotRequired[bool]
 
 
-class SummaryHookResult(TypedDict):
+class ForkHookResult(TypedDict):
     cancel: NotRequired[bool]
-    # Used instead of asking the model.
+    # The fork happens, but the agent keeps its current messages instead of loading the new session's branch (as the reference does).
+    skipConversationRestore: NotRequired[bool]
+
+
+class TreeHookResult(TypedDict):
+    cancel: NotRequired[bool]
+    # Used instead of asking the model (only when the host asked for a summary).
     summary: NotRequired[SuppliedSummary]
+    # Replaces the request's instructions for the model's branch summary.
+    customInstructions: NotRequired[str]
+    # Replaces the request's `replaceInstructions` (the instructions replace the default summary prompt).
+    replaceInstructions: NotRequired[bool]
+    # Replaces the request's label (set on the summary entry, or on the target when there is no summary).
+    label: NotRequired[str]
 
 
 class CompactHookResult(TypedDict):
@@ -773,7 +785,9 @@ class SessionBeforeForkParams(TypedDict):
 
 
 class SessionBeforeForkCall(TypedDict):
-    """`fork` is about to fork from an entry: cancel it."""
+    """
+    `fork` is about to fork from an entry: cancel it, or let it happen without loading the new branch into the agent.
+    """
     id: NotRequired[RequestId]
     type: Literal["session_before_fork"]
     entryId: str
@@ -785,7 +799,7 @@ class SessionBeforeForkResponse(TypedDict):
     type: Literal["response"]
     command: Literal["session_before_fork"]
     success: Literal[True]
-    data: CancelResult
+    data: ForkHookResult
 
 
 class SessionBeforeCompactParams(TypedDict):
@@ -826,9 +840,9 @@ class SessionBeforeTreeParams(TypedDict):
 
 class SessionBeforeTreeCall(TypedDict):
     """
-    `navigate_tree` is about to move the leaf: cancel it, or supply the branch summary (used when
-    the host asked for one). `targetId` and `summarize` repeat the preparation's `targetId` and
-    `userWantsSummary`.
+    `navigate_tree` is about to move the leaf: cancel it, supply the branch summary (used when
+    the host asked for one), or override the summary's instructions and the label. `targetId` and
+    `summarize` repeat the preparation's `targetId` and `userWantsSummary`.
     """
     id: NotRequired[RequestId]
     type: Literal["session_before_tree"]
@@ -843,7 +857,7 @@ class SessionBeforeTreeResponse(TypedDict):
     type: Literal["response"]
     command: Literal["session_before_tree"]
     success: Literal[True]
-    data: SummaryHookResult
+    data: TreeHookResult
 
 
 class ResourcesDiscoverParams(TypedDict):
@@ -1866,7 +1880,8 @@ __all__ = [
     "BeforeAgentStartResult",
     "UserBashHookResult",
     "CancelResult",
-    "SummaryHookResult",
+    "ForkHookResult",
+    "TreeHookResult",
     "CompactHookResult",
     "ToolExecutionResult",
     "CancelledResult",

@@ -125,7 +125,7 @@ impl Runtime {
         };
         let supplied = match self.ask_session_before(&event).await {
             SessionBeforeOutcome::Cancelled => return Err(CompactError::Cancelled),
-            SessionBeforeOutcome::Continue { supplied } => supplied,
+            SessionBeforeOutcome::Continue { supplied, .. } => supplied,
         };
         let from_hook = supplied.is_some();
         let result = match supplied {

@@ -304,18 +304,27 @@ impl SessionHandler for Runtime {
         let event = SessionBeforeEvent::Fork {
             entry_id: p.entry_id.clone(),
         };
-        if self.ask_session_before(&event).await == SessionBeforeOutcome::Cancelled {
-            return Ok(ForkResult {
-                text,
-                cancelled: true,
-            });
-        }
+        let skip_conversation_restore = match self.ask_session_before(&event).await {
+            SessionBeforeOutcome::Cancelled => {
+                return Ok(ForkResult {
+                    text,
+                    cancelled: true,
+                });
+            }
+            SessionBeforeOutcome::Continue {
+                skip_conversation_restore,
+                ..
+            } => skip_conversation_restore,
+        };
         self.inner.agent.abort();
         self.inner.agent.wait_for_idle().await;
         let result = lock(&self.inner.session)
             .fork(&p.entry_id)
             .map_err(fork_error)?;
-        self.sync_agent_from_session();
+        // A handler may keep the agent's conversation as it is (the reference's `skipConversationRestore`).
+        if !skip_conversation_restore {
+            self.sync_agent_from_session();
+        }
         lock(&self.inner.queued).clear();
         self.inner.agent.clear_all_queues();
         self.announce_session_start(SessionStartReason::Fork).await;
@@ -461,7 +470,7 @@ impl SessionTreeHandler for Runtime {
             editor_text: None,
         };
         let preparation = self.tree_preparation(&p);
-        let supplied = match self
+        let (supplied, overrides) = match self
             .ask_session_before(&SessionBeforeEvent::TreeNavigation {
                 target_id: p.target_id.clone(),
                 summarize: p.summarize == Some(true),
@@ -470,8 +479,15 @@ impl SessionTreeHandler for Runtime {
             .await
         {
             SessionBeforeOutcome::Cancelled => return Ok(cancelled),
-            SessionBeforeOutcome::Continue { supplied } => supplied,
+            SessionBeforeOutcome::Continue { supplied, tree, .. } => (supplied, tree),
         };
+        // A handler may override the request's summary instructions and label (as the reference's may).
+        let custom_instructions = overrides
+            .custom_instructions
+            .or(p.custom_instructions.clone());
+        let replace_instructions =
+            overrides.replace_instructions.or(p.replace_instructions) == Some(true);
+        let label = overrides.label.or(p.label.clone());
         // The handlers may have taken a while: the session must still be idle (the reference checks again too).
         self.ensure_idle()?;
         let mut summary = None;
@@ -517,8 +533,8 @@ impl SessionTreeHandler for Runtime {
                 let result = generate_branch_summary(
                     &prep,
                     &llm,
-                    p.custom_instructions.as_deref(),
-                    p.replace_instructions == Some(true),
+                    custom_instructions.as_deref(),
+                    replace_instructions,
                 )
                 .await;
                 self.inner.phase.end_summary();
@@ -540,13 +556,7 @@ impl SessionTreeHandler for Runtime {
             }
         }
         let result = lock(&self.inner.session)
-            .navigate(
-                &p.target_id,
-                NavigateOptions {
-                    summary,
-                    label: p.label.clone(),
-                },
-            )
+            .navigate(&p.target_id, NavigateOptions { summary, label })
             .map_err(|e| NavigateTreeError::Failed {
                 message: e.to_string(),
             })?;
