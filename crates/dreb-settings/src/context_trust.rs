@@ -111,28 +111,51 @@ pub fn canonicalize_trusted_roots(configured: &[String]) -> Vec<String> {
     normalize_canonical_roots(roots)
 }
 
-/// Validate one user-supplied folder; returns the canonical directory or the bare reason.
-pub fn validate_trusted_context_folder(path: &Value) -> Result<String, String> {
+/// Why a user-supplied trust folder was refused (the texts are rpc.yaml's, per command).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FolderProblem {
+    /// Not a non-empty string.
+    NotAString,
+    /// Not absolute after `~` expansion.
+    NotAbsolute,
+    /// Not an existing directory.
+    NotADirectory,
+}
+
+/// Why a replacement list of trust folders was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoldersError {
+    /// The value is not a list.
+    NotAList,
+    /// The entry at `index` is refused.
+    Entry {
+        index: usize,
+        problem: FolderProblem,
+    },
+}
+
+/// Validate one user-supplied folder; returns the canonical directory.
+pub fn validate_trusted_context_folder(path: &Value) -> Result<String, FolderProblem> {
     let Some(raw) = path.as_str().filter(|s| !js_trim(s).is_empty()) else {
-        return Err("expected a non-empty path string".into());
+        return Err(FolderProblem::NotAString);
     };
     let expanded = expand_settings_path(raw);
     let p = Path::new(&expanded);
     if !p.is_absolute() {
-        return Err("path must be absolute after ~ expansion".into());
+        return Err(FolderProblem::NotAbsolute);
     }
-    canonicalize_directory(p).ok_or_else(|| "path must be an existing directory".into())
+    canonicalize_directory(p).ok_or(FolderProblem::NotADirectory)
 }
 
 /// Validate a whole replacement list; rejects every invalid entry (updates are atomic).
-pub fn validate_trusted_context_folders(value: &Value) -> Result<Vec<String>, String> {
+pub fn validate_trusted_context_folders(value: &Value) -> Result<Vec<String>, FoldersError> {
     let Some(items) = value.as_array() else {
-        return Err("trustedContextFolders must be an array of non-empty path strings".into());
+        return Err(FoldersError::NotAList);
     };
     let mut roots = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
         let root = validate_trusted_context_folder(item)
-            .map_err(|reason| format!("Invalid trustedContextFolders[{index}]: {reason}"))?;
+            .map_err(|problem| FoldersError::Entry { index, problem })?;
         roots.push(root);
     }
     Ok(normalize_canonical_roots(roots))
@@ -159,13 +182,12 @@ pub fn match_context_trust(
         })
 }
 
-/// `evaluate_context_trust` against a given policy (errors carry the full wire text).
+/// `evaluate_context_trust` against a given policy.
 pub fn evaluate_context_trust(
     policy: &ContextTrustPolicy,
     path: &Value,
-) -> Result<RpcContextTrustEvaluation, String> {
-    let canonical_target = validate_trusted_context_folder(path)
-        .map_err(|reason| format!("Invalid context trust path: {reason}"))?;
+) -> Result<RpcContextTrustEvaluation, FolderProblem> {
+    let canonical_target = validate_trusted_context_folder(path)?;
     let evaluation = match match_context_trust(policy, Path::new(&canonical_target)) {
         None => RpcContextTrustEvaluation {
             canonical_target,

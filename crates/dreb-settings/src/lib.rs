@@ -78,7 +78,7 @@ pub use manager::{ScopedSettingsError, SettingsError, SettingsManager, SettingsS
 pub use model_catalog::{ModelCatalog, ModelInfo, ScopeResolution, ScopeWarning, ScopedModel};
 pub use nested_context::{NestedContextState, compute_nested_context_block};
 pub use rpc::{
-    EnabledModelsSource, RpcContextTrustMutationResult, RpcScopedModel, RpcSetSettingsResult,
-    RpcSettingsError, RpcSettingsSnapshot, RpcTrustedFolderRemovalResult,
+    EnabledModelsSource, ModelsUnavailable, RpcContextTrustMutationResult, RpcScopedModel,
+    RpcSetSettingsResult, RpcSettingsSnapshot, RpcTrustedFolderRemovalResult,
 };
 pub use settings_file::{SettingsEdit, SettingsFileError};

@@ -64,26 +64,37 @@ pub trait ModelCatalog {
     fn resolve_scope(&self, patterns: &[String], available: &[ModelInfo]) -> ScopeResolution;
 }
 
+/// Why a model cannot run at an explicit thinking level (the texts are rpc.yaml's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnsupportedThinkingLevel {
+    /// `model` has no reasoning at all.
+    NotAReasoningModel { level: String, model: String },
+    /// `model` does not offer `max`.
+    Max { model: String },
+    /// `model` does not offer `xhigh`.
+    Xhigh { model: String },
+}
+
 /// Check an explicit thinking level against a model's capabilities (arbiter, subagents).
-pub fn validate_thinking_level_for_model(model: &ModelInfo, level: &str) -> Result<(), String> {
+pub fn validate_thinking_level_for_model(
+    model: &ModelInfo,
+    level: &str,
+) -> Result<(), UnsupportedThinkingLevel> {
     if level == "off" {
         return Ok(());
     }
     let model_ref = model.reference();
     if !model.reasoning {
-        return Err(format!(
-            "Thinking level \"{level}\" is not supported by non-reasoning model \"{model_ref}\". Use \"off\" or choose a reasoning model."
-        ));
+        return Err(UnsupportedThinkingLevel::NotAReasoningModel {
+            level: level.to_string(),
+            model: model_ref,
+        });
     }
     if level == "max" && !model.supports_max {
-        return Err(format!(
-            "Thinking level \"max\" is not supported by model \"{model_ref}\". Use \"xhigh\" or choose a max-capable model."
-        ));
+        return Err(UnsupportedThinkingLevel::Max { model: model_ref });
     }
     if level == "xhigh" && !model.supports_xhigh {
-        return Err(format!(
-            "Thinking level \"xhigh\" is not supported by model \"{model_ref}\". Use \"high\" or choose an xhigh-capable model."
-        ));
+        return Err(UnsupportedThinkingLevel::Xhigh { model: model_ref });
     }
     Ok(())
 }

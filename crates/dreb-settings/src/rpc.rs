@@ -1,6 +1,7 @@
 //! The RPC-facing settings API: `get_settings`, `set_settings` and the four context-trust
 //! commands, as plain serde structs that serialise to the reference's wire JSON (key order,
-//! absent vs null) and functions returning the reference's exact error texts.
+//! absent vs null). Each command fails with its error type generated from rpc.yaml
+//! (`dreb_protocol::errors`), whose text is the spec's: no error text is written here.
 
 use std::path::Path;
 
@@ -8,9 +9,14 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use dreb_protocol::errors::{
+    EvaluateContextTrustError, GetSettingsError, RemoveTrustedContextFolderError, SetSettingsError,
+    TrustContextFolderError, UntrustContextFolderError,
+};
+
 use crate::context_trust::{
-    ContextTrustState, RpcContextTrustEvaluation, canonicalize_trusted_roots,
-    evaluate_context_trust, validate_trusted_context_folders,
+    ContextTrustState, FolderProblem, FoldersError, RpcContextTrustEvaluation,
+    canonicalize_trusted_roots, evaluate_context_trust, validate_trusted_context_folders,
 };
 use crate::js::{
     is_js_whitespace, js_trim, non_negative_safe_integer, object_keys, stringify, stringify_str,
@@ -19,7 +25,7 @@ use crate::manager::{
     SettingsError, SettingsManager, agent_models_edit, context_trust_edits, enabled_models_edit,
 };
 use crate::model_catalog::{
-    ModelCatalog, ModelInfo, ScopeWarning, VALID_THINKING_LEVELS, is_valid_thinking_level,
+    ModelCatalog, ModelInfo, ScopeWarning, UnsupportedThinkingLevel, is_valid_thinking_level,
     validate_thinking_level_for_model,
 };
 use crate::settings_file::SettingsEdit;
@@ -60,22 +66,114 @@ const QUEUE_MODES: [&str; 2] = ["all", "one-at-a-time"];
 const TRANSPORTS: [&str; 3] = ["sse", "websocket", "auto"];
 const ARBITER_KEYS: [&str; 4] = ["enabled", "model", "thinking", "guidePath"];
 
-/// Text of the corrupt-global-file refusal.
-pub const CANNOT_WRITE_CORRUPT_GLOBAL: &str = "Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)";
 const PROJECT_ENABLED_MODELS_WARNING: &str = "A project-level enabledModels value (.dreb/settings.json) takes precedence — this change to global settings will have no effect. Edit the project settings file to change it.";
 
-/// An RPC failure; the message is the exact `error` text of the response.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct RpcSettingsError(pub String);
+/// Listing the available models failed (each command's `Failed to load available models`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelsUnavailable(pub String);
 
-impl RpcSettingsError {
-    fn new(message: impl Into<String>) -> Self {
-        Self(message.into())
+/// A settings write failed (each writing command's `GlobalSettingsCorrupt` / `FailedToPersistSettings`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PersistFailure {
+    /// The global settings file failed to load, so a write would silently do nothing.
+    GlobalCorrupt,
+    /// Writing the file failed (`{scope}: {message}` entries joined with `; `).
+    Failed(String),
+}
+
+/// The failures every writing command shares, into each one's error type.
+macro_rules! shared_write_failures {
+    ($($error:ident),*) => {$(
+        impl From<ModelsUnavailable> for $error {
+            fn from(e: ModelsUnavailable) -> Self {
+                Self::FailedToLoadAvailableModels { message: e.0 }
+            }
+        }
+        impl From<PersistFailure> for $error {
+            fn from(e: PersistFailure) -> Self {
+                match e {
+                    PersistFailure::GlobalCorrupt => Self::GlobalSettingsCorrupt,
+                    PersistFailure::Failed(message) => Self::FailedToPersistSettings { message },
+                }
+            }
+        }
+    )*};
+}
+
+shared_write_failures!(
+    SetSettingsError,
+    TrustContextFolderError,
+    UntrustContextFolderError,
+    RemoveTrustedContextFolderError
+);
+
+impl From<ModelsUnavailable> for GetSettingsError {
+    fn from(e: ModelsUnavailable) -> Self {
+        Self::FailedToLoadAvailableModels { message: e.0 }
     }
 }
 
-type RpcResult<T> = Result<T, RpcSettingsError>;
+/// A refused context-trust path, into the error type of each command that takes one.
+macro_rules! path_problems {
+    ($($error:ident),*) => {$(
+        impl From<FolderProblem> for $error {
+            fn from(p: FolderProblem) -> Self {
+                match p {
+                    FolderProblem::NotAString => Self::PathNotAString,
+                    FolderProblem::NotAbsolute => Self::PathNotAbsolute,
+                    FolderProblem::NotADirectory => Self::PathNotADirectory,
+                }
+            }
+        }
+    )*};
+}
+
+path_problems!(
+    EvaluateContextTrustError,
+    TrustContextFolderError,
+    UntrustContextFolderError
+);
+
+/// A refused `trustedContextFolders` list, into the error type of each command that writes one (`trust_context_folder`
+/// builds the list itself, so it is always a list there).
+macro_rules! folder_list_problems {
+    ($($error:ident => $not_a_list:expr),*) => {$(
+        impl From<FoldersError> for $error {
+            fn from(e: FoldersError) -> Self {
+                match e {
+                    FoldersError::NotAList => $not_a_list,
+                    FoldersError::Entry { index, problem } => {
+                        let index = index.to_string();
+                        match problem {
+                            FolderProblem::NotAString => Self::TrustedContextFolderNotAString { index },
+                            FolderProblem::NotAbsolute => Self::TrustedContextFolderNotAbsolute { index },
+                            FolderProblem::NotADirectory => {
+                                Self::TrustedContextFolderNotADirectory { index }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    )*};
+}
+
+folder_list_problems!(
+    SetSettingsError => SetSettingsError::InvalidTrustedContextFolders,
+    TrustContextFolderError => TrustContextFolderError::unexpected("trustedContextFolders is not a list")
+);
+
+impl From<UnsupportedThinkingLevel> for SetSettingsError {
+    fn from(e: UnsupportedThinkingLevel) -> Self {
+        match e {
+            UnsupportedThinkingLevel::NotAReasoningModel { level, model } => {
+                Self::NotAReasoningModel { level, model }
+            }
+            UnsupportedThinkingLevel::Max { model } => Self::MaxUnsupported { model },
+            UnsupportedThinkingLevel::Xhigh { model } => Self::XhighUnsupported { model },
+        }
+    }
+}
 
 /// `RpcScopedModel`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,18 +262,16 @@ pub struct RpcTrustedFolderRemovalResult {
     pub removed_folder: String,
 }
 
-fn available(catalog: &dyn ModelCatalog) -> RpcResult<Vec<ModelInfo>> {
-    catalog
-        .available_models()
-        .map_err(|msg| RpcSettingsError(format!("Failed to load available models: {msg}")))
+fn available(catalog: &dyn ModelCatalog) -> Result<Vec<ModelInfo>, ModelsUnavailable> {
+    catalog.available_models().map_err(ModelsUnavailable)
 }
 
-fn persist_error(err: SettingsError) -> RpcSettingsError {
+fn persist_error(err: SettingsError) -> PersistFailure {
     match err {
         SettingsError::GlobalLoadFailed { .. } | SettingsError::ProjectLoadFailed { .. } => {
-            RpcSettingsError::new(CANNOT_WRITE_CORRUPT_GLOBAL)
+            PersistFailure::GlobalCorrupt
         }
-        other => RpcSettingsError(format!("Failed to persist settings: {other}")),
+        other => PersistFailure::Failed(other.to_string()),
     }
 }
 
@@ -192,7 +288,10 @@ impl SettingsManager {
 
     /// The `get_settings` snapshot from the current in-memory view (global-only slices are
     /// re-read from disk).
-    pub fn snapshot(&self, catalog: &dyn ModelCatalog) -> RpcResult<RpcSettingsSnapshot> {
+    pub fn snapshot(
+        &self,
+        catalog: &dyn ModelCatalog,
+    ) -> Result<RpcSettingsSnapshot, ModelsUnavailable> {
         let available = available(catalog)?;
         Ok(self.snapshot_with(catalog, &available))
     }
@@ -257,7 +356,10 @@ impl SettingsManager {
 
     /// `get_settings`: reload both files (external edits become visible), fail loudly on any
     /// load error, then snapshot.
-    pub fn get_settings(&self, catalog: &dyn ModelCatalog) -> RpcResult<RpcSettingsSnapshot> {
+    pub fn get_settings(
+        &self,
+        catalog: &dyn ModelCatalog,
+    ) -> Result<RpcSettingsSnapshot, GetSettingsError> {
         let _op = self.op_guard();
         let errors = self.reload();
         if !errors.is_empty() {
@@ -266,16 +368,12 @@ impl SettingsManager {
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join("; ");
-            return Err(RpcSettingsError(format!(
-                "Failed to reload settings: {detail}"
-            )));
+            return Err(GetSettingsError::FailedToReloadSettings { message: detail });
         }
         if self.has_global_settings_load_error() || self.has_project_settings_load_error() {
-            return Err(RpcSettingsError::new(
-                "Failed to reload settings from durable storage",
-            ));
+            return Err(GetSettingsError::ReloadFromStorageFailed);
         }
-        self.snapshot(catalog)
+        Ok(self.snapshot(catalog)?)
     }
 
     /// `set_settings`: validate the whole payload (exact texts, reference order), then write
@@ -284,11 +382,11 @@ impl SettingsManager {
         &self,
         update: Option<&Value>,
         catalog: &dyn ModelCatalog,
-    ) -> RpcResult<RpcSetSettingsResult> {
+    ) -> Result<RpcSetSettingsResult, SetSettingsError> {
         let _op = self.op_guard();
         let validated = self.validate_update(update, catalog)?;
         if self.has_global_settings_load_error() {
-            return Err(RpcSettingsError::new(CANNOT_WRITE_CORRUPT_GLOBAL));
+            return Err(SetSettingsError::GlobalSettingsCorrupt);
         }
         self.update_global(&validated.edits)
             .map_err(persist_error)?;
@@ -301,11 +399,9 @@ impl SettingsManager {
         &self,
         update: Option<&Value>,
         catalog: &dyn ModelCatalog,
-    ) -> RpcResult<ValidatedUpdate> {
+    ) -> Result<ValidatedUpdate, SetSettingsError> {
         let Some(Value::Object(update)) = update else {
-            return Err(RpcSettingsError::new(
-                "set_settings requires a settings object",
-            ));
+            return Err(SetSettingsError::SettingsNotAnObject);
         };
         let unknown: Vec<&str> = object_keys(update)
             .into_iter()
@@ -313,67 +409,61 @@ impl SettingsManager {
             .filter(|k| !SETTINGS_UPDATE_KEYS.contains(k))
             .collect();
         if !unknown.is_empty() {
-            return Err(RpcSettingsError(format!(
-                "Unknown settings key(s): {}. Valid keys: {}",
-                unknown.join(", "),
-                SETTINGS_UPDATE_KEYS.join(", ")
-            )));
+            return Err(SetSettingsError::UnknownSettingsKey {
+                keys: unknown.join(", "),
+            });
         }
         // JSON has no `undefined`: a present key (even `null`) counts as set.
         if update.is_empty() {
-            return Err(RpcSettingsError::new(
-                "set_settings requires at least one setting to change",
-            ));
+            return Err(SetSettingsError::NothingToChange);
         }
         let get = |key: &str| update.get(key);
 
         if let Some(level) = get("defaultThinkingLevel")
             && !level.as_str().is_some_and(is_valid_thinking_level)
         {
-            return Err(RpcSettingsError(format!(
-                "Invalid defaultThinkingLevel: {}. Valid values: {}",
-                stringify(level),
-                VALID_THINKING_LEVELS.join(", ")
-            )));
+            return Err(SetSettingsError::InvalidDefaultThinkingLevel {
+                value: stringify(level),
+            });
         }
-        for key in ["steeringMode", "followUpMode"] {
-            if let Some(mode) = get(key)
-                && !mode.as_str().is_some_and(|m| QUEUE_MODES.contains(&m))
-            {
-                return Err(RpcSettingsError(format!(
-                    "Invalid {key}: {}. Valid values: {}",
-                    stringify(mode),
-                    QUEUE_MODES.join(", ")
-                )));
-            }
+        if let Some(mode) = get("steeringMode")
+            && !mode.as_str().is_some_and(|m| QUEUE_MODES.contains(&m))
+        {
+            return Err(SetSettingsError::InvalidSteeringMode {
+                value: stringify(mode),
+            });
+        }
+        if let Some(mode) = get("followUpMode")
+            && !mode.as_str().is_some_and(|m| QUEUE_MODES.contains(&m))
+        {
+            return Err(SetSettingsError::InvalidFollowUpMode {
+                value: stringify(mode),
+            });
         }
         for key in BOOLEAN_KEYS {
             if let Some(v) = get(key)
                 && !v.is_boolean()
             {
-                return Err(RpcSettingsError(format!(
-                    "Invalid {key}: {}. Must be a boolean",
-                    stringify(v)
-                )));
+                return Err(SetSettingsError::NotABoolean {
+                    key: key.to_string(),
+                    value: stringify(v),
+                });
             }
         }
         let max_concurrent = match get("maxConcurrentSubagents") {
             None => None,
             Some(v) => Some(non_negative_safe_integer(v).ok_or_else(|| {
-                RpcSettingsError(format!(
-                    "Invalid maxConcurrentSubagents: {}. Must be a non-negative whole number",
-                    stringify(v)
-                ))
+                SetSettingsError::InvalidMaxConcurrentSubagents {
+                    value: stringify(v),
+                }
             })?),
         };
         if let Some(t) = get("transport")
             && !t.as_str().is_some_and(|t| TRANSPORTS.contains(&t))
         {
-            return Err(RpcSettingsError(format!(
-                "Invalid transport: {}. Valid values: {}",
-                stringify(t),
-                TRANSPORTS.join(", ")
-            )));
+            return Err(SetSettingsError::InvalidTransport {
+                value: stringify(t),
+            });
         }
         let agent_models = match get("agentModels") {
             None => None,
@@ -381,7 +471,7 @@ impl SettingsManager {
         };
 
         let mut models_cache: Option<Vec<ModelInfo>> = None;
-        let mut models = || -> RpcResult<Vec<ModelInfo>> {
+        let mut models = || -> Result<Vec<ModelInfo>, ModelsUnavailable> {
             if models_cache.is_none() {
                 models_cache = Some(available(catalog)?);
             }
@@ -403,7 +493,7 @@ impl SettingsManager {
 
         let trusted_folders = match get("trustedContextFolders") {
             None => None,
-            Some(v) => Some(validate_trusted_context_folders(v).map_err(RpcSettingsError)?),
+            Some(v) => Some(validate_trusted_context_folders(v)?),
         };
 
         let provider = get("defaultProvider");
@@ -411,18 +501,17 @@ impl SettingsManager {
         let provider_model = match (provider, model) {
             (None, None) => None,
             (Some(_), None) | (None, Some(_)) => {
-                return Err(RpcSettingsError::new(
-                    "defaultProvider and defaultModel must be set together",
-                ));
+                return Err(SetSettingsError::DefaultModelIncomplete);
             }
             (Some(p), Some(m)) => {
                 let (Some(p), Some(m)) = (p.as_str(), m.as_str()) else {
-                    return Err(RpcSettingsError::new(
-                        "defaultProvider and defaultModel must be strings",
-                    ));
+                    return Err(SetSettingsError::DefaultModelNotStrings);
                 };
                 if !models()?.iter().any(|x| x.provider == p && x.id == m) {
-                    return Err(RpcSettingsError(format!("Model not found: {p}/{m}")));
+                    return Err(SetSettingsError::ModelNotFound {
+                        provider: p.to_string(),
+                        model_id: m.to_string(),
+                    });
                 }
                 Some((p.to_string(), m.to_string()))
             }
@@ -495,8 +584,15 @@ impl SettingsManager {
     }
 
     /// `evaluate_context_trust` against the current global policy.
-    pub fn evaluate_context_trust(&self, path: &Value) -> RpcResult<RpcContextTrustEvaluation> {
-        evaluate_context_trust(&self.global_context_trust_policy(), path).map_err(RpcSettingsError)
+    pub fn evaluate_context_trust(
+        &self,
+        path: &Value,
+    ) -> Result<RpcContextTrustEvaluation, EvaluateContextTrustError> {
+        Ok(self.evaluate(path)?)
+    }
+
+    fn evaluate(&self, path: &Value) -> Result<RpcContextTrustEvaluation, FolderProblem> {
+        evaluate_context_trust(&self.global_context_trust_policy(), path)
     }
 
     /// `trust_context_folder`: add the canonical target as a global root (durably).
@@ -504,9 +600,9 @@ impl SettingsManager {
         &self,
         path: &Value,
         catalog: &dyn ModelCatalog,
-    ) -> RpcResult<RpcContextTrustMutationResult> {
+    ) -> Result<RpcContextTrustMutationResult, TrustContextFolderError> {
         let _op = self.op_guard();
-        let evaluation = self.evaluate_context_trust(path)?;
+        let evaluation = self.evaluate(path)?;
         let target = evaluation.canonical_target.clone();
         // Malformed legacy roots are dropped: the list is rewritten canonical.
         let mut roots: Vec<Value> =
@@ -515,8 +611,7 @@ impl SettingsManager {
                 .map(Value::String)
                 .collect();
         roots.push(Value::String(target.clone()));
-        let folders =
-            validate_trusted_context_folders(&Value::Array(roots)).map_err(RpcSettingsError)?;
+        let folders = validate_trusted_context_folders(&Value::Array(roots))?;
         let added_root = folders.contains(&target).then(|| target.clone());
         self.persist_trust_mutation(&folders, path, catalog, added_root, None)
     }
@@ -526,13 +621,13 @@ impl SettingsManager {
         &self,
         path: &Value,
         catalog: &dyn ModelCatalog,
-    ) -> RpcResult<RpcContextTrustMutationResult> {
+    ) -> Result<RpcContextTrustMutationResult, UntrustContextFolderError> {
         let _op = self.op_guard();
-        let evaluation = self.evaluate_context_trust(path)?;
+        let evaluation = self.evaluate(path)?;
         match evaluation.state {
-            ContextTrustState::Unrestricted => Err(RpcSettingsError::new(
-                "Cannot untrust a context folder while unrestricted nested context loading is enabled; disable autoLoadNestedContext first",
-            )),
+            ContextTrustState::Unrestricted => {
+                Err(UntrustContextFolderError::NestedContextUnrestricted)
+            }
             ContextTrustState::Untrusted => Ok(RpcContextTrustMutationResult {
                 evaluation,
                 settings: self.snapshot(catalog)?,
@@ -551,20 +646,23 @@ impl SettingsManager {
         }
     }
 
-    fn persist_trust_mutation(
+    fn persist_trust_mutation<E>(
         &self,
         folders: &[String],
         path: &Value,
         catalog: &dyn ModelCatalog,
         added_root: Option<String>,
         removed_root: Option<String>,
-    ) -> RpcResult<RpcContextTrustMutationResult> {
+    ) -> Result<RpcContextTrustMutationResult, E>
+    where
+        E: From<PersistFailure> + From<ModelsUnavailable> + From<FolderProblem>,
+    {
         if self.has_global_settings_load_error() {
-            return Err(RpcSettingsError::new(CANNOT_WRITE_CORRUPT_GLOBAL));
+            return Err(PersistFailure::GlobalCorrupt.into());
         }
         self.set_trusted_context_folders(folders)
             .map_err(persist_error)?;
-        let evaluation = self.evaluate_context_trust(path)?;
+        let evaluation = self.evaluate(path)?;
         Ok(RpcContextTrustMutationResult {
             evaluation,
             settings: self.snapshot(catalog)?,
@@ -578,15 +676,13 @@ impl SettingsManager {
         &self,
         path: &Value,
         catalog: &dyn ModelCatalog,
-    ) -> RpcResult<RpcTrustedFolderRemovalResult> {
+    ) -> Result<RpcTrustedFolderRemovalResult, RemoveTrustedContextFolderError> {
         let _op = self.op_guard();
         let Some(folder) = path.as_str().filter(|s| !s.is_empty()) else {
-            return Err(RpcSettingsError::new(
-                "remove_trusted_context_folder requires a non-empty string path",
-            ));
+            return Err(RemoveTrustedContextFolderError::PathNotAString);
         };
         if self.has_global_settings_load_error() {
-            return Err(RpcSettingsError::new(CANNOT_WRITE_CORRUPT_GLOBAL));
+            return Err(RemoveTrustedContextFolderError::GlobalSettingsCorrupt);
         }
         let remaining: Vec<String> = self
             .configured_trusted_context_folders()
@@ -602,19 +698,14 @@ impl SettingsManager {
     }
 }
 
-fn validate_agent_models(value: &Value) -> RpcResult<Vec<(String, Vec<String>)>> {
+fn validate_agent_models(value: &Value) -> Result<Vec<(String, Vec<String>)>, SetSettingsError> {
     let Value::Object(map) = value else {
-        return Err(RpcSettingsError::new(
-            "Invalid agentModels: must be a plain object mapping agent names to model fallback arrays",
-        ));
+        return Err(SetSettingsError::InvalidAgentModels);
     };
     let mut out = Vec::with_capacity(map.len());
     for name in object_keys(map) {
-        let bad = || {
-            RpcSettingsError(format!(
-                "Invalid agentModels[{}]: expected an array of non-empty strings",
-                stringify_str(name)
-            ))
+        let bad = || SetSettingsError::InvalidAgentModelsEntry {
+            name: stringify_str(name),
         };
         let Value::Array(items) = &map[name] else {
             return Err(bad());
@@ -635,26 +726,18 @@ fn validate_agent_models(value: &Value) -> RpcResult<Vec<(String, Vec<String>)>>
 fn validate_enabled_models(
     value: &Value,
     available: &[ModelInfo],
-) -> RpcResult<Option<Vec<String>>> {
+) -> Result<Option<Vec<String>>, SetSettingsError> {
     let Value::Array(items) = value else {
-        return Err(RpcSettingsError::new(
-            "Invalid enabledModels: must be a non-empty array of exact model references or null",
-        ));
+        return Err(SetSettingsError::InvalidEnabledModels);
     };
     if items.is_empty() {
-        return Err(RpcSettingsError::new(
-            "Invalid enabledModels: at least one model must remain enabled; use null to enable all",
-        ));
+        return Err(SetSettingsError::NoEnabledModel);
     }
     let mut canonical: Vec<String> = Vec::with_capacity(items.len());
     for item in items {
         let reference = match item.as_str() {
             Some(s) if !js_trim(s).is_empty() && js_trim(s) == s => s,
-            _ => {
-                return Err(RpcSettingsError::new(
-                    "Invalid enabledModels: every entry must be a non-empty exact model reference",
-                ));
-            }
+            _ => return Err(SetSettingsError::InvalidEnabledModelsEntryType),
         };
         let wanted = reference.to_lowercase();
         let matches: Vec<&ModelInfo> = available
@@ -662,17 +745,15 @@ fn validate_enabled_models(
             .filter(|m| m.reference().to_lowercase() == wanted)
             .collect();
         let [model] = matches.as_slice() else {
-            return Err(RpcSettingsError(format!(
-                "Invalid enabledModels entry {}: expected an available exact provider/model reference",
-                stringify_str(reference)
-            )));
+            return Err(SetSettingsError::InvalidEnabledModelsEntry {
+                value: stringify_str(reference),
+            });
         };
         let reference = model.reference();
         if canonical.contains(&reference) {
-            return Err(RpcSettingsError(format!(
-                "Invalid enabledModels: duplicate model {}",
-                stringify_str(&reference)
-            )));
+            return Err(SetSettingsError::DuplicateEnabledModel {
+                value: stringify_str(&reference),
+            });
         }
         canonical.push(reference);
     }
@@ -683,12 +764,10 @@ fn validate_enabled_models(
 
 fn validate_arbiter(
     value: &Value,
-    models: &mut dyn FnMut() -> RpcResult<Vec<ModelInfo>>,
-) -> RpcResult<Map<String, Value>> {
+    models: &mut dyn FnMut() -> Result<Vec<ModelInfo>, ModelsUnavailable>,
+) -> Result<Map<String, Value>, SetSettingsError> {
     let Value::Object(policy) = value else {
-        return Err(RpcSettingsError::new(
-            "subagentArbiter must be an object or null",
-        ));
+        return Err(SetSettingsError::InvalidSubagentArbiter);
     };
     let unknown: Vec<&str> = object_keys(policy)
         .into_iter()
@@ -696,16 +775,13 @@ fn validate_arbiter(
         .filter(|k| !ARBITER_KEYS.contains(k))
         .collect();
     if !unknown.is_empty() {
-        return Err(RpcSettingsError(format!(
-            "Unknown subagentArbiter key(s): {}",
-            unknown.join(", ")
-        )));
+        return Err(SetSettingsError::UnknownSubagentArbiterKey {
+            keys: unknown.join(", "),
+        });
     }
     let enabled = policy.get("enabled");
     if enabled.is_some_and(|v| !v.is_boolean()) {
-        return Err(RpcSettingsError::new(
-            "subagentArbiter.enabled must be a boolean",
-        ));
+        return Err(SetSettingsError::InvalidSubagentArbiterEnabled);
     }
     // Disabling is the recovery path for a broken policy: keep the other fields unvalidated.
     if enabled == Some(&Value::Bool(false)) {
@@ -714,43 +790,31 @@ fn validate_arbiter(
     let model = match policy.get("model") {
         None => None,
         Some(Value::String(s)) if !js_trim(s).is_empty() => Some(s.as_str()),
-        Some(_) => {
-            return Err(RpcSettingsError::new(
-                "subagentArbiter.model must be a non-empty exact provider/model string",
-            ));
-        }
+        Some(_) => return Err(SetSettingsError::InvalidSubagentArbiterModel),
     };
     let thinking = match policy.get("thinking") {
         None => None,
         Some(Value::String(s)) if is_valid_thinking_level(s) => Some(s.as_str()),
         Some(other) => {
-            return Err(RpcSettingsError(format!(
-                "Invalid subagentArbiter.thinking: {}. Valid values: {}",
-                stringify(other),
-                VALID_THINKING_LEVELS.join(", ")
-            )));
+            return Err(SetSettingsError::InvalidSubagentArbiterThinking {
+                value: stringify(other),
+            });
         }
     };
     if let Some(guide) = policy.get("guidePath")
         && guide.as_str().is_none_or(|g| js_trim(g).is_empty())
     {
-        return Err(RpcSettingsError::new(
-            "subagentArbiter.guidePath must be a non-empty string",
-        ));
+        return Err(SetSettingsError::InvalidSubagentArbiterGuidePath);
     }
     if enabled == Some(&Value::Bool(true)) && model.is_none() {
-        return Err(RpcSettingsError::new(
-            "Enabling subagentArbiter requires an exact provider/model",
-        ));
+        return Err(SetSettingsError::ArbiterModelRequired);
     }
     if let Some(model_ref) = model {
         let slash = model_ref.find('/');
         let well_formed = slash.is_some_and(|i| i > 0 && i < model_ref.len() - 1)
             && !model_ref.chars().any(is_js_whitespace);
         let Some(slash) = slash.filter(|_| well_formed) else {
-            return Err(RpcSettingsError::new(
-                "subagentArbiter.model must be an exact provider/model",
-            ));
+            return Err(SetSettingsError::SubagentArbiterModelNotExact);
         };
         let (provider, id) = (&model_ref[..slash], &model_ref[slash + 1..]);
         let available = models()?;
@@ -758,12 +822,12 @@ fn validate_arbiter(
             .iter()
             .find(|m| m.provider == provider && m.id == id)
         else {
-            return Err(RpcSettingsError(format!(
-                "Arbiter model not found: {model_ref}"
-            )));
+            return Err(SetSettingsError::ArbiterModelNotFound {
+                model: model_ref.to_string(),
+            });
         };
         if let Some(level) = thinking {
-            validate_thinking_level_for_model(found, level).map_err(RpcSettingsError)?;
+            validate_thinking_level_for_model(found, level)?;
         }
     }
     Ok(policy.clone())

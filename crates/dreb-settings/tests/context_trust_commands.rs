@@ -40,24 +40,28 @@ fn malformed_paths_are_rejected_without_mutation() {
     for (path, reason) in cases {
         let expected = format!("Invalid context trust path: {reason}");
         assert_eq!(
-            m.evaluate_context_trust(&path).unwrap_err().0,
+            m.evaluate_context_trust(&path).unwrap_err().to_string(),
             expected,
             "{path}"
         );
         assert_eq!(
-            m.trust_context_folder(&path, &c()).unwrap_err().0,
+            m.trust_context_folder(&path, &c()).unwrap_err().to_string(),
             expected,
             "{path}"
         );
         assert_eq!(
-            m.untrust_context_folder(&path, &c()).unwrap_err().0,
+            m.untrust_context_folder(&path, &c())
+                .unwrap_err()
+                .to_string(),
             expected,
             "{path}"
         );
     }
     for path in [json!(null), json!(""), json!(5), json!([])] {
         assert_eq!(
-            m.remove_trusted_context_folder(&path, &c()).unwrap_err().0,
+            m.remove_trusted_context_folder(&path, &c())
+                .unwrap_err()
+                .to_string(),
             "remove_trusted_context_folder requires a non-empty string path"
         );
     }
@@ -203,7 +207,7 @@ fn symlink_out_of_trusted_root_is_untrusted() {
     assert_eq!(
         m.trust_context_folder(&json!(broken.to_string_lossy()), &c())
             .unwrap_err()
-            .0,
+            .to_string(),
         "Invalid context trust path: path must be an existing directory"
     );
 }
@@ -221,7 +225,9 @@ fn unrestricted_mode() {
         json!({"canonicalTarget": dir, "state": "unrestricted"})
     );
     assert_eq!(
-        m.untrust_context_folder(&json!(dir), &c()).unwrap_err().0,
+        m.untrust_context_folder(&json!(dir), &c())
+            .unwrap_err()
+            .to_string(),
         "Cannot untrust a context folder while unrestricted nested context loading is enabled; disable autoLoadNestedContext first"
     );
     // Trusting still records the root; removing by string is not gated.

@@ -228,23 +228,25 @@ fn corrupt_global_file_is_never_overwritten() {
     assert_eq!(
         m.apply_update(Some(&json!({"retryEnabled": false})), &c)
             .unwrap_err()
-            .0,
+            .to_string(),
         CANNOT_WRITE
     );
     assert_eq!(
-        m.trust_context_folder(&json!(dir), &c).unwrap_err().0,
+        m.trust_context_folder(&json!(dir), &c)
+            .unwrap_err()
+            .to_string(),
         CANNOT_WRITE
     );
     assert_eq!(
         m.remove_trusted_context_folder(&json!("/x"), &c)
             .unwrap_err()
-            .0,
+            .to_string(),
         CANNOT_WRITE
     );
     assert!(
         m.get_settings(&c)
             .unwrap_err()
-            .0
+            .to_string()
             .starts_with("Failed to reload settings: global: Invalid JSON in settings file")
     );
     assert_eq!(env.global_text(), corrupt, "the corrupt file is untouched");
@@ -269,7 +271,7 @@ fn file_corrupted_after_load_is_not_overwritten() {
             &FakeCatalog::reference(),
         )
         .unwrap_err()
-        .0;
+        .to_string();
     assert_eq!(
         err,
         format!(
@@ -289,7 +291,10 @@ fn unreadable_files_give_clear_errors() {
     let errors = m.load_errors();
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0].scope, SettingsScope::Project);
-    let err = m.get_settings(&FakeCatalog::reference()).unwrap_err().0;
+    let err = m
+        .get_settings(&FakeCatalog::reference())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with(&format!(
             "Failed to reload settings: project: Could not read settings file {}:",
@@ -398,7 +403,7 @@ fn write_failures_change_nothing_and_are_reported() {
             &c,
         )
         .unwrap_err()
-        .0;
+        .to_string();
     let prefix = format!(
         "Failed to persist settings: global: Could not lock settings file {}:",
         env.global_path().display()
@@ -407,13 +412,13 @@ fn write_failures_change_nothing_and_are_reported() {
     assert!(
         m.trust_context_folder(&json!(dir), &c)
             .unwrap_err()
-            .0
+            .to_string()
             .starts_with(&prefix)
     );
     assert!(
         m.remove_trusted_context_folder(&json!("/x"), &c)
             .unwrap_err()
-            .0
+            .to_string()
             .starts_with(&prefix)
     );
     assert!(matches!(m.set_theme("u"), Err(SettingsError::Write(_))));

@@ -28,7 +28,9 @@ fn tilde_paths_expand_to_home() {
         json!([projects])
     );
     assert_eq!(
-        m.evaluate_context_trust(&json!("~other/x")).unwrap_err().0,
+        m.evaluate_context_trust(&json!("~other/x"))
+            .unwrap_err()
+            .to_string(),
         "Invalid context trust path: path must be absolute after ~ expansion"
     );
     // Configured "~" roots are honoured when evaluating.

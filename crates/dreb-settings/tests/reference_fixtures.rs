@@ -19,10 +19,14 @@ fn lines(name: &str) -> Vec<Value> {
 fn respond(manager: &SettingsManager, catalog: &FakeCatalog, command: &Value) -> Value {
     let kind = command["type"].as_str().unwrap();
     let result = match kind {
-        "get_settings" => manager.get_settings(catalog).map(|s| to_json(&s)),
+        "get_settings" => manager
+            .get_settings(catalog)
+            .map(|s| to_json(&s))
+            .map_err(|e| e.wire_text()),
         "set_settings" => manager
             .apply_update(command.get("settings"), catalog)
-            .map(|s| to_json(&s)),
+            .map(|s| to_json(&s))
+            .map_err(|e| e.wire_text()),
         other => panic!("unexpected command {other}"),
     };
     let mut frame = json!({"id": command["id"], "type": "response", "command": kind});
@@ -33,7 +37,7 @@ fn respond(manager: &SettingsManager, catalog: &FakeCatalog, command: &Value) ->
         }
         Err(err) => {
             frame["success"] = json!(false);
-            frame["error"] = json!(err.0);
+            frame["error"] = json!(err);
         }
     }
     frame

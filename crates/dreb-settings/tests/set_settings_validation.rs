@@ -19,7 +19,7 @@ fn error_for(env: &Env, update: Option<Value>) -> String {
     let m = env.manager();
     m.apply_update(update.as_ref(), &catalog())
         .expect_err("update must be rejected")
-        .0
+        .wire_text()
 }
 
 #[test]
@@ -163,7 +163,7 @@ fn invalid_field_changes_nothing() {
             &c,
         )
         .unwrap_err();
-    assert_eq!(err.0, "Model not found: mock/missing");
+    assert_eq!(err.to_string(), "Model not found: mock/missing");
     assert_eq!(env.global_text(), before, "file untouched");
     let snap = m.snapshot(&c).unwrap();
     assert_eq!(snap.default_thinking_level, None);
@@ -355,11 +355,11 @@ fn catalog_failure_is_reported() {
             &failing
         )
         .unwrap_err()
-        .0,
+        .to_string(),
         "Failed to load available models: models.json is invalid"
     );
     assert_eq!(
-        m.get_settings(&failing).unwrap_err().0,
+        m.get_settings(&failing).unwrap_err().to_string(),
         "Failed to load available models: models.json is invalid"
     );
     assert!(!env.global_path().exists());

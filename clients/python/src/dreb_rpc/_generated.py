@@ -2743,7 +2743,6 @@ class GetSettingsCommand(TypedDict):
     - `Failed to reload settings: {message}`: Reloading failed, or a settings file could not be read or parsed (`{scope}: {message}`, joined with `; `).
     - `Failed to reload settings from durable storage`: A settings file failed to load without a recorded message.
     - `Failed to load available models: {message}`: Listing the available models failed.
-    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
     """
     id: NotRequired[RequestId]
     type: Literal["get_settings"]
@@ -2821,7 +2820,7 @@ class SetSettingsCommand(TypedDict):
     - `Model not found: {provider}/{modelId}`: The pair names no available model.
     - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt (without this guard the write would silently do nothing).
     - `Failed to persist settings: {message}`: Writing the settings file failed (`{scope}: {message}` entries joined with `; `).
-    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+    - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
     """
     id: NotRequired[RequestId]
     type: Literal["set_settings"]
@@ -2857,7 +2856,6 @@ class EvaluateContextTrustCommand(TypedDict):
     - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
     - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
     - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
-    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
     """
     id: NotRequired[RequestId]
     type: Literal["evaluate_context_trust"]
@@ -2890,10 +2888,12 @@ class TrustContextFolderCommand(TypedDict):
     - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
     - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
     - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
-    - `Invalid trustedContextFolders[{index}]: {reason}`: The resulting root list failed validation.
+    - `Invalid trustedContextFolders[{index}]: expected a non-empty path string`: The resulting root list failed validation: an entry is not a non-empty string.
+    - `Invalid trustedContextFolders[{index}]: path must be absolute after ~ expansion`: The resulting root list failed validation: an entry is not absolute.
+    - `Invalid trustedContextFolders[{index}]: path must be an existing directory`: The resulting root list failed validation: an entry is no longer an existing directory.
     - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
     - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+    - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
     """
     id: NotRequired[RequestId]
     type: Literal["trust_context_folder"]
@@ -2929,7 +2929,7 @@ class UntrustContextFolderCommand(TypedDict):
     - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
     - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
     - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+    - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
     """
     id: NotRequired[RequestId]
     type: Literal["untrust_context_folder"]
@@ -2962,7 +2962,7 @@ class RemoveTrustedContextFolderCommand(TypedDict):
     - `remove_trusted_context_folder requires a non-empty string path`: The path is empty or not a string.
     - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
     - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-    - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+    - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
     """
     id: NotRequired[RequestId]
     type: Literal["remove_trusted_context_folder"]
@@ -4565,7 +4565,6 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `Failed to reload settings: {message}`: Reloading failed, or a settings file could not be read or parsed (`{scope}: {message}`, joined with `; `).
         - `Failed to reload settings from durable storage`: A settings file failed to load without a recorded message.
         - `Failed to load available models: {message}`: Listing the available models failed.
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `get_settings`.
         """
@@ -4635,7 +4634,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `Model not found: {provider}/{modelId}`: The pair names no available model.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt (without this guard the write would silently do nothing).
         - `Failed to persist settings: {message}`: Writing the settings file failed (`{scope}: {message}` entries joined with `; `).
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+        - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
 
         Sends `set_settings`.
         """
@@ -4663,7 +4662,6 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
         - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
         - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `evaluate_context_trust`.
         """
@@ -4688,10 +4686,12 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
         - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
         - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
-        - `Invalid trustedContextFolders[{index}]: {reason}`: The resulting root list failed validation.
+        - `Invalid trustedContextFolders[{index}]: expected a non-empty path string`: The resulting root list failed validation: an entry is not a non-empty string.
+        - `Invalid trustedContextFolders[{index}]: path must be absolute after ~ expansion`: The resulting root list failed validation: an entry is not absolute.
+        - `Invalid trustedContextFolders[{index}]: path must be an existing directory`: The resulting root list failed validation: an entry is no longer an existing directory.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+        - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
 
         Sends `trust_context_folder`.
         """
@@ -4719,7 +4719,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+        - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
 
         Sends `untrust_context_folder`.
         """
@@ -4744,7 +4744,7 @@ class DrebClient(RpcConnection["RpcEvent"]):
         - `remove_trusted_context_folder requires a non-empty string path`: The path is empty or not a string.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+        - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
 
         Sends `remove_trusted_context_folder`.
         """
@@ -5835,7 +5835,6 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `Failed to reload settings: {message}`: Reloading failed, or a settings file could not be read or parsed (`{scope}: {message}`, joined with `; `).
         - `Failed to reload settings from durable storage`: A settings file failed to load without a recorded message.
         - `Failed to load available models: {message}`: Listing the available models failed.
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `get_settings`.
         """
@@ -5905,7 +5904,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `Model not found: {provider}/{modelId}`: The pair names no available model.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt (without this guard the write would silently do nothing).
         - `Failed to persist settings: {message}`: Writing the settings file failed (`{scope}: {message}` entries joined with `; `).
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+        - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
 
         Sends `set_settings`.
         """
@@ -5933,7 +5932,6 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
         - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
         - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
 
         Sends `evaluate_context_trust`.
         """
@@ -5958,10 +5956,12 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
         - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
         - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
-        - `Invalid trustedContextFolders[{index}]: {reason}`: The resulting root list failed validation.
+        - `Invalid trustedContextFolders[{index}]: expected a non-empty path string`: The resulting root list failed validation: an entry is not a non-empty string.
+        - `Invalid trustedContextFolders[{index}]: path must be absolute after ~ expansion`: The resulting root list failed validation: an entry is not absolute.
+        - `Invalid trustedContextFolders[{index}]: path must be an existing directory`: The resulting root list failed validation: an entry is no longer an existing directory.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+        - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
 
         Sends `trust_context_folder`.
         """
@@ -5989,7 +5989,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+        - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
 
         Sends `untrust_context_folder`.
         """
@@ -6014,7 +6014,7 @@ class AsyncDrebClient(AsyncRpcConnection["RpcEvent"]):
         - `remove_trusted_context_folder requires a non-empty string path`: The path is empty or not a string.
         - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
         - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-        - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+        - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
 
         Sends `remove_trusted_context_folder`.
         """

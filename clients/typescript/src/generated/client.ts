@@ -657,7 +657,6 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    * - `Failed to reload settings: {message}`: Reloading failed, or a settings file could not be read or parsed (`{scope}: {message}`, joined with `; `).
    * - `Failed to reload settings from durable storage`: A settings file failed to load without a recorded message.
    * - `Failed to load available models: {message}`: Listing the available models failed.
-   * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
    */
   getSettings(options?: RequestOptions): Promise<T.RpcSettingsSnapshot> {
     return this.call<T.RpcSettingsSnapshot>("get_settings", {}, options);
@@ -720,7 +719,7 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    * - `Model not found: {provider}/{modelId}`: The pair names no available model.
    * - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt (without this guard the write would silently do nothing).
    * - `Failed to persist settings: {message}`: Writing the settings file failed (`{scope}: {message}` entries joined with `; `).
-   * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+   * - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
    */
   setSettings(params: T.SetSettingsParams, options?: RequestOptions): Promise<T.RpcSettingsSetResult> {
     return this.call<T.RpcSettingsSetResult>("set_settings", params, options);
@@ -740,7 +739,6 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    * - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
    * - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
    * - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
-   * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
    */
   evaluateContextTrust(params: T.EvaluateContextTrustParams, options?: RequestOptions): Promise<T.RpcContextTrustEvaluation> {
     return this.call<T.RpcContextTrustEvaluation>("evaluate_context_trust", params, options);
@@ -757,10 +755,12 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    * - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
    * - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
    * - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
-   * - `Invalid trustedContextFolders[{index}]: {reason}`: The resulting root list failed validation.
+   * - `Invalid trustedContextFolders[{index}]: expected a non-empty path string`: The resulting root list failed validation: an entry is not a non-empty string.
+   * - `Invalid trustedContextFolders[{index}]: path must be absolute after ~ expansion`: The resulting root list failed validation: an entry is not absolute.
+   * - `Invalid trustedContextFolders[{index}]: path must be an existing directory`: The resulting root list failed validation: an entry is no longer an existing directory.
    * - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
    * - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-   * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+   * - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
    */
   trustContextFolder(params: T.TrustContextFolderParams, options?: RequestOptions): Promise<T.RpcContextTrustMutationResult> {
     return this.call<T.RpcContextTrustMutationResult>("trust_context_folder", params, options);
@@ -780,7 +780,7 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    * - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
    * - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
    * - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-   * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+   * - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
    */
   untrustContextFolder(params: T.UntrustContextFolderParams, options?: RequestOptions): Promise<T.RpcContextTrustMutationResult> {
     return this.call<T.RpcContextTrustMutationResult>("untrust_context_folder", params, options);
@@ -797,7 +797,7 @@ export class DrebClient extends RpcConnection<T.RpcEvent> {
    * - `remove_trusted_context_folder requires a non-empty string path`: The path is empty or not a string.
    * - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
    * - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
-   * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+   * - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
    */
   removeTrustedContextFolder(params: T.RemoveTrustedContextFolderParams, options?: RequestOptions): Promise<T.RpcTrustedFolderRemovalResult> {
     return this.call<T.RpcTrustedFolderRemovalResult>("remove_trusted_context_folder", params, options);

@@ -2825,7 +2825,6 @@ export interface NavigateTreeResponse {
  * - `Failed to reload settings: {message}`: Reloading failed, or a settings file could not be read or parsed (`{scope}: {message}`, joined with `; `).
  * - `Failed to reload settings from durable storage`: A settings file failed to load without a recorded message.
  * - `Failed to load available models: {message}`: Listing the available models failed.
- * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
  */
 export interface GetSettingsCommand {
   id?: RequestId;
@@ -2903,7 +2902,7 @@ export interface SetSettingsParams {
  * - `Model not found: {provider}/{modelId}`: The pair names no available model.
  * - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt (without this guard the write would silently do nothing).
  * - `Failed to persist settings: {message}`: Writing the settings file failed (`{scope}: {message}` entries joined with `; `).
- * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+ * - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
  */
 export interface SetSettingsCommand {
   id?: RequestId;
@@ -2939,7 +2938,6 @@ export interface EvaluateContextTrustParams {
  * - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
  * - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
  * - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
- * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
  */
 export interface EvaluateContextTrustCommand {
   id?: RequestId;
@@ -2972,10 +2970,12 @@ export interface TrustContextFolderParams {
  * - `Invalid context trust path: expected a non-empty path string`: The path is empty or not a string.
  * - `Invalid context trust path: path must be absolute after ~ expansion`: The path is relative.
  * - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
- * - `Invalid trustedContextFolders[{index}]: {reason}`: The resulting root list failed validation.
+ * - `Invalid trustedContextFolders[{index}]: expected a non-empty path string`: The resulting root list failed validation: an entry is not a non-empty string.
+ * - `Invalid trustedContextFolders[{index}]: path must be absolute after ~ expansion`: The resulting root list failed validation: an entry is not absolute.
+ * - `Invalid trustedContextFolders[{index}]: path must be an existing directory`: The resulting root list failed validation: an entry is no longer an existing directory.
  * - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
  * - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
- * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+ * - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
  */
 export interface TrustContextFolderCommand {
   id?: RequestId;
@@ -3011,7 +3011,7 @@ export interface UntrustContextFolderParams {
  * - `Invalid context trust path: path must be an existing directory`: The path does not resolve to an existing directory.
  * - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
  * - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
- * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+ * - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
  */
 export interface UntrustContextFolderCommand {
   id?: RequestId;
@@ -3044,7 +3044,7 @@ export interface RemoveTrustedContextFolderParams {
  * - `remove_trusted_context_folder requires a non-empty string path`: The path is empty or not a string.
  * - `Cannot write settings: the global settings file failed to load (fix or remove the corrupt settings.json first)`: The global settings file is corrupt.
  * - `Failed to persist settings: {message}`: The durable write failed (the previous policy is reloaded).
- * - `{message}`: dreb-rs: any of the texts above as the settings module builds them (`dreb-settings` writes them, the runtime returns them as they are; moving them into their own entries is issue 9's remaining step, see docs/adr/0014-group-handler-traits.md).
+ * - `Failed to load available models: {message}`: Listing the available models for the settings snapshot failed.
  */
 export interface RemoveTrustedContextFolderCommand {
   id?: RequestId;

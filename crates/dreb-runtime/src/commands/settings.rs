@@ -51,47 +51,20 @@ fn effective_values(snapshot: &mut Value) {
     }
 }
 
-/// Why a settings operation failed: a text of `dreb-settings` (the reference returns these as they are: each
-/// command's `Rejected`), or the blocking task or a conversion (`Unexpected`).
-enum OpError {
-    Rejected(String),
-    Unexpected(String),
-}
-
-/// One conversion per settings and context-trust error type.
-macro_rules! op_errors {
-    ($($error:ident),*) => {$(
-        impl From<OpError> for errors::$error {
-            fn from(e: OpError) -> Self {
-                match e {
-                    OpError::Rejected(message) => Self::Rejected { message },
-                    OpError::Unexpected(message) => Self::Unexpected(message),
-                }
-            }
-        }
-    )*};
-}
-
-op_errors!(
-    GetSettingsError,
-    SetSettingsError,
-    EvaluateContextTrustError,
-    TrustContextFolderError,
-    UntrustContextFolderError,
-    RemoveTrustedContextFolderError
-);
-
 impl Runtime {
-    /// Run a settings RPC operation off the async threads with a catalog of the available models.
-    async fn settings_op<T: serde::Serialize + Send + 'static, U: serde::de::DeserializeOwned>(
+    /// Run a settings RPC operation off the async threads with a catalog of the available models. The operation
+    /// fails with the command's generated error (its text is rpc.yaml's); the blocking task's failure and the
+    /// conversion to the wire type are `unexpected`.
+    async fn settings_op<T, U, E>(
         &self,
-        op: impl FnOnce(
-            &SettingsManager,
-            &RegistryCatalog,
-        ) -> Result<T, dreb_settings::RpcSettingsError>
-        + Send
-        + 'static,
-    ) -> Result<U, OpError> {
+        op: impl FnOnce(&SettingsManager, &RegistryCatalog) -> Result<T, E> + Send + 'static,
+        unexpected: fn(String) -> E,
+    ) -> Result<U, E>
+    where
+        T: serde::Serialize + Send + 'static,
+        U: serde::de::DeserializeOwned,
+        E: Send + 'static,
+    {
         let catalog = {
             let registry = self.registry();
             RegistryCatalog::new(&registry)
@@ -99,14 +72,13 @@ impl Runtime {
         let settings: Arc<SettingsManager> = self.inner.settings.clone();
         let result = tokio::task::spawn_blocking(move || op(&settings, &catalog))
             .await
-            .map_err(|e| OpError::Unexpected(e.to_string()))?;
-        let result = result.map_err(|e| OpError::Rejected(e.to_string()))?;
-        let mut value = wire::<_, Value>(&result).map_err(OpError::Unexpected)?;
+            .map_err(|e| unexpected(e.to_string()))??;
+        let mut value = wire::<_, Value>(&result).map_err(unexpected)?;
         effective_values(&mut value);
         if let Some(snapshot) = value.get_mut("settings") {
             effective_values(snapshot);
         }
-        wire(&value).map_err(OpError::Unexpected)
+        wire(&value).map_err(unexpected)
     }
 }
 
@@ -117,7 +89,11 @@ impl SettingsHandler for Runtime {
         _ctx: &RequestContext,
         _p: GetSettingsParams,
     ) -> Result<RpcSettingsSnapshot, errors::GetSettingsError> {
-        Ok(self.settings_op(|s, c| s.get_settings(c)).await?)
+        self.settings_op(
+            |s, c| s.get_settings(c),
+            errors::GetSettingsError::Unexpected,
+        )
+        .await
     }
 
     async fn set_settings(
@@ -128,7 +104,10 @@ impl SettingsHandler for Runtime {
         // `settings` is raw JSON (`raw: true` in rpc.yaml): dreb-settings validates it with the reference's texts.
         let update = p.settings;
         let result: RpcSettingsSetResult = self
-            .settings_op(move |s, c| s.apply_update(update.as_ref(), c))
+            .settings_op(
+                move |s, c| s.apply_update(update.as_ref(), c),
+                errors::SetSettingsError::Unexpected,
+            )
             .await?;
         // The live switches follow the persisted defaults only where the reference's set_settings does not:
         // set_settings changes defaults, not the running session.
@@ -144,9 +123,11 @@ impl ContextTrustHandler for Runtime {
         p: EvaluateContextTrustParams,
     ) -> Result<RpcContextTrustEvaluation, errors::EvaluateContextTrustError> {
         let path = raw_path(p.path);
-        self.settings_op(move |s, _| s.evaluate_context_trust(&path))
-            .await
-            .map_err(Into::into)
+        self.settings_op(
+            move |s, _| s.evaluate_context_trust(&path),
+            errors::EvaluateContextTrustError::Unexpected,
+        )
+        .await
     }
 
     async fn trust_context_folder(
@@ -155,9 +136,11 @@ impl ContextTrustHandler for Runtime {
         p: TrustContextFolderParams,
     ) -> Result<RpcContextTrustMutationResult, errors::TrustContextFolderError> {
         let path = raw_path(p.path);
-        self.settings_op(move |s, c| s.trust_context_folder(&path, c))
-            .await
-            .map_err(Into::into)
+        self.settings_op(
+            move |s, c| s.trust_context_folder(&path, c),
+            errors::TrustContextFolderError::Unexpected,
+        )
+        .await
     }
 
     async fn untrust_context_folder(
@@ -166,9 +149,11 @@ impl ContextTrustHandler for Runtime {
         p: UntrustContextFolderParams,
     ) -> Result<RpcContextTrustMutationResult, errors::UntrustContextFolderError> {
         let path = raw_path(p.path);
-        self.settings_op(move |s, c| s.untrust_context_folder(&path, c))
-            .await
-            .map_err(Into::into)
+        self.settings_op(
+            move |s, c| s.untrust_context_folder(&path, c),
+            errors::UntrustContextFolderError::Unexpected,
+        )
+        .await
     }
 
     async fn remove_trusted_context_folder(
@@ -177,8 +162,10 @@ impl ContextTrustHandler for Runtime {
         p: RemoveTrustedContextFolderParams,
     ) -> Result<RpcTrustedFolderRemovalResult, errors::RemoveTrustedContextFolderError> {
         let path = raw_path(p.path);
-        self.settings_op(move |s, c| s.remove_trusted_context_folder(&path, c))
-            .await
-            .map_err(Into::into)
+        self.settings_op(
+            move |s, c| s.remove_trusted_context_folder(&path, c),
+            errors::RemoveTrustedContextFolderError::Unexpected,
+        )
+        .await
     }
 }
