@@ -35,6 +35,15 @@ fn through_value<T: Serialize, U: DeserializeOwned>(value: &T) -> Result<U, Stri
     })
 }
 
+/// The agent's messages as wire JSON values.
+pub(crate) fn message_values(agent: &dreb_agent::Agent) -> Vec<serde_json::Value> {
+    agent
+        .messages()
+        .iter()
+        .filter_map(|m| serde_json::to_value(m).ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

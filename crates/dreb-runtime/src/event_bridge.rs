@@ -7,13 +7,11 @@ use std::sync::{Arc, Weak};
 use async_trait::async_trait;
 use dreb_agent::{AgentEvent, AgentEventSink, AgentMessage};
 
-use crate::persist;
-use crate::runtime::{Inner, Runtime};
-use crate::sync::lock;
+use crate::services::{Runtime, Services};
 
 /// Forwards every agent event to the host, then persists what it changed.
 pub(crate) struct EventBridge {
-    pub(crate) inner: Weak<Inner>,
+    pub(crate) inner: Weak<Services>,
 }
 
 #[async_trait]
@@ -156,17 +154,18 @@ fn without_reply(event: &dreb_ai::AssistantMessageEvent) -> dreb_ai::AssistantMe
 
 impl EventBridge {
     /// What an event changes once the host has it: background bookkeeping, the queue, persistence.
-    fn after_sent(&self, inner: Arc<Inner>, event: &AgentEvent) {
+    fn after_sent(&self, inner: Arc<Services>, event: &AgentEvent) {
+        let rt = Runtime::from(inner);
         match event {
-            AgentEvent::TurnStart => crate::background::session::on_turn_start(&inner),
-            AgentEvent::TurnEnd { .. } => crate::background::session::on_turn_end(&inner),
+            AgentEvent::TurnStart => crate::background::session::on_turn_start(&rt),
+            AgentEvent::TurnEnd { .. } => crate::background::session::on_turn_end(&rt),
             AgentEvent::MessageStart {
                 message: AgentMessage::Assistant(_),
-            } => crate::background::session::on_assistant_message_start(&inner),
+            } => crate::background::session::on_assistant_message_start(&rt),
             AgentEvent::MessageUpdate {
                 assistant_message_event: dreb_ai::AssistantMessageEvent::TextDelta { partial, .. },
             } => crate::background::session::on_text_delta(
-                &inner,
+                &rt,
                 crate::background::session::first_text(partial),
             ),
             AgentEvent::ToolExecutionEnd {
@@ -174,31 +173,23 @@ impl EventBridge {
                 result,
                 is_error,
                 ..
-            } => crate::background::session::on_tool_end(&inner, tool_name, result, *is_error),
+            } => crate::background::session::on_tool_end(&rt, tool_name, result, *is_error),
             AgentEvent::MessageStart {
                 message: AgentMessage::User(user),
             } => {
-                inner.phase.rearm_overflow_recovery();
+                rt.phase.rearm_overflow_recovery();
                 // A queued message reached the conversation: it is no longer pending.
-                let text = user.content.text();
-                let mut queued = lock(&inner.queued);
-                if let Some(i) = queued.iter().position(|q| q.text == text) {
-                    queued.remove(i);
-                }
+                rt.queue.delivered(&user.content.text());
             }
             AgentEvent::MessageEnd { message } => {
-                crate::commands::performance::on_message_end(&inner, message);
-                let mut session = lock(&inner.session);
-                if let Err(e) = persist::append_agent_message(&mut session, message) {
-                    tracing::error!("could not persist a message: {e}");
-                }
-                drop(session);
+                crate::commands::performance::on_message_end(&rt.sessions, &rt.agent_dir, message);
+                rt.sessions.append(message, "a message");
                 if let AgentMessage::Assistant(assistant) = message {
-                    crate::background::session::on_assistant_end(&inner, assistant);
-                    Runtime { inner }.on_assistant_end(assistant);
+                    crate::background::session::on_assistant_end(&rt, assistant);
+                    crate::commands::retry::on_assistant_end(&rt, assistant);
                 }
             }
-            AgentEvent::AgentEnd { .. } => Runtime { inner }.after_agent_end(),
+            AgentEvent::AgentEnd { .. } => crate::commands::retry::after_agent_end(&rt),
             _ => {}
         }
     }

@@ -6,6 +6,7 @@
 //! handler trait, in `commands/`); events reach the host
 //! through a [`FrameSink`] the serving layer provides (one ordered writer).
 
+mod announce;
 mod background;
 mod catalog;
 mod commands;
@@ -22,6 +23,7 @@ mod persist;
 mod projection;
 mod run_phase;
 mod runtime;
+mod services;
 mod sink;
 mod startup;
 mod sync;
@@ -32,5 +34,5 @@ pub use options::{
     provided_tool_names,
 };
 pub use projection::project_dashboard_event;
-pub use runtime::Runtime;
+pub use services::Runtime;
 pub use sink::{FrameSink, VecSink};

@@ -80,9 +80,34 @@ impl State {
 #[derive(Debug, Default)]
 pub(crate) struct RunPhase {
     state: Mutex<State>,
+    /// The last assistant message of the current run (from `message_end`), checked at `agent_end`.
+    last_assistant: Mutex<Option<dreb_ai::AssistantMessage>>,
 }
 
 impl RunPhase {
+    /// A run is in progress, as hosts see it: from `agent_start` until its `agent_end` was sent. (The loop still
+    /// holds its slot for a moment after `agent_end`; commands sent in that moment treat the session as idle.)
+    pub(crate) fn is_busy(&self, agent: &dreb_agent::Agent) -> bool {
+        self.view(agent.is_streaming()).is_streaming
+    }
+
+    /// Wait out the moment between a run's `agent_end` and the loop releasing its slot.
+    pub(crate) async fn settle_after_agent_end(&self, agent: &dreb_agent::Agent) {
+        if agent.is_streaming() && self.is_ending() {
+            agent.wait_for_idle().await;
+        }
+    }
+
+    /// `message_end` of an assistant message: kept for the `agent_end` checks.
+    pub(crate) fn set_last_assistant(&self, message: dreb_ai::AssistantMessage) {
+        *lock(&self.last_assistant) = Some(message);
+    }
+
+    /// The run's last assistant message, taken at `agent_end` (none after a fatal run error).
+    pub(crate) fn take_last_assistant(&self) -> Option<dreb_ai::AssistantMessage> {
+        lock(&self.last_assistant).take()
+    }
+
     /// The phase as hosts see it; `agent_streaming` is whether the agent loop holds its run slot.
     pub(crate) fn view(&self, agent_streaming: bool) -> PhaseView {
         let s = lock(&self.state);

@@ -2,13 +2,12 @@
 //! [`Runtime`]; and the hooks the agent loop consults.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 use dreb_agent::{
     AfterToolCallContext, AfterToolCallResult, Agent, AgentConfig, AgentHooks, AgentMessage,
-    AgentOptions, BeforeToolCallContext, BeforeToolCallResult, clamp_thinking_level,
+    AgentOptions, BeforeToolCallContext, BeforeToolCallResult, QueueMode, clamp_thinking_level,
 };
 use dreb_ai::{LlmClient, Model, ModelRegistry, ThinkingLevel};
 use dreb_protocol::Outbox;
@@ -20,12 +19,28 @@ use tokio_util::sync::CancellationToken;
 
 use dreb_hooks::{HookBus, ToolCallDecision, ToolCallEvent, ToolResultEvent};
 
+use crate::commands::prompting::no_api_key_text;
 use crate::event_bridge::EventBridge;
 use crate::options::{RuntimeOptions, StartupError, active_tool_names};
 use crate::persist;
-use crate::runtime::{Inner, Runtime, find_model, no_api_key_text, parse_queue_mode};
+use crate::services::dialogs::Dialogs;
+use crate::services::extensions::Extensions;
+use crate::services::mcp::Mcp;
+use crate::services::models::{Models, ScopedModel, find_model, resolve_scope, scope_patterns};
+use crate::services::resources::ResourceStore;
+use crate::services::session_store::SessionStore;
+use crate::services::settings::Settings;
+use crate::services::tool_set::ToolSet;
+use crate::services::{Runtime, Services};
 use crate::sink::FrameSink;
-use crate::sync::lock;
+
+pub(crate) fn parse_queue_mode(s: &str) -> QueueMode {
+    if s == "all" {
+        QueueMode::All
+    } else {
+        QueueMode::OneAtATime
+    }
+}
 
 /// Split `pattern:level` when the suffix is a thinking level.
 fn split_thinking_suffix(pattern: &str) -> (&str, Option<ThinkingLevel>) {
@@ -42,9 +57,9 @@ fn resolve_startup_scope(
     options: &RuntimeOptions,
     settings: &SettingsManager,
     registry: &ModelRegistry,
-) -> Vec<crate::commands::extras::ScopedModel> {
-    match crate::commands::extras::scope_patterns(options, settings) {
-        Some(p) if !p.is_empty() => crate::commands::extras::resolve_scope(&p, registry),
+) -> Vec<ScopedModel> {
+    match scope_patterns(options, settings) {
+        Some(p) if !p.is_empty() => resolve_scope(&p, registry),
         _ => Vec::new(),
     }
 }
@@ -95,146 +110,145 @@ fn resolve_session(
         .map_err(|e| StartupError(format!("Error: cannot search sessions: {e}")))
 }
 
-impl Runtime {
-    /// Start a session: settings, models, the session file, tools, the system prompt and the agent.
-    pub fn start(
-        options: RuntimeOptions,
-        sink: Arc<dyn FrameSink>,
-    ) -> Result<Runtime, StartupError> {
-        let cwd = options.cwd.clone();
-        let agent_dir = options.agent_dir.clone();
-        let settings = Arc::new(SettingsManager::load(&agent_dir, &cwd));
-        for e in settings.load_errors() {
-            tracing::warn!("{e}");
-        }
-        let mut registry = ModelRegistry::load(&agent_dir);
-        if let Some(err) = registry.error() {
-            tracing::warn!("{err}");
-        }
+/// Start a session: settings, models, the session file, tools, the system prompt and the agent (`Runtime::start`).
+pub(crate) fn start(
+    options: RuntimeOptions,
+    sink: Arc<dyn FrameSink>,
+) -> Result<Runtime, StartupError> {
+    let cwd = options.cwd.clone();
+    let agent_dir = options.agent_dir.clone();
+    let settings = Arc::new(SettingsManager::load(&agent_dir, &cwd));
+    for e in settings.load_errors() {
+        tracing::warn!("{e}");
+    }
+    let mut registry = ModelRegistry::load(&agent_dir);
+    if let Some(err) = registry.error() {
+        tracing::warn!("{err}");
+    }
 
-        // Model: explicit flags, then the saved default, then the registry's default.
-        let all: Vec<Model> = registry.all().to_vec();
-        let mut thinking_from_pattern = None;
-        let mut model_fallback_message = None;
-        let explicit = options.model.is_some() || options.provider.is_some();
-        // Resolved once (its warnings are logged once); reused by the model choice and by `cycle_model`.
-        let mut startup_scope = None;
-        let model = if explicit {
-            let provider = options.provider.as_deref();
-            let found = match options.model.as_deref() {
-                Some(pattern) => {
-                    let (pattern, level) = split_thinking_suffix(pattern);
-                    thinking_from_pattern = level;
-                    find_model(pattern, provider, &all)
-                }
-                None => provider.and_then(|p| registry.default_for_provider(p).cloned()),
-            };
-            let Some(model) = found else {
-                return Err(StartupError(model_not_found_message(
-                    options.provider.as_deref(),
-                    options.model.as_deref(),
-                    &all,
-                )));
-            };
-            if let Some(key) = &options.api_key {
-                registry.set_runtime_api_key(&model.provider, key);
+    // Model: explicit flags, then the saved default, then the registry's default.
+    let all: Vec<Model> = registry.all().to_vec();
+    let mut thinking_from_pattern = None;
+    let mut model_fallback_message = None;
+    let explicit = options.model.is_some() || options.provider.is_some();
+    // Resolved once (its warnings are logged once); reused by the model choice and by `cycle_model`.
+    let mut startup_scope = None;
+    let model = if explicit {
+        let provider = options.provider.as_deref();
+        let found = match options.model.as_deref() {
+            Some(pattern) => {
+                let (pattern, level) = split_thinking_suffix(pattern);
+                thinking_from_pattern = level;
+                find_model(pattern, provider, &all)
             }
-            model
-        } else {
-            if options.api_key.is_some() {
-                return Err(StartupError(
-                    "--api-key requires a model to be specified via --provider/--model".into(),
-                ));
-            }
-            let available = registry.available();
-            let saved = match (settings.default_provider(), settings.default_model()) {
-                (Some(p), Some(id)) => {
-                    let m = available
-                        .iter()
-                        .find(|m| m.provider == p && m.id == id)
-                        .cloned();
-                    if m.is_none() {
-                        model_fallback_message =
-                            Some(format!("Saved default model {p}/{id} is not available"));
-                    }
-                    m
-                }
-                _ => None,
-            };
-            // With a model scope (`--models` / `enabledModels`), start on the saved default when it is in the
-            // scope, else on the first scoped model (with the thinking level its pattern pins).
-            let scope = resolve_startup_scope(&options, &settings, &registry);
-            let in_scope = |m: &Model| {
-                scope.is_empty()
-                    || scope
-                        .iter()
-                        .any(|s| s.model.provider == m.provider && s.model.id == m.id)
-            };
-            let chosen = match saved.filter(in_scope) {
-                Some(m) => Some(m),
-                None => match scope.first() {
-                    Some(first) => {
-                        thinking_from_pattern = first.thinking_level;
-                        Some(first.model.clone())
-                    }
-                    None => registry.default_model(),
-                },
-            };
-            startup_scope = Some(scope);
-            match chosen {
-                Some(m) => m,
-                None => return Err(StartupError(no_models_message())),
-            }
+            None => provider.and_then(|p| registry.default_for_provider(p).cloned()),
         };
-        // With an explicit model, `--api-key` may have added credentials: resolve the scope against them.
-        let scoped_models =
-            startup_scope.unwrap_or_else(|| resolve_startup_scope(&options, &settings, &registry));
-        if let Err(e) = registry.api_key_for(&model) {
-            return Err(StartupError(format!(
-                "{e}. Set an API key or pass --api-key."
+        let Some(model) = found else {
+            return Err(StartupError(model_not_found_message(
+                options.provider.as_deref(),
+                options.model.as_deref(),
+                &all,
             )));
-        }
-
-        // Thinking level: CLI > pattern suffix > settings > xhigh, clamped to the model.
-        let requested = match options.thinking.as_deref() {
-            Some(t) => Some(
-                ThinkingLevel::parse(t)
-                    .ok_or_else(|| StartupError(format!("Invalid thinking level: {t}")))?,
-            ),
-            None => thinking_from_pattern,
         };
-        if requested == Some(ThinkingLevel::Max) && !dreb_agent::supports_max(&model) {
-            return Err(StartupError(format!(
-                "Thinking level \"max\" is not supported by model \"{}/{}\".",
-                model.provider, model.id
-            )));
+        if let Some(key) = &options.api_key {
+            registry.set_runtime_api_key(&model.provider, key);
         }
-        let thinking = requested
-            .or_else(|| {
-                settings
-                    .default_thinking_level()
-                    .and_then(|t| ThinkingLevel::parse(&t))
-            })
-            .unwrap_or(ThinkingLevel::Xhigh);
-        let thinking = clamp_thinking_level(&model, thinking);
+        model
+    } else {
+        if options.api_key.is_some() {
+            return Err(StartupError(
+                "--api-key requires a model to be specified via --provider/--model".into(),
+            ));
+        }
+        let available = registry.available();
+        let saved = match (settings.default_provider(), settings.default_model()) {
+            (Some(p), Some(id)) => {
+                let m = available
+                    .iter()
+                    .find(|m| m.provider == p && m.id == id)
+                    .cloned();
+                if m.is_none() {
+                    model_fallback_message =
+                        Some(format!("Saved default model {p}/{id} is not available"));
+                }
+                m
+            }
+            _ => None,
+        };
+        // With a model scope (`--models` / `enabledModels`), start on the saved default when it is in the
+        // scope, else on the first scoped model (with the thinking level its pattern pins).
+        let scope = resolve_startup_scope(&options, &settings, &registry);
+        let in_scope = |m: &Model| {
+            scope.is_empty()
+                || scope
+                    .iter()
+                    .any(|s| s.model.provider == m.provider && s.model.id == m.id)
+        };
+        let chosen = match saved.filter(in_scope) {
+            Some(m) => Some(m),
+            None => match scope.first() {
+                Some(first) => {
+                    thinking_from_pattern = first.thinking_level;
+                    Some(first.model.clone())
+                }
+                None => registry.default_model(),
+            },
+        };
+        startup_scope = Some(scope);
+        match chosen {
+            Some(m) => m,
+            None => return Err(StartupError(no_models_message())),
+        }
+    };
+    // With an explicit model, `--api-key` may have added credentials: resolve the scope against them.
+    let scoped_models =
+        startup_scope.unwrap_or_else(|| resolve_startup_scope(&options, &settings, &registry));
+    if let Err(e) = registry.api_key_for(&model) {
+        return Err(StartupError(format!(
+            "{e}. Set an API key or pass --api-key."
+        )));
+    }
 
-        // Session.
-        let session_dir = options
-            .session_dir
-            .clone()
-            .or_else(|| settings.session_dir().map(PathBuf::from))
-            .unwrap_or_else(|| {
-                dreb_session::paths::default_session_dir(&cwd.to_string_lossy(), &agent_dir)
-            });
-        let cwd_str = cwd.to_string_lossy().into_owned();
-        let mut session = if options.no_session {
-            SessionManager::in_memory(cwd_str.clone())
-        } else if let Some(arg) = &options.session {
-            // `--session <path|id prefix>` as the reference reads it: a value with a slash or ending in `.jsonl` is
-            // a path (opened, or a new session there); anything else is an id prefix, searched in this cwd's
-            // session dir, then in every cwd's. A match in another cwd is forked into this one (the reference
-            // asks first; RPC has no one to ask, and a fork leaves the other project's file alone).
-            match resolve_session(arg, &session_dir, &agent_dir)? {
+    // Thinking level: CLI > pattern suffix > settings > xhigh, clamped to the model.
+    let requested = match options.thinking.as_deref() {
+        Some(t) => Some(
+            ThinkingLevel::parse(t)
+                .ok_or_else(|| StartupError(format!("Invalid thinking level: {t}")))?,
+        ),
+        None => thinking_from_pattern,
+    };
+    if requested == Some(ThinkingLevel::Max) && !dreb_agent::supports_max(&model) {
+        return Err(StartupError(format!(
+            "Thinking level \"max\" is not supported by model \"{}/{}\".",
+            model.provider, model.id
+        )));
+    }
+    let thinking = requested
+        .or_else(|| {
+            settings
+                .default_thinking_level()
+                .and_then(|t| ThinkingLevel::parse(&t))
+        })
+        .unwrap_or(ThinkingLevel::Xhigh);
+    let thinking = clamp_thinking_level(&model, thinking);
+
+    // Session.
+    let session_dir = options
+        .session_dir
+        .clone()
+        .or_else(|| settings.session_dir().map(PathBuf::from))
+        .unwrap_or_else(|| {
+            dreb_session::paths::default_session_dir(&cwd.to_string_lossy(), &agent_dir)
+        });
+    let cwd_str = cwd.to_string_lossy().into_owned();
+    let mut session = if options.no_session {
+        SessionManager::in_memory(cwd_str.clone())
+    } else if let Some(arg) = &options.session {
+        // `--session <path|id prefix>` as the reference reads it: a value with a slash or ending in `.jsonl` is
+        // a path (opened, or a new session there); anything else is an id prefix, searched in this cwd's
+        // session dir, then in every cwd's. A match in another cwd is forked into this one (the reference
+        // asks first; RPC has no one to ask, and a fork leaves the other project's file alone).
+        match resolve_session(arg, &session_dir, &agent_dir)? {
                 dreb_session::ResolvedSession::Path(path)
                 | dreb_session::ResolvedSession::Local(path) => {
                     SessionManager::open(path, Some(session_dir.clone()))
@@ -251,88 +265,94 @@ impl Runtime {
                 }
             }
             .map_err(|e| StartupError(e.to_string()))?
-        } else if let Some(arg) = &options.fork {
-            // `--fork <path|id prefix>`: every entry copied into a new session file of this cwd.
-            let source = match resolve_session(arg, &session_dir, &agent_dir)? {
-                dreb_session::ResolvedSession::Path(path)
-                | dreb_session::ResolvedSession::Local(path)
-                | dreb_session::ResolvedSession::Global { path, .. } => path,
-                dreb_session::ResolvedSession::NotFound => {
-                    return Err(StartupError(format!(
-                        "No session found matching '{}'",
-                        arg.to_string_lossy()
-                    )));
-                }
-            };
-            SessionManager::fork_from(&source, cwd_str.clone(), session_dir.clone())
-                .map_err(|e| StartupError(e.to_string()))?
-        } else if options.continue_recent {
-            // `-c/--continue`: the most recently modified session of this cwd, else a new one.
-            SessionManager::continue_recent(cwd_str.clone(), session_dir.clone())
-                .map_err(|e| StartupError(e.to_string()))?
-        } else {
-            SessionManager::create(cwd_str.clone(), session_dir.clone())
-                .map_err(|e| StartupError(e.to_string()))?
+    } else if let Some(arg) = &options.fork {
+        // `--fork <path|id prefix>`: every entry copied into a new session file of this cwd.
+        let source = match resolve_session(arg, &session_dir, &agent_dir)? {
+            dreb_session::ResolvedSession::Path(path)
+            | dreb_session::ResolvedSession::Local(path)
+            | dreb_session::ResolvedSession::Global { path, .. } => path,
+            dreb_session::ResolvedSession::NotFound => {
+                return Err(StartupError(format!(
+                    "No session found matching '{}'",
+                    arg.to_string_lossy()
+                )));
+            }
         };
-        if let Some(parent) = &options.parent_session {
-            session
-                .set_parent_session(parent)
-                .map_err(|e| StartupError(e.to_string()))?;
-        }
-        if let Some(agent_type) = &options.agent_type {
-            session
-                .set_agent_type(agent_type)
-                .map_err(|e| StartupError(e.to_string()))?;
-        }
-        let restored: Vec<AgentMessage> =
-            session.build_session_context_as::<AgentMessage>().messages;
-        if restored.is_empty() {
-            let _ = session.append_model_change(&model.provider, &model.id);
-            let _ = session.append_thinking_level_change(thinking.as_str());
-        }
+        SessionManager::fork_from(&source, cwd_str.clone(), session_dir.clone())
+            .map_err(|e| StartupError(e.to_string()))?
+    } else if options.continue_recent {
+        // `-c/--continue`: the most recently modified session of this cwd, else a new one.
+        SessionManager::continue_recent(cwd_str.clone(), session_dir.clone())
+            .map_err(|e| StartupError(e.to_string()))?
+    } else {
+        SessionManager::create(cwd_str.clone(), session_dir.clone())
+            .map_err(|e| StartupError(e.to_string()))?
+    };
+    if let Some(parent) = &options.parent_session {
+        session
+            .set_parent_session(parent)
+            .map_err(|e| StartupError(e.to_string()))?;
+    }
+    if let Some(agent_type) = &options.agent_type {
+        session
+            .set_agent_type(agent_type)
+            .map_err(|e| StartupError(e.to_string()))?;
+    }
+    let restored: Vec<AgentMessage> = session.build_session_context_as::<AgentMessage>().messages;
+    if restored.is_empty() {
+        let _ = session.append_model_change(&model.provider, &model.id);
+        let _ = session.append_thinking_level_change(thinking.as_str());
+    }
 
-        // Tools. The default set gets the subagent tool before `wait` unless subagents are off; `skill` and
-        // `tasks_update` are always on (the reference's third, `search`, does not exist here), also with `--tools`.
-        let max_subagents = settings.max_concurrent_subagents() as usize;
-        let tool_names = active_tool_names(options.tools.as_deref(), max_subagents);
-        let (context_files, diagnostics) =
-            dreb_settings::context_files::load_project_context_files(&cwd, &agent_dir);
-        for d in diagnostics {
-            tracing::warn!("{}", d.message);
-        }
+    // Tools. The default set gets the subagent tool before `wait` unless subagents are off; `skill` and
+    // `tasks_update` are always on (the reference's third, `search`, does not exist here), also with `--tools`.
+    let max_subagents = settings.max_concurrent_subagents() as usize;
+    let tool_names = active_tool_names(options.tools.as_deref(), max_subagents);
+    let (context_files, diagnostics) =
+        dreb_settings::context_files::load_project_context_files(&cwd, &agent_dir);
+    for d in diagnostics {
+        tracing::warn!("{}", d.message);
+    }
 
-        let providers = options
-            .providers
-            .clone()
-            .unwrap_or_default()
-            .with_max_retry_delay_ms(settings.retry_settings().max_delay_ms);
-        let llm: Arc<dyn LlmClient> = Arc::new(providers.clone());
-        let mut agent_opts = AgentOptions::new(llm);
-        agent_opts.model = Some(model);
-        // The system prompt needs the discovered skills: it is set once the session state exists (below).
-        agent_opts.thinking_level = thinking;
-        agent_opts.messages = restored;
-        agent_opts.steering_mode = parse_queue_mode(&settings.steering_mode());
-        agent_opts.follow_up_mode = parse_queue_mode(&settings.follow_up_mode());
-        agent_opts.config = AgentConfig {
-            session_id: Some(session.session_id().to_string()),
-            ..Default::default()
-        };
-        let agent = Agent::new(agent_opts);
+    let providers = options
+        .providers
+        .clone()
+        .unwrap_or_default()
+        .with_max_retry_delay_ms(settings.retry_settings().max_delay_ms);
+    let llm: Arc<dyn LlmClient> = Arc::new(providers.clone());
+    let mut agent_opts = AgentOptions::new(llm);
+    agent_opts.model = Some(model);
+    // The system prompt needs the discovered skills: it is set once the session state exists (below).
+    agent_opts.thinking_level = thinking;
+    agent_opts.messages = restored;
+    agent_opts.steering_mode = parse_queue_mode(&settings.steering_mode());
+    agent_opts.follow_up_mode = parse_queue_mode(&settings.follow_up_mode());
+    agent_opts.config = AgentConfig {
+        session_id: Some(session.session_id().to_string()),
+        ..Default::default()
+    };
+    let agent = Agent::new(agent_opts);
 
-        let dialog_tracker = Arc::new(crate::dialog_tracker::DialogTracker::new(sink));
-        let outbox = Outbox::new(dialog_tracker.clone());
-        let dialog_outbox = outbox.clone();
-        let dialog =
-            dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_outbox.send_frame(bytes)));
-        session.set_write_observer(persist::write_health_reporter(outbox.clone()));
-        let hooks = hook_bus(&options, &settings, &cwd, &dialog, &outbox);
-        let extension_options = options.extensions.clone();
-        // Without a directory from the command line or the settings, an extension's `session_directory` may still
-        // place the session once the extensions are loaded (before anything is written).
-        let placement = crate::extensions::SessionPlacement::of(&options, &settings);
-        let inner = Arc::new_cyclic(|weak| Inner {
-            extensions: crate::extensions::new_host(
+    let dialog_tracker = Arc::new(crate::dialog_tracker::DialogTracker::new(sink));
+    let outbox = Outbox::new(dialog_tracker.clone());
+    let dialog_outbox = outbox.clone();
+    let dialog =
+        dreb_dialog::DialogEngine::new(Arc::new(move |bytes| dialog_outbox.send_frame(bytes)));
+    session.set_write_observer(persist::write_health_reporter(outbox.clone()));
+    let hooks = hook_bus(&options, &settings, &cwd, &dialog, &outbox);
+    let extension_options = options.extensions.clone();
+    // Without a directory from the command line or the settings, an extension's `session_directory` may still
+    // place the session once the extensions are loaded (before anything is written).
+    let placement = crate::extensions::SessionPlacement::of(&options, &settings);
+    let resources = crate::commands::discovery::resources::load_resources(
+        &options.cwd,
+        &options.agent_dir,
+        &settings,
+        &options.resource_flags,
+    );
+    let services = Arc::new_cyclic(|weak| Services {
+        extensions: Extensions::new(
+            crate::extension_api::new_host(
                 weak,
                 &extension_options,
                 placement,
@@ -341,174 +361,153 @@ impl Runtime {
                 &outbox,
             ),
             extension_options,
-            mcp: crate::mcp::new_manager(weak, &dialog, &outbox),
-            mcp_client_servers: options.mcp_servers.clone(),
-            mcp_tool_filter: options.tools.as_ref().map(|list| {
-                list.iter()
-                    .filter(|t| t.starts_with("mcp__"))
-                    .cloned()
-                    .collect()
-            }),
-            builtin_tools: Mutex::new(Vec::new()),
-            active_tools: Mutex::new(None),
-            next_turn: Mutex::new(Vec::new()),
-            nested_context: Default::default(),
-            hooks,
-            base_system_prompt: Mutex::new(String::new()),
-            extras: crate::commands::extras::Extras::new(&options, &settings, scoped_models),
-            cwd,
-            agent_dir,
-            outbox,
-            auto_compaction: AtomicBool::new(settings.compaction_enabled()),
-            auto_retry: AtomicBool::new(settings.retry_enabled()),
-            settings,
-            registry: RwLock::new(registry),
-            providers,
-            agent: agent.clone(),
-            session: Mutex::new(session),
-            no_session: options.no_session,
-            tasks: Mutex::new(Value::Array(Vec::new())),
-            queued: Mutex::new(Vec::new()),
-            deferred_bash: Mutex::new(Vec::new()),
-            phase: Default::default(),
-            last_assistant: Mutex::new(None),
-            bash_cancel: Mutex::new(None),
-            model_fallback_message,
-            stop: options.stop.clone(),
-            dashboard_projection: crate::projection::is_dashboard(options.ui.as_deref()),
-            tool_names,
-            dialog: dialog.clone(),
-            dialog_tracker,
-            background: crate::background::BackgroundAgents::new(
-                max_subagents,
-                options
-                    .subagent_binary
-                    .clone()
-                    .or_else(|| std::env::current_exe().ok())
-                    .unwrap_or_else(|| PathBuf::from("dreb")),
-            ),
-        });
-        let runtime = Runtime { inner };
-        runtime.rebuild_system_prompt(&context_files);
-        runtime.install_tools(
+        ),
+        mcp: Mcp::new(
+            crate::mcp::new_manager(weak, &dialog, &outbox),
+            options.mcp_servers.clone(),
+        ),
+        tools: ToolSet::new(tool_names, options.tools.as_deref()),
+        queue: Default::default(),
+        nested_context: Default::default(),
+        hooks,
+        resources: ResourceStore::new(&options, resources),
+        cwd,
+        agent_dir,
+        outbox,
+        settings: Settings::new(settings),
+        models: Models::new(registry, providers, scoped_models, model_fallback_message),
+        agent: agent.clone(),
+        sessions: SessionStore::new(session, options.no_session),
+        tasks: Default::default(),
+        bash: Default::default(),
+        phase: Default::default(),
+        stop: options.stop.clone(),
+        dashboard_projection: crate::projection::is_dashboard(options.ui.as_deref()),
+        dialogs: Dialogs::new(dialog.clone(), dialog_tracker),
+        background: crate::background::BackgroundAgents::new(
             max_subagents,
-            options.text_files.clone(),
-            options.commands.clone(),
-        );
-        runtime.rehydrate_background_agents();
-        agent.set_hooks(Arc::new(Hooks {
-            inner: Arc::downgrade(&runtime.inner),
-        }));
-        agent.subscribe(Arc::new(EventBridge {
-            inner: Arc::downgrade(&runtime.inner),
-        }));
-        // A cancelled, timed-out or shut-down ask stops the agent run (the reference aborts the session).
-        let ask_agent = agent.clone();
-        dialog.set_ask_stop_hook(Arc::new(move || ask_agent.abort()));
+            options
+                .subagent_binary
+                .clone()
+                .or_else(|| std::env::current_exe().ok())
+                .unwrap_or_else(|| PathBuf::from("dreb")),
+        ),
+        daily_cost: Default::default(),
+        buddy: tokio::sync::Mutex::new(()),
+    });
+    let runtime = Runtime::from(services);
+    crate::commands::discovery::rebuild_system_prompt(&runtime, &context_files);
+    install_tools(
+        &runtime,
+        max_subagents,
+        options.text_files.clone(),
+        options.commands.clone(),
+    );
+    rehydrate_background_agents(&runtime);
+    agent.set_hooks(Arc::new(Hooks {
+        inner: crate::services::downgrade(&runtime),
+    }));
+    agent.subscribe(Arc::new(EventBridge {
+        inner: crate::services::downgrade(&runtime),
+    }));
+    // A cancelled, timed-out or shut-down ask stops the agent run (the reference aborts the session).
+    let ask_agent = agent.clone();
+    dialog.set_ask_stop_hook(Arc::new(move || ask_agent.abort()));
 
-        // Shutdown stops running work.
-        let stop_rt = runtime.clone();
+    // Shutdown stops running work.
+    let stop_rt = runtime.clone();
+    tokio::spawn(async move {
+        stop_rt.stop.cancelled().await;
+        stop_rt.shutdown();
+    });
+    // Start-up does not wait for the handlers (the first response is never delayed); they hear of it first.
+    // Extensions load in the background and hear of it once loaded.
+    crate::extensions::load_extensions(&runtime, dreb_hooks::SessionStartReason::Startup);
+    crate::mcp::load_mcp_servers(&runtime);
+    if runtime.hooks.has_listeners() {
+        let hooks = runtime.hooks.clone();
         tokio::spawn(async move {
-            stop_rt.inner.stop.cancelled().await;
-            stop_rt.shutdown();
+            crate::announce::session_start(&hooks, dreb_hooks::SessionStartReason::Startup).await;
         });
-        // Start-up does not wait for the handlers (the first response is never delayed); they hear of it first.
-        // Extensions load in the background and hear of it once loaded.
-        runtime.load_extensions(dreb_hooks::SessionStartReason::Startup);
-        runtime.load_mcp_servers();
-        if runtime.inner.hooks.has_listeners() {
-            let start_rt = runtime.clone();
-            tokio::spawn(async move {
-                start_rt
-                    .announce_session_start(dreb_hooks::SessionStartReason::Startup)
-                    .await;
-            });
-        }
-        Ok(runtime)
     }
+    Ok(runtime)
+}
 
-    fn install_tools(
-        &self,
-        max_subagents: usize,
-        text_files: Option<Arc<dyn dreb_tools::TextFiles>>,
-        commands: Option<Arc<dyn dreb_tools::CommandRunner>>,
-    ) {
-        let weak = Arc::downgrade(&self.inner);
-        let mut ctx = ToolContext::new(self.inner.cwd.clone());
-        ctx.files = text_files;
-        ctx.commands = commands;
-        ctx.auto_resize_images = self.inner.settings.image_auto_resize();
-        ctx.command_prefix = self.inner.settings.shell_command_prefix();
-        ctx.env = Some(dreb_tools::bash::shell_env(Some(
-            &self.inner.agent_dir.join("bin"),
-        )));
-        ctx.dialog = Some(Arc::new(self.inner.dialog.clone()));
-        let tasks_weak = weak.clone();
-        ctx.on_tasks_update = Arc::new(move |tasks| {
-            if let Some(inner) = tasks_weak.upgrade() {
-                let value = serde_json::to_value(tasks).unwrap_or(Value::Array(Vec::new()));
-                match crate::convert::wire(&value) {
-                    Ok(tasks) => inner.outbox.send(&dreb_protocol::Event::TasksUpdate(
-                        dreb_protocol::TasksUpdateEvent { tasks },
-                    )),
-                    Err(e) => tracing::error!("tasks_update not sent: {e}"),
-                }
-                *lock(&inner.tasks) = value;
+/// Build the session's own tools, in the requested order, and give the agent the composed set.
+fn install_tools(
+    rt: &Runtime,
+    max_subagents: usize,
+    text_files: Option<Arc<dyn dreb_tools::TextFiles>>,
+    commands: Option<Arc<dyn dreb_tools::CommandRunner>>,
+) {
+    let weak = crate::services::downgrade(rt);
+    let mut ctx = ToolContext::new(rt.cwd.clone());
+    ctx.files = text_files;
+    ctx.commands = commands;
+    ctx.auto_resize_images = rt.settings.image_auto_resize();
+    ctx.command_prefix = rt.settings.shell_command_prefix();
+    ctx.env = Some(dreb_tools::bash::shell_env(Some(&rt.agent_dir.join("bin"))));
+    ctx.dialog = Some(Arc::new(rt.dialogs.engine().clone()));
+    let tasks_weak = weak.clone();
+    ctx.on_tasks_update = Arc::new(move |tasks| {
+        if let Some(inner) = tasks_weak.upgrade() {
+            let value = serde_json::to_value(tasks).unwrap_or(Value::Array(Vec::new()));
+            match crate::convert::wire(&value) {
+                Ok(tasks) => inner.outbox.send(&dreb_protocol::Event::TasksUpdate(
+                    dreb_protocol::TasksUpdateEvent { tasks },
+                )),
+                Err(e) => tracing::error!("tasks_update not sent: {e}"),
             }
-        });
-        let suggest_weak = weak;
-        ctx.on_suggest_next = Arc::new(move |suggestion| {
-            if let Some(inner) = suggest_weak.upgrade() {
-                inner.outbox.send(&dreb_protocol::Event::SuggestNext(
-                    dreb_protocol::SuggestNextEvent {
-                        command: suggestion.to_string(),
-                    },
-                ));
-            }
-        });
-        // Requested order is kept: the subagent tool (which needs the session) takes its place among the others.
-        let mut tools = Vec::new();
-        for name in &self.inner.tool_names {
-            if name == "skill" {
-                tools.push(self.skill_tool());
-            } else if name == "subagent" {
-                if max_subagents > 0 {
-                    tools.push(Arc::new(crate::background::tool::SubagentTool::new(
-                        Arc::downgrade(&self.inner),
-                        &self.inner.cwd,
-                        max_subagents,
-                    )) as Arc<dyn dreb_agent::Tool>);
-                }
-            } else {
-                tools.extend(dreb_tools::create_tool(name, &ctx));
-            }
+            inner.tasks.set(value);
         }
-        *lock(&self.inner.builtin_tools) = tools;
-        self.apply_tools();
-    }
-
-    /// The tools the session builds itself, in request order.
-    pub(crate) fn builtin_tools(&self) -> Vec<Arc<dyn dreb_agent::Tool>> {
-        lock(&self.inner.builtin_tools).clone()
-    }
-
-    /// Finished children of this (resumed) session, found again from their session files.
-    fn rehydrate_background_agents(&self) {
-        let parent = {
-            let session = lock(&self.inner.session);
-            match session.session_file() {
-                Some(f) if !self.inner.agent.messages().is_empty() => f.to_path_buf(),
-                _ => return,
-            }
-        };
-        let base = self.inner.agent_dir.join("subagent-sessions");
-        let n = self.inner.background.rehydrate(&base, &parent);
-        if n > 0 {
-            tracing::info!(
-                "[rpc] Rehydrated {n} background subagent{} from disk",
-                if n == 1 { "" } else { "s" }
-            );
+    });
+    let suggest_weak = weak;
+    ctx.on_suggest_next = Arc::new(move |suggestion| {
+        if let Some(inner) = suggest_weak.upgrade() {
+            inner.outbox.send(&dreb_protocol::Event::SuggestNext(
+                dreb_protocol::SuggestNextEvent {
+                    command: suggestion.to_string(),
+                },
+            ));
         }
+    });
+    // Requested order is kept: the subagent tool (which needs the session) takes its place among the others.
+    let mut tools = Vec::new();
+    for name in rt.tools.names() {
+        if name == "skill" {
+            tools.push(crate::commands::discovery::skill_tool(rt));
+        } else if name == "subagent" {
+            if max_subagents > 0 {
+                tools.push(Arc::new(crate::background::tool::SubagentTool::new(
+                    crate::services::downgrade(rt),
+                    &rt.cwd,
+                    max_subagents,
+                )) as Arc<dyn dreb_agent::Tool>);
+            }
+        } else {
+            tools.extend(dreb_tools::create_tool(name, &ctx));
+        }
+    }
+    rt.tools.set_builtin(tools);
+    crate::extensions::apply_tools(rt);
+}
+
+/// Finished children of this (resumed) session, found again from their session files.
+fn rehydrate_background_agents(rt: &Runtime) {
+    let parent = {
+        let session = rt.sessions.lock();
+        match session.session_file() {
+            Some(f) if !rt.agent.messages().is_empty() => f.to_path_buf(),
+            _ => return,
+        }
+    };
+    let base = rt.agent_dir.join("subagent-sessions");
+    let n = rt.background.rehydrate(&base, &parent);
+    if n > 0 {
+        tracing::info!(
+            "[rpc] Rehydrated {n} background subagent{} from disk",
+            if n == 1 { "" } else { "s" }
+        );
     }
 }
 
@@ -549,7 +548,7 @@ fn hook_bus(
 /// Hooks the loop consults: credentials per call, the hook bus before and after each call and before each LLM
 /// call, and the background guardrail.
 struct Hooks {
-    inner: Weak<Inner>,
+    inner: Weak<Services>,
 }
 
 #[async_trait]
@@ -559,7 +558,7 @@ impl AgentHooks for Hooks {
             return Ok(None);
         };
         let model = inner.agent.model();
-        let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+        let registry = inner.models.registry();
         match model.filter(|m| m.provider == provider) {
             Some(m) => registry
                 .api_key_for(&m)

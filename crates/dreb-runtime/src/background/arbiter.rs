@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::activity::truncate_marked;
 use super::routing_guide;
-use crate::runtime::Inner;
+use crate::services::Services;
 use crate::sync::lock;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -198,7 +198,7 @@ fn dirty_count(cwd: &Path) -> Option<usize> {
     )
 }
 
-fn user_texts(inner: &Inner) -> Vec<String> {
+fn user_texts(inner: &Services) -> Vec<String> {
     inner
         .agent
         .messages()
@@ -215,14 +215,18 @@ fn user_texts(inner: &Inner) -> Vec<String> {
 }
 
 /// `subagentArbiter` from the global settings; `Ok(None)` when unset.
-fn policy(inner: &Inner) -> Result<Option<Value>, String> {
+fn policy(inner: &Services) -> Result<Option<Value>, String> {
     inner
         .settings
         .global_subagent_arbiter()
         .map_err(|e| e.to_string())
 }
 
-pub async fn arbitrate(inner: &Inner, request: Request<'_>, cancel: &CancellationToken) -> Outcome {
+pub async fn arbitrate(
+    inner: &Services,
+    request: Request<'_>,
+    cancel: &CancellationToken,
+) -> Outcome {
     let settings = match policy(inner) {
         Ok(Some(s)) => s,
         Ok(None) => return Outcome::Disabled,
@@ -286,7 +290,7 @@ pub async fn arbitrate(inner: &Inner, request: Request<'_>, cancel: &Cancellatio
             "The proposed child route did not resolve to a concrete agent and canonical model.",
         );
     }
-    let candidates = &inner.extras.scoped_models;
+    let candidates = &inner.models.scoped();
     if candidates.is_empty() {
         return failed(
             "missing_scope",
@@ -302,7 +306,7 @@ pub async fn arbitrate(inner: &Inner, request: Request<'_>, cancel: &Cancellatio
         Err(e) => return failed("invalid_guide", e),
     };
     let (arbiter_model, api_key) = {
-        let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+        let registry = inner.models.registry();
         let Some(model) = registry
             .all()
             .iter()
@@ -370,7 +374,7 @@ pub async fn arbitrate(inner: &Inner, request: Request<'_>, cancel: &Cancellatio
             ..Default::default()
         };
         let call = dreb_ai::final_message(dreb_ai::LlmClient::stream(
-            &inner.providers,
+            inner.models.providers(),
             &arbiter_model,
             &context,
             options,
@@ -441,7 +445,7 @@ fn user_message(text: String) -> Message {
 fn validate_decision(
     request: &Request<'_>,
     decision: Route,
-    candidates: &[crate::commands::extras::ScopedModel],
+    candidates: &[crate::services::models::ScopedModel],
 ) -> Outcome {
     if !request.agents.iter().any(|a| a.name == decision.agent) {
         return failed("unknown_agent", "Arbiter selected an unknown agent.");
@@ -467,7 +471,7 @@ fn validate_decision(
 }
 
 fn build_package(
-    inner: &Inner,
+    inner: &Services,
     request: &Request<'_>,
     guide: &str,
     candidate_ids: &[String],
@@ -482,7 +486,9 @@ fn build_package(
         .agent
         .model()
         .map(|m| format!("{}/{}", m.provider, m.id));
-    let title = lock(&inner.session)
+    let title = inner
+        .sessions
+        .lock()
         .session_name()
         .map(|t| truncate_marked(&t, MAX_METADATA_CHARS));
     let activity = lock(&inner.background.activity).build();
@@ -496,7 +502,7 @@ fn build_package(
     };
     let candidates: Vec<Value> = candidate_ids
         .iter()
-        .zip(inner.extras.scoped_models.iter())
+        .zip(inner.models.scoped().iter())
         .map(|(id, c)| {
             let mut v = json!({"id": id});
             if let Some(t) = c.thinking_level {

@@ -9,7 +9,7 @@ use super::NoControl;
 use super::child::RequestError;
 use crate::commands::{discover_agent_types, home_dir};
 use crate::convert::wire;
-use crate::runtime::Runtime;
+use crate::services::Runtime;
 
 /// The two control commands list the same failures: one mapping per generated error type.
 macro_rules! control_failures {
@@ -48,7 +48,7 @@ impl BackgroundAgentsHandler for Runtime {
     ) -> Result<BackgroundAgentsResult, errors::ListBackgroundAgentsError> {
         use errors::ListBackgroundAgentsError as E;
         Ok(BackgroundAgentsResult {
-            agents: wire(&self.inner.background.list()).map_err(E::unexpected)?,
+            agents: wire(&self.background.list()).map_err(E::unexpected)?,
         })
     }
 
@@ -62,7 +62,7 @@ impl BackgroundAgentsHandler for Runtime {
                 name: name.to_string(),
             });
         }
-        let control = self.inner.background.control(&p.agent_id)?;
+        let control = self.background.control(&p.agent_id)?;
         control
             .request(json!({"type": "steer", "message": p.message}))
             .await?;
@@ -74,7 +74,7 @@ impl BackgroundAgentsHandler for Runtime {
         _ctx: &RequestContext,
         p: GetBackgroundAgentPendingParams,
     ) -> Result<BackgroundAgentPendingResult, GetBackgroundAgentPendingError> {
-        let control = self.inner.background.control(&p.agent_id)?;
+        let control = self.background.control(&p.agent_id)?;
         let (state, pending) = tokio::join!(
             control.request(json!({"type": "get_state"})),
             control.request(json!({"type": "get_pending_messages"})),
@@ -93,7 +93,7 @@ impl BackgroundAgentsHandler for Runtime {
         _p: ListAgentTypesParams,
     ) -> Result<AgentTypesResult, errors::ListAgentTypesError> {
         use errors::ListAgentTypesError as E;
-        let cwd = self.inner.cwd.clone();
+        let cwd = self.cwd.clone();
         let agents =
             tokio::task::spawn_blocking(move || discover_agent_types(home_dir().as_deref(), &cwd))
                 .await

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::child::{ControlClient, SubagentResult};
 use super::{AgentInfo, PRUNE_AFTER_MS, SENTINEL, arbiter, iso, new_id, now_ms};
-use crate::runtime::Inner;
+use crate::services::Services;
 use crate::sync::lock;
 use dreb_protocol::{
     BackgroundAgentEventEvent, BackgroundAgentStartEvent, Event,
@@ -23,7 +23,7 @@ use dreb_protocol::{
 pub(crate) struct LaunchHooks {
     pub agent_id: String,
     pub cancel: CancellationToken,
-    inner: Weak<Inner>,
+    inner: Weak<Services>,
 }
 
 impl LaunchHooks {
@@ -70,8 +70,10 @@ impl LaunchHooks {
         if let (Some(obj), Some(fields)) = (event.as_object_mut(), record.as_object()) {
             obj.extend(fields.clone());
         }
-        if let Err(e) =
-            lock(&inner.session).append_custom_entry("subagent_arbitration", Some(event.clone()))
+        if let Err(e) = inner
+            .sessions
+            .lock()
+            .append_custom_entry("subagent_arbitration", Some(event.clone()))
         {
             tracing::error!("could not persist an arbitration record: {e}");
         }
@@ -99,7 +101,7 @@ impl LaunchHooks {
 /// Register an agent, announce it, and run `work` in the background once a concurrency slot is free. The result
 /// is delivered to the parent agent when `work` finishes. Returns the agent id.
 pub(crate) fn launch<F, Fut>(
-    inner: &Arc<Inner>,
+    inner: &Arc<Services>,
     agent_type: &str,
     task_summary: &str,
     session_dir: PathBuf,
@@ -178,7 +180,7 @@ where
 
 /// The notice the parent agent receives when a child finishes.
 fn completion_text(
-    inner: &Inner,
+    inner: &Services,
     agent_id: &str,
     result: &SubagentResult,
     cancelled: bool,
@@ -235,7 +237,7 @@ fn completion_text(
 /// Hand a finished child's result to the parent agent: a cancelled one is only recorded; a finished one resumes
 /// the parent (steered into a running turn, else as a new prompt). Then `background_agent_end` is sent.
 async fn deliver_completion(
-    inner: &Arc<Inner>,
+    inner: &Arc<Services>,
     agent_id: &str,
     agent_type: &str,
     result: SubagentResult,
@@ -251,7 +253,7 @@ async fn deliver_completion(
     let agent = &inner.agent;
     if cancelled {
         agent.append_message(message.clone());
-        if let Err(e) = crate::persist::append_agent_message(&mut lock(&inner.session), &message) {
+        if let Err(e) = crate::persist::append_agent_message(&mut inner.sessions.lock(), &message) {
             tracing::error!("could not persist a background agent notice: {e}");
         }
         // The agent's own event type: the same frames as the loop's message events.
@@ -264,11 +266,7 @@ async fn deliver_completion(
     } else if !inner.stop.is_cancelled() {
         inner.background.reset_guardrail();
         // A run that already sent agent_end would keep a steer until the next prompt: start a run instead.
-        crate::runtime::Runtime {
-            inner: inner.clone(),
-        }
-        .settle_after_agent_end()
-        .await;
+        inner.phase.settle_after_agent_end(&inner.agent).await;
         if agent.is_streaming() {
             agent.steer(message.clone());
             // A run already past its last steering check would end with the notice still queued: once idle, a
@@ -323,7 +321,7 @@ async fn deliver_completion(
 }
 
 /// Resume the parent with `message`, or, if a run started in between, deliver it when that run would stop.
-fn start_or_follow_up(inner: &Inner, message: AgentMessage) {
+fn start_or_follow_up(inner: &Services, message: AgentMessage) {
     if let Err(e) = inner.agent.start_prompt(vec![message.clone()]) {
         tracing::debug!("background completion queued as a follow-up: {e}");
         inner.agent.follow_up(message);
@@ -333,13 +331,13 @@ fn start_or_follow_up(inner: &Inner, message: AgentMessage) {
 // ----- guardrails (called from the runtime's event bridge and hooks) ------------------------------------------
 
 /// A new assistant message may be checked for the sentinel again.
-pub(crate) fn on_assistant_message_start(inner: &Inner) {
+pub(crate) fn on_assistant_message_start(inner: &Services) {
     lock(&inner.background.guard).sentinel_steered = false;
 }
 
 /// The parent model began writing a completion notice itself while agents run: tell it (once per message) that
 /// results arrive on their own.
-pub(crate) fn on_text_delta(inner: &Inner, partial_text: &str) {
+pub(crate) fn on_text_delta(inner: &Services, partial_text: &str) {
     // Cheap checks first: this runs for every text delta, and the scan reads the whole reply so far.
     if inner.background.running_count() == 0 {
         return;
@@ -363,14 +361,14 @@ pub(crate) fn on_text_delta(inner: &Inner, partial_text: &str) {
     }));
 }
 
-pub(crate) fn on_turn_start(inner: &Inner) {
+pub(crate) fn on_turn_start(inner: &Services) {
     let running = inner.background.running_count() > 0;
     let mut g = lock(&inner.background.guard);
     g.running_at_turn_start = running;
     g.pause_notified = false;
 }
 
-pub(crate) fn on_turn_end(inner: &Inner) {
+pub(crate) fn on_turn_end(inner: &Services) {
     if inner.background.running_count() == 0 {
         inner.background.reset_guardrail();
         return;
@@ -382,7 +380,7 @@ pub(crate) fn on_turn_end(inner: &Inner) {
 }
 
 /// Before each further LLM call of a run: false pauses the parent once its turn budget is spent while agents run.
-pub(crate) fn should_continue(inner: &Inner) -> bool {
+pub(crate) fn should_continue(inner: &Services) -> bool {
     let running = inner.background.running_count();
     if running == 0 {
         inner.background.reset_guardrail();
@@ -413,7 +411,7 @@ pub(crate) fn should_continue(inner: &Inner) -> bool {
 }
 
 /// Parent activity the Dispatch Arbiter is shown: assistant replies and tool calls…
-pub(crate) fn on_assistant_end(inner: &Inner, message: &dreb_ai::AssistantMessage) {
+pub(crate) fn on_assistant_end(inner: &Services, message: &dreb_ai::AssistantMessage) {
     let mut activity = lock(&inner.background.activity);
     for entry in arbiter::label_assistant(message) {
         activity.push(entry);
@@ -422,7 +420,7 @@ pub(crate) fn on_assistant_end(inner: &Inner, message: &dreb_ai::AssistantMessag
 
 /// … and tool results.
 pub(crate) fn on_tool_end(
-    inner: &Inner,
+    inner: &Services,
     tool_name: &str,
     result: &dreb_agent::ToolOutput,
     is_error: bool,

@@ -16,8 +16,8 @@ use super::child::{ChildSpec, StepMetadata, SubagentResult, run_child};
 use super::session::{LaunchHooks, launch};
 use super::{arbiter, new_id};
 use crate::commands::home_dir;
-use crate::runtime::{Inner, find_model};
-use crate::sync::lock;
+use crate::services::Services;
+use crate::services::models::find_model;
 
 const MAX_PARALLEL_TASKS: usize = 8;
 /// Longer prompts risk the argument-size limit of the child's command line.
@@ -76,12 +76,12 @@ fn schema() -> Value {
 }
 
 pub(crate) struct SubagentTool {
-    inner: Weak<Inner>,
+    inner: Weak<Services>,
     def: ToolDefinition,
 }
 
 impl SubagentTool {
-    pub fn new(inner: Weak<Inner>, cwd: &Path, max_concurrent: usize) -> Self {
+    pub fn new(inner: Weak<Services>, cwd: &Path, max_concurrent: usize) -> Self {
         let agents: Vec<String> = discover(home_dir().as_deref(), cwd)
             .iter()
             .map(|a| {
@@ -277,9 +277,9 @@ enum Probe {
 }
 
 /// A tiny real completion: does this model answer right now (credentials, quota, outage)?
-async fn probe_model(inner: &Inner, model: &Model, cancel: &CancellationToken) -> Probe {
+async fn probe_model(inner: &Services, model: &Model, cancel: &CancellationToken) -> Probe {
     let api_key = {
-        let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+        let registry = inner.models.registry();
         match registry.api_key_for(model) {
             Ok(k) => k,
             Err(e) => return Probe::Unavailable(compact_reason(&e)),
@@ -301,7 +301,7 @@ async fn probe_model(inner: &Inner, model: &Model, cancel: &CancellationToken) -
         cancel: call_cancel.clone(),
         ..Default::default()
     };
-    let stream = dreb_ai::LlmClient::stream(&inner.providers, model, &context, options);
+    let stream = dreb_ai::LlmClient::stream(inner.models.providers(), model, &context, options);
     let outcome = async {
         match dreb_ai::final_message(stream).await {
             Some(Ok(_)) => Ok(()),
@@ -338,7 +338,7 @@ struct Resolution {
 /// A fallback list from an agent definition or the settings: each entry must resolve and then answer a probe;
 /// the parent's model is the last resort (not probed).
 async fn resolve_probed(
-    inner: &Inner,
+    inner: &Services,
     specs: &[String],
     parent_provider: Option<&str>,
     parent_model: Option<&str>,
@@ -352,7 +352,7 @@ async fn resolve_probed(
             return Err((ABORTED.into(), skipped));
         }
         let resolved = {
-            let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+            let registry = inner.models.registry();
             resolve_single(spec, parent_provider, &registry)
         };
         let model = match resolved {
@@ -390,7 +390,7 @@ async fn resolve_probed(
     }
     if let Some(parent) = parent_model {
         let resolved = {
-            let registry = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+            let registry = inner.models.registry();
             resolve_single(parent, parent_provider, &registry)
         };
         match resolved {
@@ -483,7 +483,7 @@ pub(crate) fn validate_thinking(model: &Model, level: &str) -> Result<(), String
 
 /// Resolve the agent and its model, then run the child.
 async fn execute_single(
-    inner: &Weak<Inner>,
+    inner: &Weak<Services>,
     parent: &ParentContext,
     launch: SingleLaunch,
     hooks: &LaunchHooks,
@@ -531,7 +531,7 @@ async fn execute_single(
         (None, None) => (config.models.clone(), config.models.len() > 1),
     };
     let resolved: Result<Option<Resolution>, String> = if configured.is_empty() {
-        let registry = inner_rc.registry.read().unwrap_or_else(|e| e.into_inner());
+        let registry = inner_rc.models.registry();
         match &parent.model {
             Some(m) => resolve_single(m, parent.provider.as_deref(), &registry).map(|model| {
                 Some(Resolution {
@@ -560,7 +560,7 @@ async fn execute_single(
             }
         })
     } else {
-        let registry = inner_rc.registry.read().unwrap_or_else(|e| e.into_inner());
+        let registry = inner_rc.models.registry();
         resolve_with_fallbacks(
             &configured,
             parent.provider.as_deref(),
@@ -703,7 +703,7 @@ async fn execute_single(
 }
 
 /// The thinking level the proposal states: the call's, else the default level, made concrete for the model.
-fn proposed_thinking(inner: &Inner, model: Option<&Model>, requested: Option<&str>) -> String {
+fn proposed_thinking(inner: &Services, model: Option<&Model>, requested: Option<&str>) -> String {
     let level = requested
         .and_then(ThinkingLevel::parse)
         .or_else(|| {
@@ -725,7 +725,7 @@ fn proposed_thinking(inner: &Inner, model: Option<&Model>, requested: Option<&st
 const ALWAYS_ACTIVE_TOOLS: [&str; 3] = ["search", "skill", "tasks_update"];
 
 /// What the arbiter is told about each agent type.
-fn agent_summaries(inner: &Inner, agents: &[AgentTypeConfig]) -> Vec<arbiter::AgentSummary> {
+fn agent_summaries(inner: &Services, agents: &[AgentTypeConfig]) -> Vec<arbiter::AgentSummary> {
     agents
         .iter()
         .map(|a| {
@@ -790,7 +790,7 @@ pub fn format_single_result(r: &SubagentResult) -> String {
 }
 
 async fn execute_chain(
-    inner: &Weak<Inner>,
+    inner: &Weak<Services>,
     parent: &ParentContext,
     steps: Vec<TaskItem>,
     defaults: (Option<String>, Option<String>, Option<String>),
@@ -891,7 +891,9 @@ impl Tool for SubagentTool {
             agents: Arc::new(discover(home_dir().as_deref(), &cwd)),
             provider: parent_model.as_ref().map(|m| m.provider.clone()),
             model: parent_model.as_ref().map(|m| m.id.clone()),
-            session_file: lock(&inner.session)
+            session_file: inner
+                .sessions
+                .lock()
                 .session_file()
                 .map(|f| f.display().to_string()),
             binary: inner.background.binary.clone(),

@@ -13,7 +13,7 @@ use dreb_protocol::*;
 use serde_json::{Map, Value, json};
 
 use crate::convert::wire;
-use crate::runtime::Runtime;
+use crate::services::Runtime;
 
 const SALT: &str = "dreb-buddy-v1";
 const DEFAULT_BACKSTORY: &str = "A mysterious past shrouded in legend.";
@@ -293,82 +293,80 @@ pub(crate) fn parse_soul(text: &str, b: &Bones) -> (String, String, String) {
     (name, personality, backstory)
 }
 
-impl Runtime {
-    /// The session model and its key, or the reference's clean errors.
-    fn buddy_model(&self) -> Result<(Model, Option<String>), BuddyRerollError> {
-        let model = self.inner.agent.model().ok_or(BuddyRerollError::NoModel)?;
-        let registry = self.registry();
-        let key = registry
-            .api_key_for(&model)
-            .map_err(|_| BuddyRerollError::NoApiKey)?;
-        Ok((model, key))
-    }
+/// The session model and its key, or the reference's clean errors.
+fn buddy_model(rt: &Runtime) -> Result<(Model, Option<String>), BuddyRerollError> {
+    let model = rt.agent.model().ok_or(BuddyRerollError::NoModel)?;
+    let registry = rt.models.registry();
+    let key = registry
+        .api_key_for(&model)
+        .map_err(|_| BuddyRerollError::NoApiKey)?;
+    Ok((model, key))
+}
 
-    /// One completion with the session model; any failure gives empty text (so the fallbacks apply).
-    async fn soul_text(&self, model: &Model, api_key: Option<String>, bones: &Bones) -> String {
-        let context = Context {
-            system_prompt: Some(
-                "You create companion characters. Reply in exactly the requested format.".into(),
-            ),
-            messages: vec![Message::User(UserMessage {
-                content: UserContent::Text(soul_prompt(bones)),
-                timestamp: chrono::Utc::now().timestamp_millis(),
-            })],
-            tools: Vec::new(),
-        };
-        let options = StreamOptions {
-            api_key,
-            cancel: self.inner.stop.child_token(),
-            ..Default::default()
-        };
-        let stream = dreb_ai::LlmClient::stream(&self.inner.providers, model, &context, options);
-        match dreb_ai::final_message(stream).await {
-            Some(Ok(message)) => message.text(),
-            Some(Err(error)) => {
-                tracing::warn!(
-                    "buddy soul generation failed: {}",
-                    error.error_message.unwrap_or_default()
-                );
-                String::new()
-            }
-            None => String::new(),
+/// One completion with the session model; any failure gives empty text (so the fallbacks apply).
+async fn soul_text(rt: &Runtime, model: &Model, api_key: Option<String>, bones: &Bones) -> String {
+    let context = Context {
+        system_prompt: Some(
+            "You create companion characters. Reply in exactly the requested format.".into(),
+        ),
+        messages: vec![Message::User(UserMessage {
+            content: UserContent::Text(soul_prompt(bones)),
+            timestamp: chrono::Utc::now().timestamp_millis(),
+        })],
+        tools: Vec::new(),
+    };
+    let options = StreamOptions {
+        api_key,
+        cancel: rt.stop.child_token(),
+        ..Default::default()
+    };
+    let stream = dreb_ai::LlmClient::stream(rt.models.providers(), model, &context, options);
+    match dreb_ai::final_message(stream).await {
+        Some(Ok(message)) => message.text(),
+        Some(Err(error)) => {
+            tracing::warn!(
+                "buddy soul generation failed: {}",
+                error.error_message.unwrap_or_default()
+            );
+            String::new()
         }
+        None => String::new(),
     }
+}
 
-    /// `buddy_hatch` and `buddy_reroll`; the errors are `buddy_reroll`'s, a superset of `buddy_hatch`'s.
-    async fn new_buddy(&self, reroll: bool) -> Result<BuddyResult, BuddyRerollError> {
-        let (model, key) = self.buddy_model()?;
-        let agent_dir = self.inner.agent_dir.clone();
-        let _serial = self.inner.extras.buddy.lock().await;
-        let stored = load_stored(&agent_dir);
-        if reroll && stored.is_none() {
-            return Err(BuddyRerollError::NoBuddy);
-        }
-        let previous = stored.as_ref().map_or(0, |s| s.reroll_count);
-        let reroll_count = if reroll { previous + 1 } else { previous };
-        let (user, host) = identity();
-        let bones = roll_bones(&user, &host, reroll_count);
-        let text = self.soul_text(&model, key, &bones).await;
-        let (name, personality, backstory) = parse_soul(&text, &bones);
-        let soul = Stored {
-            reroll_count,
-            name,
-            personality,
-            backstory,
-            hatched_at: now_iso(),
-            hidden: None,
-            ollama_model: stored.and_then(|s| s.ollama_model),
-        };
-        let dir = agent_dir.clone();
-        let to_save = soul.clone();
-        tokio::task::spawn_blocking(move || save_stored(&dir, &to_save))
-            .await
-            .map_err(BuddyRerollError::unexpected)?
-            .map_err(BuddyRerollError::unexpected)?;
-        Ok(BuddyResult {
-            state: wire(&state_json(&bones, &soul)).map_err(BuddyRerollError::unexpected)?,
-        })
+/// `buddy_hatch` and `buddy_reroll`; the errors are `buddy_reroll`'s, a superset of `buddy_hatch`'s.
+async fn new_buddy(rt: &Runtime, reroll: bool) -> Result<BuddyResult, BuddyRerollError> {
+    let (model, key) = buddy_model(rt)?;
+    let agent_dir = rt.agent_dir.clone();
+    let _serial = rt.buddy.lock().await;
+    let stored = load_stored(&agent_dir);
+    if reroll && stored.is_none() {
+        return Err(BuddyRerollError::NoBuddy);
     }
+    let previous = stored.as_ref().map_or(0, |s| s.reroll_count);
+    let reroll_count = if reroll { previous + 1 } else { previous };
+    let (user, host) = identity();
+    let bones = roll_bones(&user, &host, reroll_count);
+    let text = soul_text(rt, &model, key, &bones).await;
+    let (name, personality, backstory) = parse_soul(&text, &bones);
+    let soul = Stored {
+        reroll_count,
+        name,
+        personality,
+        backstory,
+        hatched_at: now_iso(),
+        hidden: None,
+        ollama_model: stored.and_then(|s| s.ollama_model),
+    };
+    let dir = agent_dir.clone();
+    let to_save = soul.clone();
+    tokio::task::spawn_blocking(move || save_stored(&dir, &to_save))
+        .await
+        .map_err(BuddyRerollError::unexpected)?
+        .map_err(BuddyRerollError::unexpected)?;
+    Ok(BuddyResult {
+        state: wire(&state_json(&bones, &soul)).map_err(BuddyRerollError::unexpected)?,
+    })
 }
 
 /// The `Buddy` commands.
@@ -378,7 +376,7 @@ impl BuddyHandler for Runtime {
         _ctx: &RequestContext,
         _p: BuddyHatchParams,
     ) -> Result<BuddyResult, BuddyHatchError> {
-        self.new_buddy(false).await.map_err(|e| match e {
+        new_buddy(self, false).await.map_err(|e| match e {
             BuddyRerollError::NoModel => BuddyHatchError::NoModel,
             BuddyRerollError::NoApiKey => BuddyHatchError::NoApiKey,
             other => BuddyHatchError::unexpected(other),
@@ -390,7 +388,7 @@ impl BuddyHandler for Runtime {
         _ctx: &RequestContext,
         _p: BuddyRerollParams,
     ) -> Result<BuddyResult, BuddyRerollError> {
-        self.new_buddy(true).await
+        new_buddy(self, true).await
     }
 }
 

@@ -9,6 +9,24 @@ use serde_json::Value;
 
 pub(crate) const REFRESH_AFTER: Duration = Duration::from_secs(60);
 
+/// Today's cost and when it was computed (empty until the first `get_daily_cost`).
+#[derive(Default)]
+pub(crate) struct DailyCostCache(std::sync::Mutex<Option<(f64, std::time::Instant)>>);
+
+impl DailyCostCache {
+    /// The cached cost, while it is less than [`REFRESH_AFTER`] old.
+    pub(crate) fn fresh(&self) -> Option<f64> {
+        match *crate::sync::lock(&self.0) {
+            Some((cost, at)) if at.elapsed() < REFRESH_AFTER => Some(cost),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn store(&self, cost: f64) {
+        *crate::sync::lock(&self.0) = Some((cost, std::time::Instant::now()));
+    }
+}
+
 /// The UTC instant of a session filename's timestamp part (`2026-04-09T18-49-11-406Z`).
 pub(crate) fn filename_timestamp(part: &str) -> Option<DateTime<Utc>> {
     let b = part.as_bytes();

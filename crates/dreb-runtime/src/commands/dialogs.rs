@@ -2,13 +2,10 @@
 
 use dreb_protocol::Input;
 
-use crate::runtime::Runtime;
+use crate::services::dialogs::Dialogs;
 
-impl Runtime {
-    /// Routes a non-command input from the host (an `extension_ui_response`) to the dialog waiting for it. Unknown
-    /// or settled ids are ignored, like the reference; nothing is ever answered.
-    pub fn handle_input(&self, input: &Input) {
-        let disposition = self.inner.dialog.handle_response(input);
-        tracing::debug!(?disposition, "extension_ui_response routed");
-    }
+/// Route an `extension_ui_response` to the dialog waiting for it (see `Runtime::handle_input`).
+pub(crate) fn handle_input(dialogs: &Dialogs, input: &Input) {
+    let disposition = dialogs.handle_response(input);
+    tracing::debug!(?disposition, "extension_ui_response routed");
 }

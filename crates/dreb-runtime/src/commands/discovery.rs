@@ -9,9 +9,8 @@ use dreb_protocol::*;
 use dreb_settings::context_files::ContextFile;
 
 use crate::convert::wire;
-use crate::mcp::info;
-use crate::runtime::Runtime;
-use crate::sync::lock;
+use crate::services::Runtime;
+use crate::services::mcp::info;
 use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file};
 
 mod bundled_skills;
@@ -21,105 +20,99 @@ mod skill_tool;
 
 pub(crate) use resources::*;
 
-impl Runtime {
-    pub(crate) fn reload_blocking(&self) -> Result<(), errors::ReloadError> {
-        use errors::ReloadError as E;
-        let inner = &self.inner;
-        for e in inner.settings.reload() {
-            tracing::warn!("{e}");
+pub(crate) fn reload_blocking(rt: &Runtime) -> Result<(), errors::ReloadError> {
+    use errors::ReloadError as E;
+    let inner = &**rt;
+    for e in inner.settings.reload() {
+        tracing::warn!("{e}");
+    }
+    {
+        let mut registry = inner.models.registry_mut();
+        registry.refresh();
+        if let Some(err) = registry.error() {
+            return Err(E::Failed {
+                message: err.to_string(),
+            });
         }
-        {
-            let mut registry = inner.registry.write().unwrap_or_else(|e| e.into_inner());
-            registry.refresh();
-            if let Some(err) = registry.error() {
-                return Err(E::Failed {
-                    message: err.to_string(),
+        if let Some(model) = inner.agent.model() {
+            let from_models_json = registry
+                .prompt_settings(&model.provider, &model.id)
+                .is_some();
+            let from_settings = inner
+                .settings
+                .model_prompt_settings(&model.provider, &model.id)
+                .map_err(E::unexpected)?;
+            if from_models_json && from_settings.is_some() {
+                return Err(E::SystemPromptConflict {
+                    model: format!("{}/{}", model.provider, model.id),
                 });
             }
-            if let Some(model) = inner.agent.model() {
-                let from_models_json = registry
-                    .prompt_settings(&model.provider, &model.id)
-                    .is_some();
-                let from_settings = inner
-                    .settings
-                    .model_prompt_settings(&model.provider, &model.id)
-                    .map_err(E::unexpected)?;
-                if from_models_json && from_settings.is_some() {
-                    return Err(E::SystemPromptConflict {
-                        model: format!("{}/{}", model.provider, model.id),
-                    });
-                }
-            }
         }
-        let resources = load_resources(
-            &inner.cwd,
-            &inner.agent_dir,
-            &inner.settings,
-            &inner.extras.resource_flags,
-        );
-        *lock(&inner.extras.resources) = resources;
-        let (context_files, diagnostics) =
-            dreb_settings::context_files::load_project_context_files(&inner.cwd, &inner.agent_dir);
-        for d in diagnostics {
-            tracing::warn!("{}", d.message);
-        }
-        self.rebuild_system_prompt(&context_files);
-        Ok(())
     }
+    let resources = load_resources(
+        &inner.cwd,
+        &inner.agent_dir,
+        &inner.settings,
+        inner.resources.flags(),
+    );
+    inner.resources.replace(resources);
+    let (context_files, diagnostics) =
+        dreb_settings::context_files::load_project_context_files(&inner.cwd, &inner.agent_dir);
+    for d in diagnostics {
+        tracing::warn!("{}", d.message);
+    }
+    rebuild_system_prompt(rt, &context_files);
+    Ok(())
+}
 
-    /// Load the session's resources again with `skills` and `prompts` added (the paths extensions answered to
-    /// `resources_discover`, loaded as `--skill` / `--prompt-template` paths are), and rebuild the system prompt.
-    pub(crate) fn extend_resources(
-        &self,
-        skills: Vec<std::path::PathBuf>,
-        prompts: Vec<std::path::PathBuf>,
-    ) {
-        let inner = &self.inner;
-        let mut flags = inner.extras.resource_flags.clone();
-        flags.skills.extend(skills);
-        flags.prompt_templates.extend(prompts);
-        let resources = load_resources(&inner.cwd, &inner.agent_dir, &inner.settings, &flags);
-        *lock(&inner.extras.resources) = resources;
-        let (context_files, _) =
-            dreb_settings::context_files::load_project_context_files(&inner.cwd, &inner.agent_dir);
-        self.rebuild_system_prompt(&context_files);
-    }
+/// Load the session's resources again with `skills` and `prompts` added (the paths extensions answered to
+/// `resources_discover`, loaded as `--skill` / `--prompt-template` paths are), and rebuild the system prompt.
+pub(crate) fn extend_resources(
+    rt: &Runtime,
+    skills: Vec<std::path::PathBuf>,
+    prompts: Vec<std::path::PathBuf>,
+) {
+    let inner = &**rt;
+    let mut flags = inner.resources.flags().clone();
+    flags.skills.extend(skills);
+    flags.prompt_templates.extend(prompts);
+    let resources = load_resources(&inner.cwd, &inner.agent_dir, &inner.settings, &flags);
+    inner.resources.replace(resources);
+    let (context_files, _) =
+        dreb_settings::context_files::load_project_context_files(&inner.cwd, &inner.agent_dir);
+    rebuild_system_prompt(rt, &context_files);
+}
 
-    /// The `skill` tool of this session.
-    pub(crate) fn skill_tool(&self) -> std::sync::Arc<dyn dreb_agent::Tool> {
-        std::sync::Arc::new(skill_tool::SkillTool::new(std::sync::Arc::downgrade(
-            &self.inner,
-        )))
-    }
+/// The `skill` tool of this session.
+pub(crate) fn skill_tool(rt: &Runtime) -> std::sync::Arc<dyn dreb_agent::Tool> {
+    std::sync::Arc::new(skill_tool::SkillTool::new(crate::services::downgrade(rt)))
+}
 
-    /// Build the system prompt from the session's tools, prompt options, current skills and `context_files` (dated
-    /// today) and give it to the agent: at startup and on `reload`.
-    pub(crate) fn rebuild_system_prompt(&self, context_files: &[ContextFile]) {
-        let inner = &self.inner;
-        let custom = inner
-            .extras
-            .system_prompt
-            .as_deref()
-            .map(|s| text_or_file(s, &inner.cwd));
-        let append = inner
-            .extras
-            .append_system_prompt
-            .as_deref()
-            .map(|s| text_or_file(s, &inner.cwd));
-        let skills = lock(&inner.extras.resources).model_skills();
-        let date = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let prompt = build_system_prompt(&PromptParts {
-            custom: custom.as_deref(),
-            append: append.as_deref(),
-            tools: &inner.tool_names,
-            context_files,
-            skills: &skills,
-            cwd: &inner.cwd,
-            date: &date,
-        });
-        *lock(&inner.base_system_prompt) = prompt.clone();
-        inner.agent.set_system_prompt(prompt);
-    }
+/// Build the system prompt from the session's tools, prompt options, current skills and `context_files` (dated
+/// today) and give it to the agent: at startup and on `reload`.
+pub(crate) fn rebuild_system_prompt(rt: &Runtime, context_files: &[ContextFile]) {
+    let inner = &**rt;
+    let custom = inner
+        .resources
+        .custom_prompt()
+        .map(|s| text_or_file(s, &inner.cwd));
+    let append = inner
+        .resources
+        .append_prompt()
+        .map(|s| text_or_file(s, &inner.cwd));
+    let skills = inner.resources.lock().model_skills();
+    let date = chrono::Local::now().format("%Y-%m-%d").to_string();
+    let prompt = build_system_prompt(&PromptParts {
+        custom: custom.as_deref(),
+        append: append.as_deref(),
+        tools: inner.tools.names(),
+        context_files,
+        skills: &skills,
+        cwd: &inner.cwd,
+        date: &date,
+    });
+    inner.resources.set_base_system_prompt(prompt.clone());
+    inner.agent.set_system_prompt(prompt);
 }
 
 /// The `Discovery` commands.
@@ -130,8 +123,8 @@ impl DiscoveryHandler for Runtime {
         p: McpServerParams,
     ) -> Result<McpServerInfo, McpServerError> {
         // A server still being configured at start-up is not "not found" yet.
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.inner.mcp.configured()).await;
-        let mcp = &self.inner.mcp;
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.mcp.configured()).await;
+        let mcp = &self.mcp;
         let done = match p.action {
             McpServerAction::Reconnect => mcp.reconnect(&p.name).await,
             McpServerAction::Disable => mcp.set_enabled(&p.name, false).await,
@@ -147,15 +140,15 @@ impl DiscoveryHandler for Runtime {
         _ctx: &RequestContext,
         _p: GetCommandsParams,
     ) -> Result<CommandsResult, errors::GetCommandsError> {
-        self.extensions_ready().await;
+        self.extensions.ready().await;
         // Extension commands first, then templates, skills and built-ins (the reference's order).
-        let mut commands = self.extension_command_values();
-        commands.extend(self.mcp_command_values());
+        let mut commands = self.extensions.command_values();
+        commands.extend(self.mcp.command_values());
         let names: std::collections::HashSet<String> = commands
             .iter()
             .filter_map(|c| c["name"].as_str().map(str::to_string))
             .collect();
-        let rest = lock(&self.inner.extras.resources).commands();
+        let rest = self.resources.lock().commands();
         commands.extend(
             rest.into_iter()
                 .filter(|c| c["name"].as_str().is_none_or(|n| !names.contains(n))),

@@ -1,5 +1,5 @@
 //! The commands: each spec group's generated handler trait (`dreb_protocol::<Group>Handler`, see
-//! `docs/adr/0014-group-handler-traits.md`) is implemented for [`Runtime`](crate::runtime::Runtime) in one
+//! `docs/adr/0014-group-handler-traits.md`) is implemented for [`Runtime`](crate::services::Runtime) in one
 //! `impl` block, in the module of its group; the methods are the commands, each returning its generated
 //! `dreb_protocol::errors::<Command>Error`.
 //!
@@ -18,22 +18,21 @@
 //! | Background agents | `crate::background::commands` |
 //! | Settings, Context trust | `settings` |
 
-mod bash;
-mod buddy;
-mod compaction;
-mod daily_cost;
+pub(crate) mod bash;
+pub(crate) mod buddy;
+pub(crate) mod compaction;
+pub(crate) mod daily_cost;
 pub(crate) mod dialogs;
-mod discovery;
-pub(crate) mod extras;
-mod model_select;
-mod models;
+pub(crate) mod discovery;
+pub(crate) mod model_select;
+pub(crate) mod models;
 pub(crate) mod performance;
-mod prompting;
-mod retry;
-mod sessions;
-mod settings;
+pub(crate) mod prompting;
+pub(crate) mod retry;
+pub(crate) mod sessions;
+pub(crate) mod settings;
 pub(crate) mod snapshot;
-mod state;
+pub(crate) mod state;
 
 pub(crate) use discovery::{discover_agent_types, home_dir, resolve_entry};
 pub(crate) use prompting::builtin_slash_command;

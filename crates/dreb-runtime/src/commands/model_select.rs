@@ -11,8 +11,7 @@ use dreb_settings::model_scope::{find_exact_model_reference, find_model_in_list}
 
 use crate::catalog::model_info;
 use crate::convert::wire;
-use crate::runtime::Runtime;
-use crate::sync::lock;
+use crate::services::Runtime;
 
 /// What a pattern resolved to: an index into the model list, the thinking level of a `:<level>` suffix, and the
 /// warning of an invalid suffix.
@@ -71,26 +70,23 @@ fn same(a: &Model, b: Option<&Model>) -> bool {
     b.is_some_and(|b| a.provider == b.provider && a.id == b.id)
 }
 
-impl Runtime {
-    pub(crate) fn scoped_models_for_state(&self) -> Result<Vec<RpcScopedModel>, String> {
-        self.inner
-            .extras
-            .scoped_models
-            .iter()
-            .map(|s| {
-                let mut v = serde_json::json!({
-                    "provider": s.model.provider,
-                    "id": s.model.id,
-                    "name": s.model.name,
-                    "reasoning": s.model.reasoning,
-                });
-                if let Some(level) = s.thinking_level {
-                    v["thinkingLevel"] = serde_json::Value::String(level.as_str().to_string());
-                }
-                wire(&v)
-            })
-            .collect()
-    }
+pub(crate) fn scoped_models_for_state(rt: &Runtime) -> Result<Vec<RpcScopedModel>, String> {
+    rt.models
+        .scoped()
+        .iter()
+        .map(|s| {
+            let mut v = serde_json::json!({
+                "provider": s.model.provider,
+                "id": s.model.id,
+                "name": s.model.name,
+                "reasoning": s.model.reasoning,
+            });
+            if let Some(level) = s.thinking_level {
+                v["thinkingLevel"] = serde_json::Value::String(level.as_str().to_string());
+            }
+            wire(&v)
+        })
+        .collect()
 }
 
 /// The `Model` commands.
@@ -102,7 +98,7 @@ impl ModelHandler for Runtime {
     ) -> Result<dreb_protocol::Model, errors::SetModelError> {
         use errors::SetModelError as E;
         let model = {
-            let registry = self.registry();
+            let registry = self.models.registry();
             registry
                 .available()
                 .into_iter()
@@ -112,25 +108,28 @@ impl ModelHandler for Runtime {
                     model_id: p.model_id,
                 })?
         };
-        let agent = &self.inner.agent;
+        let agent = &self.agent;
         let previous = agent.model();
         agent.set_model(Some(model.clone()));
-        lock(&self.inner.session)
+        self.sessions
+            .lock()
             .append_model_change(&model.provider, &model.id)
             .map_err(E::unexpected)?;
         // Re-clamp the thinking level for the new model.
         let level = clamp_thinking_level(&model, agent.thinking_level());
         if level != agent.thinking_level() {
             agent.set_thinking_level(level);
-            lock(&self.inner.session)
+            self.sessions
+                .lock()
                 .append_thinking_level_change(level.as_str())
                 .map_err(E::unexpected)?;
         }
         let (provider, id) = (model.provider.clone(), model.id.clone());
-        self.persist(move |s| s.set_default_model_and_provider(&provider, &id))
+        self.settings
+            .persist(move |s| s.set_default_model_and_provider(&provider, &id))
             .await
             .map_err(E::unexpected)?;
-        self.announce_model_select(previous.as_ref()).await;
+        crate::announce::model_select(&self.hooks, &self.agent, previous.as_ref()).await;
         wire(&model).map_err(E::unexpected)
     }
 
@@ -139,7 +138,7 @@ impl ModelHandler for Runtime {
         _ctx: &RequestContext,
         p: ResolveModelParams,
     ) -> Result<Option<ResolveModelResult>, errors::ResolveModelError> {
-        let available = self.refreshed_available_models();
+        let available = self.models.refreshed_available();
         let infos: Vec<ModelInfo> = available.iter().map(model_info).collect();
         let parsed = parse_model_pattern(&p.pattern, &infos);
         let Some(index) = parsed.index else {
@@ -157,12 +156,12 @@ impl ModelHandler for Runtime {
         _p: CycleModelParams,
     ) -> Result<Option<ModelCycleResult>, errors::CycleModelError> {
         use errors::CycleModelError as E;
-        let agent = &self.inner.agent;
+        let agent = &self.agent;
         let current = agent.model();
-        let scoped = &self.inner.extras.scoped_models;
+        let scoped = &self.models.scoped();
         let is_scoped = !scoped.is_empty();
         let (next, pinned) = {
-            let registry = self.registry();
+            let registry = self.models.registry();
             let candidates: Vec<(Model, Option<ThinkingLevel>)> = if is_scoped {
                 // Only scoped models whose provider has a key take part.
                 scoped
@@ -199,7 +198,6 @@ impl ModelHandler for Runtime {
             }
             let from_models_json = registry.prompt_settings(&next.provider, &next.id).is_some();
             let from_settings = self
-                .inner
                 .settings
                 .model_prompt_settings(&next.provider, &next.id)
                 .map_err(E::unexpected)?;
@@ -216,8 +214,7 @@ impl ModelHandler for Runtime {
             if current.as_ref().is_some_and(|m| m.reasoning) {
                 agent.thinking_level()
             } else {
-                self.inner
-                    .settings
+                self.settings
                     .default_thinking_level()
                     .and_then(|t| ThinkingLevel::parse(&t))
                     .unwrap_or(ThinkingLevel::Xhigh)
@@ -225,23 +222,27 @@ impl ModelHandler for Runtime {
         });
         let previous = agent.model();
         agent.set_model(Some(next.clone()));
-        self.announce_model_select(previous.as_ref()).await;
-        lock(&self.inner.session)
+        crate::announce::model_select(&self.hooks, &self.agent, previous.as_ref()).await;
+        self.sessions
+            .lock()
             .append_model_change(&next.provider, &next.id)
             .map_err(E::unexpected)?;
         let (provider, id) = (next.provider.clone(), next.id.clone());
-        self.persist(move |s| s.set_default_model_and_provider(&provider, &id))
+        self.settings
+            .persist(move |s| s.set_default_model_and_provider(&provider, &id))
             .await
             .map_err(E::unexpected)?;
         // Clamp to the new model; record and persist only a change.
         let level = clamp_thinking_level(&next, requested);
         if level != agent.thinking_level() {
             agent.set_thinking_level(level);
-            lock(&self.inner.session)
+            self.sessions
+                .lock()
                 .append_thinking_level_change(level.as_str())
                 .map_err(E::unexpected)?;
             if next.reasoning || level != ThinkingLevel::Off {
-                self.persist(move |s| s.set_default_thinking_level(level.as_str()))
+                self.settings
+                    .persist(move |s| s.set_default_thinking_level(level.as_str()))
                     .await
                     .map_err(E::unexpected)?;
             }
@@ -259,7 +260,7 @@ impl ModelHandler for Runtime {
         _p: GetAvailableModelsParams,
     ) -> Result<AvailableModelsResult, errors::GetAvailableModelsError> {
         use errors::GetAvailableModelsError as E;
-        let models = self.refreshed_available_models();
+        let models = self.models.refreshed_available();
         Ok(AvailableModelsResult {
             models: wire(&models).map_err(E::unexpected)?,
         })

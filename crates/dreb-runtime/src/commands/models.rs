@@ -5,33 +5,32 @@ use dreb_ai::ThinkingLevel;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 
-use crate::runtime::Runtime;
-use crate::sync::lock;
+use crate::services::Runtime;
 
-impl Runtime {
-    /// Apply a thinking level (clamped); on change, record it in the session and persist it as the default.
-    async fn apply_thinking_level(
-        &self,
-        requested: ThinkingLevel,
-    ) -> Result<ThinkingLevel, String> {
-        let agent = &self.inner.agent;
-        let Some(model) = agent.model() else {
-            agent.set_thinking_level(requested);
-            return Ok(requested);
-        };
-        let level = clamp_thinking_level(&model, requested);
-        if level != agent.thinking_level() {
-            agent.set_thinking_level(level);
-            lock(&self.inner.session)
-                .append_thinking_level_change(level.as_str())
-                .map_err(|e| e.to_string())?;
-            if model.reasoning || level != ThinkingLevel::Off {
-                self.persist(move |s| s.set_default_thinking_level(level.as_str()))
-                    .await?;
-            }
+/// Apply a thinking level (clamped); on change, record it in the session and persist it as the default.
+async fn apply_thinking_level(
+    rt: &Runtime,
+    requested: ThinkingLevel,
+) -> Result<ThinkingLevel, String> {
+    let agent = &rt.agent;
+    let Some(model) = agent.model() else {
+        agent.set_thinking_level(requested);
+        return Ok(requested);
+    };
+    let level = clamp_thinking_level(&model, requested);
+    if level != agent.thinking_level() {
+        agent.set_thinking_level(level);
+        rt.sessions
+            .lock()
+            .append_thinking_level_change(level.as_str())
+            .map_err(|e| e.to_string())?;
+        if model.reasoning || level != ThinkingLevel::Off {
+            rt.settings
+                .persist(move |s| s.set_default_thinking_level(level.as_str()))
+                .await?;
         }
-        Ok(level)
     }
+    Ok(level)
 }
 
 /// The `Thinking` commands.
@@ -43,7 +42,7 @@ impl ThinkingHandler for Runtime {
     ) -> Result<(), errors::SetThinkingLevelError> {
         use errors::SetThinkingLevelError as E;
         let requested: ThinkingLevel = p.level;
-        self.apply_thinking_level(requested)
+        apply_thinking_level(self, requested)
             .await
             .map(|_| ())
             .map_err(E::unexpected)
@@ -55,7 +54,7 @@ impl ThinkingHandler for Runtime {
         _p: CycleThinkingLevelParams,
     ) -> Result<Option<ThinkingLevelResult>, errors::CycleThinkingLevelError> {
         use errors::CycleThinkingLevelError as E;
-        let agent = &self.inner.agent;
+        let agent = &self.agent;
         let Some(model) = agent.model().filter(|m| m.reasoning) else {
             return Ok(None);
         };
@@ -65,8 +64,7 @@ impl ThinkingHandler for Runtime {
             Some(i) => levels[(i + 1) % levels.len()],
             None => levels[0],
         };
-        let level = self
-            .apply_thinking_level(next)
+        let level = apply_thinking_level(self, next)
             .await
             .map_err(E::unexpected)?;
         Ok(Some(ThinkingLevelResult { level }))

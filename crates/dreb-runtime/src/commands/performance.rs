@@ -12,7 +12,7 @@ use dreb_ai::StopReason;
 use dreb_protocol::support::JsNumber;
 use serde_json::{Value, json};
 
-use crate::runtime::{Inner, Runtime};
+use crate::services::session_store::SessionStore;
 use crate::sync::lock;
 
 /// Shorter messages make meaningless rates (the reference's threshold).
@@ -30,7 +30,7 @@ pub(crate) fn log_path(agent_dir: &Path) -> PathBuf {
 }
 
 /// Event-bridge hook: record a successful assistant message (not error/aborted, some output, a real duration).
-pub(crate) fn on_message_end(inner: &Inner, message: &AgentMessage) {
+pub(crate) fn on_message_end(sessions: &SessionStore, agent_dir: &Path, message: &AgentMessage) {
     let AgentMessage::Assistant(a) = message else {
         return;
     };
@@ -41,7 +41,7 @@ pub(crate) fn on_message_end(inner: &Inner, message: &AgentMessage) {
     {
         return;
     }
-    let session_id = lock(&inner.session).session_id().to_string();
+    let session_id = sessions.session_id();
     let entry = json!({
         "timestamp": chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
         "sessionId": session_id,
@@ -51,7 +51,7 @@ pub(crate) fn on_message_end(inner: &Inner, message: &AgentMessage) {
         "durationMs": JsNumber(duration),
         "tps": JsNumber(a.usage.output as f64 * 1000.0 / duration),
     });
-    log_writer().append(log_path(&inner.agent_dir), entry);
+    log_writer().append(log_path(agent_dir), entry);
 }
 
 /// Writes the log off the event path: the lock-file protocol may wait up to a second for another writer, which the
@@ -265,9 +265,7 @@ pub(crate) fn summaries(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-impl Runtime {
-    /// Wait until the performance entries of every reply so far are on disk (before the process exits).
-    pub async fn flush_performance_log(&self) {
-        let _ = tokio::task::spawn_blocking(|| log_writer().flush()).await;
-    }
+/// Wait until the performance entries of every reply so far are on disk (before the process exits).
+pub(crate) async fn flush() {
+    let _ = tokio::task::spawn_blocking(|| log_writer().flush()).await;
 }

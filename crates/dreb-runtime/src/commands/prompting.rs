@@ -12,8 +12,24 @@ use dreb_hooks::{
 use dreb_session::NewSessionOptions;
 
 use crate::convert::wire;
-use crate::runtime::{DOCS_PATH, QueuedDisplay, Runtime, no_api_key};
-use crate::sync::lock;
+use crate::services::Runtime;
+use crate::services::prompt_queue::QueuedDisplay;
+
+/// The folder the "see the docs" texts point at (rpc.yaml's `{docsPath}`; the reference names its install's docs).
+pub(crate) const DOCS_PATH: &str = "docs";
+
+/// `prompt`'s refusal when the model's provider has no API key.
+pub(crate) fn no_api_key(provider: &str) -> dreb_protocol::errors::PromptError {
+    dreb_protocol::errors::PromptError::NoApiKeyFound {
+        provider: provider.into(),
+        docs_path: DOCS_PATH.into(),
+    }
+}
+
+/// [`no_api_key`]'s text (the agent's key lookup reports it too).
+pub(crate) fn no_api_key_text(provider: &str) -> String {
+    no_api_key(provider).to_string()
+}
 
 pub(crate) fn builtin_slash_command(message: &str) -> Option<&str> {
     let first = message.split_whitespace().next()?;
@@ -62,199 +78,192 @@ fn images_of(images: &Option<Vec<ImageContent_>>) -> Result<Vec<ImageContent>, S
 /// The generated protocol's image type (same wire shape as `dreb_ai::ImageContent`).
 type ImageContent_ = dreb_protocol::ImageContent;
 
-impl Runtime {
-    fn queue(&self, steering: bool, text: &str, images: Vec<ImageContent>) {
-        let message = user_message(text, &images);
-        lock(&self.inner.queued).push(QueuedDisplay {
-            steering,
-            text: text.to_string(),
-            images,
-        });
-        if steering {
-            self.inner.agent.steer(message);
-        } else {
-            self.inner.agent.follow_up(message);
-        }
+fn queue(rt: &Runtime, steering: bool, text: &str, images: Vec<ImageContent>) {
+    let message = user_message(text, &images);
+    rt.queue.push(QueuedDisplay {
+        steering,
+        text: text.to_string(),
+        images,
+    });
+    if steering {
+        rt.agent.steer(message);
+    } else {
+        rt.agent.follow_up(message);
     }
+}
 
-    /// The messages a prompt's run starts with: the user message, then what the `before_agent_start` handlers
-    /// add; the run's system prompt is theirs when they replace it, else the base one again.
-    async fn run_messages(&self, text: &str, images: &[ImageContent]) -> Vec<AgentMessage> {
-        let base = lock(&self.inner.base_system_prompt).clone();
-        let outcome = self
-            .inner
-            .hooks
-            .before_agent_start(BeforeAgentStartEvent {
-                prompt: text.to_string(),
-                images: images.to_vec(),
-                system_prompt: base.clone(),
-            })
-            .await;
-        self.inner
-            .agent
-            .set_system_prompt(outcome.system_prompt.unwrap_or(base));
-        let mut messages = vec![user_message(text, images)];
-        // Custom messages an extension held for this turn (`send_message` with `deliverAs: "nextTurn"`).
-        messages.extend(std::mem::take(&mut *lock(&self.inner.next_turn)));
-        messages.extend(outcome.messages.into_iter().map(AgentMessage::Custom));
-        messages
-    }
-
-    /// `steer` and `follow_up` cannot queue an extension command (it would run at once): the name of the one
-    /// `message` starts with, if any (their `ExtensionCommandNotQueueable` errors, which the reference throws).
-    async fn unqueueable_extension_command(&self, message: &str) -> Option<String> {
-        self.extensions_ready().await;
-        self.extension_command(message)
-            .map(|(_, name, _)| name.to_string())
-    }
-
-    /// `/skill:name args` and `/template args` expanded, as the reference does before prompting or queueing.
-    fn expand_input(&self, text: &str) -> String {
-        let session_id = lock(&self.inner.session).session_id().to_string();
-        lock(&self.inner.extras.resources).expand_input(text, &session_id)
-    }
-
-    /// `prompt`'s success response is written here, ahead of anything the prompt causes (the reference answers
-    /// before the run's first event). In-process calls (a detached context) get it as the return value instead.
-    fn acknowledge_prompt(&self, ctx: &RequestContext) {
-        ctx.reply.send_ok(ResponseData::Prompt);
-    }
-
-    /// A prompt from a host (`prompt`) or an extension (`send_user_message`).
-    pub(crate) async fn prompt_from(
-        &self,
-        ctx: &RequestContext,
-        p: PromptParams,
-        source: InputSource,
-    ) -> Result<(), errors::PromptError> {
-        use errors::PromptError as E;
-        // Extensions still loading may register the command, hooks or tools a host's prompt needs. (An
-        // extension's own prompt does not wait: it may come while the extensions initialise.)
-        if source == InputSource::Rpc {
-            self.extensions_ready().await;
-            self.mcp_ready().await;
-        }
-        // An extension command runs at once, even while streaming; the prompt is acknowledged when it is done.
-        if let Some((ext, name, args)) = self.extension_command(&p.message) {
-            self.run_extension_command(&ext, name, args).await;
-            self.acknowledge_prompt(ctx);
-            return Ok(());
-        }
-        // A server prompt: its text is the message.
-        let p = match self.expand_mcp_prompt(&p.message).await {
-            Some(Ok(message)) => PromptParams { message, ..p },
-            Some(Err(message)) => return Err(E::McpPromptFailed { message }),
-            None => p,
-        };
-        reject_builtin(&p.message)?;
-        let images = images_of(&p.images).map_err(E::unexpected)?;
-        // `input`: the handlers may transform the prompt, or handle it (then no run starts).
-        let input = InputEvent {
-            text: p.message,
-            images,
-            source,
-        };
-        let (text, images) = match self.inner.hooks.input(input).await {
-            InputOutcome::Handled => {
-                self.acknowledge_prompt(ctx);
-                return Ok(());
-            }
-            InputOutcome::Continue(input) => (input.text, input.images),
-        };
-        let message = self.expand_input(&text);
-        let agent = &self.inner.agent;
-        // The host saw agent_end; the loop may still be releasing its slot.
-        self.settle_after_agent_end().await;
-        if agent.is_streaming() {
-            let steering = match p.streaming_behavior {
-                Some(StreamingBehavior::Steer) => true,
-                Some(StreamingBehavior::FollowUp) => false,
-                _ => return Err(E::AlreadyProcessing),
-            };
-            self.acknowledge_prompt(ctx);
-            self.queue(steering, &message, images);
-            return Ok(());
-        }
-        let Some(model) = agent.model() else {
-            return Err(E::NoModelSelected {
-                docs_path: DOCS_PATH.into(),
-            });
-        };
-        {
-            let registry = self.registry();
-            registry
-                .api_key_for(&model)
-                .map_err(|_| no_api_key(&model.provider))?;
-        }
-        self.flush_deferred_bash();
-        let Some(pending) = self.pre_prompt_compaction() else {
-            let messages = self.run_messages(&message, &images).await;
-            // The run is started and acknowledged while the outbox is held: its first event waits for the ack, and
-            // a start that fails (a concurrent prompt won) is this request's only response, an error.
-            let held = self.inner.outbox.hold();
-            agent.start_prompt(messages).map_err(start_error)?;
-            ctx.reply.send_ok_in(&held, ResponseData::Prompt);
-            return Ok(());
-        };
-        self.acknowledge_prompt(ctx);
-        // Compact first, then prompt. Like the reference, the prompt is acknowledged at once; a failure to start
-        // afterwards is reported as a second response for the same id.
-        let rt = self.clone();
-        let id = ctx.id.clone();
-        tokio::spawn(async move {
-            rt.run_pre_prompt_compaction(pending).await;
-            if rt.inner.stop.is_cancelled() {
-                return;
-            }
-            let messages = rt.run_messages(&message, &images).await;
-            let started = rt.inner.agent.start_prompt(messages);
-            if let Err(e) = started {
-                let late = Response::error(id, Some("prompt".into()), start_error(e).wire_text());
-                rt.inner.outbox.send(&late);
-            }
-        });
-        Ok(())
-    }
-
-    fn pending_messages(&self) -> Result<RpcPendingMessages, String> {
-        let queued = lock(&self.inner.queued).clone();
-        let view = |steering: bool| -> Result<(Vec<String>, Vec<RpcQueuedMessage>), String> {
-            let mut texts = Vec::new();
-            let mut messages = Vec::new();
-            for q in queued.iter().filter(|q| q.steering == steering) {
-                texts.push(q.text.clone());
-                let images = if q.images.is_empty() {
-                    None
-                } else {
-                    Some(wire(&q.images)?)
-                };
-                messages.push(RpcQueuedMessage {
-                    text: q.text.clone(),
-                    images,
-                });
-            }
-            Ok((texts, messages))
-        };
-        let (steering, steering_messages) = view(true)?;
-        let (follow_up, follow_up_messages) = view(false)?;
-        Ok(RpcPendingMessages {
-            steering,
-            follow_up,
-            steering_messages,
-            follow_up_messages,
+/// The messages a prompt's run starts with: the user message, then what the `before_agent_start` handlers
+/// add; the run's system prompt is theirs when they replace it, else the base one again.
+async fn run_messages(rt: &Runtime, text: &str, images: &[ImageContent]) -> Vec<AgentMessage> {
+    let base = rt.resources.base_system_prompt();
+    let outcome = rt
+        .hooks
+        .before_agent_start(BeforeAgentStartEvent {
+            prompt: text.to_string(),
+            images: images.to_vec(),
+            system_prompt: base.clone(),
         })
-    }
+        .await;
+    rt.agent
+        .set_system_prompt(outcome.system_prompt.unwrap_or(base));
+    let mut messages = vec![user_message(text, images)];
+    // Custom messages an extension held for this turn (`send_message` with `deliverAs: "nextTurn"`).
+    messages.extend(rt.queue.take_next_turn());
+    messages.extend(outcome.messages.into_iter().map(AgentMessage::Custom));
+    messages
+}
 
-    /// Move `bash` command results recorded during a run into the conversation (keeps tool call/result adjacency).
-    pub(crate) fn flush_deferred_bash(&self) {
-        let deferred: Vec<AgentMessage> = std::mem::take(&mut *lock(&self.inner.deferred_bash));
-        for m in deferred {
-            self.inner.agent.append_message(m.clone());
-            let mut session = lock(&self.inner.session);
-            if let Err(e) = crate::persist::append_agent_message(&mut session, &m) {
-                tracing::error!("could not persist a bash execution: {e}");
-            }
+/// `steer` and `follow_up` cannot queue an extension command (it would run at once): the name of the one
+/// `message` starts with, if any (their `ExtensionCommandNotQueueable` errors, which the reference throws).
+async fn unqueueable_extension_command(rt: &Runtime, message: &str) -> Option<String> {
+    rt.extensions.ready().await;
+    rt.extensions
+        .command(message)
+        .map(|(_, name, _)| name.to_string())
+}
+
+/// `/skill:name args` and `/template args` expanded, as the reference does before prompting or queueing.
+fn expand_input(rt: &Runtime, text: &str) -> String {
+    let session_id = rt.sessions.lock().session_id().to_string();
+    rt.resources.lock().expand_input(text, &session_id)
+}
+
+/// `prompt`'s success response is written here, ahead of anything the prompt causes (the reference answers
+/// before the run's first event). In-process calls (a detached context) get it as the return value instead.
+fn acknowledge_prompt(ctx: &RequestContext) {
+    ctx.reply.send_ok(ResponseData::Prompt);
+}
+
+/// A prompt from a host (`prompt`) or an extension (`send_user_message`).
+pub(crate) async fn prompt_from(
+    rt: &Runtime,
+    ctx: &RequestContext,
+    p: PromptParams,
+    source: InputSource,
+) -> Result<(), errors::PromptError> {
+    use errors::PromptError as E;
+    // Extensions still loading may register the command, hooks or tools a host's prompt needs. (An
+    // extension's own prompt does not wait: it may come while the extensions initialise.)
+    if source == InputSource::Rpc {
+        rt.extensions.ready().await;
+        rt.mcp.wait_ready().await;
+    }
+    // An extension command runs at once, even while streaming; the prompt is acknowledged when it is done.
+    if let Some((ext, name, args)) = rt.extensions.command(&p.message) {
+        rt.extensions.execute_command(&ext, name, args).await;
+        acknowledge_prompt(ctx);
+        return Ok(());
+    }
+    // A server prompt: its text is the message.
+    let p = match rt.mcp.expand(&p.message).await {
+        Some(Ok(message)) => PromptParams { message, ..p },
+        Some(Err(message)) => return Err(E::McpPromptFailed { message }),
+        None => p,
+    };
+    reject_builtin(&p.message)?;
+    let images = images_of(&p.images).map_err(E::unexpected)?;
+    // `input`: the handlers may transform the prompt, or handle it (then no run starts).
+    let input = InputEvent {
+        text: p.message,
+        images,
+        source,
+    };
+    let (text, images) = match rt.hooks.input(input).await {
+        InputOutcome::Handled => {
+            acknowledge_prompt(ctx);
+            return Ok(());
         }
+        InputOutcome::Continue(input) => (input.text, input.images),
+    };
+    let message = expand_input(rt, &text);
+    let agent = &rt.agent;
+    // The host saw agent_end; the loop may still be releasing its slot.
+    rt.phase.settle_after_agent_end(&rt.agent).await;
+    if agent.is_streaming() {
+        let steering = match p.streaming_behavior {
+            Some(StreamingBehavior::Steer) => true,
+            Some(StreamingBehavior::FollowUp) => false,
+            _ => return Err(E::AlreadyProcessing),
+        };
+        acknowledge_prompt(ctx);
+        queue(rt, steering, &message, images);
+        return Ok(());
+    }
+    let Some(model) = agent.model() else {
+        return Err(E::NoModelSelected {
+            docs_path: DOCS_PATH.into(),
+        });
+    };
+    {
+        let registry = rt.models.registry();
+        registry
+            .api_key_for(&model)
+            .map_err(|_| no_api_key(&model.provider))?;
+    }
+    flush_deferred_bash(rt);
+    let Some(pending) = crate::commands::compaction::pre_prompt_compaction(rt) else {
+        let messages = run_messages(rt, &message, &images).await;
+        // The run is started and acknowledged while the outbox is held: its first event waits for the ack, and
+        // a start that fails (a concurrent prompt won) is this request's only response, an error.
+        let held = rt.outbox.hold();
+        agent.start_prompt(messages).map_err(start_error)?;
+        ctx.reply.send_ok_in(&held, ResponseData::Prompt);
+        return Ok(());
+    };
+    acknowledge_prompt(ctx);
+    // Compact first, then prompt. Like the reference, the prompt is acknowledged at once; a failure to start
+    // afterwards is reported as a second response for the same id.
+    let rt = rt.clone();
+    let id = ctx.id.clone();
+    tokio::spawn(async move {
+        crate::commands::compaction::run_pre_prompt_compaction(&rt, pending).await;
+        if rt.stop.is_cancelled() {
+            return;
+        }
+        let messages = run_messages(&rt, &message, &images).await;
+        let started = rt.agent.start_prompt(messages);
+        if let Err(e) = started {
+            let late = Response::error(id, Some("prompt".into()), start_error(e).wire_text());
+            rt.outbox.send(&late);
+        }
+    });
+    Ok(())
+}
+
+fn pending_messages(rt: &Runtime) -> Result<RpcPendingMessages, String> {
+    let queued = rt.queue.queued();
+    let view = |steering: bool| -> Result<(Vec<String>, Vec<RpcQueuedMessage>), String> {
+        let mut texts = Vec::new();
+        let mut messages = Vec::new();
+        for q in queued.iter().filter(|q| q.steering == steering) {
+            texts.push(q.text.clone());
+            let images = if q.images.is_empty() {
+                None
+            } else {
+                Some(wire(&q.images)?)
+            };
+            messages.push(RpcQueuedMessage {
+                text: q.text.clone(),
+                images,
+            });
+        }
+        Ok((texts, messages))
+    };
+    let (steering, steering_messages) = view(true)?;
+    let (follow_up, follow_up_messages) = view(false)?;
+    Ok(RpcPendingMessages {
+        steering,
+        follow_up,
+        steering_messages,
+        follow_up_messages,
+    })
+}
+
+/// Move `bash` command results recorded during a run into the conversation (keeps tool call/result adjacency).
+pub(crate) fn flush_deferred_bash(rt: &Runtime) {
+    for m in rt.bash.take_deferred() {
+        rt.agent.append_message(m.clone());
+        rt.sessions.append(&m, "a bash execution");
     }
 }
 
@@ -265,20 +274,20 @@ impl PromptingHandler for Runtime {
         ctx: &RequestContext,
         p: PromptParams,
     ) -> Result<(), errors::PromptError> {
-        self.prompt_from(ctx, p, InputSource::Rpc).await
+        prompt_from(self, ctx, p, InputSource::Rpc).await
     }
 
     async fn steer(&self, _ctx: &RequestContext, p: SteerParams) -> Result<(), errors::SteerError> {
         use errors::SteerError as E;
-        if let Some(name) = self.unqueueable_extension_command(&p.message).await {
+        if let Some(name) = unqueueable_extension_command(self, &p.message).await {
             return Err(E::ExtensionCommandNotQueueable { name });
         }
         if let Some(name) = builtin_slash_command(&p.message) {
             return Err(E::BuiltinSlashCommand { name: name.into() });
         }
-        let message = self.expand_input(&p.message);
+        let message = expand_input(self, &p.message);
         let images = images_of(&p.images).map_err(E::unexpected)?;
-        self.queue(true, &message, images);
+        queue(self, true, &message, images);
         Ok(())
     }
 
@@ -288,15 +297,15 @@ impl PromptingHandler for Runtime {
         p: FollowUpParams,
     ) -> Result<(), errors::FollowUpError> {
         use errors::FollowUpError as E;
-        if let Some(name) = self.unqueueable_extension_command(&p.message).await {
+        if let Some(name) = unqueueable_extension_command(self, &p.message).await {
             return Err(E::ExtensionCommandNotQueueable { name });
         }
         if let Some(name) = builtin_slash_command(&p.message) {
             return Err(E::BuiltinSlashCommand { name: name.into() });
         }
-        let message = self.expand_input(&p.message);
+        let message = expand_input(self, &p.message);
         let images = images_of(&p.images).map_err(E::unexpected)?;
-        self.queue(false, &message, images);
+        queue(self, false, &message, images);
         Ok(())
     }
 
@@ -306,10 +315,10 @@ impl PromptingHandler for Runtime {
         _p: AbortParams,
     ) -> Result<(), errors::AbortError> {
         // Like the reference, `abort` also stops every background subagent.
-        self.inner.background.abort_all();
-        self.abort_retry();
-        self.inner.agent.abort();
-        self.inner.agent.wait_for_idle().await;
+        self.background.abort_all();
+        self.phase.abort_retry();
+        self.agent.abort();
+        self.agent.wait_for_idle().await;
         Ok(())
     }
 
@@ -319,21 +328,21 @@ impl PromptingHandler for Runtime {
         p: NewSessionParams,
     ) -> Result<CancelledResult, errors::NewSessionError> {
         use errors::NewSessionError as E;
-        if self.switch_cancelled(SwitchReason::New, None).await {
+        if crate::commands::sessions::switch_cancelled(self, SwitchReason::New, None).await {
             return Ok(CancelledResult { cancelled: true });
         }
-        self.reset_for_new_session().await;
+        crate::commands::sessions::reset_for_new_session(self).await;
         {
-            let mut session = lock(&self.inner.session);
+            let mut session = self.sessions.lock();
             session.new_session(NewSessionOptions {
                 id: None,
                 parent_session: p.parent_session.clone(),
             });
             session
-                .append_thinking_level_change(self.inner.agent.thinking_level().as_str())
+                .append_thinking_level_change(self.agent.thinking_level().as_str())
                 .map_err(E::unexpected)?;
         }
-        self.announce_session_start(SessionStartReason::New).await;
+        crate::announce::session_start(&self.hooks, SessionStartReason::New).await;
         Ok(CancelledResult { cancelled: false })
     }
 
@@ -350,16 +359,16 @@ impl PromptingHandler for Runtime {
         self.stop_extensions().await;
         self.stop_mcp_servers().await;
         let rt = self.clone();
-        let reloaded = tokio::task::spawn_blocking(move || rt.reload_blocking())
-            .await
-            .map_err(errors::ReloadError::unexpected)
-            .and_then(|r| r);
-        self.load_extensions(dreb_hooks::SessionStartReason::Reload);
-        self.load_mcp_servers();
+        let reloaded =
+            tokio::task::spawn_blocking(move || crate::commands::discovery::reload_blocking(&rt))
+                .await
+                .map_err(errors::ReloadError::unexpected)
+                .and_then(|r| r);
+        crate::extensions::load_extensions(self, dreb_hooks::SessionStartReason::Reload);
+        crate::mcp::load_mcp_servers(self);
         reloaded?;
-        self.announce_session_start(dreb_hooks::SessionStartReason::Reload)
-            .await;
-        self.extensions_ready().await;
+        crate::announce::session_start(&self.hooks, dreb_hooks::SessionStartReason::Reload).await;
+        self.extensions.ready().await;
         Ok(())
     }
 }
@@ -372,8 +381,9 @@ impl QueueModesHandler for Runtime {
         p: SetSteeringModeParams,
     ) -> Result<(), errors::SetSteeringModeError> {
         let mode = p.mode;
-        self.inner.agent.set_steering_mode(mode);
-        self.persist(move |s| s.set_steering_mode(mode.as_str()))
+        self.agent.set_steering_mode(mode);
+        self.settings
+            .persist(move |s| s.set_steering_mode(mode.as_str()))
             .await
             .map_err(errors::SetSteeringModeError::unexpected)
     }
@@ -384,8 +394,9 @@ impl QueueModesHandler for Runtime {
         p: SetFollowUpModeParams,
     ) -> Result<(), errors::SetFollowUpModeError> {
         let mode = p.mode;
-        self.inner.agent.set_follow_up_mode(mode);
-        self.persist(move |s| s.set_follow_up_mode(mode.as_str()))
+        self.agent.set_follow_up_mode(mode);
+        self.settings
+            .persist(move |s| s.set_follow_up_mode(mode.as_str()))
             .await
             .map_err(errors::SetFollowUpModeError::unexpected)
     }
@@ -395,8 +406,7 @@ impl QueueModesHandler for Runtime {
         _ctx: &RequestContext,
         _p: GetPendingMessagesParams,
     ) -> Result<RpcPendingMessages, errors::GetPendingMessagesError> {
-        self.pending_messages()
-            .map_err(errors::GetPendingMessagesError::unexpected)
+        pending_messages(self).map_err(errors::GetPendingMessagesError::unexpected)
     }
 
     async fn clear_pending_messages(
@@ -404,11 +414,10 @@ impl QueueModesHandler for Runtime {
         _ctx: &RequestContext,
         _p: ClearPendingMessagesParams,
     ) -> Result<RpcPendingMessages, errors::ClearPendingMessagesError> {
-        let cleared = self
-            .pending_messages()
-            .map_err(errors::ClearPendingMessagesError::unexpected)?;
-        self.inner.agent.clear_all_queues();
-        lock(&self.inner.queued).clear();
+        let cleared =
+            pending_messages(self).map_err(errors::ClearPendingMessagesError::unexpected)?;
+        self.agent.clear_all_queues();
+        self.queue.clear();
         Ok(cleared)
     }
 }

@@ -1,17 +1,14 @@
 //! Session-level auto-retry of transient provider errors, checked at `agent_end` (3 attempts, 2 s / 4 s / 8 s by
 //! default), and `abort_retry`. Retryable runs never reach the auto-compaction check.
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use dreb_agent::AgentMessage;
 use dreb_ai::{AssistantMessage, StopReason};
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 
 use crate::run_phase::{CompactionKind, RetryStep};
-use crate::runtime::Runtime;
-use crate::sync::lock;
+use crate::services::Runtime;
 
 /// Overrides `retry.baseDelayMs` (tests use a few milliseconds instead of seconds).
 pub const RETRY_BASE_DELAY_ENV: &str = "DREB_RETRY_BASE_DELAY_MS";
@@ -45,130 +42,102 @@ fn backoff_ms(base: u64, attempt: u32) -> u64 {
     base.saturating_mul(2u64.saturating_pow(attempt.saturating_sub(1)))
 }
 
-impl Runtime {
-    /// `message_end` of an assistant message: remember it for the `agent_end` checks. A non-error reply ends a
-    /// retry chain successfully and re-arms overflow recovery.
-    pub(crate) fn on_assistant_end(&self, message: &AssistantMessage) {
-        *lock(&self.inner.last_assistant) = Some(message.clone());
-        if message.stop_reason != StopReason::Error {
-            let attempt = self.inner.phase.reply_succeeded();
-            if attempt > 0 {
-                self.inner.outbox.send(&retry_end(true, attempt, None));
-            }
-        }
-    }
-
-    /// `agent_end`: retry a transient error, otherwise end any retry chain and check auto-compaction. Runs inside
-    /// the agent's event delivery, so it only decides and emits; waiting happens on spawned tasks.
-    pub(crate) fn after_agent_end(&self) {
-        let Some(message) = lock(&self.inner.last_assistant).take() else {
-            // A fatal run error (no assistant `message_end`) ends a retry chain: say so, or hosts wait forever.
-            self.end_retry_chain_without_reply();
-            return;
-        };
-        if self.inner.phase.compaction() == Some(CompactionKind::Manual) {
-            // `compact` aborted this run on purpose.
-            return;
-        }
-        let window = self
-            .inner
-            .agent
-            .model()
-            .map(|m| m.context_window)
-            .unwrap_or(0);
-        if is_retryable(&message, window) && self.start_retry(&message) {
-            return;
-        }
-        self.inner.phase.retry_chain_over();
-        self.check_compaction(&message);
-    }
-
-    fn end_retry_chain_without_reply(&self) {
-        let attempt = self.inner.phase.end_retry_chain();
+/// `message_end` of an assistant message: remember it for the `agent_end` checks. A non-error reply ends a
+/// retry chain successfully and re-arms overflow recovery.
+pub(crate) fn on_assistant_end(rt: &Runtime, message: &AssistantMessage) {
+    rt.phase.set_last_assistant(message.clone());
+    if message.stop_reason != StopReason::Error {
+        let attempt = rt.phase.reply_succeeded();
         if attempt > 0 {
-            self.inner
-                .outbox
-                .send(&retry_end(false, attempt, self.inner.agent.error()));
+            rt.outbox.send(&retry_end(true, attempt, None));
         }
     }
+}
 
-    fn retry_base_delay_ms(&self, settings_base: u64) -> u64 {
-        base_delay_override(std::env::var(RETRY_BASE_DELAY_ENV).ok().as_deref())
-            .unwrap_or(settings_base)
+/// `agent_end`: retry a transient error, otherwise end any retry chain and check auto-compaction. Runs inside
+/// the agent's event delivery, so it only decides and emits; waiting happens on spawned tasks.
+pub(crate) fn after_agent_end(rt: &Runtime) {
+    let Some(message) = rt.phase.take_last_assistant() else {
+        // A fatal run error (no assistant `message_end`) ends a retry chain: say so, or hosts wait forever.
+        end_retry_chain_without_reply(rt);
+        return;
+    };
+    if rt.phase.compaction() == Some(CompactionKind::Manual) {
+        // `compact` aborted this run on purpose.
+        return;
     }
+    let window = rt.agent.model().map(|m| m.context_window).unwrap_or(0);
+    if is_retryable(&message, window) && start_retry(rt, &message) {
+        return;
+    }
+    rt.phase.retry_chain_over();
+    crate::commands::compaction::check_compaction(rt, &message);
+}
 
-    /// Schedule the next attempt; `false` when retrying is off or the attempts are used up.
-    fn start_retry(&self, message: &AssistantMessage) -> bool {
-        if !self.inner.auto_retry.load(Ordering::Acquire) {
+fn end_retry_chain_without_reply(rt: &Runtime) {
+    let attempt = rt.phase.end_retry_chain();
+    if attempt > 0 {
+        rt.outbox.send(&retry_end(false, attempt, rt.agent.error()));
+    }
+}
+
+fn retry_base_delay_ms(settings_base: u64) -> u64 {
+    base_delay_override(std::env::var(RETRY_BASE_DELAY_ENV).ok().as_deref())
+        .unwrap_or(settings_base)
+}
+
+/// Schedule the next attempt; `false` when retrying is off or the attempts are used up.
+fn start_retry(rt: &Runtime, message: &AssistantMessage) -> bool {
+    if !rt.settings.auto_retry() {
+        return false;
+    }
+    let settings = rt.settings.retry_settings();
+    let (attempt, cancel) = match rt.phase.next_retry(settings.max_retries) {
+        RetryStep::Scheduled { attempt, cancel } => (attempt, cancel),
+        RetryStep::GaveUp { attempts } => {
+            rt.outbox
+                .send(&retry_end(false, attempts, message.error_message.clone()));
             return false;
         }
-        let settings = self.inner.settings.retry_settings();
-        let (attempt, cancel) = match self.inner.phase.next_retry(settings.max_retries) {
-            RetryStep::Scheduled { attempt, cancel } => (attempt, cancel),
-            RetryStep::GaveUp { attempts } => {
-                self.inner
-                    .outbox
-                    .send(&retry_end(false, attempts, message.error_message.clone()));
-                return false;
-            }
+    };
+    let delay_ms = backoff_ms(retry_base_delay_ms(settings.base_delay_ms), attempt);
+    rt.outbox.send(&Event::AutoRetryStart(AutoRetryStartEvent {
+        attempt: i64::from(attempt),
+        max_attempts: i64::try_from(settings.max_retries).unwrap_or(i64::MAX),
+        delay_ms: i64::try_from(delay_ms).unwrap_or(i64::MAX),
+        error_message: message
+            .error_message
+            .clone()
+            .filter(|e| !e.is_empty())
+            .unwrap_or_else(|| "Unknown error".into()),
+    }));
+    // The failed reply stays in the session file but leaves the context the retry sends.
+    crate::commands::compaction::remove_last_assistant(rt);
+
+    let rt = rt.clone();
+    tokio::spawn(async move {
+        let slept = tokio::select! {
+            _ = cancel.cancelled() => false,
+            _ = rt.stop.cancelled() => false,
+            _ = async {
+                rt.agent.wait_for_idle().await;
+                tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+            } => true,
         };
-        let delay_ms = backoff_ms(self.retry_base_delay_ms(settings.base_delay_ms), attempt);
-        self.inner
-            .outbox
-            .send(&Event::AutoRetryStart(AutoRetryStartEvent {
-                attempt: i64::from(attempt),
-                max_attempts: i64::try_from(settings.max_retries).unwrap_or(i64::MAX),
-                delay_ms: i64::try_from(delay_ms).unwrap_or(i64::MAX),
-                error_message: message
-                    .error_message
-                    .clone()
-                    .filter(|e| !e.is_empty())
-                    .unwrap_or_else(|| "Unknown error".into()),
-            }));
-        // The failed reply stays in the session file but leaves the context the retry sends.
-        self.remove_last_assistant();
-
-        let rt = self.clone();
-        tokio::spawn(async move {
-            let slept = tokio::select! {
-                _ = cancel.cancelled() => false,
-                _ = rt.inner.stop.cancelled() => false,
-                _ = async {
-                    rt.inner.agent.wait_for_idle().await;
-                    tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-                } => true,
-            };
-            // No other retry can start before this one continues, so the slot still holds ours (or was taken).
-            rt.inner.phase.backoff_over();
-            if !slept {
-                let attempt = rt.inner.phase.end_retry_chain();
-                rt.inner
-                    .outbox
-                    .send(&retry_end(false, attempt, Some("Retry cancelled".into())));
-                return;
-            }
-            if let Err(e) = rt.inner.agent.start_continue() {
-                tracing::warn!("Agent retry failed: {e}");
-                rt.inner.phase.end_retry_chain();
-            }
-        });
-        true
-    }
-
-    /// Cancel the retry backoff (the sleeping task then emits `auto_retry_end` with `Retry cancelled`) and stop
-    /// reporting a retry in progress. Also part of `abort`.
-    pub(crate) fn abort_retry(&self) {
-        self.inner.phase.abort_retry();
-    }
-
-    /// Drop the last message from the agent's context when it is an assistant reply (it stays in the file).
-    pub(crate) fn remove_last_assistant(&self) {
-        let mut messages = self.inner.agent.messages();
-        if matches!(messages.last(), Some(AgentMessage::Assistant(_))) {
-            messages.pop();
-            self.inner.agent.replace_messages(messages);
+        // No other retry can start before this one continues, so the slot still holds ours (or was taken).
+        rt.phase.backoff_over();
+        if !slept {
+            let attempt = rt.phase.end_retry_chain();
+            rt.outbox
+                .send(&retry_end(false, attempt, Some("Retry cancelled".into())));
+            return;
         }
-    }
+        if let Err(e) = rt.agent.start_continue() {
+            tracing::warn!("Agent retry failed: {e}");
+            rt.phase.end_retry_chain();
+        }
+    });
+    true
 }
 
 /// The `Retry` commands.
@@ -179,8 +148,9 @@ impl RetryHandler for Runtime {
         p: SetAutoRetryParams,
     ) -> Result<(), errors::SetAutoRetryError> {
         use errors::SetAutoRetryError as E;
-        self.inner.auto_retry.store(p.enabled, Ordering::Release);
-        self.persist(move |s| s.set_retry_enabled(p.enabled))
+        self.settings.set_auto_retry(p.enabled);
+        self.settings
+            .persist(move |s| s.set_retry_enabled(p.enabled))
             .await
             .map_err(E::unexpected)
     }
@@ -190,7 +160,8 @@ impl RetryHandler for Runtime {
         _ctx: &RequestContext,
         _p: AbortRetryParams,
     ) -> Result<(), errors::AbortRetryError> {
-        self.abort_retry();
+        // The sleeping task then emits `auto_retry_end` with `Retry cancelled`.
+        self.phase.abort_retry();
         Ok(())
     }
 }

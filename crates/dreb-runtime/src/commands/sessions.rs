@@ -13,56 +13,56 @@ use dreb_session::{BranchSummaryInput, HtmlExportOptions, ListOptions, NavigateO
 
 use super::performance::{log_path, log_writer, summaries};
 use crate::convert::wire;
-use crate::runtime::Runtime;
+use crate::services::Runtime;
 use crate::sync::lock;
 
-impl Runtime {
-    /// Make the agent's conversation (and thinking level) match the session's current branch.
-    pub(crate) fn sync_agent_from_session(&self) {
-        // Each message is converted as it is read, so the branch never exists as JSON and as messages at once.
-        let context = lock(&self.inner.session).build_session_context_as::<AgentMessage>();
-        self.inner.agent.replace_messages(context.messages);
-        if let (Some(level), Some(model)) = (
-            ThinkingLevel::parse(&context.thinking_level),
-            self.inner.agent.model(),
-        ) {
-            self.inner
-                .agent
-                .set_thinking_level(dreb_agent::clamp_thinking_level(&model, level));
-        }
+/// Make the agent's conversation (and thinking level) match the session's current branch.
+pub(crate) fn sync_agent_from_session(rt: &Runtime) {
+    // Each message is converted as it is read, so the branch never exists as JSON and as messages at once.
+    let context = rt
+        .sessions
+        .lock()
+        .build_session_context_as::<AgentMessage>();
+    rt.agent.replace_messages(context.messages);
+    if let (Some(level), Some(model)) = (
+        ThinkingLevel::parse(&context.thinking_level),
+        rt.agent.model(),
+    ) {
+        rt.agent
+            .set_thinking_level(dreb_agent::clamp_thinking_level(&model, level));
     }
+}
 
-    fn ensure_idle(&self) -> Result<(), NavigateTreeError> {
-        if self.is_busy() {
-            return Err(NavigateTreeError::Streaming);
-        }
-        if self.inner.phase.is_compacting() {
-            return Err(NavigateTreeError::Summarizing);
-        }
-        Ok(())
+fn ensure_idle(rt: &Runtime) -> Result<(), NavigateTreeError> {
+    if rt.phase.is_busy(&rt.agent) {
+        return Err(NavigateTreeError::Streaming);
     }
+    if rt.phase.is_compacting() {
+        return Err(NavigateTreeError::Summarizing);
+    }
+    Ok(())
+}
 
-    /// Asks the `session_before_switch` handlers; `true` when one cancelled.
-    pub(crate) async fn switch_cancelled(
-        &self,
-        reason: SwitchReason,
-        target: Option<&Path>,
-    ) -> bool {
-        let event = SessionBeforeEvent::Switch {
-            reason,
-            target_session_file: target.map(|p| p.to_string_lossy().into_owned()),
-        };
-        self.ask_session_before(&event).await == SessionBeforeOutcome::Cancelled
-    }
+/// Asks the `session_before_switch` handlers; `true` when one cancelled.
+pub(crate) async fn switch_cancelled(
+    rt: &Runtime,
+    reason: SwitchReason,
+    target: Option<&Path>,
+) -> bool {
+    let event = SessionBeforeEvent::Switch {
+        reason,
+        target_session_file: target.map(|p| p.to_string_lossy().into_owned()),
+    };
+    crate::extensions::ask_session_before(rt, &event).await == SessionBeforeOutcome::Cancelled
+}
 
-    pub(crate) async fn reset_for_new_session(&self) {
-        self.inner.agent.abort();
-        self.inner.agent.wait_for_idle().await;
-        self.inner.agent.reset();
-        lock(&self.inner.queued).clear();
-        *lock(&self.inner.tasks) = serde_json::Value::Array(Vec::new());
-        lock(&self.inner.background.activity).clear();
-    }
+pub(crate) async fn reset_for_new_session(rt: &Runtime) {
+    rt.agent.abort();
+    rt.agent.wait_for_idle().await;
+    rt.agent.reset();
+    rt.queue.clear();
+    rt.tasks.clear();
+    lock(&rt.background.activity).clear();
 }
 
 fn resolve_against(cwd: &Path, p: &str) -> PathBuf {
@@ -108,7 +108,7 @@ impl SessionHandler for Runtime {
         _ctx: &RequestContext,
         _p: GetSessionStatsParams,
     ) -> Result<SessionStats, errors::GetSessionStatsError> {
-        let messages = self.inner.agent.messages();
+        let messages = self.agent.messages();
         let (mut user, mut assistant, mut calls, mut results) = (0i64, 0i64, 0i64, 0i64);
         let mut tokens = SessionTokenStats {
             input: 0,
@@ -136,14 +136,14 @@ impl SessionHandler for Runtime {
         }
         tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
         let (session_file, session_id) = {
-            let s = lock(&self.inner.session);
+            let s = self.sessions.lock();
             (
                 s.session_file().map(|p| p.to_string_lossy().into_owned()),
                 s.session_id().to_string(),
             )
         };
         Ok(SessionStats {
-            session_file: if self.inner.no_session {
+            session_file: if self.sessions.no_session() {
                 None
             } else {
                 session_file
@@ -156,7 +156,7 @@ impl SessionHandler for Runtime {
             total_messages: messages.len() as i64,
             tokens,
             cost: JsNumber(cost),
-            context_usage: self.context_usage(self.inner.agent.model().as_ref()),
+            context_usage: crate::commands::state::context_usage(self, self.agent.model().as_ref()),
         })
     }
 
@@ -166,7 +166,7 @@ impl SessionHandler for Runtime {
         _p: GetPerformanceStatsParams,
     ) -> Result<RpcPerformanceStats, errors::GetPerformanceStatsError> {
         use errors::GetPerformanceStatsError as E;
-        let path = log_path(&self.inner.agent_dir);
+        let path = log_path(&self.agent_dir);
         // Entries of replies that just ended may still be on their way to the file.
         let models = tokio::task::spawn_blocking(move || {
             log_writer().flush();
@@ -184,7 +184,7 @@ impl SessionHandler for Runtime {
         _ctx: &RequestContext,
         p: ExportHtmlParams,
     ) -> Result<ExportHtmlResult, ExportHtmlError> {
-        let (system_prompt, tools) = self.inner.agent.with_state(|s| {
+        let (system_prompt, tools) = self.agent.with_state(|s| {
             let tools = s
                 .tools
                 .iter()
@@ -203,15 +203,14 @@ impl SessionHandler for Runtime {
         };
         // Rendering and writing a long session takes a while: keep it off the async threads.
         let rt = self.clone();
-        let path =
-            tokio::task::spawn_blocking(move || lock(&rt.inner.session).export_html(&options))
-                .await
-                .map_err(ExportHtmlError::unexpected)?
-                .map_err(|e| match e {
-                    dreb_session::SessionError::ExportInMemory => ExportHtmlError::InMemorySession,
-                    dreb_session::SessionError::NothingToExport => ExportHtmlError::NothingToExport,
-                    other => ExportHtmlError::unexpected(other),
-                })?;
+        let path = tokio::task::spawn_blocking(move || rt.sessions.lock().export_html(&options))
+            .await
+            .map_err(ExportHtmlError::unexpected)?
+            .map_err(|e| match e {
+                dreb_session::SessionError::ExportInMemory => ExportHtmlError::InMemorySession,
+                dreb_session::SessionError::NothingToExport => ExportHtmlError::NothingToExport,
+                other => ExportHtmlError::unexpected(other),
+            })?;
         Ok(ExportHtmlResult {
             path: path.to_string_lossy().into_owned(),
         })
@@ -222,29 +221,28 @@ impl SessionHandler for Runtime {
         _ctx: &RequestContext,
         p: ImportJsonlParams,
     ) -> Result<CancelledResult, ImportJsonlError> {
-        let input = resolve_against(&self.inner.cwd, &p.input_path);
+        let input = resolve_against(&self.cwd, &p.input_path);
         if !input.exists() {
             return Err(ImportJsonlError::FileNotFound {
                 path: input.display().to_string(),
             });
         }
-        let imported = lock(&self.inner.session)
+        let imported = self
+            .sessions
+            .lock()
             .import_jsonl(&input)
             .map_err(ImportJsonlError::unexpected)?;
         // As in the reference: the copy is made, then switching to it can be cancelled.
-        if self
-            .switch_cancelled(SwitchReason::Resume, Some(&imported))
-            .await
-        {
+        if switch_cancelled(self, SwitchReason::Resume, Some(&imported)).await {
             return Ok(CancelledResult { cancelled: true });
         }
-        self.reset_for_new_session().await;
-        lock(&self.inner.session)
+        reset_for_new_session(self).await;
+        self.sessions
+            .lock()
             .set_session_file(&imported)
             .map_err(ImportJsonlError::unexpected)?;
-        self.sync_agent_from_session();
-        self.announce_session_start(SessionStartReason::Resume)
-            .await;
+        sync_agent_from_session(self);
+        crate::announce::session_start(&self.hooks, SessionStartReason::Resume).await;
         Ok(CancelledResult { cancelled: false })
     }
 
@@ -254,20 +252,17 @@ impl SessionHandler for Runtime {
         p: SwitchSessionParams,
     ) -> Result<CancelledResult, errors::SwitchSessionError> {
         use errors::SwitchSessionError as E;
-        let path = resolve_against(&self.inner.cwd, &p.session_path);
-        if self
-            .switch_cancelled(SwitchReason::Resume, Some(&path))
-            .await
-        {
+        let path = resolve_against(&self.cwd, &p.session_path);
+        if switch_cancelled(self, SwitchReason::Resume, Some(&path)).await {
             return Ok(CancelledResult { cancelled: true });
         }
-        self.reset_for_new_session().await;
-        lock(&self.inner.session)
+        reset_for_new_session(self).await;
+        self.sessions
+            .lock()
             .set_session_file(&path)
             .map_err(E::unexpected)?;
-        self.sync_agent_from_session();
-        self.announce_session_start(SessionStartReason::Resume)
-            .await;
+        sync_agent_from_session(self);
+        crate::announce::session_start(&self.hooks, SessionStartReason::Resume).await;
         Ok(CancelledResult { cancelled: false })
     }
 
@@ -277,9 +272,7 @@ impl SessionHandler for Runtime {
         p: DeleteSessionParams,
     ) -> Result<DeleteSessionResult, errors::DeleteSessionError> {
         use errors::DeleteSessionError as E;
-        let active = lock(&self.inner.session)
-            .session_file()
-            .map(Path::to_path_buf);
+        let active = self.sessions.lock().session_file().map(Path::to_path_buf);
         let path = p.session_path.clone();
         let method = tokio::task::spawn_blocking(move || {
             dreb_session::delete_session(&path, active.as_deref(), &dreb_session::Trash::from_env())
@@ -298,36 +291,37 @@ impl SessionHandler for Runtime {
 
     async fn fork(&self, _ctx: &RequestContext, p: ForkParams) -> Result<ForkResult, ForkError> {
         // A cancelled fork answers the text a fork would have returned; bad entries fail before the handlers.
-        let text = lock(&self.inner.session)
+        let text = self
+            .sessions
+            .lock()
             .fork_text(&p.entry_id)
             .map_err(fork_error)?;
         let event = SessionBeforeEvent::Fork {
             entry_id: p.entry_id.clone(),
         };
-        let skip_conversation_restore = match self.ask_session_before(&event).await {
-            SessionBeforeOutcome::Cancelled => {
-                return Ok(ForkResult {
-                    text,
-                    cancelled: true,
-                });
-            }
-            SessionBeforeOutcome::Continue {
-                skip_conversation_restore,
-                ..
-            } => skip_conversation_restore,
-        };
-        self.inner.agent.abort();
-        self.inner.agent.wait_for_idle().await;
-        let result = lock(&self.inner.session)
-            .fork(&p.entry_id)
-            .map_err(fork_error)?;
+        let skip_conversation_restore =
+            match crate::extensions::ask_session_before(self, &event).await {
+                SessionBeforeOutcome::Cancelled => {
+                    return Ok(ForkResult {
+                        text,
+                        cancelled: true,
+                    });
+                }
+                SessionBeforeOutcome::Continue {
+                    skip_conversation_restore,
+                    ..
+                } => skip_conversation_restore,
+            };
+        self.agent.abort();
+        self.agent.wait_for_idle().await;
+        let result = self.sessions.lock().fork(&p.entry_id).map_err(fork_error)?;
         // A handler may keep the agent's conversation as it is (the reference's `skipConversationRestore`).
         if !skip_conversation_restore {
-            self.sync_agent_from_session();
+            sync_agent_from_session(self);
         }
-        lock(&self.inner.queued).clear();
-        self.inner.agent.clear_all_queues();
-        self.announce_session_start(SessionStartReason::Fork).await;
+        self.queue.clear();
+        self.agent.clear_all_queues();
+        crate::announce::session_start(&self.hooks, SessionStartReason::Fork).await;
         Ok(ForkResult {
             text: result.text,
             cancelled: false,
@@ -340,7 +334,7 @@ impl SessionHandler for Runtime {
         _p: GetForkMessagesParams,
     ) -> Result<ForkMessagesResult, errors::GetForkMessagesError> {
         use errors::GetForkMessagesError as E;
-        let messages = lock(&self.inner.session).fork_messages();
+        let messages = self.sessions.lock().fork_messages();
         Ok(ForkMessagesResult {
             messages: wire(&messages).map_err(E::unexpected)?,
         })
@@ -351,20 +345,14 @@ impl SessionHandler for Runtime {
         _ctx: &RequestContext,
         _p: GetLastAssistantTextParams,
     ) -> Result<LastAssistantTextResult, errors::GetLastAssistantTextError> {
-        let text = self
-            .inner
-            .agent
-            .messages()
-            .iter()
-            .rev()
-            .find_map(|m| match m {
-                AgentMessage::Assistant(a)
-                    if !(a.content.is_empty() && a.stop_reason == dreb_ai::StopReason::Aborted) =>
-                {
-                    Some(a.text().trim().to_string())
-                }
-                _ => None,
-            });
+        let text = self.agent.messages().iter().rev().find_map(|m| match m {
+            AgentMessage::Assistant(a)
+                if !(a.content.is_empty() && a.stop_reason == dreb_ai::StopReason::Aborted) =>
+            {
+                Some(a.text().trim().to_string())
+            }
+            _ => None,
+        });
         Ok(LastAssistantTextResult {
             text: text.filter(|t| !t.is_empty()),
         })
@@ -380,11 +368,11 @@ impl SessionHandler for Runtime {
         if name.is_empty() {
             return Err(E::EmptyName);
         }
-        lock(&self.inner.session)
+        self.sessions
+            .lock()
             .set_session_name(&name)
             .map_err(E::unexpected)?;
-        self.inner
-            .outbox
+        self.outbox
             .send(&Event::SessionNameChanged(SessionNameChangedEvent { name }));
         Ok(())
     }
@@ -398,7 +386,7 @@ impl SessionListingHandler for Runtime {
         _p: ListSessionsParams,
     ) -> Result<SessionsResult, errors::ListSessionsError> {
         use errors::ListSessionsError as E;
-        let dir = lock(&self.inner.session).session_dir().to_path_buf();
+        let dir = self.sessions.lock().session_dir().to_path_buf();
         let sessions = tokio::task::spawn_blocking(move || {
             dreb_session::list_sessions(&dir, ListOptions::default())
         })
@@ -416,7 +404,7 @@ impl SessionListingHandler for Runtime {
         _p: ListAllSessionsParams,
     ) -> Result<SessionsResult, errors::ListAllSessionsError> {
         use errors::ListAllSessionsError as E;
-        let root = dreb_session::paths::sessions_root(&self.inner.agent_dir);
+        let root = dreb_session::paths::sessions_root(&self.agent_dir);
         let sessions = tokio::task::spawn_blocking(move || {
             dreb_session::list_all_sessions(&root, ListOptions::default())
         })
@@ -439,11 +427,11 @@ impl SessionTreeHandler for Runtime {
         ctx: &RequestContext,
         _p: GetTreeParams,
     ) -> Result<TreeResult, errors::GetTreeError> {
-        let tree = lock(&self.inner.session).tree_dto();
+        let tree = self.sessions.lock().tree_dto();
         // Written with the tree's own iterative encoder: the typed result goes through serde's recursion, which
         // a deep session (thousands of entries in a line) exceeds.
         if ctx.reply.is_attached() {
-            let held = self.inner.outbox.hold();
+            let held = self.outbox.hold();
             if ctx.reply.send_ok_encoded_in(&held, &tree) {
                 return Ok(TreeResult {
                     roots: Vec::new(),
@@ -459,8 +447,8 @@ impl SessionTreeHandler for Runtime {
         ctx: &RequestContext,
         p: NavigateTreeParams,
     ) -> Result<NavigateTreeResult, NavigateTreeError> {
-        self.ensure_idle()?;
-        if lock(&self.inner.session).entry(&p.target_id).is_none() {
+        ensure_idle(self)?;
+        if self.sessions.lock().entry(&p.target_id).is_none() {
             return Err(NavigateTreeError::EntryNotFound {
                 id: p.target_id.clone(),
             });
@@ -469,14 +457,16 @@ impl SessionTreeHandler for Runtime {
             cancelled: true,
             editor_text: None,
         };
-        let preparation = self.tree_preparation(&p);
-        let (supplied, overrides) = match self
-            .ask_session_before(&SessionBeforeEvent::TreeNavigation {
+        let preparation = crate::extensions::tree_preparation(&self.sessions, &p);
+        let (supplied, overrides) = match crate::extensions::ask_session_before(
+            self,
+            &SessionBeforeEvent::TreeNavigation {
                 target_id: p.target_id.clone(),
                 summarize: p.summarize == Some(true),
                 preparation,
-            })
-            .await
+            },
+        )
+        .await
         {
             SessionBeforeOutcome::Cancelled => return Ok(cancelled),
             SessionBeforeOutcome::Continue { supplied, tree, .. } => (supplied, tree),
@@ -489,7 +479,7 @@ impl SessionTreeHandler for Runtime {
             overrides.replace_instructions.or(p.replace_instructions) == Some(true);
         let label = overrides.label.or(p.label.clone());
         // The handlers may have taken a while: the session must still be idle (the reference checks again too).
-        self.ensure_idle()?;
+        ensure_idle(self)?;
         let mut summary = None;
         if let Some(s) = supplied.filter(|_| p.summarize == Some(true)) {
             summary = Some(BranchSummaryInput {
@@ -498,11 +488,11 @@ impl SessionTreeHandler for Runtime {
                 from_hook: Some(true),
             });
         } else if p.summarize == Some(true) {
-            let Some(model) = self.inner.agent.model() else {
+            let Some(model) = self.agent.model() else {
                 return Err(NavigateTreeError::NoModel);
             };
             let api_key = {
-                let registry = self.registry();
+                let registry = self.models.registry();
                 registry
                     .api_key_for(&model)
                     .map_err(|_| NavigateTreeError::NoApiKey {
@@ -510,7 +500,7 @@ impl SessionTreeHandler for Runtime {
                     })?
             };
             let entries: Vec<serde_json::Value> = {
-                let session = lock(&self.inner.session);
+                let session = self.sessions.lock();
                 let old_leaf = session.leaf_id().map(str::to_string);
                 let source = session.entries_for_branch_summary(old_leaf.as_deref(), &p.target_id);
                 source.entries.iter().map(|e| e.to_value()).collect()
@@ -518,16 +508,16 @@ impl SessionTreeHandler for Runtime {
             if !entries.is_empty() {
                 let budget = model
                     .context_window
-                    .saturating_sub(self.inner.settings.branch_summary_settings().reserve_tokens);
+                    .saturating_sub(self.settings.branch_summary_settings().reserve_tokens);
                 let prep = prepare_branch_summary(&entries, budget);
-                let cancel = self.inner.stop.child_token();
+                let cancel = self.stop.child_token();
                 let llm = SummaryLlm {
-                    client: &self.inner.providers,
+                    client: self.models.providers(),
                     model: &model,
                     api_key,
                     cancel,
                 };
-                self.inner.phase.begin_summary();
+                self.phase.begin_summary();
                 // The summary call is a long wait: later commands go ahead (as in the reference).
                 ctx.release_order();
                 let result = generate_branch_summary(
@@ -537,7 +527,7 @@ impl SessionTreeHandler for Runtime {
                     replace_instructions,
                 )
                 .await;
-                self.inner.phase.end_summary();
+                self.phase.end_summary();
                 match result {
                     Ok(s) => {
                         summary = Some(BranchSummaryInput {
@@ -555,12 +545,14 @@ impl SessionTreeHandler for Runtime {
                 }
             }
         }
-        let result = lock(&self.inner.session)
+        let result = self
+            .sessions
+            .lock()
             .navigate(&p.target_id, NavigateOptions { summary, label })
             .map_err(|e| NavigateTreeError::Failed {
                 message: e.to_string(),
             })?;
-        self.sync_agent_from_session();
+        sync_agent_from_session(self);
         Ok(NavigateTreeResult {
             cancelled: false,
             editor_text: result.editor_text,

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::catalog::RegistryCatalog;
 use crate::convert::wire;
-use crate::runtime::Runtime;
+use crate::services::Runtime;
 
 /// A context-trust `path` param is raw JSON (`raw: true` in rpc.yaml) so that `null`, numbers or objects get the
 /// reference's validation text rather than a decoding error; absent reads as `null`.
@@ -51,35 +51,33 @@ fn effective_values(snapshot: &mut Value) {
     }
 }
 
-impl Runtime {
-    /// Run a settings RPC operation off the async threads with a catalog of the available models. The operation
-    /// fails with the command's generated error (its text is rpc.yaml's); the blocking task's failure and the
-    /// conversion to the wire type are `unexpected`.
-    async fn settings_op<T, U, E>(
-        &self,
-        op: impl FnOnce(&SettingsManager, &RegistryCatalog) -> Result<T, E> + Send + 'static,
-        unexpected: fn(String) -> E,
-    ) -> Result<U, E>
-    where
-        T: serde::Serialize + Send + 'static,
-        U: serde::de::DeserializeOwned,
-        E: Send + 'static,
-    {
-        let catalog = {
-            let registry = self.registry();
-            RegistryCatalog::new(&registry)
-        };
-        let settings: Arc<SettingsManager> = self.inner.settings.clone();
-        let result = tokio::task::spawn_blocking(move || op(&settings, &catalog))
-            .await
-            .map_err(|e| unexpected(e.to_string()))??;
-        let mut value = wire::<_, Value>(&result).map_err(unexpected)?;
-        effective_values(&mut value);
-        if let Some(snapshot) = value.get_mut("settings") {
-            effective_values(snapshot);
-        }
-        wire(&value).map_err(unexpected)
+/// Run a settings RPC operation off the async threads with a catalog of the available models. The operation
+/// fails with the command's generated error (its text is rpc.yaml's); the blocking task's failure and the
+/// conversion to the wire type are `unexpected`.
+async fn settings_op<T, U, E>(
+    rt: &Runtime,
+    op: impl FnOnce(&SettingsManager, &RegistryCatalog) -> Result<T, E> + Send + 'static,
+    unexpected: fn(String) -> E,
+) -> Result<U, E>
+where
+    T: serde::Serialize + Send + 'static,
+    U: serde::de::DeserializeOwned,
+    E: Send + 'static,
+{
+    let catalog = {
+        let registry = rt.models.registry();
+        RegistryCatalog::new(&registry)
+    };
+    let settings: Arc<SettingsManager> = rt.settings.manager().clone();
+    let result = tokio::task::spawn_blocking(move || op(&settings, &catalog))
+        .await
+        .map_err(|e| unexpected(e.to_string()))??;
+    let mut value = wire::<_, Value>(&result).map_err(unexpected)?;
+    effective_values(&mut value);
+    if let Some(snapshot) = value.get_mut("settings") {
+        effective_values(snapshot);
     }
+    wire(&value).map_err(unexpected)
 }
 
 /// The `Settings` commands.
@@ -89,7 +87,8 @@ impl SettingsHandler for Runtime {
         _ctx: &RequestContext,
         _p: GetSettingsParams,
     ) -> Result<RpcSettingsSnapshot, errors::GetSettingsError> {
-        self.settings_op(
+        settings_op(
+            self,
             |s, c| s.get_settings(c),
             errors::GetSettingsError::Unexpected,
         )
@@ -103,12 +102,12 @@ impl SettingsHandler for Runtime {
     ) -> Result<RpcSettingsSetResult, errors::SetSettingsError> {
         // `settings` is raw JSON (`raw: true` in rpc.yaml): dreb-settings validates it with the reference's texts.
         let update = p.settings;
-        let result: RpcSettingsSetResult = self
-            .settings_op(
-                move |s, c| s.apply_update(update.as_ref(), c),
-                errors::SetSettingsError::Unexpected,
-            )
-            .await?;
+        let result: RpcSettingsSetResult = settings_op(
+            self,
+            move |s, c| s.apply_update(update.as_ref(), c),
+            errors::SetSettingsError::Unexpected,
+        )
+        .await?;
         // The live switches follow the persisted defaults only where the reference's set_settings does not:
         // set_settings changes defaults, not the running session.
         Ok(result)
@@ -123,7 +122,8 @@ impl ContextTrustHandler for Runtime {
         p: EvaluateContextTrustParams,
     ) -> Result<RpcContextTrustEvaluation, errors::EvaluateContextTrustError> {
         let path = raw_path(p.path);
-        self.settings_op(
+        settings_op(
+            self,
             move |s, _| s.evaluate_context_trust(&path),
             errors::EvaluateContextTrustError::Unexpected,
         )
@@ -136,7 +136,8 @@ impl ContextTrustHandler for Runtime {
         p: TrustContextFolderParams,
     ) -> Result<RpcContextTrustMutationResult, errors::TrustContextFolderError> {
         let path = raw_path(p.path);
-        self.settings_op(
+        settings_op(
+            self,
             move |s, c| s.trust_context_folder(&path, c),
             errors::TrustContextFolderError::Unexpected,
         )
@@ -149,7 +150,8 @@ impl ContextTrustHandler for Runtime {
         p: UntrustContextFolderParams,
     ) -> Result<RpcContextTrustMutationResult, errors::UntrustContextFolderError> {
         let path = raw_path(p.path);
-        self.settings_op(
+        settings_op(
+            self,
             move |s, c| s.untrust_context_folder(&path, c),
             errors::UntrustContextFolderError::Unexpected,
         )
@@ -162,7 +164,8 @@ impl ContextTrustHandler for Runtime {
         p: RemoveTrustedContextFolderParams,
     ) -> Result<RpcTrustedFolderRemovalResult, errors::RemoveTrustedContextFolderError> {
         let path = raw_path(p.path);
-        self.settings_op(
+        settings_op(
+            self,
             move |s, c| s.remove_trusted_context_folder(&path, c),
             errors::RemoveTrustedContextFolderError::Unexpected,
         )

@@ -9,8 +9,7 @@ use dreb_protocol::*;
 use serde_json::Value;
 
 use crate::convert::wire;
-use crate::runtime::Runtime;
-use crate::sync::lock;
+use crate::services::Runtime;
 
 pub(crate) fn snapshot_id(id: &Option<Value>) -> String {
     match id {
@@ -20,24 +19,23 @@ pub(crate) fn snapshot_id(id: &Option<Value>) -> String {
     }
 }
 
-impl Runtime {
-    pub(crate) fn capture_snapshot(
-        &self,
-        snapshot_id: String,
-    ) -> Result<RpcDashboardSnapshot, String> {
-        let state = self.state()?;
-        // Live messages while streaming; otherwise the persisted branch (it keeps attempts a retry dropped).
-        let messages: Vec<Value> = if self.inner.agent.is_streaming() {
-            self.message_values()
-        } else {
-            lock(&self.inner.session).build_session_context().messages
-        };
-        Ok(RpcDashboardSnapshot {
-            snapshot_id,
-            state,
-            messages: wire(&messages)?,
-            background_agents: wire(&self.inner.background.list())?,
-            pending_extension_ui_requests: self.inner.dialog_tracker.pending(),
-        })
-    }
+/// The snapshot of `state` (read by the caller, under the same hold of the outbox) and the rest of the session.
+pub(crate) fn capture_snapshot(
+    rt: &Runtime,
+    snapshot_id: String,
+    state: RpcSessionState,
+) -> Result<RpcDashboardSnapshot, String> {
+    // Live messages while streaming; otherwise the persisted branch (it keeps attempts a retry dropped).
+    let messages: Vec<Value> = if rt.agent.is_streaming() {
+        crate::convert::message_values(&rt.agent)
+    } else {
+        rt.sessions.lock().build_session_context().messages
+    };
+    Ok(RpcDashboardSnapshot {
+        snapshot_id,
+        state,
+        messages: wire(&messages)?,
+        background_agents: wire(&rt.background.list())?,
+        pending_extension_ui_requests: rt.dialogs.pending(),
+    })
 }

@@ -2,8 +2,6 @@
 
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use chrono::Local;
 use dreb_agent::{AgentMessage, available_thinking_levels};
@@ -13,10 +11,10 @@ use dreb_protocol::*;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::daily_cost::{REFRESH_AFTER, scan_daily_cost};
+use super::daily_cost::scan_daily_cost;
 use super::snapshot::snapshot_id;
 use crate::convert::wire;
-use crate::runtime::Runtime;
+use crate::services::Runtime;
 use crate::sync::lock;
 
 /// `get_messages` data (`{"messages": [...]}`) borrowed from the agent's state.
@@ -25,98 +23,97 @@ pub(crate) struct MessagesData<'a> {
     pub messages: &'a [AgentMessage],
 }
 
-impl Runtime {
-    /// `contextUsage`: the session's own estimate (last usage + trailing estimates), absent without a window.
-    pub(crate) fn context_usage(&self, model: Option<&Model>) -> Option<ContextUsage> {
-        let model = model?;
-        if model.context_window == 0 {
-            return None;
-        }
-        let (tail, usage_is_current) = self.context_tail_values();
-        let tokens = if usage_is_current {
-            dreb_compaction::estimate_context_tokens(&tail).tokens
+/// `contextUsage`: the session's own estimate (last usage + trailing estimates), absent without a window.
+pub(crate) fn context_usage(rt: &Runtime, model: Option<&Model>) -> Option<ContextUsage> {
+    let model = model?;
+    if model.context_window == 0 {
+        return None;
+    }
+    let (tail, usage_is_current) = context_tail_values(rt);
+    let tokens = if usage_is_current {
+        dreb_compaction::estimate_context_tokens(&tail).tokens
+    } else {
+        // Every usage on record was measured before the latest compaction, over the context as it was before
+        // the summary replaced it: estimate the context as it is now instead.
+        tail.iter()
+            .map(dreb_compaction::estimate_message_tokens)
+            .sum()
+    };
+    let window = model.context_window as f64;
+    Some(ContextUsage {
+        tokens: Some(tokens as i64),
+        context_window: model.context_window as i64,
+        percent: Some(JsNumber(tokens as f64 / window * 100.0)),
+    })
+}
+
+/// The messages the context estimate reads: the last assistant message with usable usage (not aborted, not
+/// an error) and everything after it, or every message when there is none. The estimate of this tail equals
+/// the estimate of the whole list, and only the tail is cloned and converted to JSON (`get_state` is polled
+/// often, and a long session would otherwise be copied and converted on every call).
+///
+/// The flag says whether the tail starts at such a message; without one (none yet, or only usage measured
+/// before the latest compaction) the tail is every message.
+fn context_tail_values(rt: &Runtime) -> (Vec<serde_json::Value>, bool) {
+    let (tail, usage_is_current): (Vec<AgentMessage>, bool) = rt.agent.with_state(|s| {
+        let (tail, current) = context_tail(&s.messages);
+        (tail.to_vec(), current)
+    });
+    let values = tail
+        .iter()
+        .filter_map(|m| serde_json::to_value(m).ok())
+        .collect();
+    (values, usage_is_current)
+}
+
+pub(crate) fn state(rt: &Runtime) -> Result<RpcSessionState, String> {
+    let agent = &rt.agent;
+    let model = agent.model();
+    let (session_file, session_id, session_name) = {
+        let s = rt.sessions.lock();
+        (
+            s.session_file().map(|p| p.to_string_lossy().into_owned()),
+            s.session_id().to_string(),
+            s.session_name(),
+        )
+    };
+    // Read in place (no copy of the list) and released before the other locks are taken.
+    let tasks = rt
+        .tasks
+        .with(|tasks| Deserialize::deserialize(tasks))
+        .map_err(|e| e.to_string())?;
+    let levels = match &model {
+        Some(m) => available_thinking_levels(m),
+        None => vec![dreb_ai::ThinkingLevel::Off],
+    };
+    // The run's phase in one reading.
+    let phase = rt.phase.view(agent.is_streaming());
+    Ok(RpcSessionState {
+        model: model.as_ref().map(wire_model).transpose()?,
+        scoped_models: crate::commands::model_select::scoped_models_for_state(rt)?,
+        tasks,
+        using_subscription: false,
+        thinking_level: agent.thinking_level(),
+        available_thinking_levels: levels,
+        is_streaming: phase.is_streaming,
+        is_retrying: phase.is_retrying,
+        retry_attempt: i64::from(phase.retry_attempt),
+        is_compacting: phase.is_compacting,
+        steering_mode: agent.steering_mode(),
+        follow_up_mode: agent.follow_up_mode(),
+        session_file: if rt.sessions.no_session() {
+            None
         } else {
-            // Every usage on record was measured before the latest compaction, over the context as it was before
-            // the summary replaced it: estimate the context as it is now instead.
-            tail.iter()
-                .map(dreb_compaction::estimate_message_tokens)
-                .sum()
-        };
-        let window = model.context_window as f64;
-        Some(ContextUsage {
-            tokens: Some(tokens as i64),
-            context_window: model.context_window as i64,
-            percent: Some(JsNumber(tokens as f64 / window * 100.0)),
-        })
-    }
-
-    /// The messages the context estimate reads: the last assistant message with usable usage (not aborted, not
-    /// an error) and everything after it, or every message when there is none. The estimate of this tail equals
-    /// the estimate of the whole list, and only the tail is cloned and converted to JSON (`get_state` is polled
-    /// often, and a long session would otherwise be copied and converted on every call).
-    ///
-    /// The flag says whether the tail starts at such a message; without one (none yet, or only usage measured
-    /// before the latest compaction) the tail is every message.
-    fn context_tail_values(&self) -> (Vec<serde_json::Value>, bool) {
-        let (tail, usage_is_current): (Vec<AgentMessage>, bool) =
-            self.inner.agent.with_state(|s| {
-                let (tail, current) = context_tail(&s.messages);
-                (tail.to_vec(), current)
-            });
-        let values = tail
-            .iter()
-            .filter_map(|m| serde_json::to_value(m).ok())
-            .collect();
-        (values, usage_is_current)
-    }
-
-    pub(crate) fn state(&self) -> Result<RpcSessionState, String> {
-        let agent = &self.inner.agent;
-        let model = agent.model();
-        let (session_file, session_id, session_name) = {
-            let s = lock(&self.inner.session);
-            (
-                s.session_file().map(|p| p.to_string_lossy().into_owned()),
-                s.session_id().to_string(),
-                s.session_name(),
-            )
-        };
-        // Read in place (no copy of the list) and released before the other locks are taken.
-        let tasks =
-            Deserialize::deserialize(&*lock(&self.inner.tasks)).map_err(|e| e.to_string())?;
-        let levels = match &model {
-            Some(m) => available_thinking_levels(m),
-            None => vec![dreb_ai::ThinkingLevel::Off],
-        };
-        // The run's phase in one reading.
-        let phase = self.inner.phase.view(agent.is_streaming());
-        Ok(RpcSessionState {
-            model: model.as_ref().map(wire_model).transpose()?,
-            scoped_models: self.scoped_models_for_state()?,
-            tasks,
-            using_subscription: false,
-            thinking_level: agent.thinking_level(),
-            available_thinking_levels: levels,
-            is_streaming: phase.is_streaming,
-            is_retrying: phase.is_retrying,
-            retry_attempt: i64::from(phase.retry_attempt),
-            is_compacting: phase.is_compacting,
-            steering_mode: agent.steering_mode(),
-            follow_up_mode: agent.follow_up_mode(),
-            session_file: if self.inner.no_session {
-                None
-            } else {
-                session_file
-            },
-            session_id,
-            session_name,
-            auto_compaction_enabled: self.inner.auto_compaction.load(Ordering::Acquire),
-            message_count: agent.with_state(|s| s.messages.len()) as i64,
-            pending_message_count: lock(&self.inner.queued).len() as i64,
-            context_usage: self.context_usage(model.as_ref()),
-            model_fallback_message: self.inner.model_fallback_message.clone(),
-        })
-    }
+            session_file
+        },
+        session_id,
+        session_name,
+        auto_compaction_enabled: rt.settings.auto_compaction(),
+        message_count: agent.with_state(|s| s.messages.len()) as i64,
+        pending_message_count: rt.queue.len() as i64,
+        context_usage: context_usage(rt, model.as_ref()),
+        model_fallback_message: rt.models.fallback_message(),
+    })
 }
 
 /// The protocol form of `model`. The last conversion is kept: `get_state` is polled often and the model rarely
@@ -199,7 +196,7 @@ impl StateHandler for Runtime {
         _p: GetStateParams,
     ) -> Result<RpcSessionState, errors::GetStateError> {
         use errors::GetStateError as E;
-        self.state().map_err(E::unexpected)
+        state(self).map_err(E::unexpected)
     }
 
     async fn get_dashboard_snapshot(
@@ -209,8 +206,13 @@ impl StateHandler for Runtime {
     ) -> Result<RpcDashboardSnapshot, errors::GetDashboardSnapshotError> {
         use errors::GetDashboardSnapshotError as E;
         let id = snapshot_id(&ctx.id);
-        let held = self.inner.outbox.hold();
-        let snapshot = self.capture_snapshot(id.clone()).map_err(E::unexpected)?;
+        let held = self.outbox.hold();
+        let snapshot = crate::commands::snapshot::capture_snapshot(
+            self,
+            id.clone(),
+            state(self).map_err(E::unexpected)?,
+        )
+        .map_err(E::unexpected)?;
         held.send(&Event::DashboardSnapshotBarrier(
             DashboardSnapshotBarrierEvent { snapshot_id: id },
         ));
@@ -225,21 +227,19 @@ impl StateHandler for Runtime {
         _p: GetResourcesParams,
     ) -> Result<RpcResources, errors::GetResourcesError> {
         use errors::GetResourcesError as E;
-        self.extensions_ready().await;
-        let extras = &self.inner.extras;
-        let extensions = self.extension_resource_values();
+        self.extensions.ready().await;
+        let extensions = self.extensions.resource_values();
         let mut value = {
-            let r = lock(&extras.resources);
+            let r = self.resources.lock();
             json!({
                 "contextFiles": r.context_files.iter().map(|p| json!({"path": p.to_string_lossy()})).collect::<Vec<_>>(),
                 "skills": r.visible_skills().map(|s| json!({"name": s.name, "description": s.description})).collect::<Vec<_>>(),
                 "extensions": extensions,
                 "promptTemplates": r.prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
-                "systemPromptPresent": extras.system_prompt.is_some()
-                    || extras.append_system_prompt.as_deref().is_some_and(|a| !a.is_empty()),
+                "systemPromptPresent": self.resources.system_prompt_present(),
             })
         };
-        if let Some(servers) = self.mcp_resource_infos() {
+        if let Some(servers) = self.mcp.resource_infos() {
             value["mcpServers"] = serde_json::to_value(servers).map_err(E::unexpected)?;
         }
         wire(&value).map_err(E::unexpected)
@@ -251,7 +251,7 @@ impl StateHandler for Runtime {
         _p: GetGitBranchParams,
     ) -> Result<GitBranchResult, errors::GetGitBranchError> {
         Ok(GitBranchResult {
-            branch: git_branch(&self.inner.cwd),
+            branch: git_branch(&self.cwd),
         })
     }
 
@@ -261,21 +261,18 @@ impl StateHandler for Runtime {
         _p: GetDailyCostParams,
     ) -> Result<DailyCostResult, errors::GetDailyCostError> {
         use errors::GetDailyCostError as E;
-        let cached = *lock(&self.inner.extras.daily_cost);
-        if let Some((cost, at)) = cached
-            && at.elapsed() < REFRESH_AFTER
-        {
+        if let Some(cost) = self.daily_cost.fresh() {
             return Ok(DailyCostResult {
                 cost: JsNumber(cost),
             });
         }
-        let sessions_dir = self.inner.agent_dir.join("sessions");
+        let sessions_dir = self.agent_dir.join("sessions");
         let cost = tokio::task::spawn_blocking(move || {
             scan_daily_cost(&sessions_dir, Local::now().date_naive())
         })
         .await
         .map_err(E::unexpected)?;
-        *lock(&self.inner.extras.daily_cost) = Some((cost, Instant::now()));
+        self.daily_cost.store(cost);
         Ok(DailyCostResult {
             cost: JsNumber(cost),
         })
@@ -291,8 +288,8 @@ impl StateHandler for Runtime {
             // Encoded straight from the agent's messages into the frame: no copy of them, no typed result (the
             // JSON is the same: `get_messages_frame_matches_the_typed_result`). The outbox is held first (lock
             // order: outbox before runtime state).
-            let held = self.inner.outbox.hold();
-            let sent = self.inner.agent.with_state(|s| {
+            let held = self.outbox.hold();
+            let sent = self.agent.with_state(|s| {
                 ctx.reply.send_ok_encoded_in(
                     &held,
                     &MessagesData {
@@ -307,7 +304,7 @@ impl StateHandler for Runtime {
             }
         }
         Ok(MessagesResult {
-            messages: wire(&self.inner.agent.messages()).map_err(E::unexpected)?,
+            messages: wire(&self.agent.messages()).map_err(E::unexpected)?,
         })
     }
 }

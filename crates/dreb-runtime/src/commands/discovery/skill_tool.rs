@@ -13,8 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Skill;
 use super::expand::expand_skill;
-use crate::runtime::Inner;
-use crate::sync::lock;
+use crate::services::Services;
 
 #[derive(Debug, Deserialize)]
 struct Params {
@@ -23,12 +22,12 @@ struct Params {
 }
 
 pub(crate) struct SkillTool {
-    inner: Weak<Inner>,
+    inner: Weak<Services>,
     def: ToolDefinition,
 }
 
 impl SkillTool {
-    pub fn new(inner: Weak<Inner>) -> Self {
+    pub fn new(inner: Weak<Services>) -> Self {
         SkillTool {
             inner,
             def: ToolDefinition {
@@ -121,11 +120,8 @@ impl Tool for SkillTool {
             .inner
             .upgrade()
             .ok_or_else(|| ToolError::new("The session has ended"))?;
-        let session_id = lock(&inner.session).session_id().to_string();
-        let skills: Vec<Skill> = lock(&inner.extras.resources)
-            .visible_skills()
-            .cloned()
-            .collect();
+        let session_id = inner.sessions.lock().session_id().to_string();
+        let skills: Vec<Skill> = inner.resources.lock().visible_skills().cloned().collect();
         Ok(invoke_skill(
             &skills,
             &p.skill,
