@@ -164,6 +164,9 @@ class Env:
             json.dump({"compaction": {"enabled": False}, "retry": {"enabled": False}}, f)
         self.vars = {"PATH": os.environ.get("PATH", ""), "HOME": self.home, "DREB_CODING_AGENT_DIR": self.agent_dir,
                      "NO_COLOR": "1"}
+        # Where our binary finds its Node extension host (for a side given `-e ext.ts`): passed through when set.
+        if "DREB_EXTENSION_HOST" in os.environ:
+            self.vars["DREB_EXTENSION_HOST"] = os.environ["DREB_EXTENSION_HOST"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -294,6 +297,10 @@ def m_session(impl, env, opts):
 def m_tools(impl, env, opts):
     a = Agent(impl, env, ["--no-session"], cwd=opts.tree)
     a.request({"id": "s", "type": "get_state"})
+    # One answered prompt first, so that what a first prompt waits for (extensions, MCP servers, a lazy start) is
+    # not timed as part of the turn.
+    a.send({"id": "w", "type": "prompt", "message": "warmup"})
+    a.until(lambda l: l.startswith(b'{"type":"agent_end"'))
     c0 = proc_cpu_ms(a.pid, children=True)
     t0 = time.perf_counter()
     a.send({"id": "p", "type": "prompt", "message": "toolturn"})
@@ -364,6 +371,7 @@ def mock_scenario(opts):
     for n in opts.stream_sizes:
         turns.append({"when": {"lastUserContains": f"stream-{n}-"}, "repeat": True,
                       "text": ["0123456789abcde "] * n})
+    turns.append({"when": {"lastUserContains": "warmup"}, "repeat": True, "text": ["Ready."]})
     turns.append({"when": {"lastUserContains": "toolturn", "afterToolResult": False}, "repeat": True,
                   "toolCalls": TOOL_CALLS})
     turns.append({"when": {"afterToolResult": True}, "repeat": True, "text": ["Done."]})
