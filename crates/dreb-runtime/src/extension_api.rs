@@ -216,7 +216,6 @@ async fn serve_extension(
     extension: &str,
     command: Command,
 ) -> Result<ResponseData, String> {
-    let inner = &**rt;
     Ok(match command {
         Command::GetContext(_) => ResponseData::GetContext(extension_context(rt)?),
         Command::GetSession(_) => ResponseData::GetSession(session_view(rt)?),
@@ -240,8 +239,7 @@ async fn serve_extension(
             ResponseData::SendUserMessage
         }
         Command::AppendEntry(p) => {
-            inner
-                .sessions
+            rt.sessions
                 .lock()
                 .append_custom_entry(&p.custom_type, p.data)
                 .map_err(|e| e.to_string())?;
@@ -258,15 +256,14 @@ async fn serve_extension(
             ResponseData::SetSessionName
         }
         Command::SetLabel(p) => {
-            inner
-                .sessions
+            rt.sessions
                 .lock()
                 .append_label_change(&p.entry_id, p.label.as_deref())
                 .map_err(|e| e.to_string())?;
             ResponseData::SetLabel
         }
         Command::SetActiveTools(p) => {
-            inner.tools.set_active(p.tool_names);
+            rt.tools.set_active(p.tool_names);
             crate::extensions::apply_tools(rt);
             ResponseData::SetActiveTools
         }
@@ -395,19 +392,19 @@ async fn serve_extension(
             ResponseData::Reload
         }
         Command::UiSelect(p) => ResponseData::UiSelect(ext::ValueResult {
-            value: inner
+            value: rt
                 .dialogs
                 .select(&p.title, &p.options, dialog_timeout(p.timeout))
                 .await,
         }),
         Command::UiConfirm(p) => ResponseData::UiConfirm(ext::ConfirmResult {
-            confirmed: inner
+            confirmed: rt
                 .dialogs
                 .confirm(&p.title, &p.message, dialog_timeout(p.timeout))
                 .await,
         }),
         Command::UiInput(p) => ResponseData::UiInput(ext::ValueResult {
-            value: inner
+            value: rt
                 .dialogs
                 .input(
                     &p.title,
@@ -417,11 +414,11 @@ async fn serve_extension(
                 .await,
         }),
         Command::UiEditor(p) => ResponseData::UiEditor(ext::ValueResult {
-            value: inner.dialogs.editor(&p.title, p.prefill.as_deref()).await,
+            value: rt.dialogs.editor(&p.title, p.prefill.as_deref()).await,
         }),
         Command::UiAsk(p) => {
             let questions = convert(&p.questions)?;
-            let answers = inner
+            let answers = rt
                 .dialogs
                 .ask(p.title.as_deref(), questions, dialog_timeout(p.timeout))
                 .await
@@ -437,11 +434,11 @@ async fn serve_extension(
                 Some(t) => Some(convert(t)?),
                 None => None,
             };
-            inner.dialogs.notify(&p.message, kind);
+            rt.dialogs.notify(&p.message, kind);
             ResponseData::UiNotify
         }
         Command::UiSetStatus(p) => {
-            inner.dialogs.set_status(&p.key, p.text.as_deref());
+            rt.dialogs.set_status(&p.key, p.text.as_deref());
             ResponseData::UiSetStatus
         }
         Command::UiSetWidget(p) => {
@@ -449,15 +446,15 @@ async fn serve_extension(
                 Some(t) => Some(convert(t)?),
                 None => None,
             };
-            inner.dialogs.set_widget(&p.key, p.lines, placement);
+            rt.dialogs.set_widget(&p.key, p.lines, placement);
             ResponseData::UiSetWidget
         }
         Command::UiSetTitle(p) => {
-            inner.dialogs.set_title(&p.title);
+            rt.dialogs.set_title(&p.title);
             ResponseData::UiSetTitle
         }
         Command::UiSetEditorText(p) => {
-            inner.dialogs.set_editor_text(&p.text);
+            rt.dialogs.set_editor_text(&p.text);
             ResponseData::UiSetEditorText
         }
         // Answered by the extension host itself; never forwarded.
@@ -468,10 +465,9 @@ async fn serve_extension(
 }
 
 fn extension_context(rt: &Runtime) -> Result<ext::ExtensionContext, String> {
-    let inner = &**rt;
-    let agent = &inner.agent;
+    let agent = &rt.agent;
     let (session_id, session_file, session_name, leaf_id) = {
-        let s = inner.sessions.lock();
+        let s = rt.sessions.lock();
         (
             s.session_id().to_string(),
             s.session_file().map(|p| p.to_string_lossy().into_owned()),
@@ -484,10 +480,10 @@ fn extension_context(rt: &Runtime) -> Result<ext::ExtensionContext, String> {
         None => None,
     };
     Ok(ext::ExtensionContext {
-        cwd: inner.cwd.to_string_lossy().into_owned(),
-        has_ui: inner.extensions.options().has_ui,
+        cwd: rt.cwd.to_string_lossy().into_owned(),
+        has_ui: rt.extensions.options().has_ui,
         is_idle: !rt.phase.is_busy(&rt.agent),
-        has_pending_messages: !inner.queue.is_empty(),
+        has_pending_messages: !rt.queue.is_empty(),
         model,
         thinking_level: convert(&agent.thinking_level())?,
         session_id,
@@ -551,7 +547,6 @@ fn tool_infos(rt: &Runtime) -> Vec<ext::ToolInfo> {
 /// `send_message`: queued while streaming (`steer` by default, `followUp`, or held for the next prompt with
 /// `nextTurn`); appended when idle, and a run started with it when `triggerTurn`.
 fn extension_send_message(rt: &Runtime, p: ext::SendMessageParams) -> Result<(), String> {
-    let inner = &**rt;
     let message = AgentMessage::Custom(CustomMessage {
         custom_type: p.message.custom_type,
         content: convert(&p.message.content)?,
@@ -560,32 +555,32 @@ fn extension_send_message(rt: &Runtime, p: ext::SendMessageParams) -> Result<(),
         timestamp: dreb_agent::agent::now_ms(),
     });
     if p.deliver_as == Some(ext::DeliverAs::NextTurn) {
-        inner.queue.hold_for_next_turn(message);
+        rt.queue.hold_for_next_turn(message);
         return Ok(());
     }
     if rt.phase.is_busy(&rt.agent) {
         match p.deliver_as {
-            Some(ext::DeliverAs::FollowUp) => inner.agent.follow_up(message),
-            _ => inner.agent.steer(message),
+            Some(ext::DeliverAs::FollowUp) => rt.agent.follow_up(message),
+            _ => rt.agent.steer(message),
         }
         return Ok(());
     }
     if p.trigger_turn == Some(true) {
-        return inner
+        return rt
             .agent
             .start_prompt(vec![message])
             .map(|_| ())
             .map_err(|e| e.to_string());
     }
     // Idle: into the conversation and the session file, with the events a host sees for any message.
-    inner.agent.append_message(message.clone());
-    inner.outbox.send(&AgentEvent::MessageStart {
+    rt.agent.append_message(message.clone());
+    rt.outbox.send(&AgentEvent::MessageStart {
         message: message.clone(),
     });
-    inner.outbox.send(&AgentEvent::MessageEnd {
+    rt.outbox.send(&AgentEvent::MessageEnd {
         message: message.clone(),
     });
-    let mut session = inner.sessions.lock();
+    let mut session = rt.sessions.lock();
     crate::persist::append_agent_message(&mut session, &message).map_err(|e| e.to_string())?;
     Ok(())
 }

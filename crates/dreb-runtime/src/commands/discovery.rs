@@ -22,23 +22,22 @@ pub(crate) use resources::*;
 
 pub(crate) fn reload_blocking(rt: &Runtime) -> Result<(), errors::ReloadError> {
     use errors::ReloadError as E;
-    let inner = &**rt;
-    for e in inner.settings.reload() {
+    for e in rt.settings.reload() {
         tracing::warn!("{e}");
     }
     {
-        let mut registry = inner.models.registry_mut();
+        let mut registry = rt.models.registry_mut();
         registry.refresh();
         if let Some(err) = registry.error() {
             return Err(E::Failed {
                 message: err.to_string(),
             });
         }
-        if let Some(model) = inner.agent.model() {
+        if let Some(model) = rt.agent.model() {
             let from_models_json = registry
                 .prompt_settings(&model.provider, &model.id)
                 .is_some();
-            let from_settings = inner
+            let from_settings = rt
                 .settings
                 .model_prompt_settings(&model.provider, &model.id)
                 .map_err(E::unexpected)?;
@@ -49,15 +48,10 @@ pub(crate) fn reload_blocking(rt: &Runtime) -> Result<(), errors::ReloadError> {
             }
         }
     }
-    let resources = load_resources(
-        &inner.cwd,
-        &inner.agent_dir,
-        &inner.settings,
-        inner.resources.flags(),
-    );
-    inner.resources.replace(resources);
+    let resources = load_resources(&rt.cwd, &rt.agent_dir, &rt.settings, rt.resources.flags());
+    rt.resources.replace(resources);
     let (context_files, diagnostics) =
-        dreb_settings::context_files::load_project_context_files(&inner.cwd, &inner.agent_dir);
+        dreb_settings::context_files::load_project_context_files(&rt.cwd, &rt.agent_dir);
     for d in diagnostics {
         tracing::warn!("{}", d.message);
     }
@@ -72,14 +66,13 @@ pub(crate) fn extend_resources(
     skills: Vec<std::path::PathBuf>,
     prompts: Vec<std::path::PathBuf>,
 ) {
-    let inner = &**rt;
-    let mut flags = inner.resources.flags().clone();
+    let mut flags = rt.resources.flags().clone();
     flags.skills.extend(skills);
     flags.prompt_templates.extend(prompts);
-    let resources = load_resources(&inner.cwd, &inner.agent_dir, &inner.settings, &flags);
-    inner.resources.replace(resources);
+    let resources = load_resources(&rt.cwd, &rt.agent_dir, &rt.settings, &flags);
+    rt.resources.replace(resources);
     let (context_files, _) =
-        dreb_settings::context_files::load_project_context_files(&inner.cwd, &inner.agent_dir);
+        dreb_settings::context_files::load_project_context_files(&rt.cwd, &rt.agent_dir);
     rebuild_system_prompt(rt, &context_files);
 }
 
@@ -91,28 +84,27 @@ pub(crate) fn skill_tool(rt: &Runtime) -> std::sync::Arc<dyn dreb_agent::Tool> {
 /// Build the system prompt from the session's tools, prompt options, current skills and `context_files` (dated
 /// today) and give it to the agent: at startup and on `reload`.
 pub(crate) fn rebuild_system_prompt(rt: &Runtime, context_files: &[ContextFile]) {
-    let inner = &**rt;
-    let custom = inner
+    let custom = rt
         .resources
         .custom_prompt()
-        .map(|s| text_or_file(s, &inner.cwd));
-    let append = inner
+        .map(|s| text_or_file(s, &rt.cwd));
+    let append = rt
         .resources
         .append_prompt()
-        .map(|s| text_or_file(s, &inner.cwd));
-    let skills = inner.resources.lock().model_skills();
+        .map(|s| text_or_file(s, &rt.cwd));
+    let skills = rt.resources.lock().model_skills();
     let date = chrono::Local::now().format("%Y-%m-%d").to_string();
     let prompt = build_system_prompt(&PromptParts {
         custom: custom.as_deref(),
         append: append.as_deref(),
-        tools: inner.tools.names(),
+        tools: rt.tools.names(),
         context_files,
         skills: &skills,
-        cwd: &inner.cwd,
+        cwd: &rt.cwd,
         date: &date,
     });
-    inner.resources.set_base_system_prompt(prompt.clone());
-    inner.agent.set_system_prompt(prompt);
+    rt.resources.set_base_system_prompt(prompt.clone());
+    rt.agent.set_system_prompt(prompt);
 }
 
 /// The `Discovery` commands.
