@@ -7,7 +7,6 @@
 
 use std::path::{MAIN_SEPARATOR, Path};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::js::js_trim;
@@ -38,25 +37,7 @@ pub struct ContextTrustMatch {
     pub trusted_root: Option<String>,
 }
 
-/// `state` of an [`RpcContextTrustEvaluation`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ContextTrustState {
-    Untrusted,
-    TrustedRoot,
-    Unrestricted,
-}
-
-/// `evaluate_context_trust` result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RpcContextTrustEvaluation {
-    pub canonical_target: String,
-    pub state: ContextTrustState,
-    /// Present only for `trusted-root`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub granting_root: Option<String>,
-}
+pub use dreb_protocol::{ContextTrustState, RpcContextTrustEvaluation};
 
 /// True when `path` equals `root` or lies below it on a segment boundary.
 pub fn is_within_canonical_root(root: &str, path: &str) -> bool {

@@ -4,7 +4,8 @@
 //!   merged view, typed getters, persisting setters (locked, key-level, atomic writes).
 //! * RPC API on the manager: [`SettingsManager::get_settings`], [`SettingsManager::snapshot`],
 //!   [`SettingsManager::apply_update`] (`set_settings`) and the four trust commands, returning
-//!   wire DTOs ([`RpcSettingsSnapshot`], ...) and exact reference error texts.
+//!   the spec's types ([`RpcSettingsSnapshot`], ... from `dreb-protocol`) and each command's generated error
+//!   type (its texts are rpc.yaml's).
 //! * [`ModelCatalog`]: what validation needs from the model registry.
 //! * [`context_files`]: session-start AGENTS.md/CLAUDE.md scan and the prompt section.
 //! * [`context_trust`] and [`nested_context`]: trust decisions and lazy nested loading.
@@ -42,7 +43,7 @@
 //! // set_settings: validated as a whole, then written in one locked, atomic update.
 //! let update = json!({"defaultProvider": "mock", "defaultModel": "mock-model", "retryEnabled": false});
 //! let result = settings.apply_update(Some(&update), &registry).unwrap();
-//! assert!(!result.settings.retry_enabled);
+//! assert!(!result.retry_enabled);
 //! let err = settings.apply_update(Some(&json!({"transport": "http"})), &registry).unwrap_err();
 //! assert_eq!(err.to_string(), "Invalid transport: \"http\". Valid values: sse, websocket, auto");
 //!
@@ -79,6 +80,6 @@ pub use model_catalog::{ModelCatalog, ModelInfo, ScopeResolution, ScopeWarning, 
 pub use nested_context::{NestedContextState, compute_nested_context_block};
 pub use rpc::{
     EnabledModelsSource, ModelsUnavailable, RpcContextTrustMutationResult, RpcScopedModel,
-    RpcSetSettingsResult, RpcSettingsSnapshot, RpcTrustedFolderRemovalResult,
+    RpcSettingsSetResult, RpcSettingsSnapshot, RpcTrustedFolderRemovalResult,
 };
 pub use settings_file::{SettingsEdit, SettingsFileError};

@@ -1,8 +1,6 @@
 //! The slice of the model registry that settings validation needs, as a trait so the runtime
 //! can plug in the real registry (and tests a fake).
 
-use serde::{Deserialize, Serialize};
-
 /// Every thinking level, lowest first (also the order used in error texts): the spec's `ThinkingLevel` values.
 pub const VALID_THINKING_LEVELS: &[&str] = dreb_types::ThinkingLevel::VALUES;
 
@@ -40,15 +38,11 @@ pub struct ScopedModel {
     pub thinking_level: Option<String>,
 }
 
-/// A resolver diagnostic tied to the raw pattern that produced it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScopeWarning {
-    pub pattern: String,
-    pub message: String,
-}
+/// A resolver diagnostic tied to the raw pattern that produced it (the spec's `RpcModelScopeWarning`).
+pub type ScopeWarning = dreb_protocol::RpcModelScopeWarning;
 
 /// Ordered result of resolving `enabledModels` patterns.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScopeResolution {
     pub models: Vec<ScopedModel>,
     pub warnings: Vec<ScopeWarning>,

@@ -5,8 +5,6 @@
 
 use std::path::Path;
 
-use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use dreb_protocol::errors::{
@@ -25,7 +23,7 @@ use crate::manager::{
     SettingsError, SettingsManager, agent_models_edit, context_trust_edits, enabled_models_edit,
 };
 use crate::model_catalog::{
-    ModelCatalog, ModelInfo, ScopeWarning, UnsupportedThinkingLevel, is_valid_thinking_level,
+    ModelCatalog, ModelInfo, UnsupportedThinkingLevel, is_valid_thinking_level,
     validate_thinking_level_for_model,
 };
 use crate::settings_file::SettingsEdit;
@@ -175,91 +173,74 @@ impl From<UnsupportedThinkingLevel> for SetSettingsError {
     }
 }
 
-/// `RpcScopedModel`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RpcScopedModel {
-    pub provider: String,
-    pub id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_level: Option<String>,
+pub use dreb_protocol::{
+    EnabledModelsSource, RpcContextTrustMutationResult, RpcModelScopeWarning, RpcScopedModel,
+    RpcSettingsSetResult, RpcSettingsSnapshot, RpcTrustedFolderRemovalResult,
+    SubagentArbiterSettings,
+};
+
+/// A value settings.json holds as the spec's type, or `None` with a warning when it is outside the protocol's
+/// range (a misspelled thinking level, say, which the reference's own setters can write): the snapshot reports
+/// what the runtime uses instead, and one bad value on disk never breaks reading or writing the rest (the file
+/// keeps what it holds).
+fn in_effect<T: serde::de::DeserializeOwned>(key: &str, value: &Value) -> Option<T> {
+    match T::deserialize(value) {
+        Ok(v) => Some(v),
+        Err(_) => {
+            tracing::warn!(%key, %value, "settings.json holds a value outside the protocol's range; reporting the one in effect");
+            None
+        }
+    }
 }
 
-/// Where the effective `enabledModels` comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EnabledModelsSource {
-    Default,
-    Global,
-    Project,
-}
-
-/// `RpcSettingsSnapshot` (the `get_settings` data), fields in wire order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RpcSettingsSnapshot {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_provider: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_model: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_thinking_level: Option<String>,
-    pub steering_mode: String,
-    pub follow_up_mode: String,
-    pub compaction_enabled: bool,
-    pub retry_enabled: bool,
-    pub max_concurrent_subagents: u64,
-    pub image_auto_resize: bool,
-    pub block_images: bool,
-    pub enable_skill_commands: bool,
-    pub auto_load_nested_context: bool,
-    pub trusted_context_folders: Vec<String>,
-    pub effective_trusted_context_roots: Vec<String>,
-    pub transport: String,
-    pub hide_thinking_block: bool,
-    pub agent_models: IndexMap<String, Vec<String>>,
-    /// The global policy object exactly as stored.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subagent_arbiter: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enabled_models: Option<Vec<String>>,
-    pub resolved_scoped_models: Vec<RpcScopedModel>,
-    pub scope_warnings: Vec<ScopeWarning>,
-    pub has_project_enabled_models_override: bool,
-    pub enabled_models_source: EnabledModelsSource,
+/// The stored Dispatch Arbiter policy as the spec types it: each field that does not fit is left out (a disabled
+/// policy keeps its other fields unvalidated, so a stale `thinking` may be on disk).
+fn arbiter_in_effect(stored: &Value) -> Option<SubagentArbiterSettings> {
+    let Value::Object(policy) = stored else {
+        tracing::warn!(value = %stored, "settings.json's subagentArbiter is not an object; reporting none");
+        return None;
+    };
+    fn field<T: serde::de::DeserializeOwned>(policy: &Map<String, Value>, key: &str) -> Option<T> {
+        policy
+            .get(key)
+            .and_then(|v| in_effect(&format!("subagentArbiter.{key}"), v))
+    }
+    Some(SubagentArbiterSettings {
+        enabled: field(policy, "enabled"),
+        model: field(policy, "model"),
+        thinking: field(policy, "thinking"),
+        guide_path: field(policy, "guidePath"),
+    })
 }
 
 /// `set_settings` data: the snapshot plus `warnings` when a project value shadows the change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RpcSetSettingsResult {
-    #[serde(flatten)]
-    pub settings: RpcSettingsSnapshot,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warnings: Option<Vec<String>>,
-}
-
-/// `trust_context_folder` / `untrust_context_folder` data.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RpcContextTrustMutationResult {
-    pub evaluation: RpcContextTrustEvaluation,
-    pub settings: RpcSettingsSnapshot,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub added_root: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub removed_root: Option<String>,
-}
-
-/// `remove_trusted_context_folder` data.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RpcTrustedFolderRemovalResult {
-    pub settings: RpcSettingsSnapshot,
-    pub removed_folder: String,
+fn set_result(s: RpcSettingsSnapshot, warnings: Option<Vec<String>>) -> RpcSettingsSetResult {
+    RpcSettingsSetResult {
+        default_provider: s.default_provider,
+        default_model: s.default_model,
+        default_thinking_level: s.default_thinking_level,
+        steering_mode: s.steering_mode,
+        follow_up_mode: s.follow_up_mode,
+        compaction_enabled: s.compaction_enabled,
+        retry_enabled: s.retry_enabled,
+        max_concurrent_subagents: s.max_concurrent_subagents,
+        image_auto_resize: s.image_auto_resize,
+        block_images: s.block_images,
+        enable_skill_commands: s.enable_skill_commands,
+        auto_load_nested_context: s.auto_load_nested_context,
+        trusted_context_folders: s.trusted_context_folders,
+        effective_trusted_context_roots: s.effective_trusted_context_roots,
+        transport: s.transport,
+        hide_thinking_block: s.hide_thinking_block,
+        agent_models: s.agent_models,
+        subagent_arbiter: s.subagent_arbiter,
+        enabled_models: s.enabled_models,
+        resolved_scoped_models: s.resolved_scoped_models,
+        scope_warnings: s.scope_warnings,
+        has_project_enabled_models_override: s.has_project_enabled_models_override,
+        enabled_models_source: s.enabled_models_source,
+        warnings,
+    }
 }
 
 fn available(catalog: &dyn ModelCatalog) -> Result<Vec<ModelInfo>, ModelsUnavailable> {
@@ -311,25 +292,31 @@ impl SettingsManager {
         let has_project_override = self.has_project_enabled_models_override();
         let patterns = enabled_models.clone().unwrap_or_default();
         let scope = catalog.resolve_scope(&patterns, available);
+        fn string<T: serde::de::DeserializeOwned>(key: &str, v: String) -> Option<T> {
+            in_effect(key, &Value::String(v))
+        }
         RpcSettingsSnapshot {
             default_provider: self.default_provider(),
             default_model: self.default_model(),
-            default_thinking_level: self.default_thinking_level(),
-            steering_mode: self.steering_mode(),
-            follow_up_mode: self.follow_up_mode(),
+            default_thinking_level: self
+                .default_thinking_level()
+                .and_then(|v| string("defaultThinkingLevel", v)),
+            steering_mode: string("steeringMode", self.steering_mode()).unwrap_or_default(),
+            follow_up_mode: string("followUpMode", self.follow_up_mode()).unwrap_or_default(),
             compaction_enabled: self.compaction_enabled(),
             retry_enabled: self.retry_enabled(),
-            max_concurrent_subagents: self.max_concurrent_subagents(),
-            image_auto_resize: self.image_auto_resize(),
-            block_images: self.block_images(),
-            enable_skill_commands: self.enable_skill_commands(),
+            max_concurrent_subagents: i64::try_from(self.max_concurrent_subagents())
+                .unwrap_or(i64::MAX),
+            image_auto_resize: Some(self.image_auto_resize()),
+            block_images: Some(self.block_images()),
+            enable_skill_commands: Some(self.enable_skill_commands()),
             auto_load_nested_context: policy.unrestricted,
             trusted_context_folders: configured,
             effective_trusted_context_roots: canonicalize_trusted_roots(&policy.trusted_folders),
-            transport: self.transport(),
-            hide_thinking_block: self.hide_thinking_block(),
-            agent_models: self.agent_models(),
-            subagent_arbiter,
+            transport: string("transport", self.transport()),
+            hide_thinking_block: Some(self.hide_thinking_block()),
+            agent_models: Some(self.agent_models()),
+            subagent_arbiter: subagent_arbiter.as_ref().and_then(arbiter_in_effect),
             enabled_models_source: if has_project_override {
                 EnabledModelsSource::Project
             } else if enabled_models.is_none() {
@@ -346,7 +333,9 @@ impl SettingsManager {
                     id: s.model.id,
                     name: Some(s.model.name),
                     reasoning: Some(s.model.reasoning),
-                    thinking_level: s.thinking_level,
+                    thinking_level: s
+                        .thinking_level
+                        .and_then(|v| string("enabledModels thinking level", v)),
                 })
                 .collect(),
             scope_warnings: scope.warnings,
@@ -382,7 +371,7 @@ impl SettingsManager {
         &self,
         update: Option<&Value>,
         catalog: &dyn ModelCatalog,
-    ) -> Result<RpcSetSettingsResult, SetSettingsError> {
+    ) -> Result<RpcSettingsSetResult, SetSettingsError> {
         let _op = self.op_guard();
         let validated = self.validate_update(update, catalog)?;
         if self.has_global_settings_load_error() {
@@ -392,7 +381,7 @@ impl SettingsManager {
             .map_err(persist_error)?;
         let settings = self.snapshot(catalog)?;
         let warnings = (!validated.warnings.is_empty()).then_some(validated.warnings);
-        Ok(RpcSetSettingsResult { settings, warnings })
+        Ok(set_result(settings, warnings))
     }
 
     fn validate_update(

@@ -169,7 +169,7 @@ fn invalid_field_changes_nothing() {
     assert_eq!(snap.default_thinking_level, None);
     assert!(snap.retry_enabled);
     assert!(snap.trusted_context_folders.is_empty());
-    assert!(snap.agent_models.is_empty());
+    assert_eq!(snap.agent_models, Some(Default::default()));
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn enabled_models_are_canonicalised_and_all_collapses_to_unset() {
         )
         .unwrap();
     assert_eq!(
-        r.settings.enabled_models,
+        r.enabled_models,
         Some(vec!["mock-anthropic/mock-claude".to_string()])
     );
     assert_eq!(
@@ -220,7 +220,7 @@ fn enabled_models_are_canonicalised_and_all_collapses_to_unset() {
             &c,
         )
         .unwrap();
-    assert_eq!(r.settings.enabled_models, None);
+    assert_eq!(r.enabled_models, None);
     assert_eq!(env.global_text(), "{}");
 }
 
@@ -276,7 +276,7 @@ fn project_shadow_warnings() {
         env.global_json(),
         json!({"enabledModels": ["mock-anthropic/mock-claude"], "agentModels": {"models": {"Explore": ["a/b"], "Plan": ["c/d"]}}})
     );
-    let data = to_json(&r.settings);
+    let data = to_json(&r);
     assert_eq!(
         data["agentModels"],
         json!({"Explore": ["project/model"], "Plan": ["c/d"]})
@@ -327,11 +327,11 @@ fn trust_fields_are_written_canonical_and_last() {
         )
         .unwrap();
     assert_eq!(
-        r.settings.trusted_context_folders,
+        r.trusted_context_folders,
         vec![other.clone(), parent.clone()]
     );
     assert_eq!(
-        r.settings.effective_trusted_context_roots,
+        r.effective_trusted_context_roots,
         vec![other.clone(), parent.clone()]
     );
     assert_eq!(
@@ -373,7 +373,7 @@ fn whole_number_floats_are_accepted_and_stored_as_integers() {
     let r = m
         .apply_update(Some(&update), &FakeCatalog::reference())
         .unwrap();
-    assert_eq!(r.settings.max_concurrent_subagents, 2);
+    assert_eq!(r.max_concurrent_subagents, 2);
     assert_eq!(
         env.global_text(),
         "{\n  \"backgroundAgents\": {\n    \"maxConcurrentSubagents\": 2\n  }\n}"

@@ -8,7 +8,6 @@ use dreb_settings::SettingsManager;
 use serde_json::Value;
 
 use crate::catalog::RegistryCatalog;
-use crate::convert::wire;
 use crate::services::Runtime;
 
 /// A context-trust `path` param is raw JSON (`raw: true` in rpc.yaml) so that `null`, numbers or objects get the
@@ -17,51 +16,16 @@ fn raw_path(path: Option<Value>) -> Value {
     path.unwrap_or(Value::Null)
 }
 
-/// A settings snapshot with every value settings.json holds outside the spec's enums (a misspelled thinking level,
-/// say, which the reference's own setters can write) replaced by what the runtime uses instead: absent for the
-/// optional `defaultThinkingLevel` and `transport`, `one-at-a-time` for the queue modes. One bad value on disk never
-/// breaks reading or writing the rest; the file keeps what it holds.
-fn effective_values(snapshot: &mut Value) {
-    fn valid<T: serde::de::DeserializeOwned>(v: &Value) -> bool {
-        T::deserialize(v).is_ok()
-    }
-    let Some(obj) = snapshot.as_object_mut() else {
-        return;
-    };
-    let checks: [(&str, fn(&Value) -> bool, Option<&str>); 4] = [
-        ("defaultThinkingLevel", valid::<ThinkingLevel>, None),
-        ("transport", valid::<Transport>, None),
-        ("steeringMode", valid::<QueueMode>, Some("one-at-a-time")),
-        ("followUpMode", valid::<QueueMode>, Some("one-at-a-time")),
-    ];
-    for (key, is_valid, fallback) in checks {
-        let Some(value) = obj.get(key) else { continue };
-        if is_valid(value) {
-            continue;
-        }
-        tracing::warn!(%key, %value, "settings.json holds a value outside the protocol's range; reporting the one in effect");
-        match fallback {
-            Some(effective) => {
-                obj.insert(key.to_string(), Value::from(effective));
-            }
-            None => {
-                obj.shift_remove(key);
-            }
-        }
-    }
-}
-
-/// Run a settings RPC operation off the async threads with a catalog of the available models. The operation
-/// fails with the command's generated error (its text is rpc.yaml's); the blocking task's failure and the
-/// conversion to the wire type are `unexpected`.
-async fn settings_op<T, U, E>(
+/// Run a settings RPC operation off the async threads with a catalog of the available models. `dreb-settings`
+/// answers in the spec's types and fails with the command's generated error (its text is rpc.yaml's); a failed
+/// blocking task is `unexpected`.
+async fn settings_op<T, E>(
     rt: &Runtime,
     op: impl FnOnce(&SettingsManager, &RegistryCatalog) -> Result<T, E> + Send + 'static,
     unexpected: fn(String) -> E,
-) -> Result<U, E>
+) -> Result<T, E>
 where
-    T: serde::Serialize + Send + 'static,
-    U: serde::de::DeserializeOwned,
+    T: Send + 'static,
     E: Send + 'static,
 {
     let catalog = {
@@ -69,15 +33,9 @@ where
         RegistryCatalog::new(&registry)
     };
     let settings: Arc<SettingsManager> = rt.settings.manager().clone();
-    let result = tokio::task::spawn_blocking(move || op(&settings, &catalog))
+    tokio::task::spawn_blocking(move || op(&settings, &catalog))
         .await
-        .map_err(|e| unexpected(e.to_string()))??;
-    let mut value = wire::<_, Value>(&result).map_err(unexpected)?;
-    effective_values(&mut value);
-    if let Some(snapshot) = value.get_mut("settings") {
-        effective_values(snapshot);
-    }
-    wire(&value).map_err(unexpected)
+        .map_err(|e| unexpected(e.to_string()))?
 }
 
 /// The `Settings` commands.
@@ -102,15 +60,13 @@ impl SettingsHandler for Runtime {
     ) -> Result<RpcSettingsSetResult, errors::SetSettingsError> {
         // `settings` is raw JSON (`raw: true` in rpc.yaml): dreb-settings validates it with the reference's texts.
         let update = p.settings;
-        let result: RpcSettingsSetResult = settings_op(
+        // set_settings changes the persisted defaults, not the running session (as the reference's).
+        settings_op(
             self,
             move |s, c| s.apply_update(update.as_ref(), c),
             errors::SetSettingsError::Unexpected,
         )
-        .await?;
-        // The live switches follow the persisted defaults only where the reference's set_settings does not:
-        // set_settings changes defaults, not the running session.
-        Ok(result)
+        .await
     }
 }
 
