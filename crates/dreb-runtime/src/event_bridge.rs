@@ -25,6 +25,13 @@ impl AgentEventSink for EventBridge {
             AgentEvent::AgentEnd { .. } => inner.phase.agent_ended(),
             _ => {}
         }
+        // A host that sees a turn end finds the turn's messages in the session file.
+        if matches!(
+            event,
+            AgentEvent::TurnEnd { .. } | AgentEvent::AgentEnd { .. }
+        ) {
+            inner.sessions.flush();
+        }
         // As in the reference: the hook handlers hear of an event before the host does.
         if inner.hooks.has_listeners() {
             inner.hooks.notify(dreb_hooks::Notice::Agent(event)).await;
@@ -183,7 +190,7 @@ impl EventBridge {
             }
             AgentEvent::MessageEnd { message } => {
                 crate::commands::performance::on_message_end(&rt.sessions, &rt.agent_dir, message);
-                rt.sessions.append(message, "a message");
+                rt.sessions.append_from_run(message);
                 if let AgentMessage::Assistant(assistant) = message {
                     crate::background::session::on_assistant_end(&rt, assistant);
                     crate::commands::retry::on_assistant_end(&rt, assistant);

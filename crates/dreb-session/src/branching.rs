@@ -73,6 +73,8 @@ impl SessionManager {
     /// re-creating labels that target kept entries and carrying the latest name over. The file is written now only
     /// if the path has an assistant message. Returns the new file (`None` in memory).
     pub fn create_branched_session(&mut self, leaf_id: &str) -> Result<Option<PathBuf>> {
+        // Held lines belong to the session being left.
+        let _ = self.flush();
         let previous_file = self.session_file.clone();
         let path: Vec<SessionEntry> = self
             .branch(Some(leaf_id))

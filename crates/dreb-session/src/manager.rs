@@ -133,6 +133,10 @@ pub struct SessionManager {
     /// The file does not end in `\n` (torn or foreign last line): start the next write on a fresh line.
     pub(crate) fresh_line_needed: bool,
     write_watch: WriteWatch,
+    /// Appends keep their lines in memory instead of writing them ([`SessionManager::holding_writes`]).
+    holding: bool,
+    /// Lines appended while holding are not written yet ([`SessionManager::flush`] writes them).
+    held: bool,
 }
 
 impl SessionManager {
@@ -152,6 +156,8 @@ impl SessionManager {
             written: 0,
             fresh_line_needed: false,
             write_watch: WriteWatch::default(),
+            holding: false,
+            held: false,
         }
     }
 
@@ -159,6 +165,30 @@ impl SessionManager {
     /// (once per change, not per write). It stays across session switches.
     pub fn set_write_observer(&mut self, observer: WriteObserver) {
         self.write_watch.observer = Some(observer);
+    }
+
+    /// Runs `f` with writes held: the entries it appends are in the session at once (in memory, in order) but their
+    /// lines reach the file only with [`SessionManager::flush`] or the next append made without holding (which
+    /// writes every unwritten line, in order). For a writer that takes the file I/O off a latency-sensitive path.
+    pub fn holding_writes<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let was = std::mem::replace(&mut self.holding, true);
+        let out = f(self);
+        self.holding = was;
+        out
+    }
+
+    /// Writes the lines held by [`SessionManager::holding_writes`] (nothing when none are held). A failure is
+    /// returned and reported to the write observer as any write's is; the lines stay in memory for the next write.
+    pub fn flush(&mut self) -> Result<()> {
+        if !std::mem::take(&mut self.held) {
+            return Ok(());
+        }
+        self.persist_pending()
+    }
+
+    /// Whether lines held by [`SessionManager::holding_writes`] wait for [`SessionManager::flush`].
+    pub fn has_held_writes(&self) -> bool {
+        self.held
     }
 
     /// Whether the last write of the session file failed (its lines are held in memory until a write succeeds).
@@ -280,6 +310,8 @@ impl SessionManager {
     /// created at that path; a file without a valid header is replaced by a fresh session (its old bytes are kept
     /// beside it as `<name>.corrupt`).
     pub fn set_session_file(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        // Held lines belong to the session being left.
+        let _ = self.flush();
         let path = paths::resolve(path.as_ref());
         let loaded = load_file(&path)?;
         self.load(path, loaded)
@@ -334,6 +366,8 @@ impl SessionManager {
 
     /// Starts a new, empty session (new id and, when persisting, a new file name). Returns the new file path.
     pub fn new_session(&mut self, options: NewSessionOptions) -> Option<PathBuf> {
+        // Held lines belong to the session being left.
+        let _ = self.flush();
         self.session_id = options
             .id
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
@@ -451,6 +485,7 @@ impl SessionManager {
         }
         self.written = self.lines.len();
         self.fresh_line_needed = false;
+        self.held = false;
         self.note_write(&file, None);
         Ok(())
     }
@@ -498,6 +533,12 @@ impl SessionManager {
         self.lines.push(entry);
         self.by_id.insert(id.clone(), self.lines.len() - 1);
         self.leaf_id = Some(id.clone());
+        if self.holding {
+            self.held = true;
+            return Ok(id);
+        }
+        // Writes every unwritten line, held ones included.
+        self.held = false;
         self.persist_pending()?;
         Ok(id)
     }

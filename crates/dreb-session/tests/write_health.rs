@@ -71,3 +71,55 @@ fn a_failing_session_file_is_reported_once_and_recovers_without_losing_entries()
         "every entry reached the file, the ones written before it went away too"
     );
 }
+
+#[test]
+fn held_writes_reach_the_file_in_order_with_a_flush_or_the_next_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sessions");
+    let mut sm = SessionManager::create("/w", &dir).unwrap();
+    let file = sm.session_file().unwrap().to_path_buf();
+    sm.append_message(user(0)).unwrap();
+    sm.append_message(assistant(0)).unwrap();
+    let on_disk = |file: &std::path::Path| std::fs::read_to_string(file).unwrap().lines().count();
+    assert_eq!(on_disk(&file), 3, "header and the first exchange");
+
+    // Held: in the session at once, not in the file.
+    sm.holding_writes(|sm| {
+        sm.append_message(user(1)).unwrap();
+        sm.append_message(assistant(1)).unwrap();
+    });
+    assert!(sm.has_held_writes());
+    assert_eq!(sm.entries().count(), 4);
+    assert_eq!(on_disk(&file), 3);
+    sm.flush().unwrap();
+    assert!(!sm.has_held_writes());
+    assert_eq!(on_disk(&file), 5);
+    sm.flush().unwrap();
+    assert_eq!(on_disk(&file), 5, "nothing held, nothing written");
+
+    // A write made without holding takes the held lines with it, in order.
+    sm.holding_writes(|sm| sm.append_message(user(2)).unwrap());
+    sm.append_message(assistant(2)).unwrap();
+    assert!(!sm.has_held_writes());
+    let texts: Vec<String> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["message"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        ["msg 0", "reply 0", "msg 1", "reply 1", "msg 2", "reply 2"]
+    );
+
+    // Starting another session writes what the one being left held.
+    sm.holding_writes(|sm| sm.append_message(user(3)).unwrap());
+    sm.new_session(Default::default());
+    assert_eq!(on_disk(&file), 8);
+}
