@@ -52,6 +52,8 @@ pub struct Request<'a> {
     pub step: Option<usize>,
 }
 
+/// One per arbitrated launch, moved once: the size of `Decided` (its model) costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Outcome {
     /// No policy, or `enabled` is not true: spawn as proposed.

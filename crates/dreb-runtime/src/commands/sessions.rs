@@ -124,10 +124,10 @@ impl SessionHandler for Runtime {
                 AgentMessage::Assistant(a) => {
                     assistant += 1;
                     calls += a.tool_calls().count() as i64;
-                    tokens.input += a.usage.input as i64;
-                    tokens.output += a.usage.output as i64;
-                    tokens.cache_read += a.usage.cache_read as i64;
-                    tokens.cache_write += a.usage.cache_write as i64;
+                    tokens.input += a.usage.input;
+                    tokens.output += a.usage.output;
+                    tokens.cache_read += a.usage.cache_read;
+                    tokens.cache_write += a.usage.cache_write;
                     cost += a.usage.cost.total;
                 }
                 AgentMessage::ToolResult(_) => results += 1,
