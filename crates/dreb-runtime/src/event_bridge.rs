@@ -11,18 +11,18 @@ use crate::services::{Runtime, Services};
 
 /// Forwards every agent event to the host, then persists what it changed.
 pub(crate) struct EventBridge {
-    pub(crate) inner: Weak<Services>,
+    pub(crate) services: Weak<Services>,
 }
 
 #[async_trait]
 impl AgentEventSink for EventBridge {
     async fn on_event(&self, event: &AgentEvent) {
-        let Some(inner) = self.inner.upgrade() else {
+        let Some(services) = self.services.upgrade() else {
             return;
         };
         match event {
-            AgentEvent::AgentStart { .. } => inner.phase.agent_started(),
-            AgentEvent::AgentEnd { .. } => inner.phase.agent_ended(),
+            AgentEvent::AgentStart { .. } => services.phase.agent_started(),
+            AgentEvent::AgentEnd { .. } => services.phase.agent_ended(),
             _ => {}
         }
         // A host that sees a turn end finds the turn's messages in the session file.
@@ -30,21 +30,24 @@ impl AgentEventSink for EventBridge {
             event,
             AgentEvent::TurnEnd { .. } | AgentEvent::AgentEnd { .. }
         ) {
-            inner.sessions.flush();
+            services.sessions.flush();
         }
         // As in the reference: the hook handlers hear of an event before the host does.
-        if inner.hooks.has_listeners() {
-            inner.hooks.notify(dreb_hooks::Notice::Agent(event)).await;
+        if services.hooks.has_listeners() {
+            services
+                .hooks
+                .notify(dreb_hooks::Notice::Agent(event))
+                .await;
         }
-        match mergeable_delta(event, inner.dashboard_projection, &inner.outbox) {
-            Some(delta) => inner.outbox.send_delta(delta),
-            None if inner.dashboard_projection => inner
+        match mergeable_delta(event, services.dashboard_projection, &services.outbox) {
+            Some(delta) => services.outbox.send_delta(delta),
+            None if services.dashboard_projection => services
                 .outbox
                 .send(&dreb_agent::event::DashboardEventJson(event)),
-            None => inner.outbox.send(event),
+            None => services.outbox.send(event),
         }
-        let outbox = inner.outbox.clone();
-        self.after_sent(inner, event);
+        let outbox = services.outbox.clone();
+        self.after_sent(services, event);
         // Backpressure: the loop (and so the provider stream) goes no faster than the host reads.
         outbox.ready().await;
         // Fairness: a stream that is always ready (an unpaced provider) would otherwise keep this task running and
@@ -161,8 +164,8 @@ fn without_reply(event: &dreb_ai::AssistantMessageEvent) -> dreb_ai::AssistantMe
 
 impl EventBridge {
     /// What an event changes once the host has it: background bookkeeping, the queue, persistence.
-    fn after_sent(&self, inner: Arc<Services>, event: &AgentEvent) {
-        let rt = Runtime::from(inner);
+    fn after_sent(&self, services: Arc<Services>, event: &AgentEvent) {
+        let rt = Runtime::from(services);
         match event {
             AgentEvent::TurnStart => crate::background::session::on_turn_start(&rt),
             AgentEvent::TurnEnd { .. } => crate::background::session::on_turn_end(&rt),

@@ -22,7 +22,7 @@ use dreb_extensions::{ExtensionApi, ExtensionHost, HostEnv};
 /// session that the `session_directory` answer completes.
 struct PlacingApi {
     api: crate::extension_api::ApiServer,
-    inner: std::sync::Weak<Services>,
+    services: std::sync::Weak<Services>,
     /// How the session was placed at start-up while the hook may still move it (taken by the answer).
     placement: std::sync::Mutex<Option<SessionPlacement>>,
 }
@@ -54,15 +54,15 @@ impl ExtensionApi for PlacingApi {
 
     async fn session_directory_chosen(&self, dir: PathBuf) {
         let placement = crate::sync::lock(&self.placement).take();
-        if let (Some(inner), Some(placement)) = (self.inner.upgrade(), placement) {
-            place_session(&Runtime::from(inner), dir, placement).await;
+        if let (Some(services), Some(placement)) = (self.services.upgrade(), placement) {
+            place_session(&Runtime::from(services), dir, placement).await;
         }
     }
 }
 
 /// The extension host of a new session (nothing is started yet).
 pub(crate) fn new_host(
-    inner: &std::sync::Weak<Services>,
+    services: &std::sync::Weak<Services>,
     options: &ExtensionOptions,
     placement: Option<SessionPlacement>,
     cwd: &std::path::Path,
@@ -77,9 +77,9 @@ pub(crate) fn new_host(
         flag_values: options.flags.iter().cloned().collect(),
         api: Arc::new(PlacingApi {
             api: ApiServer {
-                inner: inner.clone(),
+                services: services.clone(),
             },
-            inner: inner.clone(),
+            services: services.clone(),
             placement: std::sync::Mutex::new(placement),
         }),
         // The host of this checkout, for development builds; installed builds find it on PATH.
@@ -174,28 +174,28 @@ pub(crate) async fn add_extension_resources(
 
 /// Serves the extensions of one session.
 pub(crate) struct ApiServer {
-    pub(crate) inner: Weak<Services>,
+    pub(crate) services: Weak<Services>,
 }
 
 #[async_trait::async_trait]
 impl dreb_extensions::ExtensionApi for ApiServer {
     async fn serve(&self, extension: &str, command: Command) -> Result<ResponseData, String> {
-        let Some(inner) = self.inner.upgrade() else {
+        let Some(services) = self.services.upgrade() else {
             return Err("The session has ended".into());
         };
-        serve_extension(&Runtime::from(inner), extension, command).await
+        serve_extension(&Runtime::from(services), extension, command).await
     }
 
     fn registrations_changed(&self) {
-        if let Some(inner) = self.inner.upgrade() {
-            crate::extensions::apply_tools(&inner);
-            crate::extensions::apply_extension_providers(&inner);
+        if let Some(services) = self.services.upgrade() {
+            crate::extensions::apply_tools(&services);
+            crate::extensions::apply_extension_providers(&services);
         }
     }
 
     async fn resources_discovered(&self, found: Vec<(String, ext::ResourcesDiscoverResult)>) {
-        if let Some(inner) = self.inner.upgrade() {
-            add_extension_resources(&Runtime::from(inner), found).await;
+        if let Some(services) = self.services.upgrade() {
+            add_extension_resources(&Runtime::from(services), found).await;
         }
     }
 }

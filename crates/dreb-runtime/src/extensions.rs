@@ -178,18 +178,18 @@ pub(crate) fn compact_preparation(
 
 /// What discovery reads for this session: its directories, both settings files' `extensions`, the command line,
 /// and whether the context-trust policy grants the cwd.
-fn discovery_input(inner: &Services) -> DiscoveryInput {
-    let settings = &inner.settings;
-    let options = inner.extensions.options();
+fn discovery_input(services: &Services) -> DiscoveryInput {
+    let settings = &services.settings;
+    let options = services.extensions.options();
     let policy = settings.global_context_trust_policy();
     DiscoveryInput {
-        cwd: inner.cwd.clone(),
-        agent_dir: inner.agent_dir.clone(),
+        cwd: services.cwd.clone(),
+        agent_dir: services.agent_dir.clone(),
         user_settings: settings.global_extension_paths(),
         project_settings: settings.project_extension_paths(),
         cli: options.paths.clone(),
         no_extensions: options.no_extensions,
-        project_trusted: dreb_settings::context_trust::match_context_trust(&policy, &inner.cwd)
+        project_trusted: dreb_settings::context_trust::match_context_trust(&policy, &services.cwd)
             .is_some(),
         python: std::env::var_os("DREB_PYTHON")
             .map(PathBuf::from)

@@ -1,10 +1,11 @@
 //! The coding-agent session behind the RPC commands.
 //!
-//! [`Runtime`] owns the live session: the agent loop (`dreb-agent`), the model registry and providers (`dreb-ai`),
-//! the session file (`dreb-session`), settings and context (`dreb-settings`), the tools (`dreb-tools`) and
-//! compaction (`dreb-compaction`). It implements the generated [`dreb_protocol::RpcHandler`] (each spec group's
-//! handler trait, in `commands/`); events reach the host
-//! through a [`FrameSink`] the serving layer provides (one ordered writer).
+//! [`Runtime`] is a cheap-clone handle to the live session's services, each the owner of one concern (`services/`:
+//! the session file from `dreb-session`, settings and context from `dreb-settings`, the model registry and
+//! providers from `dreb-ai`, resources, tools from `dreb-tools`, the queue, dialogs, extensions, MCP) beside the
+//! agent loop (`dreb-agent`) and the run's lifecycle. It implements the generated [`dreb_protocol::RpcHandler`]
+//! (each spec group's handler trait, in `commands/`); events reach the host through a [`FrameSink`] the serving
+//! layer provides (one ordered writer).
 
 mod announce;
 mod background;

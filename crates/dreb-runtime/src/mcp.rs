@@ -35,17 +35,17 @@ impl dreb_mcp::DialogUi for Dialogs {
 
 /// The MCP servers of a new session (nothing is started yet).
 pub(crate) fn new_manager(
-    inner: &std::sync::Weak<Services>,
+    services: &std::sync::Weak<Services>,
     dialog: &dreb_dialog::DialogEngine,
     outbox: &dreb_protocol::Outbox,
 ) -> Arc<McpManager> {
-    let weak = inner.clone();
+    let weak = services.clone();
     let outbox = outbox.clone();
     Arc::new(McpManager::new(McpEnv {
         dialogs: Arc::new(Dialogs(dialog.clone())),
         on_tools_changed: Arc::new(move || {
-            if let Some(inner) = weak.upgrade() {
-                crate::extensions::apply_tools(&inner);
+            if let Some(services) = weak.upgrade() {
+                crate::extensions::apply_tools(&services);
             }
         }),
         on_failure: Arc::new(move |server, what, error| {
@@ -81,16 +81,16 @@ pub(crate) fn load_mcp_servers(rt: &Runtime) {
 
 /// What the MCP configuration is read from: both settings files' `mcpServers`, the project's `.mcp.json`, and
 /// whether the context-trust policy grants the cwd.
-fn config_input(inner: &Services) -> ConfigInput {
-    let settings = &inner.settings;
+fn config_input(services: &Services) -> ConfigInput {
+    let settings = &services.settings;
     let policy = settings.global_context_trust_policy();
     ConfigInput {
         user: settings.global_settings().get("mcpServers").cloned(),
         project: settings.project_settings().get("mcpServers").cloned(),
-        client: inner.mcp.client_servers(),
-        mcp_json_path: Some(inner.cwd.join(".mcp.json")),
-        project_trusted: dreb_settings::context_trust::match_context_trust(&policy, &inner.cwd)
+        client: services.mcp.client_servers(),
+        mcp_json_path: Some(services.cwd.join(".mcp.json")),
+        project_trusted: dreb_settings::context_trust::match_context_trust(&policy, &services.cwd)
             .is_some(),
-        cwd: inner.cwd.clone(),
+        cwd: services.cwd.clone(),
     }
 }

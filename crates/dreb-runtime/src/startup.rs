@@ -405,10 +405,10 @@ pub(crate) fn start(
     );
     rehydrate_background_agents(&runtime);
     agent.set_hooks(Arc::new(Hooks {
-        inner: crate::services::downgrade(&runtime),
+        services: crate::services::downgrade(&runtime),
     }));
     agent.subscribe(Arc::new(EventBridge {
-        inner: crate::services::downgrade(&runtime),
+        services: crate::services::downgrade(&runtime),
     }));
     // A cancelled, timed-out or shut-down ask stops the agent run (the reference aborts the session).
     let ask_agent = agent.clone();
@@ -450,21 +450,21 @@ fn install_tools(
     ctx.dialog = Some(Arc::new(rt.dialogs.engine().clone()));
     let tasks_weak = weak.clone();
     ctx.on_tasks_update = Arc::new(move |tasks| {
-        if let Some(inner) = tasks_weak.upgrade() {
+        if let Some(services) = tasks_weak.upgrade() {
             let value = serde_json::to_value(tasks).unwrap_or(Value::Array(Vec::new()));
             match crate::convert::wire(&value) {
-                Ok(tasks) => inner.outbox.send(&dreb_protocol::Event::TasksUpdate(
+                Ok(tasks) => services.outbox.send(&dreb_protocol::Event::TasksUpdate(
                     dreb_protocol::TasksUpdateEvent { tasks },
                 )),
                 Err(e) => tracing::error!("tasks_update not sent: {e}"),
             }
-            inner.tasks.set(value);
+            services.tasks.set(value);
         }
     });
     let suggest_weak = weak;
     ctx.on_suggest_next = Arc::new(move |suggestion| {
-        if let Some(inner) = suggest_weak.upgrade() {
-            inner.outbox.send(&dreb_protocol::Event::SuggestNext(
+        if let Some(services) = suggest_weak.upgrade() {
+            services.outbox.send(&dreb_protocol::Event::SuggestNext(
                 dreb_protocol::SuggestNextEvent {
                     command: suggestion.to_string(),
                 },
@@ -548,17 +548,17 @@ fn hook_bus(
 /// Hooks the loop consults: credentials per call, the hook bus before and after each call and before each LLM
 /// call, and the background guardrail.
 struct Hooks {
-    inner: Weak<Services>,
+    services: Weak<Services>,
 }
 
 #[async_trait]
 impl AgentHooks for Hooks {
     async fn get_api_key(&self, provider: &str) -> Result<Option<String>, String> {
-        let Some(inner) = self.inner.upgrade() else {
+        let Some(services) = self.services.upgrade() else {
             return Ok(None);
         };
-        let model = inner.agent.model();
-        let registry = inner.models.registry();
+        let model = services.agent.model();
+        let registry = services.models.registry();
         match model.filter(|m| m.provider == provider) {
             Some(m) => registry
                 .api_key_for(&m)
@@ -573,8 +573,8 @@ impl AgentHooks for Hooks {
         messages: Vec<AgentMessage>,
         _cancel: &CancellationToken,
     ) -> Result<Vec<AgentMessage>, String> {
-        match self.inner.upgrade() {
-            Some(inner) => Ok(inner.hooks.context(messages).await),
+        match self.services.upgrade() {
+            Some(services) => Ok(services.hooks.context(messages).await),
             None => Ok(messages),
         }
     }
@@ -585,7 +585,7 @@ impl AgentHooks for Hooks {
         ctx: BeforeToolCallContext<'_>,
         cancel: &CancellationToken,
     ) -> Result<Option<BeforeToolCallResult>, String> {
-        let Some(inner) = self.inner.upgrade() else {
+        let Some(services) = self.services.upgrade() else {
             return Ok(None);
         };
         let mut event = ToolCallEvent {
@@ -593,7 +593,7 @@ impl AgentHooks for Hooks {
             tool_call_id: ctx.tool_call.id.clone(),
             input: ctx.args.clone(),
         };
-        Ok(match inner.hooks.tool_call(&mut event, cancel).await {
+        Ok(match services.hooks.tool_call(&mut event, cancel).await {
             ToolCallDecision::Block { reason } => Some(BeforeToolCallResult {
                 block: true,
                 reason,
@@ -613,10 +613,10 @@ impl AgentHooks for Hooks {
         ctx: AfterToolCallContext<'_>,
         _cancel: &CancellationToken,
     ) -> Result<Option<AfterToolCallResult>, String> {
-        let Some(inner) = self.inner.upgrade() else {
+        let Some(services) = self.services.upgrade() else {
             return Ok(None);
         };
-        let out = inner
+        let out = services
             .hooks
             .tool_result(ToolResultEvent {
                 tool_name: ctx.tool_call.name.clone(),
@@ -629,10 +629,10 @@ impl AgentHooks for Hooks {
             .await;
         // A trusted subfolder's context files ride on the result, after every handler (as in the reference).
         let mut content = out.content;
-        if let Some(block) = inner.nested_context.block_for(
-            &inner.settings,
-            &inner.cwd,
-            &inner.agent_dir,
+        if let Some(block) = services.nested_context.block_for(
+            &services.settings,
+            &services.cwd,
+            &services.agent_dir,
             &ctx.tool_call.name,
             ctx.args,
         ) {
@@ -653,8 +653,8 @@ impl AgentHooks for Hooks {
 
     /// `before_provider_request`: the handlers may rewrite each request body.
     fn payload_hook(&self) -> Option<dreb_ai::PayloadHook> {
-        let inner = self.inner.upgrade()?;
-        let hooks = inner.hooks.clone();
+        let services = self.services.upgrade()?;
+        let hooks = services.hooks.clone();
         Some(dreb_ai::PayloadHook(Arc::new(move |body| {
             let hooks = hooks.clone();
             Box::pin(async move { hooks.before_provider_request(body).await })
@@ -662,8 +662,8 @@ impl AgentHooks for Hooks {
     }
 
     fn should_continue(&self) -> bool {
-        match self.inner.upgrade() {
-            Some(inner) => crate::background::session::should_continue(&inner),
+        match self.services.upgrade() {
+            Some(services) => crate::background::session::should_continue(&services),
             None => true,
         }
     }

@@ -200,8 +200,8 @@ fn dirty_count(cwd: &Path) -> Option<usize> {
     )
 }
 
-fn user_texts(inner: &Services) -> Vec<String> {
-    inner
+fn user_texts(services: &Services) -> Vec<String> {
+    services
         .agent
         .messages()
         .iter()
@@ -217,19 +217,19 @@ fn user_texts(inner: &Services) -> Vec<String> {
 }
 
 /// `subagentArbiter` from the global settings; `Ok(None)` when unset.
-fn policy(inner: &Services) -> Result<Option<Value>, String> {
-    inner
+fn policy(services: &Services) -> Result<Option<Value>, String> {
+    services
         .settings
         .global_subagent_arbiter()
         .map_err(|e| e.to_string())
 }
 
 pub async fn arbitrate(
-    inner: &Services,
+    services: &Services,
     request: Request<'_>,
     cancel: &CancellationToken,
 ) -> Outcome {
-    let settings = match policy(inner) {
+    let settings = match policy(services) {
         Ok(Some(s)) => s,
         Ok(None) => return Outcome::Disabled,
         Err(e) => {
@@ -292,7 +292,7 @@ pub async fn arbitrate(
             "The proposed child route did not resolve to a concrete agent and canonical model.",
         );
     }
-    let candidates = &inner.models.scoped();
+    let candidates = &services.models.scoped();
     if candidates.is_empty() {
         return failed(
             "missing_scope",
@@ -308,7 +308,7 @@ pub async fn arbitrate(
         Err(e) => return failed("invalid_guide", e),
     };
     let (arbiter_model, api_key) = {
-        let registry = inner.models.registry();
+        let registry = services.models.registry();
         let Some(model) = registry
             .all()
             .iter()
@@ -349,7 +349,7 @@ pub async fn arbitrate(
         }
     };
 
-    let package = build_package(inner, &request, &guide, &candidate_ids);
+    let package = build_package(services, &request, &guide, &candidate_ids);
     let serialised = dreb_tools::guards::secrets::scrub_secrets(&package.to_string(), &[]).scrubbed;
     let size = serialised.chars().count();
     if size > MAX_PACKAGE_CHARS {
@@ -376,7 +376,7 @@ pub async fn arbitrate(
             ..Default::default()
         };
         let call = dreb_ai::final_message(dreb_ai::LlmClient::stream(
-            inner.models.providers(),
+            services.models.providers(),
             &arbiter_model,
             &context,
             options,
@@ -473,27 +473,27 @@ fn validate_decision(
 }
 
 fn build_package(
-    inner: &Services,
+    services: &Services,
     request: &Request<'_>,
     guide: &str,
     candidate_ids: &[String],
 ) -> Value {
-    let intents = user_texts(inner);
+    let intents = user_texts(services);
     let user_intent: Vec<&String> = match (intents.first(), intents.last()) {
         (Some(first), Some(last)) if first != last => vec![first, last],
         (Some(first), _) => vec![first],
         _ => Vec::new(),
     };
-    let parent_model = inner
+    let parent_model = services
         .agent
         .model()
         .map(|m| format!("{}/{}", m.provider, m.id));
-    let title = inner
+    let title = services
         .sessions
         .lock()
         .session_name()
         .map(|t| truncate_marked(&t, MAX_METADATA_CHARS));
-    let activity = lock(&inner.background.activity).build();
+    let activity = lock(&services.background.activity).build();
     let root = git_root(request.cwd);
     let (branch, dirty) = match root {
         Some(_) => (
@@ -504,7 +504,7 @@ fn build_package(
     };
     let candidates: Vec<Value> = candidate_ids
         .iter()
-        .zip(inner.models.scoped().iter())
+        .zip(services.models.scoped().iter())
         .map(|(id, c)| {
             let mut v = json!({"id": id});
             if let Some(t) = c.thinking_level {

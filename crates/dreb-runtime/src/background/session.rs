@@ -23,14 +23,14 @@ use dreb_protocol::{
 pub(crate) struct LaunchHooks {
     pub agent_id: String,
     pub cancel: CancellationToken,
-    inner: Weak<Services>,
+    services: Weak<Services>,
 }
 
 impl LaunchHooks {
     /// Relay one child frame as `background_agent_event`.
     pub fn relay(&self, mut event: Value) {
-        if let Some(inner) = self.inner.upgrade() {
-            if inner.dashboard_projection {
+        if let Some(services) = self.services.upgrade() {
+            if services.dashboard_projection {
                 crate::projection::project_dashboard_event(&mut event);
             }
             let event = match event {
@@ -40,7 +40,7 @@ impl LaunchHooks {
                     return;
                 }
             };
-            inner
+            services
                 .outbox
                 .send(&Event::BackgroundAgentEvent(BackgroundAgentEventEvent {
                     agent_id: self.agent_id.clone(),
@@ -52,10 +52,10 @@ impl LaunchHooks {
     /// Keep a Dispatch Arbiter record: on the registry entry (a success also renames the agent type), as a
     /// non-context `subagent_arbitration` entry of the parent session, and as an event.
     pub fn record_arbitration(&self, record: Value) {
-        let Some(inner) = self.inner.upgrade() else {
+        let Some(services) = self.services.upgrade() else {
             return;
         };
-        inner.background.update(&self.agent_id, |e| {
+        services.background.update(&self.agent_id, |e| {
             if record["status"] == "success"
                 && let Some(agent) = record["final"]["agent"].as_str()
             {
@@ -70,7 +70,7 @@ impl LaunchHooks {
         if let (Some(obj), Some(fields)) = (event.as_object_mut(), record.as_object()) {
             obj.extend(fields.clone());
         }
-        if let Err(e) = inner
+        if let Err(e) = services
             .sessions
             .lock()
             .append_custom_entry("subagent_arbitration", Some(event.clone()))
@@ -79,7 +79,7 @@ impl LaunchHooks {
         }
         // The session entry keeps the record as written; the host gets the spec's typed event.
         match serde_json::from_value::<Event>(event) {
-            Ok(event) => inner.outbox.send(&event),
+            Ok(event) => services.outbox.send(&event),
             Err(e) => tracing::error!(
                 "subagent_arbitration record does not match the spec, not sent: {e}"
             ),
@@ -88,8 +88,8 @@ impl LaunchHooks {
 
     /// Track the child's control channel and process once it is up; forget both once it has exited.
     pub fn set_control(&self, control: Option<Arc<ControlClient>>) {
-        if let Some(inner) = self.inner.upgrade() {
-            inner.background.update(&self.agent_id, |e| {
+        if let Some(services) = self.services.upgrade() {
+            services.background.update(&self.agent_id, |e| {
                 e.pid = control.as_ref().and_then(|c| c.pid);
                 // An aborted entry takes no more commands, even while its child winds down.
                 e.control = control.filter(|_| e.abort.is_some());
@@ -101,7 +101,7 @@ impl LaunchHooks {
 /// Register an agent, announce it, and run `work` in the background once a concurrency slot is free. The result
 /// is delivered to the parent agent when `work` finishes. Returns the agent id.
 pub(crate) fn launch<F, Fut>(
-    inner: &Arc<Services>,
+    services: &Arc<Services>,
     agent_type: &str,
     task_summary: &str,
     session_dir: PathBuf,
@@ -116,7 +116,7 @@ where
     let cancel = CancellationToken::new();
     let started = now_ms();
     let session_dir_text = session_dir.display().to_string();
-    inner.background.register(
+    services.background.register(
         AgentInfo {
             agent_id: agent_id.clone(),
             agent_type: agent_type.to_string(),
@@ -130,7 +130,7 @@ where
         },
         Some(cancel.clone()),
     );
-    inner
+    services
         .outbox
         .send(&Event::BackgroundAgentStart(BackgroundAgentStartEvent {
             agent_id: agent_id.clone(),
@@ -141,10 +141,10 @@ where
     let hooks = Arc::new(LaunchHooks {
         agent_id: agent_id.clone(),
         cancel: cancel.clone(),
-        inner: Arc::downgrade(inner),
+        services: Arc::downgrade(services),
     });
-    let gate = inner.background.gate.clone();
-    let weak = Arc::downgrade(inner);
+    let gate = services.background.gate.clone();
+    let weak = Arc::downgrade(services);
     let agent_type = agent_type.to_string();
     let id = agent_id.clone();
     tokio::spawn(async move {
@@ -154,11 +154,11 @@ where
             _ = cancel.cancelled() => None,
         };
         let result = work(hooks).await;
-        let Some(inner) = weak.upgrade() else {
+        let Some(services) = weak.upgrade() else {
             return;
         };
         let cancelled = cancel.is_cancelled();
-        inner.background.update(&id, |e| {
+        services.background.update(&id, |e| {
             if !cancelled {
                 e.info.status = if result.success() {
                     "completed"
@@ -173,14 +173,14 @@ where
             e.control = None;
             e.prune_at_ms = Some(now_ms() + PRUNE_AFTER_MS);
         });
-        deliver_completion(&inner, &id, &agent_type, result, cancelled).await;
+        deliver_completion(&services, &id, &agent_type, result, cancelled).await;
     });
     agent_id
 }
 
 /// The notice the parent agent receives when a child finishes.
 fn completion_text(
-    inner: &Services,
+    services: &Services,
     agent_id: &str,
     result: &SubagentResult,
     cancelled: bool,
@@ -210,7 +210,7 @@ fn completion_text(
     if let Some(f) = &result.session_file {
         parts.push(format!("Session log: {}", f.display()));
     }
-    let still_running = inner.background.running();
+    let still_running = services.background.running();
     if !still_running.is_empty() {
         let list: Vec<String> = still_running
             .iter()
@@ -237,7 +237,7 @@ fn completion_text(
 /// Hand a finished child's result to the parent agent: a cancelled one is only recorded; a finished one resumes
 /// the parent (steered into a running turn, else as a new prompt). Then `background_agent_end` is sent.
 async fn deliver_completion(
-    inner: &Arc<Services>,
+    services: &Arc<Services>,
     agent_id: &str,
     agent_type: &str,
     result: SubagentResult,
@@ -245,41 +245,43 @@ async fn deliver_completion(
 ) {
     let message = AgentMessage::User(UserMessage {
         content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
-            text: completion_text(inner, agent_id, &result, cancelled),
+            text: completion_text(services, agent_id, &result, cancelled),
             text_signature: None,
         })]),
         timestamp: dreb_agent::agent::now_ms(),
     });
-    let agent = &inner.agent;
+    let agent = &services.agent;
     if cancelled {
         agent.append_message(message.clone());
-        if let Err(e) = crate::persist::append_agent_message(&mut inner.sessions.lock(), &message) {
+        if let Err(e) =
+            crate::persist::append_agent_message(&mut services.sessions.lock(), &message)
+        {
             tracing::error!("could not persist a background agent notice: {e}");
         }
         // The agent's own event type: the same frames as the loop's message events.
-        inner.outbox.send(&dreb_agent::AgentEvent::MessageStart {
+        services.outbox.send(&dreb_agent::AgentEvent::MessageStart {
             message: message.clone(),
         });
-        inner.outbox.send(&dreb_agent::AgentEvent::MessageEnd {
+        services.outbox.send(&dreb_agent::AgentEvent::MessageEnd {
             message: message.clone(),
         });
-    } else if !inner.stop.is_cancelled() {
-        inner.background.reset_guardrail();
+    } else if !services.stop.is_cancelled() {
+        services.background.reset_guardrail();
         // A run that already sent agent_end would keep a steer until the next prompt: start a run instead.
-        inner.phase.settle_after_agent_end(&inner.agent).await;
+        services.phase.settle_after_agent_end(&services.agent).await;
         if agent.is_streaming() {
             agent.steer(message.clone());
             // A run already past its last steering check would end with the notice still queued: once idle, a
             // notice nobody took starts a run of its own.
-            let inner = inner.clone();
+            let services = services.clone();
             tokio::spawn(async move {
-                inner.agent.wait_for_idle().await;
-                if !inner.stop.is_cancelled() && inner.agent.take_queued_steering(&message) {
-                    start_or_follow_up(&inner, message);
+                services.agent.wait_for_idle().await;
+                if !services.stop.is_cancelled() && services.agent.take_queued_steering(&message) {
+                    start_or_follow_up(&services, message);
                 }
             });
         } else {
-            start_or_follow_up(inner, message);
+            start_or_follow_up(services, message);
         }
     }
     // A level the spec does not list is left out rather than sent as an invalid value.
@@ -304,7 +306,7 @@ async fn deliver_completion(
     } else {
         &result.agent
     };
-    inner.outbox.send(&Event::BackgroundAgentEnd(
+    services.outbox.send(&Event::BackgroundAgentEnd(
         dreb_protocol::BackgroundAgentEndEvent {
             agent_id: agent_id.to_string(),
             agent_type: agent_type.to_string(),
@@ -321,35 +323,35 @@ async fn deliver_completion(
 }
 
 /// Resume the parent with `message`, or, if a run started in between, deliver it when that run would stop.
-fn start_or_follow_up(inner: &Services, message: AgentMessage) {
-    if let Err(e) = inner.agent.start_prompt(vec![message.clone()]) {
+fn start_or_follow_up(services: &Services, message: AgentMessage) {
+    if let Err(e) = services.agent.start_prompt(vec![message.clone()]) {
         tracing::debug!("background completion queued as a follow-up: {e}");
-        inner.agent.follow_up(message);
+        services.agent.follow_up(message);
     }
 }
 
 // ----- guardrails (called from the runtime's event bridge and hooks) ------------------------------------------
 
 /// A new assistant message may be checked for the sentinel again.
-pub(crate) fn on_assistant_message_start(inner: &Services) {
-    lock(&inner.background.guard).sentinel_steered = false;
+pub(crate) fn on_assistant_message_start(services: &Services) {
+    lock(&services.background.guard).sentinel_steered = false;
 }
 
 /// The parent model began writing a completion notice itself while agents run: tell it (once per message) that
 /// results arrive on their own.
-pub(crate) fn on_text_delta(inner: &Services, partial_text: &str) {
+pub(crate) fn on_text_delta(services: &Services, partial_text: &str) {
     // Cheap checks first: this runs for every text delta, and the scan reads the whole reply so far.
-    if inner.background.running_count() == 0 {
+    if services.background.running_count() == 0 {
         return;
     }
     {
-        let mut g = lock(&inner.background.guard);
+        let mut g = lock(&services.background.guard);
         if g.sentinel_steered || !partial_text.contains(SENTINEL) {
             return;
         }
         g.sentinel_steered = true;
     }
-    inner.agent.steer(AgentMessage::User(UserMessage {
+    services.agent.steer(AgentMessage::User(UserMessage {
         content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
             text: "Background agents are still running and have not reported back; their results arrive as \
                    messages of their own. Stop and wait for them instead of writing a result. If the tag is \
@@ -361,36 +363,36 @@ pub(crate) fn on_text_delta(inner: &Services, partial_text: &str) {
     }));
 }
 
-pub(crate) fn on_turn_start(inner: &Services) {
-    let running = inner.background.running_count() > 0;
-    let mut g = lock(&inner.background.guard);
+pub(crate) fn on_turn_start(services: &Services) {
+    let running = services.background.running_count() > 0;
+    let mut g = lock(&services.background.guard);
     g.running_at_turn_start = running;
     g.pause_notified = false;
 }
 
-pub(crate) fn on_turn_end(inner: &Services) {
-    if inner.background.running_count() == 0 {
-        inner.background.reset_guardrail();
+pub(crate) fn on_turn_end(services: &Services) {
+    if services.background.running_count() == 0 {
+        services.background.reset_guardrail();
         return;
     }
-    let mut g = lock(&inner.background.guard);
+    let mut g = lock(&services.background.guard);
     if g.running_at_turn_start {
         g.turns_used += 1;
     }
 }
 
 /// Before each further LLM call of a run: false pauses the parent once its turn budget is spent while agents run.
-pub(crate) fn should_continue(inner: &Services) -> bool {
-    let running = inner.background.running_count();
+pub(crate) fn should_continue(services: &Services) -> bool {
+    let running = services.background.running_count();
     if running == 0 {
-        inner.background.reset_guardrail();
+        services.background.reset_guardrail();
         return true;
     }
-    let guardrail = inner.settings.background_agent_guardrail();
+    let guardrail = services.settings.background_agent_guardrail();
     if !guardrail.enabled {
         return true;
     }
-    let mut g = lock(&inner.background.guard);
+    let mut g = lock(&services.background.guard);
     if g.turns_used < guardrail.turn_limit {
         return true;
     }
@@ -399,20 +401,22 @@ pub(crate) fn should_continue(inner: &Services) -> bool {
         let turns_used = g.turns_used;
         drop(g);
         let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        inner.outbox.send(&Event::ParentPausedForBackgroundAgents(
-            ParentPausedForBackgroundAgentsEvent {
-                running_agent_count: count(running as u64),
-                turns_used: count(turns_used),
-                turn_limit: count(guardrail.turn_limit),
-            },
-        ));
+        services
+            .outbox
+            .send(&Event::ParentPausedForBackgroundAgents(
+                ParentPausedForBackgroundAgentsEvent {
+                    running_agent_count: count(running as u64),
+                    turns_used: count(turns_used),
+                    turn_limit: count(guardrail.turn_limit),
+                },
+            ));
     }
     false
 }
 
 /// Parent activity the Dispatch Arbiter is shown: assistant replies and tool calls…
-pub(crate) fn on_assistant_end(inner: &Services, message: &dreb_ai::AssistantMessage) {
-    let mut activity = lock(&inner.background.activity);
+pub(crate) fn on_assistant_end(services: &Services, message: &dreb_ai::AssistantMessage) {
+    let mut activity = lock(&services.background.activity);
     for entry in arbiter::label_assistant(message) {
         activity.push(entry);
     }
@@ -420,7 +424,7 @@ pub(crate) fn on_assistant_end(inner: &Services, message: &dreb_ai::AssistantMes
 
 /// … and tool results.
 pub(crate) fn on_tool_end(
-    inner: &Services,
+    services: &Services,
     tool_name: &str,
     result: &dreb_agent::ToolOutput,
     is_error: bool,
@@ -433,7 +437,7 @@ pub(crate) fn on_tool_end(
             _ => None,
         })
         .collect();
-    lock(&inner.background.activity).push(arbiter::label_tool_end(tool_name, is_error, &output));
+    lock(&services.background.activity).push(arbiter::label_tool_end(tool_name, is_error, &output));
 }
 
 /// The text of the first text block of an assistant message (what the sentinel check reads).

@@ -76,12 +76,12 @@ fn schema() -> Value {
 }
 
 pub(crate) struct SubagentTool {
-    inner: Weak<Services>,
+    services: Weak<Services>,
     def: ToolDefinition,
 }
 
 impl SubagentTool {
-    pub fn new(inner: Weak<Services>, cwd: &Path, max_concurrent: usize) -> Self {
+    pub fn new(services: Weak<Services>, cwd: &Path, max_concurrent: usize) -> Self {
         let agents: Vec<String> = discover(home_dir().as_deref(), cwd)
             .iter()
             .map(|a| {
@@ -107,7 +107,7 @@ impl SubagentTool {
             agents.join("; ")
         );
         SubagentTool {
-            inner,
+            services,
             def: ToolDefinition {
                 name: "subagent".into(),
                 description,
@@ -277,9 +277,9 @@ enum Probe {
 }
 
 /// A tiny real completion: does this model answer right now (credentials, quota, outage)?
-async fn probe_model(inner: &Services, model: &Model, cancel: &CancellationToken) -> Probe {
+async fn probe_model(services: &Services, model: &Model, cancel: &CancellationToken) -> Probe {
     let api_key = {
-        let registry = inner.models.registry();
+        let registry = services.models.registry();
         match registry.api_key_for(model) {
             Ok(k) => k,
             Err(e) => return Probe::Unavailable(compact_reason(&e)),
@@ -296,12 +296,12 @@ async fn probe_model(inner: &Services, model: &Model, cancel: &CancellationToken
     let call_cancel = cancel.child_token();
     let options = dreb_ai::StreamOptions {
         api_key,
-        thinking: ThinkingLevel::parse(&proposed_thinking(inner, Some(model), None))
+        thinking: ThinkingLevel::parse(&proposed_thinking(services, Some(model), None))
             .unwrap_or(ThinkingLevel::Off),
         cancel: call_cancel.clone(),
         ..Default::default()
     };
-    let stream = dreb_ai::LlmClient::stream(inner.models.providers(), model, &context, options);
+    let stream = dreb_ai::LlmClient::stream(services.models.providers(), model, &context, options);
     let outcome = async {
         match dreb_ai::final_message(stream).await {
             Some(Ok(_)) => Ok(()),
@@ -338,7 +338,7 @@ struct Resolution {
 /// A fallback list from an agent definition or the settings: each entry must resolve and then answer a probe;
 /// the parent's model is the last resort (not probed).
 async fn resolve_probed(
-    inner: &Services,
+    services: &Services,
     specs: &[String],
     parent_provider: Option<&str>,
     parent_model: Option<&str>,
@@ -352,7 +352,7 @@ async fn resolve_probed(
             return Err((ABORTED.into(), skipped));
         }
         let resolved = {
-            let registry = inner.models.registry();
+            let registry = services.models.registry();
             resolve_single(spec, parent_provider, &registry)
         };
         let model = match resolved {
@@ -367,7 +367,7 @@ async fn resolve_probed(
                 continue;
             }
         };
-        match probe_model(inner, &model, cancel).await {
+        match probe_model(services, &model, cancel).await {
             Probe::Available => {
                 return Ok(Resolution {
                     model,
@@ -390,7 +390,7 @@ async fn resolve_probed(
     }
     if let Some(parent) = parent_model {
         let resolved = {
-            let registry = inner.models.registry();
+            let registry = services.models.registry();
             resolve_single(parent, parent_provider, &registry)
         };
         match resolved {
@@ -483,7 +483,7 @@ pub(crate) fn validate_thinking(model: &Model, level: &str) -> Result<(), String
 
 /// Resolve the agent and its model, then run the child.
 async fn execute_single(
-    inner: &Weak<Services>,
+    services: &Weak<Services>,
     parent: &ParentContext,
     launch: SingleLaunch,
     hooks: &LaunchHooks,
@@ -515,13 +515,13 @@ async fn execute_single(
             ),
         );
     }
-    let Some(inner_rc) = inner.upgrade() else {
+    let Some(live) = services.upgrade() else {
         return SubagentResult::failed(&name, &launch.task, "The parent session has ended.");
     };
     // Precedence: the call's model, then the settings' agentModels, then the agent's own list, then the parent's.
     // Precedence: the call's model, then the settings' agentModels, then the agent's own list, then the parent's.
     // Fallback lists (settings, or several models in the definition) are probed; single models are not.
-    let from_settings = inner_rc
+    let from_settings = live
         .settings
         .agent_models_for_agent(&name)
         .filter(|l| !l.is_empty());
@@ -531,7 +531,7 @@ async fn execute_single(
         (None, None) => (config.models.clone(), config.models.len() > 1),
     };
     let resolved: Result<Option<Resolution>, String> = if configured.is_empty() {
-        let registry = inner_rc.models.registry();
+        let registry = live.models.registry();
         match &parent.model {
             Some(m) => resolve_single(m, parent.provider.as_deref(), &registry).map(|model| {
                 Some(Resolution {
@@ -544,7 +544,7 @@ async fn execute_single(
         }
     } else if probe {
         resolve_probed(
-            &inner_rc,
+            &live,
             &configured,
             parent.provider.as_deref(),
             parent.model.as_deref(),
@@ -560,7 +560,7 @@ async fn execute_single(
             }
         })
     } else {
-        let registry = inner_rc.models.registry();
+        let registry = live.models.registry();
         resolve_with_fallbacks(
             &configured,
             parent.provider.as_deref(),
@@ -604,13 +604,13 @@ async fn execute_single(
             .as_ref()
             .map(|m| format!("{}/{}", m.provider, m.id))
             .unwrap_or_default(),
-        thinking: proposed_thinking(&inner_rc, model.as_ref(), thinking.as_deref()),
+        thinking: proposed_thinking(&live, model.as_ref(), thinking.as_deref()),
     };
     let request = arbiter::Request {
         task: &launch.task,
         cwd: &launch.cwd,
         proposed: proposed.clone(),
-        agents: agent_summaries(&inner_rc, &parent.agents),
+        agents: agent_summaries(&live, &parent.agents),
         parent_session_file: parent.session_file.as_deref(),
         step: launch.step,
     };
@@ -624,7 +624,7 @@ async fn execute_single(
         }
         r
     };
-    let arbitrated = match arbiter::arbitrate(&inner_rc, request, &hooks.cancel).await {
+    let arbitrated = match arbiter::arbitrate(&live, request, &hooks.cancel).await {
         arbiter::Outcome::Disabled => false,
         arbiter::Outcome::Failed { code, error } => {
             hooks.record_arbitration(record(
@@ -656,7 +656,7 @@ async fn execute_single(
             true
         }
     };
-    drop(inner_rc);
+    drop(live);
     if let (Some(level), Some(m)) = (thinking.as_deref(), model.as_ref())
         && let Err(e) = validate_thinking(m, level)
     {
@@ -703,11 +703,15 @@ async fn execute_single(
 }
 
 /// The thinking level the proposal states: the call's, else the default level, made concrete for the model.
-fn proposed_thinking(inner: &Services, model: Option<&Model>, requested: Option<&str>) -> String {
+fn proposed_thinking(
+    services: &Services,
+    model: Option<&Model>,
+    requested: Option<&str>,
+) -> String {
     let level = requested
         .and_then(ThinkingLevel::parse)
         .or_else(|| {
-            inner
+            services
                 .settings
                 .default_thinking_level()
                 .and_then(|t| ThinkingLevel::parse(&t))
@@ -725,7 +729,7 @@ fn proposed_thinking(inner: &Services, model: Option<&Model>, requested: Option<
 const ALWAYS_ACTIVE_TOOLS: [&str; 3] = ["search", "skill", "tasks_update"];
 
 /// What the arbiter is told about each agent type.
-fn agent_summaries(inner: &Services, agents: &[AgentTypeConfig]) -> Vec<arbiter::AgentSummary> {
+fn agent_summaries(services: &Services, agents: &[AgentTypeConfig]) -> Vec<arbiter::AgentSummary> {
     agents
         .iter()
         .map(|a| {
@@ -742,7 +746,7 @@ fn agent_summaries(inner: &Services, agents: &[AgentTypeConfig]) -> Vec<arbiter:
                 name: a.name.clone(),
                 description: a.description.clone(),
                 tools,
-                model_defaults: inner
+                model_defaults: services
                     .settings
                     .agent_models_for_agent(&a.name)
                     .filter(|l| !l.is_empty())
@@ -790,7 +794,7 @@ pub fn format_single_result(r: &SubagentResult) -> String {
 }
 
 async fn execute_chain(
-    inner: &Weak<Services>,
+    services: &Weak<Services>,
     parent: &ParentContext,
     steps: Vec<TaskItem>,
     defaults: (Option<String>, Option<String>, Option<String>),
@@ -829,7 +833,7 @@ async fn execute_chain(
             }
         };
         let result = execute_single(
-            inner,
+            services,
             parent,
             SingleLaunch {
                 agent,
@@ -881,25 +885,25 @@ impl Tool for SubagentTool {
                 "Error: modes are mutually exclusive — provide only one of `task`, `tasks`, or `chain`.",
             ));
         }
-        let inner = self
-            .inner
+        let services = self
+            .services
             .upgrade()
             .ok_or_else(|| ToolError::new("The session has ended."))?;
-        let cwd = inner.cwd.clone();
-        let parent_model = inner.agent.model();
+        let cwd = services.cwd.clone();
+        let parent_model = services.agent.model();
         let parent = ParentContext {
             agents: Arc::new(discover(home_dir().as_deref(), &cwd)),
             provider: parent_model.as_ref().map(|m| m.provider.clone()),
             model: parent_model.as_ref().map(|m| m.id.clone()),
-            session_file: inner
+            session_file: services
                 .sessions
                 .lock()
                 .session_file()
                 .map(|f| f.display().to_string()),
-            binary: inner.background.binary.clone(),
+            binary: services.background.binary.clone(),
         };
-        let sessions_base = inner.agent_dir.join("subagent-sessions");
-        let weak = self.inner.clone();
+        let sessions_base = services.agent_dir.join("subagent-sessions");
+        let weak = self.services.clone();
 
         let launch_single = |agent_name: String,
                              task: String,
@@ -920,7 +924,7 @@ impl Tool for SubagentTool {
                 step: None,
             };
             launch(
-                &inner,
+                &services,
                 &agent_name,
                 &label,
                 session_dir,
@@ -1018,7 +1022,7 @@ impl Tool for SubagentTool {
             chain_dir.clone(),
         );
         let id = launch(
-            &inner,
+            &services,
             &agent_name,
             &summary,
             chain_dir,

@@ -1,7 +1,9 @@
 //! The commands: each spec group's generated handler trait (`dreb_protocol::<Group>Handler`, see
 //! `docs/adr/0014-group-handler-traits.md`) is implemented for [`Runtime`](crate::services::Runtime) in one
 //! `impl` block, in the module of its group; the methods are the commands, each returning its generated
-//! `dreb_protocol::errors::<Command>Error`.
+//! `dreb_protocol::errors::<Command>Error`. They read and change the session through its services
+//! (`self.sessions`, `self.models`, ...: `crate::services`); a helper several commands share is a free function of
+//! the module that does the work, taking the handle or the services it needs (no inherent `impl Runtime` here).
 //!
 //! | group | module |
 //! |---|---|

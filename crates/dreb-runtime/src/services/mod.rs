@@ -79,7 +79,7 @@ pub struct Services {
     pub(crate) buddy: tokio::sync::Mutex<()>,
 }
 
-/// The live session: a cheap-clone handle to its [`Services`] (its public API is in `crate::runtime`).
+/// The live session: a cheap-clone handle to its `Services` (its public API is in `crate::runtime`).
 #[derive(Clone)]
 pub struct Runtime {
     services: Arc<Services>,

@@ -22,14 +22,14 @@ struct Params {
 }
 
 pub(crate) struct SkillTool {
-    inner: Weak<Services>,
+    services: Weak<Services>,
     def: ToolDefinition,
 }
 
 impl SkillTool {
-    pub fn new(inner: Weak<Services>) -> Self {
+    pub fn new(services: Weak<Services>) -> Self {
         SkillTool {
-            inner,
+            services,
             def: ToolDefinition {
                 name: "skill".into(),
                 description: "Load a skill: detailed instructions for one kind of task. Call it when the task \
@@ -116,12 +116,17 @@ impl Tool for SkillTool {
         _on_update: ToolUpdateFn,
     ) -> Result<ToolOutput, ToolError> {
         let p: Params = serde_json::from_value(params)?;
-        let inner = self
-            .inner
+        let services = self
+            .services
             .upgrade()
             .ok_or_else(|| ToolError::new("The session has ended"))?;
-        let session_id = inner.sessions.lock().session_id().to_string();
-        let skills: Vec<Skill> = inner.resources.lock().visible_skills().cloned().collect();
+        let session_id = services.sessions.lock().session_id().to_string();
+        let skills: Vec<Skill> = services
+            .resources
+            .lock()
+            .visible_skills()
+            .cloned()
+            .collect();
         Ok(invoke_skill(
             &skills,
             &p.skill,
