@@ -163,7 +163,7 @@ pub(crate) async fn stream_assistant_response(
                 ctx.cancel.is_cancelled(),
             )
         } else if result.stop_reason == StopReason::Length {
-            let ceiling = ctx.model.max_tokens;
+            let ceiling = ctx.model.max_output_tokens();
             let effective =
                 request_max_tokens.unwrap_or_else(|| ceiling.min(DEFAULT_MAX_OUTPUT_TOKENS));
             if length_attempts < retry.length_retries

@@ -67,7 +67,7 @@ pub(crate) fn error_assistant_message(
                 text_signature: None,
             })]
         }),
-        api: model.api.clone(),
+        api: model.api.as_str().to_string(),
         provider: model.provider.clone(),
         model: model.id.clone(),
         usage: partial.map(|p| p.usage).unwrap_or_default(),

@@ -102,7 +102,7 @@ impl Output {
             cancel,
             started: false,
             args: Vec::new(),
-            raw_field: RawArgsField::for_api(&model.api),
+            raw_field: RawArgsField::for_api(model.api.as_str()),
             deltas_without_content: false,
             content_touched: false,
         }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::auth::{AuthStorage, env_api_key, resolve_config_value};
-use crate::types::{InputKind, Model, ModelCost, api};
+use crate::types::{AuthMode, InputKind, Model, ModelCost, api};
 use dreb_types::JsNumber;
 
 /// The agent directory: `$DREB_CODING_AGENT_DIR` (with `~` expanded), else `~/.dreb/agent` (the workspace's one
@@ -255,7 +255,7 @@ fn apply_auth_header(model: &mut Model, auth_header: Option<bool>, api_key: &Opt
                     .get_or_insert_with(IndexMap::new)
                     .insert("Authorization".into(), format!("Bearer {k}"));
             }
-            model.auth_mode = Some("bearer".into());
+            model.auth_mode = Some(AuthMode::Bearer);
         }
     }
 }
@@ -271,10 +271,10 @@ fn apply_override(model: &mut Model, o: &ModelOverride) {
         model.input = v.clone();
     }
     if let Some(v) = o.context_window {
-        model.context_window = v;
+        model.context_window = i64::try_from(v).unwrap_or(i64::MAX);
     }
     if let Some(v) = o.max_tokens {
-        model.max_tokens = v;
+        model.max_tokens = i64::try_from(v).unwrap_or(i64::MAX);
     }
     if let Some(c) = &o.cost {
         model.cost = ModelCost {
@@ -472,7 +472,7 @@ fn custom_model(name: &str, p: &ProviderConfig, def: &ModelDef) -> Option<Model>
     let mut model = Model {
         id: def.id.clone(),
         name: def.name.clone().unwrap_or_else(|| def.id.clone()),
-        api,
+        api: api.into(),
         provider: name.to_string(),
         base_url: def
             .base_url
@@ -482,8 +482,8 @@ fn custom_model(name: &str, p: &ProviderConfig, def: &ModelDef) -> Option<Model>
         reasoning: def.reasoning.unwrap_or(false),
         input: def.input.clone().unwrap_or_else(|| vec![InputKind::Text]),
         cost: def.cost.unwrap_or_default(),
-        context_window: def.context_window.map(|v| v as u64).unwrap_or(128_000),
-        max_tokens: def.max_tokens.map(|v| v as u64).unwrap_or(16_384),
+        context_window: def.context_window.map(|v| v as i64).unwrap_or(128_000),
+        max_tokens: def.max_tokens.map(|v| v as i64).unwrap_or(16_384),
         headers,
         wire_model_id: None,
         auth_mode: None,

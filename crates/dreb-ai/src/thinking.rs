@@ -13,7 +13,7 @@ pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 32_000;
 pub fn base_max_tokens(model: &Model, requested: Option<u64>) -> u64 {
     requested
         .filter(|n| *n > 0)
-        .unwrap_or_else(|| model.max_tokens.min(DEFAULT_MAX_OUTPUT_TOKENS))
+        .unwrap_or_else(|| model.max_output_tokens().min(DEFAULT_MAX_OUTPUT_TOKENS))
 }
 
 static CLAUDE_VERSION: LazyLock<Regex> = LazyLock::new(|| {

@@ -35,8 +35,9 @@ pub(crate) fn transform_messages(
                 transformed.push(Message::ToolResult(r));
             }
             Message::Assistant(a) => {
-                let same =
-                    a.provider == model.provider && a.api == model.api && a.model == model.id;
+                let same = a.provider == model.provider
+                    && model.api == a.api.as_str()
+                    && a.model == model.id;
                 let mut content = Vec::with_capacity(a.content.len());
                 for (i, block) in a.content.iter().enumerate() {
                     match block {
@@ -78,7 +79,7 @@ pub(crate) fn transform_messages(
                                     "{before}<reformatted-pre-switch-reasoning>\n{}\n</reformatted-pre-switch-reasoning>{after}",
                                     t.thinking
                                 ),
-                                text_signature: None,
+                                text_signature: None
                             }));
                         }
                         AssistantBlock::Text(t) => {

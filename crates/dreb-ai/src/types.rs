@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 /// Unix time in milliseconds.
 pub type TimestampMs = i64;
 
-/// Well-known `Model::api` values. The field stays a free string because `models.json` may name any API.
+/// Well-known `Model::api` values as strings (`ModelApi` compares with them; `faux` is not in the spec's list and is
+/// `ModelApi::Other("faux")`).
 pub mod api {
     pub const ANTHROPIC_MESSAGES: &str = "anthropic-messages";
     pub const OPENAI_COMPLETIONS: &str = "openai-completions";
@@ -28,39 +29,11 @@ pub use dreb_types::ModelCost;
 /// An input modality a model accepts (the spec's `ModelInput`).
 pub use dreb_types::ModelInput as InputKind;
 
-/// A model the agent can talk to (built-in catalog or `models.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Model {
-    pub id: String,
-    pub name: String,
-    pub api: String,
-    pub provider: String,
-    pub base_url: String,
-    pub reasoning: bool,
-    pub input: Vec<InputKind>,
-    pub cost: ModelCost,
-    pub context_window: u64,
-    pub max_tokens: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub headers: Option<indexmap::IndexMap<String, String>>,
-    /// The id sent on the wire when it differs from `id` (context tiers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wire_model_id: Option<String>,
-    /// `"api-key"` or `"bearer"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auth_mode: Option<String>,
-    /// Per-API compatibility switches for servers that differ from the official API (openai-completions).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compat: Option<Map<String, Value>>,
-}
-
-impl Model {
-    /// The model id to send to the provider.
-    pub fn wire_id(&self) -> &str {
-        self.wire_model_id.as_deref().unwrap_or(&self.id)
-    }
-}
+/// A model the agent can talk to (built-in catalog or `models.json`): the spec's type. `api` is the open
+/// [`ModelApi`] (it compares with the [`api`] strings; `models.json` may name any API, kept in `ModelApi::Other`),
+/// the token limits are `i64` as on the wire (`Model::context_window_tokens` / `max_output_tokens` give them as
+/// `u64`), and `wire_id()` is the id sent to the provider.
+pub use dreb_types::{AuthMode, Model, ModelApi};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -192,7 +165,7 @@ impl AssistantMessage {
     pub fn empty(model: &Model, timestamp: TimestampMs) -> Self {
         AssistantMessage {
             content: Vec::new(),
-            api: model.api.clone(),
+            api: model.api.as_str().to_string(),
             provider: model.provider.clone(),
             model: model.id.clone(),
             usage: Usage::default(),

@@ -246,7 +246,7 @@ fn auth_header_and_overrides_of_builtin_models() {
             .all(|m| m.base_url == "https://proxy.example/anthropic")
     );
     let gw = r.find("gw", "m").unwrap();
-    assert_eq!(gw.auth_mode.as_deref(), Some("bearer"));
+    assert_eq!(gw.auth_mode.map(|m| m.as_str()), Some("bearer"));
     assert_eq!(
         gw.headers.as_ref().unwrap()["Authorization"],
         "Bearer gw-key"

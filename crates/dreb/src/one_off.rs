@@ -35,8 +35,8 @@ pub fn list_models(agent_dir: &Path, search: &str) -> (String, i32) {
             [
                 m.provider.clone(),
                 m.id.clone(),
-                tokens(m.context_window),
-                tokens(m.max_tokens),
+                tokens(m.context_window_tokens()),
+                tokens(m.max_output_tokens()),
                 yes_no(m.reasoning),
                 yes_no(m.input.contains(&dreb_ai::InputKind::Image)),
             ]

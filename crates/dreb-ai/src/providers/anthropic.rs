@@ -80,7 +80,7 @@ pub(crate) fn build_request(
     budgets: &ThinkingBudgets,
 ) -> Request {
     let first_party = is_first_party(&model.base_url);
-    let bearer = model.auth_mode.as_deref() == Some("bearer");
+    let bearer = model.auth_mode == Some(crate::types::AuthMode::Bearer);
     let oauth = first_party && model.auth_mode.is_none() && api_key.contains("sk-ant-oat");
     let adaptive = supports_adaptive_thinking(model);
 
@@ -133,7 +133,8 @@ pub(crate) fn build_request(
     let mut max_tokens = base_max_tokens(model, opts.max_tokens);
     let mut budget = None;
     if level != ThinkingLevel::Off && !adaptive {
-        let (m, b) = adjust_max_tokens_with_budgets(max_tokens, model.max_tokens, level, budgets);
+        let (m, b) =
+            adjust_max_tokens_with_budgets(max_tokens, model.max_output_tokens(), level, budgets);
         max_tokens = m;
         budget = Some(b);
     }

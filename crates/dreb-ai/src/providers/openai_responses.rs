@@ -60,7 +60,7 @@ fn parse_text_signature(sig: Option<&str>) -> Option<(String, Option<String>)> {
 
 fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
     let provider = model.provider.clone();
-    let api = model.api.clone();
+    let api = model.api.as_str().to_string();
     let normalize = move |id: &str, src: &AssistantMessage| -> String {
         if !TOOL_CALL_PROVIDERS.contains(&provider.as_str()) || !id.contains('|') {
             return normalize_part(id);
@@ -111,7 +111,7 @@ fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
                 }
             },
             Message::Assistant(a) => {
-                let different_model = a.model != model.id && a.provider == model.provider && a.api == model.api;
+                let different_model = a.model != model.id && a.provider == model.provider && model.api == a.api.as_str();
                 for b in &a.content {
                     match b {
                         AssistantBlock::Thinking(t) => {

@@ -65,7 +65,7 @@ fn compaction_settings(rt: &Runtime) -> CompactionSettings {
     };
     let window = rt
         .agent
-        .with_state(|st| st.model.as_ref().map(|m| m.context_window));
+        .with_state(|st| st.model.as_ref().map(|m| m.context_window_tokens()));
     match window {
         Some(window) => settings.scaled_to(window),
         None => settings,
@@ -197,7 +197,7 @@ fn compaction_verdict(
         return None;
     }
     let model = rt.agent.model()?;
-    let window = model.context_window;
+    let window = model.context_window_tokens();
     let compaction_ms = latest_compaction_ms(rt);
     // A reply from before the latest compaction says nothing about the compacted context.
     if compaction_ms.is_some_and(|ts| message.timestamp <= ts) {

@@ -130,7 +130,7 @@ impl ModelHandler for Runtime {
             .await
             .map_err(E::unexpected)?;
         crate::announce::model_select(&self.hooks, &self.agent, previous.as_ref()).await;
-        wire(&model).map_err(E::unexpected)
+        Ok(model)
     }
 
     async fn resolve_model(
@@ -138,14 +138,14 @@ impl ModelHandler for Runtime {
         _ctx: &RequestContext,
         p: ResolveModelParams,
     ) -> Result<Option<ResolveModelResult>, errors::ResolveModelError> {
-        let available = self.models.refreshed_available();
+        let mut available = self.models.refreshed_available();
         let infos: Vec<ModelInfo> = available.iter().map(model_info).collect();
         let parsed = parse_model_pattern(&p.pattern, &infos);
         let Some(index) = parsed.index else {
             return Ok(None);
         };
         Ok(Some(ResolveModelResult {
-            model: wire(&available[index]).map_err(errors::ResolveModelError::unexpected)?,
+            model: available.swap_remove(index),
             warning: parsed.warning,
         }))
     }
@@ -248,7 +248,7 @@ impl ModelHandler for Runtime {
             }
         }
         Ok(Some(ModelCycleResult {
-            model: wire(&next).map_err(E::unexpected)?,
+            model: next,
             thinking_level: agent.thinking_level(),
             is_scoped,
         }))
@@ -259,10 +259,8 @@ impl ModelHandler for Runtime {
         _ctx: &RequestContext,
         _p: GetAvailableModelsParams,
     ) -> Result<AvailableModelsResult, errors::GetAvailableModelsError> {
-        use errors::GetAvailableModelsError as E;
-        let models = self.models.refreshed_available();
         Ok(AvailableModelsResult {
-            models: wire(&models).map_err(E::unexpected)?,
+            models: self.models.refreshed_available(),
         })
     }
 }

@@ -66,7 +66,11 @@ pub(crate) fn after_agent_end(rt: &Runtime) {
         // `compact` aborted this run on purpose.
         return;
     }
-    let window = rt.agent.model().map(|m| m.context_window).unwrap_or(0);
+    let window = rt
+        .agent
+        .model()
+        .map(|m| m.context_window_tokens())
+        .unwrap_or(0);
     if is_retryable(&message, window) && start_retry(rt, &message) {
         return;
     }

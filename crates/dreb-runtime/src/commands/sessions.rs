@@ -507,7 +507,7 @@ impl SessionTreeHandler for Runtime {
             };
             if !entries.is_empty() {
                 let budget = model
-                    .context_window
+                    .context_window_tokens()
                     .saturating_sub(self.settings.branch_summary_settings().reserve_tokens);
                 let prep = prepare_branch_summary(&entries, budget);
                 let cancel = self.stop.child_token();

@@ -1,7 +1,6 @@
 //! get_state, get_messages, stats, names, version, git branch.
 
 use std::path::Path;
-use std::sync::Mutex;
 
 use chrono::Local;
 use dreb_agent::{AgentMessage, available_thinking_levels};
@@ -15,7 +14,6 @@ use super::daily_cost::scan_daily_cost;
 use super::snapshot::snapshot_id;
 use crate::convert::wire;
 use crate::services::Runtime;
-use crate::sync::lock;
 
 /// `get_messages` data (`{"messages": [...]}`) borrowed from the agent's state.
 #[derive(serde::Serialize)]
@@ -42,7 +40,7 @@ pub(crate) fn context_usage(rt: &Runtime, model: Option<&Model>) -> Option<Conte
     let window = model.context_window as f64;
     Some(ContextUsage {
         tokens: Some(tokens as i64),
-        context_window: model.context_window as i64,
+        context_window: model.context_window,
         percent: Some(JsNumber(tokens as f64 / window * 100.0)),
     })
 }
@@ -88,8 +86,9 @@ pub(crate) fn state(rt: &Runtime) -> Result<RpcSessionState, String> {
     };
     // The run's phase in one reading.
     let phase = rt.phase.view(agent.is_streaming());
+    let context_usage = context_usage(rt, model.as_ref());
     Ok(RpcSessionState {
-        model: model.as_ref().map(wire_model).transpose()?,
+        model,
         scoped_models: crate::commands::model_select::scoped_models_for_state(rt)?,
         tasks,
         using_subscription: false,
@@ -111,24 +110,9 @@ pub(crate) fn state(rt: &Runtime) -> Result<RpcSessionState, String> {
         auto_compaction_enabled: rt.settings.auto_compaction(),
         message_count: agent.with_state(|s| s.messages.len()) as i64,
         pending_message_count: rt.queue.len() as i64,
-        context_usage: context_usage(rt, model.as_ref()),
+        context_usage,
         model_fallback_message: rt.models.fallback_message(),
     })
-}
-
-/// The protocol form of `model`. The last conversion is kept: `get_state` is polled often and the model rarely
-/// changes, and comparing two models is much cheaper than converting one (about 3 µs). Keyed by the whole model,
-/// so any change (even of a field `get_state` shows) converts again.
-fn wire_model(model: &Model) -> Result<dreb_protocol::Model, String> {
-    static LAST: Mutex<Option<(Model, dreb_protocol::Model)>> = Mutex::new(None);
-    if let Some((from, to)) = &*lock(&LAST)
-        && from == model
-    {
-        return Ok(to.clone());
-    }
-    let converted: dreb_protocol::Model = wire(model)?;
-    *lock(&LAST) = Some((model.clone(), converted.clone()));
-    Ok(converted)
 }
 
 /// See [`Runtime::context_tail_values`].
@@ -447,23 +431,6 @@ mod tests {
         let (tail, current) = context_tail(&later);
         assert!(current);
         assert_eq!(tail.len(), 1);
-    }
-
-    #[test]
-    fn the_kept_model_conversion_follows_every_change() {
-        let mut model: Model = serde_json::from_value(serde_json::json!({
-            "id": "m", "name": "M", "api": "faux", "provider": "p", "baseUrl": "", "reasoning": false,
-            "input": ["text"], "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-            "contextWindow": 1000, "maxTokens": 100
-        }))
-        .unwrap();
-        for window in [1000, 2000, 2000, 1000] {
-            model.context_window = window;
-            let fresh: dreb_protocol::Model = wire(&model).unwrap();
-            assert_eq!(wire_model(&model).unwrap(), fresh);
-        }
-        model.name = "Renamed".into();
-        assert_eq!(wire_model(&model).unwrap().name, "Renamed");
     }
 
     #[test]
