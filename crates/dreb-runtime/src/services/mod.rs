@@ -1,8 +1,8 @@
 //! The services of a session and the [`Runtime`] handle to them. Each independent concern is one type that owns
 //! its state behind its own lock (or task) and is reached through its methods: the submodules here, and the owners
 //! that live beside the code that drives them (`RunPhase`, `BackgroundAgents`, `NestedContext`, the agent, the hook
-//! bus, the outbox). A service knows nothing of the commands or of the other services; a command (or the event
-//! bridge) that needs several calls each in turn. See `docs/adr/0015-services-own-their-state.md`.
+//! bus, the outbox). A service calls no command and no other service (the MCP one only reads the tool set's
+//! filter); a command (or the event bridge) that needs several calls each in turn. See `docs/adr/0015-services-own-their-state.md`.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
