@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from typing import Any, Iterator
 
 import pytest
@@ -121,6 +122,34 @@ def test_a_failing_handler_is_answered_with_its_error(pipe: Pipe) -> None:
     pipe._writer.flush()
     pipe.send({"id": "8", "type": "input", "text": "x", "source": "rpc"})
     assert pipe.read()["data"] == {"action": "continue"}
+
+
+def test_a_call_runs_after_the_events_sent_before_it() -> None:
+    # Events are handled in order on one thread, calls each on their own: a command sent right after an event
+    # still sees what the (slow) event handler recorded, as a reference extension's would.
+    e = Extension(name="order")
+    starts: list[str] = []
+
+    @e.on("session_start")
+    def started(event: dict[str, Any], ctx: Context) -> None:
+        time.sleep(0.3)
+        starts.append(event["reason"])
+
+    @e.command("stats")
+    def stats(args: str, ctx: CommandContext) -> None:
+        ctx.ui.notify(",".join(starts))
+
+    p = Pipe(e)
+    try:
+        p.send({"id": "1", "type": "initialize", "protocolVersion": "1", "extensionPath": "/x/o.py", "cwd": "/x",
+                "agentDir": "/a", "hasUI": True})
+        p.read()
+        p.send({"type": "session_start", "reason": "new"})
+        p.send({"id": "2", "type": "execute_command", "name": "stats", "args": ""})
+        notify = p.read()
+        assert (notify["type"], notify["message"]) == ("ui_notify", "new"), notify
+    finally:
+        p.close()
 
 
 def test_providers_and_resources_discover_are_registered() -> None:

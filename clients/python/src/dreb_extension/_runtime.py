@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Optional
 
 PROTOCOL_VERSION = "1"
+# How long a call waits for the events that arrived before it to be handled (see Extension.run).
+EVENTS_BEFORE_CALL_WAIT = 5.0
 
 JsonObject = dict[str, Any]
 Handler = Callable[[JsonObject, "Context"], Any]
@@ -335,6 +337,12 @@ class Extension:
         self._registry = _Registry()
         self._cancels: dict[str, threading.Event] = {}
         self._cancels_lock = threading.Lock()
+        # Events run in order on one thread and calls each on their own; a call waits (at most
+        # EVENTS_BEFORE_CALL_WAIT seconds) until the events that arrived before it have been handled, so a command
+        # sees what a `session_start` before it recorded, as in the reference, where handlers run in turn.
+        self._events_seen = 0
+        self._events_done = 0
+        self._events_cond = threading.Condition()
         self._conn: Optional[_Connection] = None
         self._providers: dict[str, JsonObject] = {}
 
@@ -452,13 +460,17 @@ class Extension:
                 if kind == "response":
                     conn.resolve(frame)
                 elif "id" in frame:
-                    threading.Thread(target=self._serve_call, args=(frame, conn), daemon=True).start()
+                    with self._events_cond:
+                        after = self._events_seen
+                    threading.Thread(target=self._serve_call, args=(frame, conn, after), daemon=True).start()
                 elif kind == "cancel":
                     with self._cancels_lock:
                         flag = self._cancels.get(str(frame.get("id")))
                     if flag is not None:
                         flag.set()
                 else:
+                    with self._events_cond:
+                        self._events_seen += 1
                     events.put(frame)
         finally:
             conn.close()
@@ -480,8 +492,14 @@ class Extension:
                     handler(frame, Context(conn))
                 except Exception:
                     traceback.print_exc(file=sys.stderr)
+            with self._events_cond:
+                self._events_done += 1
+                self._events_cond.notify_all()
 
-    def _serve_call(self, frame: JsonObject, conn: _Connection) -> None:
+    def _serve_call(self, frame: JsonObject, conn: _Connection, after: int = 0) -> None:
+        # A slow or hung event handler delays a call by at most EVENTS_BEFORE_CALL_WAIT, never wedges it.
+        with self._events_cond:
+            self._events_cond.wait_for(lambda: self._events_done >= after, timeout=EVENTS_BEFORE_CALL_WAIT)
         call_id = frame.get("id")
         call = str(frame.get("type"))
         response: JsonObject = {"id": call_id, "type": "response", "command": call}
