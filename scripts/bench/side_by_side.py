@@ -15,6 +15,11 @@ committed); the LLM is `dreb-mock-llm` on 127.0.0.1 (OpenAI wire), so nothing le
   --runs   pairs per measure (default 5; the heavy scenarios use fewer, see RUNS_HEAVY)
   --only   a comma-separated subset of: startup, sequential, pipelined, stream, listing, session, tools, idle
   --quick  smaller inputs (for checking the suite itself)
+  --floor  also run the sequential and pipelined loops against `cat` (each line echoed as its own response): the
+           fastest any agent could answer this client here
+  --client c: run the sequential and pipelined loops in C (rpc_client.c, built with `cc` into the temporary
+           directory) on the same agents' pipes instead of in Python, whose own cost per round trip is close to an
+           agent's (see --floor); python (the default) as before
 
 Each implementation is started as `CMD --mode rpc --provider mock --model mock-model [--session-dir D] ...` with
 HOME and DREB_CODING_AGENT_DIR set to a fresh agent directory holding a models.json that points at the mock.
@@ -78,29 +83,34 @@ class Agent:
     """One agent process on pipes, read line by line."""
 
     def __init__(self, impl, env, args=(), cwd=None):
+        argv = impl.cmd if impl.echo else impl.cmd + ["--mode", "rpc", "--provider", "mock", "--model", "mock-model", *args]
         self.proc = subprocess.Popen(
-            impl.cmd + ["--mode", "rpc", "--provider", "mock", "--model", "mock-model", *args],
+            argv,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env.vars, cwd=cwd or env.cwd, bufsize=0,
         )
         self.out = self.proc.stdout
         self.buf = b""
+        self.pos = 0
 
     @property
     def pid(self):
         return self.proc.pid
 
     def send(self, frame):
-        self.proc.stdin.write((json.dumps(frame) + "\n").encode())
+        self.proc.stdin.write((json.dumps(frame, separators=(",", ":")) + "\n").encode())
         self.proc.stdin.flush()
 
     def line(self):
-        i = self.buf.find(b"\n")
+        # The unread part of the last read starts at `pos`: a line is found and cut from there, without copying the
+        # rest of the buffer for every line (which made this client quadratic in the lines per read).
+        buf, pos = self.buf, self.pos
+        i = buf.find(b"\n", pos)
         if i >= 0:
-            line, self.buf = self.buf[:i], self.buf[i + 1:]
-            return line
+            self.pos = i + 1
+            return buf[pos:i]
         # A long line arrives in many reads: collect the parts, search only each new one.
-        parts = [self.buf]
+        parts = [buf[pos:]]
         while True:
             chunk = os.read(self.out.fileno(), 1 << 20)
             if not chunk:
@@ -108,7 +118,7 @@ class Agent:
             i = chunk.find(b"\n")
             if i >= 0:
                 parts.append(chunk[:i])
-                self.buf = chunk[i + 1:]
+                self.buf, self.pos = chunk, i + 1
                 return b"".join(parts)
             parts.append(chunk)
 
@@ -121,7 +131,7 @@ class Agent:
 
     def request(self, frame):
         self.send(frame)
-        want = json.dumps(frame.get("id"))
+        want = json.dumps(frame.get("id"), separators=(",", ":"))
         raw = self.until(lambda l: b'"type":"response"' in l[:300] and (frame.get("id") is None or b'"id":' + want.encode() + b',' in l[:300]))
         return raw
 
@@ -138,9 +148,15 @@ class Agent:
 
 
 class Impl:
-    def __init__(self, name, cmd):
+    def __init__(self, name, cmd, echo=False):
         self.name = name
         self.cmd = shlex.split(cmd)
+        # `cat` as the agent (--floor): every line comes back as sent, so the client's own cost is what remains.
+        self.echo = echo
+
+    def get_state(self, i):
+        """The request the round-trip scenarios send; for the echo, a line its `request` takes as the response."""
+        return {"id": i, "type": "response" if self.echo else "get_state"}
 
 
 class Env:
@@ -184,14 +200,28 @@ def m_startup(impl, env, opts):
     return {"start → first response (ms)": first, "idle RSS (MB)": rss}
 
 
+def c_client(a, impl, opts, mode, n):
+    """Run the C loop (rpc_client.c) on the agent's pipes; its rate."""
+    assert a.pos == len(a.buf), "nothing left unread before the C client takes over"
+    fds = (a.proc.stdin.fileno(), a.out.fileno())
+    kind = "response" if impl.echo else "get_state"
+    out = subprocess.run([opts.c_client, mode, str(fds[0]), str(fds[1]), str(n), kind], pass_fds=fds,
+                         capture_output=True, text=True, check=True, timeout=120)
+    return float(out.stdout)
+
+
 def m_sequential(impl, env, opts):
     a = Agent(impl, env, ["--no-session"])
     for i in range(200):
-        a.request({"id": i, "type": "get_state"})
+        a.request(impl.get_state(i))
     n = opts.seq_n
+    if opts.c_client:
+        rate = c_client(a, impl, opts, "sequential", n)
+        a.close()
+        return {f"get_state sequential, {n}, C client (/s)": rate}
     t0 = time.perf_counter()
     for i in range(n):
-        a.request({"id": i, "type": "get_state"})
+        a.request(impl.get_state(i))
     rate = n / (time.perf_counter() - t0)
     a.close()
     return {f"get_state sequential, {n} (/s)": rate}
@@ -199,9 +229,13 @@ def m_sequential(impl, env, opts):
 
 def m_pipelined(impl, env, opts):
     a = Agent(impl, env, ["--no-session"])
-    a.request({"id": "warm", "type": "get_state"})
+    a.request(impl.get_state("warm"))
     n = opts.pipe_n
-    payload = b"".join((json.dumps({"id": i, "type": "get_state"}) + "\n").encode() for i in range(n))
+    if opts.c_client:
+        rate = c_client(a, impl, opts, "pipelined", n)
+        a.close()
+        return {f"get_state pipelined, {n} on one connection, C client (/s)": rate}
+    payload = b"".join((json.dumps(impl.get_state(i), separators=(",", ":")) + "\n").encode() for i in range(n))
     t0 = time.perf_counter()
     writer = threading.Thread(target=lambda: (a.proc.stdin.write(payload), a.proc.stdin.flush()))
     writer.start()
@@ -463,6 +497,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--floor", action="store_true")
+    ap.add_argument("--client", choices=["python", "c"], default="python")
     opts = ap.parse_args()
     ours = Impl("ours", opts.ours)
     impls = [ours] + ([Impl("other", opts.other)] if opts.other else [])
@@ -480,6 +516,11 @@ def main():
     opts.tree_files = 2700 if q else 27000
     with tempfile.TemporaryDirectory(prefix="dreb-bench-") as root:
         opts.root = root
+        opts.c_client = None
+        if opts.client == "c":
+            opts.c_client = os.path.join(root, "rpc_client")
+            subprocess.run(["cc", "-O2", "-pthread", "-o", opts.c_client, os.path.join(HERE, "rpc_client.c")],
+                           check=True)
         with open(os.path.join(root, "scenario.json"), "w") as f:
             json.dump(mock_scenario(opts), f)
         mock = subprocess.Popen([mock_bin, "--scenario", os.path.join(root, "scenario.json")],
@@ -519,6 +560,14 @@ def main():
             names = list(dict.fromkeys(k for impl in impls for k in results[impl.name]))
             for k in names:
                 print(summarise(k, results["ours"].get(k, []), results.get("other", {}).get(k, [])), flush=True)
+            if opts.floor and s in ("sequential", "pipelined"):
+                floor = Impl("floor", "cat", echo=True)
+                vals = {}
+                for r in range(runs):
+                    for k, v in fn(floor, envs["ours"], opts).items():
+                        vals.setdefault(k, []).append(v)
+                for k, v in vals.items():
+                    print(summarise(f"client floor: {k} against `cat`", v, []), flush=True)
         load = open("/proc/loadavg").read().split()[:3]
         print(f"\nload average at the end: {' '.join(load)}")
         mock.stdin.close()
