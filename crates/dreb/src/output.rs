@@ -329,7 +329,43 @@ impl Output {
     }
 }
 
-/// The writer task: frames in queue order, each whole.
+/// Most bytes taken into one write where no pipe says how much room there is (files, sockets, terminals).
+const BATCH_WITHOUT_PROBE: usize = 64 * 1024;
+
+impl Pending {
+    /// Whether this entry is whole frames from its first byte to its last (so it may join a batch).
+    fn is_whole(&self) -> bool {
+        match self {
+            Pending::Frame(bytes) => bytes.last() == Some(&b'\n'),
+            Pending::Continuation(_) => false,
+            Pending::Delta { .. } => true,
+        }
+    }
+
+    /// The entry's bytes (a merged delta is encoded now) and what it counts against the queue.
+    fn into_bytes(self) -> (Vec<u8>, usize, bool) {
+        match self {
+            Pending::Frame(bytes) => {
+                let len = bytes.len();
+                (bytes, len, true)
+            }
+            Pending::Continuation(bytes) => {
+                let len = bytes.len();
+                (bytes, len, false)
+            }
+            Pending::Delta {
+                mut frame,
+                encoded,
+                len,
+            } => (encoded.unwrap_or_else(|| frame.encode()), len, true),
+        }
+    }
+}
+
+/// The writer task: frames in queue order, each whole. Whole frames queued behind the one about to be written
+/// join its write as long as the pipe has room for all of them now (or up to [`BATCH_WITHOUT_PROBE`] where
+/// there is no probe): a burst costs one `write` instead of one per frame, and a batch never waits for room longer
+/// than its first frame would.
 async fn write_frames<W>(
     shared: Arc<Shared>,
     mut sink: W,
@@ -338,6 +374,9 @@ async fn write_frames<W>(
 where
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let mut batch: Vec<u8> = Vec::new();
+    // Where each frame of the write in progress ends in it, and what it counts against the queue.
+    let mut ends: Vec<(usize, usize)> = Vec::new();
     let result = async {
         loop {
             let next = loop {
@@ -355,27 +394,40 @@ where
             let Some(entry) = next else {
                 return sink.flush().await;
             };
-            let mut starts_frame = true;
-            let (bytes, len) = match entry {
-                Pending::Frame(bytes) => {
-                    let len = bytes.len();
-                    (bytes, len)
-                }
-                Pending::Continuation(bytes) => {
-                    starts_frame = false;
-                    let len = bytes.len();
-                    (bytes, len)
-                }
-                Pending::Delta {
-                    mut frame,
-                    encoded,
-                    len,
-                } => (encoded.unwrap_or_else(|| frame.encode()), len),
+            let written = if entry.is_whole() {
+                let (bytes, len, _) = entry.into_bytes();
+                // The whole frames queued behind this one join its write while the pipe has room for them now.
+                let room = match pipe.as_mut() {
+                    Some(probe) => wait_for_room(&shared, probe, bytes.len()).await,
+                    None => Some(BATCH_WITHOUT_PROBE),
+                };
+                ends.push((bytes.len(), len));
+                take_batch(
+                    &shared,
+                    &mut batch,
+                    &mut ends,
+                    &bytes,
+                    room.unwrap_or(BATCH_WITHOUT_PROBE),
+                );
+                let out = if batch.is_empty() {
+                    &bytes[..]
+                } else {
+                    &batch[..]
+                };
+                write_frames_of(&shared, &mut sink, out, &mut ends).await
+            } else {
+                // A frame handed over in parts: its start waits for room, a later part is written as it comes.
+                let (bytes, len, starts_frame) = entry.into_bytes();
+                let probe = if starts_frame { pipe.as_mut() } else { None };
+                let written = write_whole(&shared, &mut sink, probe, &bytes).await;
+                shared.queued.fetch_sub(len, Ordering::AcqRel);
+                shared.progress.notify_waiters();
+                written
             };
-            let pipe = if starts_frame { pipe.as_mut() } else { None };
-            let written = write_whole(&shared, &mut sink, pipe, &bytes).await;
-            shared.queued.fetch_sub(len, Ordering::AcqRel);
-            shared.progress.notify_waiters();
+            batch.clear();
+            if batch.capacity() > 1 << 20 {
+                batch.shrink_to(BATCH_WITHOUT_PROBE);
+            }
             written?;
             // Flush when the queue is drained, so a burst is written in few syscalls but nothing lingers.
             if shared.lock().is_empty() {
@@ -389,34 +441,136 @@ where
     result
 }
 
-/// Write one frame: started only when a measurable pipe can take it whole; progress is every byte accepted (and,
-/// while waiting for room, every byte the reader takes out of the pipe).
+/// Fill `batch` with `first` and the whole frames queued behind it while they fit in `room` bytes, noting in `ends`
+/// where each taken frame ends in `batch` and what it counted against the queue. `batch` stays empty when nothing
+/// joined `first`. A merged delta not encoded yet ends the batch (it may still grow, and encoding it here would
+/// hold up the producers).
+fn take_batch(
+    shared: &Shared,
+    batch: &mut Vec<u8>,
+    ends: &mut Vec<(usize, usize)>,
+    first: &[u8],
+    room: usize,
+) {
+    let mut queue = shared.lock();
+    loop {
+        let size = match queue.front() {
+            Some(Pending::Frame(bytes)) if bytes.last() == Some(&b'\n') => bytes.len(),
+            Some(Pending::Delta {
+                encoded: Some(bytes),
+                ..
+            }) => bytes.len(),
+            _ => break,
+        };
+        let used = if batch.is_empty() {
+            first.len()
+        } else {
+            batch.len()
+        };
+        if used + size > room {
+            break;
+        }
+        let (bytes, len, _) = queue.pop_front().expect("front exists").into_bytes();
+        if batch.is_empty() {
+            batch.reserve(room.min(BATCH_WITHOUT_PROBE));
+            batch.extend_from_slice(first);
+        }
+        batch.extend_from_slice(&bytes);
+        ends.push((batch.len(), len));
+    }
+}
+
+/// Write `bytes`, whole frames whose ends are in `ends`: each frame leaves the queue's count once its last byte is
+/// accepted (so producers waiting for the budget move on while a long batch is written). Empties `ends`.
+async fn write_frames_of<W: AsyncWrite + Unpin>(
+    shared: &Shared,
+    sink: &mut W,
+    bytes: &[u8],
+    ends: &mut Vec<(usize, usize)>,
+) -> std::io::Result<()> {
+    let mut done = 0;
+    let mut released = 0;
+    let result = loop {
+        if done == bytes.len() {
+            break Ok(());
+        }
+        match sink.write(&bytes[done..]).await {
+            Ok(0) => break Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                shared.mark_progress();
+                done += n;
+                let mut freed = 0;
+                while let Some(&(end, len)) = ends.get(released)
+                    && end <= done
+                {
+                    freed += len;
+                    released += 1;
+                }
+                if freed > 0 {
+                    shared.queued.fetch_sub(freed, Ordering::AcqRel);
+                    shared.progress.notify_waiters();
+                }
+            }
+            Err(e) => break Err(e),
+        }
+    };
+    // After a failure nothing more is written: what is left no longer counts either.
+    let rest: usize = ends[released..].iter().map(|&(_, len)| len).sum();
+    if rest > 0 {
+        shared.queued.fetch_sub(rest, Ordering::AcqRel);
+        shared.progress.notify_waiters();
+    }
+    ends.clear();
+    result
+}
+
+/// Wait until a measurable pipe can take a frame of `len` bytes whole, and return how much it can take then
+/// ([`PipeSpace::room`]; `None` if it cannot be measured). Progress is every byte the reader takes out of the pipe
+/// meanwhile.
+async fn wait_for_room(shared: &Shared, pipe: &mut PipeSpace, len: usize) -> Option<usize> {
+    let room = pipe.room(len);
+    if room.is_none_or(|room| len <= room) {
+        return room;
+    }
+    // Only a frame that has to wait pays for watching the pipe drain.
+    let mut last_pending = pipe.pending();
+    let mut pause = Duration::from_micros(200);
+    loop {
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(10));
+        let pending = pipe.pending();
+        if pending < last_pending {
+            shared.mark_progress();
+            pause = Duration::from_micros(200);
+        }
+        last_pending = pending;
+        let room = pipe.room(len);
+        if room.is_none_or(|room| len <= room) {
+            return room;
+        }
+    }
+}
+
+/// Write one frame (or part of one): started only when a measurable pipe can take it whole; progress is every byte
+/// accepted (and, while waiting for room, every byte the reader takes out of the pipe).
 async fn write_whole<W: AsyncWrite + Unpin>(
     shared: &Shared,
     sink: &mut W,
     pipe: Option<&mut PipeSpace>,
     bytes: &[u8],
 ) -> std::io::Result<()> {
-    if let Some(pipe) = pipe
-        && pipe.fits(bytes.len()) == Some(false)
-    {
-        // Only a frame that has to wait pays for watching the pipe drain.
-        let mut last_pending = pipe.pending();
-        let mut pause = Duration::from_micros(200);
-        loop {
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_millis(10));
-            let pending = pipe.pending();
-            if pending < last_pending {
-                shared.mark_progress();
-                pause = Duration::from_micros(200);
-            }
-            last_pending = pending;
-            if pipe.fits(bytes.len()) != Some(false) {
-                break;
-            }
-        }
+    if let Some(pipe) = pipe {
+        wait_for_room(shared, pipe, bytes.len()).await;
     }
+    write_all(shared, sink, bytes).await
+}
+
+/// Write all of `bytes`; progress is every byte accepted.
+async fn write_all<W: AsyncWrite + Unpin>(
+    shared: &Shared,
+    sink: &mut W,
+    bytes: &[u8],
+) -> std::io::Result<()> {
     let mut rest = bytes;
     while !rest.is_empty() {
         let n = sink.write(rest).await?;

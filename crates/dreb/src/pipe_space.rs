@@ -91,21 +91,27 @@ impl PipeSpace {
 
     /// Whether a frame of `len` bytes can be written whole now (growing the pipe first if it is too small for it).
     /// `None`: the pipe cannot be measured; write as usual.
-    #[cfg(target_os = "linux")]
     pub fn fits(&mut self, len: usize) -> Option<bool> {
+        self.room(len).map(|room| len <= room)
+    }
+
+    /// How many bytes can be written whole now, asked for a frame of `len` bytes (the pipe is grown first if it is
+    /// too small for it). A frame larger than any pipe we can have gets its own length once the pipe is empty (it
+    /// is then written in parts), and 0 before. `None`: the pipe cannot be measured.
+    #[cfg(target_os = "linux")]
+    pub fn room(&mut self, len: usize) -> Option<usize> {
         if len + PAGE > self.capacity {
             self.grow_for(len);
         }
         let pending = self.pending()?;
         if len + PAGE > self.capacity {
-            // Larger than any pipe we can have: start it into an empty pipe.
-            return Some(pending == 0);
+            return Some(if pending == 0 { len } else { 0 });
         }
-        Some(pending + len + PAGE <= self.capacity)
+        Some(self.capacity.saturating_sub(pending + PAGE))
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub fn fits(&mut self, _len: usize) -> Option<bool> {
+    pub fn room(&mut self, _len: usize) -> Option<usize> {
         None
     }
 }

@@ -371,3 +371,74 @@ async fn a_frame_in_parts_is_written_in_order_between_whole_frames() {
         ]
     );
 }
+
+/// A sink that keeps each `write` call's bytes apart.
+#[derive(Clone, Default)]
+struct Writes(Arc<Mutex<Vec<Vec<u8>>>>);
+
+impl AsyncWrite for Writes {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.0.lock().unwrap().push(buf.to_vec());
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn frames_queued_together_are_written_together_each_write_ending_on_a_whole_line() {
+    let sink = Writes::default();
+    let (out, task) = Output::start(sink.clone(), options(usize::MAX, usize::MAX, None));
+    // All queued before the writer task first runs (this runtime has one thread): whole frames, deltas and a frame
+    // in parts, which must not join a batch.
+    let pad = "p".repeat(1000);
+    for i in 0..100 {
+        out.send(&json!({"type": "n", "i": i, "pad": pad})).unwrap();
+    }
+    for seq in 0..10 {
+        out.send_delta(delta("text_delta", 0, "x", seq)).unwrap();
+    }
+    dreb_protocol::FrameSink::send_frame_part(&out, b"{\"type\":\"big\",".to_vec());
+    dreb_protocol::FrameSink::send_frame_part(&out, b"\"end\":true}\n".to_vec());
+    out.send(&json!({"type": "after"})).unwrap();
+    drop(out);
+    task.await.unwrap().unwrap();
+    let writes = sink.0.lock().unwrap().clone();
+    let text = String::from_utf8(writes.concat()).unwrap();
+    let frames = lines(&text);
+    assert_eq!(frames.len(), 112);
+    assert!(frames[..100].iter().enumerate().all(|(i, f)| f["i"] == i));
+    assert!(
+        frames[100..110]
+            .iter()
+            .enumerate()
+            .all(|(i, f)| f["seq"] == i)
+    );
+    assert_eq!(frames[110], json!({"type": "big", "end": true}));
+    assert_eq!(frames[111], json!({"type": "after"}));
+    // 100 frames of about 1 KB and 10 deltas take two writes of at most 64 KiB; then the two parts and the last.
+    assert!(writes.len() <= 6, "{} writes", writes.len());
+    assert!(writes.iter().all(|w| w.len() <= BATCH_WITHOUT_PROBE));
+    let whole = writes.iter().filter(|w| w.last() == Some(&b'\n')).count();
+    assert_eq!(
+        whole,
+        writes.len() - 1,
+        "only the first part of the split frame ends mid-line"
+    );
+}
