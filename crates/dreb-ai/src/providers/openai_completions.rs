@@ -586,6 +586,93 @@ pub(crate) async fn run(
     process_stream(out, &mut events).await
 }
 
+/// The common streamed chunk, read without building a JSON tree: at most `id`, the first choice's `finish_reason`
+/// and its `delta.content` matter. [`plain_chunk`] returns it only when nothing else the general path acts on is
+/// there (an `error`, `usage`, tool calls, reasoning), so both paths give the same events.
+#[derive(serde::Deserialize)]
+struct PlainChunk<'a> {
+    #[serde(borrow, default)]
+    id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(borrow, default)]
+    choices: Option<Vec<PlainChoice<'a>>>,
+}
+
+#[derive(serde::Deserialize)]
+struct PlainChoice<'a> {
+    #[serde(borrow, default)]
+    finish_reason: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(borrow, default)]
+    delta: Option<PlainDelta<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct PlainDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_text: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    reasoning_details: Option<serde::de::IgnoredAny>,
+}
+
+/// `data` as a [`PlainChunk`], or `None` for the general path: not an object, a field of another type than the
+/// general path reads (it then ignores it), a duplicate key, or anything besides text and a finish reason. Absent
+/// and `null` fields are the same to both paths.
+fn plain_chunk(data: &str) -> Option<PlainChunk<'_>> {
+    // A JSON array would deserialise into the struct by position; the general path skips it.
+    if !data
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+    {
+        return None;
+    }
+    let chunk: PlainChunk = serde_json::from_str(data).ok()?;
+    let plain_choice = |c: &PlainChoice| {
+        c.usage.is_none()
+            && c.delta.as_ref().is_none_or(|d| {
+                d.tool_calls.is_none()
+                    && d.reasoning_details.is_none()
+                    && [&d.reasoning_content, &d.reasoning, &d.reasoning_text]
+                        .iter()
+                        .all(|r| r.as_deref().is_none_or(str::is_empty))
+            })
+    };
+    let plain = chunk.error.is_none()
+        && chunk.usage.is_none()
+        && chunk
+            .choices
+            .as_ref()
+            .and_then(|c| c.first())
+            .is_none_or(plain_choice);
+    plain.then_some(chunk)
+}
+
+/// A text delta: into the open text block, or a new one after closing what was open.
+fn push_text(out: &mut Output, cur: &mut Current, text: &str) {
+    let i = match *cur {
+        Current::Text(i) => i,
+        c => {
+            finish_block(out, c);
+            let i = out.text_start();
+            *cur = Current::Text(i);
+            i
+        }
+    };
+    out.text_delta(i, text);
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Current {
     None,
@@ -620,6 +707,32 @@ pub(crate) async fn process_stream(
         };
         if ev.data == "[DONE]" {
             break;
+        }
+        if let Some(chunk) = plain_chunk(&ev.data) {
+            // The same steps as below, for the fields a plain chunk can have.
+            if out.msg.response_id.is_none() {
+                out.msg.response_id = chunk.id.filter(|s| !s.is_empty()).map(|s| s.into_owned());
+            }
+            let Some(choice) = chunk.choices.as_ref().and_then(|c| c.first()) else {
+                continue;
+            };
+            if let Some(reason) = choice.finish_reason.as_deref() {
+                got_finish = true;
+                let (stop, err) = map_finish_reason(reason);
+                out.msg.stop_reason = stop;
+                if err.is_some() {
+                    out.msg.error_message = err;
+                }
+            }
+            if let Some(text) = choice
+                .delta
+                .as_ref()
+                .and_then(|d| d.content.as_deref())
+                .filter(|s| !s.is_empty())
+            {
+                push_text(out, &mut cur, text);
+            }
+            continue;
         }
         let Ok(chunk) = serde_json::from_str::<Value>(&ev.data) else {
             continue;
@@ -663,16 +776,7 @@ pub(crate) async fn process_stream(
             continue;
         }
         if let Some(text) = delta["content"].as_str().filter(|s| !s.is_empty()) {
-            let i = match cur {
-                Current::Text(i) => i,
-                c => {
-                    finish_block(out, c);
-                    let i = out.text_start();
-                    cur = Current::Text(i);
-                    i
-                }
-            };
-            out.text_delta(i, text);
+            push_text(out, &mut cur, text);
         }
         if let Some((field, text)) = REASONING_FIELDS.iter().find_map(|f| {
             delta[*f]
@@ -765,5 +869,88 @@ pub(crate) async fn process_stream(
                 .unwrap_or_else(|| "Provider returned an error stop reason".into()),
         )),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod plain_chunk_tests {
+    use super::*;
+
+    /// What the general path reads from a chunk that has none of the fields only it handles: the response id, the
+    /// first choice's finish reason and its text.
+    fn general(data: &str) -> (Option<String>, Option<String>, Option<String>) {
+        let chunk: Value = serde_json::from_str(data).unwrap();
+        let choice = &chunk["choices"][0];
+        (
+            chunk["id"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+            choice["finish_reason"].as_str().map(str::to_string),
+            choice["delta"]["content"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+        )
+    }
+
+    fn plain(data: &str) -> Option<(Option<String>, Option<String>, Option<String>)> {
+        let chunk = plain_chunk(data)?;
+        let choice = chunk.choices.as_ref().and_then(|c| c.first());
+        Some((
+            chunk.id.filter(|s| !s.is_empty()).map(|s| s.into_owned()),
+            choice
+                .and_then(|c| c.finish_reason.as_deref())
+                .map(str::to_string),
+            choice
+                .and_then(|c| c.delta.as_ref())
+                .and_then(|d| d.content.as_deref())
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+        ))
+    }
+
+    #[test]
+    fn plain_chunks_read_the_same_as_the_general_path() {
+        for data in [
+            r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"logprobs":null,"finish_reason":null}],"usage":null}"#,
+            r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"a \"quoted\"\nline \u00e9"},"finish_reason":null}]}"#,
+            r#"{"id":"","choices":[{"delta":{"content":""},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#,
+            r#"{"id":"c1","choices":[]}"#,
+            r#"{"id":"c1"}"#,
+            r#"{"choices":[{"delta":null,"finish_reason":"stop"}]}"#,
+            r#"{"choices":[{"delta":{"content":"x","reasoning_content":"","tool_calls":null,"reasoning":null}}]}"#,
+            r#"  {"error":null,"choices":[{"delta":{"content":"x"},"usage":null}],"extra":{"nested":[1,2]}}"#,
+        ] {
+            assert_eq!(plain(data), Some(general(data)), "{data}");
+        }
+    }
+
+    #[test]
+    fn anything_else_takes_the_general_path() {
+        for data in [
+            r#"{"error":{"message":"overloaded"}}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":5}}"#,
+            r#"{"choices":[{"delta":{},"usage":{"prompt_tokens":3}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"t","function":{"name":"f","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#,
+            r#"{"choices":[{"delta":{"reasoning":"think"}}]}"#,
+            r#"{"choices":[{"delta":{"reasoning_text":"think"}}]}"#,
+            r#"{"choices":[{"delta":{"reasoning_details":[]}}]}"#,
+            r#"{"choices":[{"delta":"text"}]}"#,
+            r#"{"choices":[null]}"#,
+            r#"{"choices":[{"delta":{"content":"x"}}, 5]}"#,
+            r#"{"choices":{"0":{"delta":{"content":"x"}}}}"#,
+            r#"{"id":7,"choices":[]}"#,
+            r#"{"choices":[{"delta":{"content":7}}]}"#,
+            r#"{"choices":[{"finish_reason":1}]}"#,
+            r#"{"id":"a","id":"b","choices":[]}"#,
+            r#"["c1",[{"delta":{"content":"x"}}]]"#,
+            r#"[DONE"#,
+            r#"5"#,
+        ] {
+            assert!(plain_chunk(data).is_none(), "{data}");
+        }
     }
 }
