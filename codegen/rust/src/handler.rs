@@ -57,11 +57,12 @@ fn groups<'a>(requests: &'a [Command]) -> Vec<Group<'a>> {
 /// `RpcHandler`, for the commands in `list`.
 pub fn handler(ctx: &Ctx, list: &RequestList) -> TokenStream {
     let Paths { result, string, .. } = &ctx.p;
-    let (send, sync, future, request_context) = (
+    let (send, sync, future, request_context, boxed) = (
         ctx.path("Send"),
         ctx.path("Sync"),
         ctx.path("Future"),
         ctx.path("RequestContext"),
+        ctx.path("Box"),
     );
     let groups = groups(list.requests);
     let traits = groups.iter().map(|g| {
@@ -123,15 +124,17 @@ pub fn handler(ctx: &Ctx, list: &RequestList) -> TokenStream {
         .zip(&list.variants)
         .zip(&list.methods)
         .zip(&trait_of)
+        // Each handler's future is boxed: awaited inline, `call`'s future would be as large as the largest
+        // handler's (11.8 KB for the runtime), and the server moves it into a box for every command.
         .map(|(((c, v), m), t)| match c.result {
             CommandResult::None => quote! {
-                Command::#v(p) => #t::#m(self, ctx, p)
+                Command::#v(p) => #boxed::pin(#t::#m(self, ctx, p))
                     .await
                     .map(|()| ResponseData::#v)
                     .map_err(|e| e.wire_text()),
             },
             CommandResult::Data { .. } => quote! {
-                Command::#v(p) => #t::#m(self, ctx, p)
+                Command::#v(p) => #boxed::pin(#t::#m(self, ctx, p))
                     .await
                     .map(ResponseData::#v)
                     .map_err(|e| e.wire_text()),
