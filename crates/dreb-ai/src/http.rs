@@ -3,14 +3,14 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use eventsource_stream::{Event, Eventsource};
+use eventsource_stream::Event;
 use futures::{Stream, StreamExt};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use crate::output::{Output, ProviderError};
 
-fn build_client(use_proxy: bool) -> reqwest::Client {
+fn build_client(use_proxy: bool, system_roots: bool) -> reqwest::Client {
     // reqwest is built without a bundled crypto provider; install ring once for the process (a no-op if the host
     // application already installed one).
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -18,12 +18,21 @@ fn build_client(use_proxy: bool) -> reqwest::Client {
     if !use_proxy {
         b = b.no_proxy();
     }
+    if !system_roots {
+        // No TLS is spoken, so the system's root certificates are not loaded (the platform verifier reads and
+        // parses them all when the client is built: about 5 ms of CPU at a process's first request).
+        b = b.tls_certs_only(Vec::new());
+    }
     b.build().expect("HTTP client with the ring TLS provider")
 }
 
-static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(|| build_client(true));
+static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(|| build_client(true, true));
 // Loopback servers (local models, the mock) are never reached through a proxy.
-static LOOPBACK_CLIENT: LazyLock<reqwest::Client> = LazyLock::new(|| build_client(false));
+static LOOPBACK_CLIENT: LazyLock<reqwest::Client> = LazyLock::new(|| build_client(false, true));
+// Plain `http://` loopback servers (Ollama, llama.cpp, the mock): no TLS, so no root certificates either. (One that
+// redirected to an `https://` address would fail verification there; such a server is reached with `https://`.)
+static PLAIN_LOOPBACK_CLIENT: LazyLock<reqwest::Client> =
+    LazyLock::new(|| build_client(false, false));
 
 fn is_loopback(url: &str) -> bool {
     reqwest::Url::parse(url)
@@ -34,6 +43,9 @@ fn is_loopback(url: &str) -> bool {
 
 pub(crate) fn client_for(url: &str) -> &'static reqwest::Client {
     if is_loopback(url) {
+        if reqwest::Url::parse(url).is_ok_and(|u| u.scheme() == "http") {
+            return &PLAIN_LOOPBACK_CLIENT;
+        }
         &LOOPBACK_CLIENT
     } else {
         &CLIENT
@@ -288,16 +300,7 @@ fn backoff(attempt: u32) -> Duration {
 /// The response body as server-sent events. A transport error mid-stream ends the stream (the provider then reports
 /// the missing terminal event as a dropped connection).
 pub(crate) fn sse_events(resp: reqwest::Response) -> impl Stream<Item = Event> + Send + Unpin {
-    resp.bytes_stream()
-        .eventsource()
-        .take_while(|r| {
-            if let Err(e) = r {
-                tracing::debug!(error = %e, "SSE stream error");
-            }
-            futures::future::ready(r.is_ok())
-        })
-        .filter_map(|r| futures::future::ready(r.ok()))
-        .boxed()
+    crate::sse::SseStream::new(resp.bytes_stream()).boxed()
 }
 
 /// Joins a base URL and a path with exactly one slash.
@@ -349,9 +352,14 @@ mod tests {
         // Building only: no request leaves the machine.
         let remote = client_for("https://api.anthropic.com/v1/messages");
         let local = client_for("http://127.0.0.1:8080/v1");
+        let local_tls = client_for("https://localhost:8443/v1");
         assert!(
-            !std::ptr::eq(remote, local),
-            "loopback gets its own proxy-free client"
+            !std::ptr::eq(remote, local) && !std::ptr::eq(remote, local_tls),
+            "loopback gets its own proxy-free clients"
+        );
+        assert!(
+            !std::ptr::eq(local, local_tls),
+            "plain http skips the root certificates, https keeps them"
         );
         assert!(
             is_loopback("http://localhost:1234")
