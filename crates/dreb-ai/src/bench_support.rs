@@ -2,7 +2,6 @@
 //! parsers (no network). Not a stable API.
 
 use bytes::Bytes;
-use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
@@ -19,10 +18,7 @@ pub fn parse_sse(model: &Model, chunks: Vec<Bytes>) -> AssistantEventStream {
         move |mut out: Output| async move {
             let source =
                 futures::stream::iter(chunks.into_iter().map(Ok::<_, std::convert::Infallible>));
-            let mut events = source
-                .eventsource()
-                .filter_map(|r| futures::future::ready(r.ok()))
-                .boxed();
+            let mut events = crate::sse::SseStream::new(source).boxed();
             out.start();
             let ctx = Context::default();
             let r = match api_name.as_str() {

@@ -17,6 +17,7 @@ pub mod provider;
 pub mod providers;
 pub mod registry;
 pub mod scenario;
+mod sse;
 pub mod tag_first;
 pub mod thinking;
 mod transform;
