@@ -2,7 +2,8 @@
 //! `type`) and untagged `oneOf`s.
 //!
 //! A tagged union's variants write their own tag, so serialising is `#[serde(untagged)]`; parsing goes through
-//! `support::TaggedUnion` (a table from tag to variant) and `support::tagged_deserialize!`.
+//! `support::TaggedUnion` (a table from tag to variant, from a parsed value and straight from the input) and
+//! `support::tagged_deserialize!`, which reads the tag first.
 
 use std::collections::HashMap;
 
@@ -76,7 +77,7 @@ impl TaggedEnum {
         }
     }
 
-    /// `impl TaggedUnion` (tag → variant) and `Deserialize` through it.
+    /// `impl TaggedUnion` (tag → variant, from a value and from the input) and `Deserialize` through it.
     pub fn parsing(&self, ctx: &Ctx) -> TokenStream {
         let Paths {
             some,
@@ -110,6 +111,16 @@ impl TaggedEnum {
                     match tag {
                         #(#tags => #ok(support::from_value(v).map(Self::#variants)),)*
                         _ => #err(v),
+                    }
+                }
+
+                fn deserialize_variant<'de, D: ::serde::Deserializer<'de>>(
+                    tag: &str,
+                    d: D,
+                ) -> #result<Self, D::Error> {
+                    match tag {
+                        #(#tags => ::serde::Deserialize::deserialize(d).map(Self::#variants),)*
+                        _ => #err(<D::Error as ::serde::de::Error>::unknown_variant(tag, Self::KNOWN)),
                     }
                 }
 

@@ -48,6 +48,7 @@ impl Iterator for Gen {
                 p.content.push(AssistantBlock::Text(TextContent {
                     text: String::new(),
                     text_signature: None,
+                    ..Default::default()
                 }));
                 AssistantMessageEvent::TextStart {
                     content_index: 0,

@@ -371,6 +371,7 @@ impl Agent {
         let mut content = vec![UserBlock::Text(TextContent {
             text: text.to_owned(),
             text_signature: None,
+            ..Default::default()
         })];
         content.extend(images.into_iter().map(UserBlock::Image));
         let message = AgentMessage::User(UserMessage {

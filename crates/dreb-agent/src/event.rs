@@ -163,14 +163,6 @@ enum ToolResultWithRole<'a> {
     ToolResult(&'a ToolResultMessage),
 }
 
-/// A tool call block with its `type` tag, as `toolcall_end.toolCall` carries it.
-#[derive(Serialize)]
-#[serde(tag = "type")]
-enum ToolCallWithType<'a> {
-    #[serde(rename = "toolCall")]
-    ToolCall(&'a ToolCall),
-}
-
 struct ToolResultsWire<'a>(&'a [ToolResultMessage]);
 
 impl Serialize for ToolResultsWire<'_> {
@@ -242,7 +234,8 @@ enum StreamEventWire<'a> {
     #[serde(rename = "toolcall_end", rename_all = "camelCase")]
     ToolcallEnd {
         content_index: usize,
-        tool_call: ToolCallWithType<'a>,
+        /// The block writes its own `type` tag (`toolCall`).
+        tool_call: &'a ToolCall,
         #[serde(skip_serializing_if = "Option::is_none")]
         partial: Option<WithRole<'a>>,
     },
@@ -346,7 +339,7 @@ fn stream_wire(ev: &AssistantMessageEvent, keep_partial: bool) -> StreamEventWir
             partial,
         } => StreamEventWire::ToolcallEnd {
             content_index: *content_index,
-            tool_call: ToolCallWithType::ToolCall(tool_call),
+            tool_call,
             partial: w(partial),
         },
         E::Done { reason, message } => StreamEventWire::Done {

@@ -275,6 +275,7 @@ mod tests {
         AssistantBlock::Text(TextContent {
             text: s.into(),
             text_signature: None,
+            ..Default::default()
         })
     }
 
@@ -283,6 +284,7 @@ mod tests {
             thinking: s.into(),
             thinking_signature: None,
             redacted: None,
+            ..Default::default()
         })
     }
 

@@ -108,6 +108,7 @@ impl AgentMessage {
             content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
                 text: text.into(),
                 text_signature: None,
+                ..Default::default()
             })]),
             timestamp,
         })
@@ -176,6 +177,7 @@ fn user_text_message(text: String, timestamp: TimestampMs) -> Message {
         content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
             text,
             text_signature: None,
+            ..Default::default()
         })]),
         timestamp,
     })
@@ -203,6 +205,7 @@ pub fn default_convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
                         UserContent::Blocks(vec![UserBlock::Text(TextContent {
                             text: s.clone(),
                             text_signature: None,
+                            ..Default::default()
                         })])
                     }
                     blocks => blocks.clone(),

@@ -65,6 +65,7 @@ pub(crate) fn error_assistant_message(
             vec![dreb_ai::AssistantBlock::Text(dreb_ai::TextContent {
                 text: String::new(),
                 text_signature: None,
+                ..Default::default()
             })]
         }),
         api: model.api.as_str().to_string(),

@@ -351,6 +351,7 @@ impl Player {
                     p.content.push(AssistantBlock::Text(TextContent {
                         text: String::new(),
                         text_signature: None,
+                        ..Default::default()
                     }));
                     AssistantMessageEvent::TextStart {
                         content_index: self.last_index(),
@@ -383,6 +384,7 @@ impl Player {
                         thinking: String::new(),
                         thinking_signature: None,
                         redacted: None,
+                        ..Default::default()
                     }));
                     AssistantMessageEvent::ThinkingStart {
                         content_index: self.last_index(),
@@ -419,6 +421,7 @@ impl Player {
                         partial_json: None,
                         index: None,
                         thought_signature: None,
+                        ..Default::default()
                     }));
                     AssistantMessageEvent::ToolcallStart {
                         content_index: self.last_index(),

@@ -37,6 +37,7 @@ impl ToolOutput {
             content: vec![UserBlock::Text(dreb_ai::TextContent {
                 text: text.into(),
                 text_signature: None,
+                ..Default::default()
             })],
             ..Default::default()
         }

@@ -335,6 +335,7 @@ mod tests {
             partial_json: None,
             index: None,
             thought_signature: None,
+            ..Default::default()
         }
     }
 

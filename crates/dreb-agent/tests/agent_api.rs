@@ -179,6 +179,7 @@ impl AgentHooks for Hooks {
                 content: Some(vec![UserBlock::Text(TextContent {
                     text: "[redacted]".into(),
                     text_signature: None,
+                    ..Default::default()
                 })]),
                 details: None,
                 is_error: Some(true),
@@ -502,6 +503,7 @@ async fn prompt_text_builds_text_then_images() {
         vec![dreb_ai::ImageContent {
             data: "AAAA".into(),
             mime_type: "image/png".into(),
+            ..Default::default()
         }],
     )
     .await

@@ -255,11 +255,13 @@ fn main() {
                     partial_json: None,
                     index: None,
                     thought_signature: None,
+                    ..Default::default()
                 }));
             } else {
                 partial.content.push(AssistantBlock::Text(TextContent {
                     text: prefix.clone(),
                     text_signature: None,
+                    ..Default::default()
                 }));
             }
             // Up to CHANNEL_CAPACITY + 1 events are alive at once, so copies are fresh allocations, not one reused

@@ -190,6 +190,7 @@ impl Output {
         self.msg.content.push(AssistantBlock::Text(TextContent {
             text: String::new(),
             text_signature: None,
+            ..Default::default()
         }));
         let i = self.last_index();
         self.send(Ev::TextStart {
@@ -289,7 +290,7 @@ impl Output {
         id: String,
         name: String,
         arguments: Map<String, Value>,
-        index: Option<u64>,
+        index: Option<i64>,
     ) -> usize {
         let raw = Some(String::new());
         let (partial_args, partial_json) = match self.raw_field {
@@ -305,6 +306,7 @@ impl Output {
             partial_json,
             index,
             thought_signature: None,
+            ..Default::default()
         }));
         let i = self.last_index();
         self.send(Ev::ToolcallStart {
@@ -577,6 +579,7 @@ mod tests {
             thinking: String::new(),
             thinking_signature: None,
             redacted: None,
+            ..Default::default()
         });
         out.thinking_delta(i, "a");
         out.content_mut().clear();
@@ -585,6 +588,7 @@ mod tests {
                 thinking: "xa".into(),
                 thinking_signature: None,
                 redacted: None,
+                ..Default::default()
             }));
         out.thinking_delta(0, "b");
         let events = drain(out, rx).await;

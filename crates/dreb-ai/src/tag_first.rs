@@ -244,24 +244,41 @@ mod tests {
 
     #[test]
     fn errors_read_as_serde_words_them() {
+        let e = serde_json::from_str::<Message>(r#"{"role":"system","content":"x"}"#).unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "unknown variant `system`, expected one of `user`, `assistant`, `toolResult`"
+            ),
+            "{e}"
+        );
+        let e = serde_json::from_str::<Message>(r#"{"content":"x"}"#).unwrap_err();
+        assert!(e.to_string().starts_with("missing field `role`"), "{e}");
+        let e = serde_json::from_str::<Message>(r#"{"role":"user","timestamp":1}"#).unwrap_err();
+        assert!(e.to_string().starts_with("missing field `content`"), "{e}");
+        let e = serde_json::from_str::<Message>("3").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("expected internally tagged enum Message"),
+            "{e}"
+        );
+        let e = serde_json::from_value::<Message>(json!({"content": "x", "role": 5})).unwrap_err();
+        assert!(e.to_string().contains("expected a string tag"), "{e}");
+        // The content blocks are the spec's unions (`dreb_types::support::deserialize_tagged`, also tag first):
+        // the same texts where serde words them, the spec's own where a tag is missing.
         let e = serde_json::from_str::<UserBlock>(r#"{"type":"video","url":"x"}"#).unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("unknown variant `video`, expected `text` or `image`"),
             "{e}"
         );
-        let e = serde_json::from_str::<UserBlock>(r#"{"text":"x"}"#).unwrap_err();
-        assert!(e.to_string().starts_with("missing field `type`"), "{e}");
         let e = serde_json::from_str::<AssistantBlock>(r#"{"type":"text"}"#).unwrap_err();
         assert!(e.to_string().starts_with("missing field `text`"), "{e}");
-        let e = serde_json::from_str::<AssistantBlock>("3").unwrap_err();
+        let e = serde_json::from_str::<UserBlock>(r#"{"text":"x"}"#).unwrap_err();
         assert!(
             e.to_string()
-                .contains("expected internally tagged enum AssistantBlock"),
+                .starts_with("missing string tag `type` of UserContentBlock"),
             "{e}"
         );
-        let e = serde_json::from_value::<UserBlock>(json!({"text": "x", "type": 5})).unwrap_err();
-        assert!(e.to_string().contains("expected a string tag"), "{e}");
     }
 
     #[test]

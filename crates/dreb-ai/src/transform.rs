@@ -79,7 +79,7 @@ pub(crate) fn transform_messages(
                                     "{before}<reformatted-pre-switch-reasoning>\n{}\n</reformatted-pre-switch-reasoning>{after}",
                                     t.thinking
                                 ),
-                                text_signature: None
+                                text_signature: None, ..Default::default()
                             }));
                         }
                         AssistantBlock::Text(t) => {
@@ -89,6 +89,7 @@ pub(crate) fn transform_messages(
                                 content.push(AssistantBlock::Text(TextContent {
                                     text: t.text.clone(),
                                     text_signature: None,
+                                    ..Default::default()
                                 }));
                             }
                         }
@@ -128,6 +129,7 @@ pub(crate) fn transform_messages(
                         content: vec![UserBlock::Text(TextContent {
                             text: "No result provided".into(),
                             text_signature: None,
+                            ..Default::default()
                         })],
                         details: None,
                         is_error: true,

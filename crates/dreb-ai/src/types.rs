@@ -5,7 +5,7 @@
 //! converts to them losslessly through `serde_json::Value`. Unset optional fields are absent, never `null`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Unix time in milliseconds.
 pub type TimestampMs = i64;
@@ -35,68 +35,15 @@ pub use dreb_types::ModelInput as InputKind;
 /// `u64`), and `wire_id()` is the id sent to the provider.
 pub use dreb_types::{AuthMode, Model, ModelApi};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TextContent {
-    pub text: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text_signature: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ThinkingContent {
-    pub thinking: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_signature: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub redacted: Option<bool>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ImageContent {
-    /// Base64 without a `data:` prefix.
-    pub data: String,
-    pub mime_type: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: Map<String, Value>,
-    /// The raw JSON argument text received so far, as the reference's openai-completions provider shows it in
-    /// streaming partials (`partialArgs`); removed once the call is complete.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partial_args: Option<String>,
-    /// The same, under the key the reference's anthropic and openai-responses providers use (`partialJson`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partial_json: Option<String>,
-    /// The anthropic stream's content block index, shown while the call streams (the reference's scratch field).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thought_signature: Option<String>,
-}
-
-/// A block of a user message or tool result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
-pub enum UserBlock {
-    Text(TextContent),
-    Image(ImageContent),
-}
-
-/// A block of an assistant message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
-pub enum AssistantBlock {
-    Text(TextContent),
-    Thinking(ThinkingContent),
-    ToolCall(ToolCall),
-}
+/// A block of an assistant message (the spec's `AssistantContentBlock`).
+pub use dreb_types::AssistantContentBlock as AssistantBlock;
+/// A block of a user message or tool result (the spec's `UserContentBlock`).
+pub use dreb_types::UserContentBlock as UserBlock;
+/// The content blocks and their unions: the spec's types. Each block struct carries its tag (`r#type`, a
+/// `dreb_types::consts` marker: `Default::default()`) and the spec's streaming scratch fields (`index`; a tool call's
+/// `partialArgs` / `partialJson`), absent unless set, so a block is built with `..Default::default()`. The unions
+/// write no tag of their own (each variant does) and parse the tag first (`dreb_types::support::deserialize_tagged`).
+pub use dreb_types::{ImageContent, TextContent, ThinkingContent, ToolCall};
 
 /// User content: a plain string or a list of text/image blocks (both occur on the wire and in session files).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -424,8 +371,6 @@ mod tests {
 }
 
 // Parsed tag first, without serde's buffering of internally tagged enums (see `tag_first`).
-crate::tag_first!(UserBlock, "type", { "text" => Text, "image" => Image });
-crate::tag_first!(AssistantBlock, "type", { "text" => Text, "thinking" => Thinking, "toolCall" => ToolCall });
 crate::tag_first!(Message, "role", { "user" => User, "assistant" => Assistant, "toolResult" => ToolResult });
 
 impl<'de> Deserialize<'de> for UserContent {

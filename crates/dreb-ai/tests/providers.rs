@@ -483,10 +483,12 @@ async fn images_are_sent_in_each_wire_format() {
                 UserBlock::Text(TextContent {
                     text: "What is this?".into(),
                     text_signature: None,
+                    ..Default::default()
                 }),
                 UserBlock::Image(ImageContent {
                     data: "iVBORw0KGgo=".into(),
                     mime_type: "image/png".into(),
+                    ..Default::default()
                 }),
             ]),
             timestamp: 1,
@@ -930,6 +932,7 @@ async fn history_from_another_model_is_normalised() {
                 thinking: "hmm".into(),
                 thinking_signature: None,
                 redacted: None,
+                ..Default::default()
             }),
             AssistantBlock::ToolCall(ToolCall {
                 id: "call|with.bad/chars".into(),
@@ -939,6 +942,7 @@ async fn history_from_another_model_is_normalised() {
                 partial_json: None,
                 index: None,
                 thought_signature: None,
+                ..Default::default()
             }),
         ],
         api: "openai-responses".into(),

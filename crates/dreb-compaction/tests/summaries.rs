@@ -60,6 +60,7 @@ impl LlmClient for ScriptedClient {
                 msg.content.push(AssistantBlock::Text(TextContent {
                     text,
                     text_signature: None,
+                    ..Default::default()
                 }));
                 AssistantMessageEvent::Done {
                     reason: DoneReason::Stop,

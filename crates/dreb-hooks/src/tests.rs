@@ -89,6 +89,7 @@ fn text(t: &str) -> UserBlock {
     UserBlock::Text(TextContent {
         text: t.into(),
         text_signature: None,
+        ..Default::default()
     })
 }
 

@@ -11,6 +11,7 @@ fn text(s: impl Into<String>) -> UserBlock {
     UserBlock::Text(TextContent {
         text: s.into(),
         text_signature: None,
+        ..Default::default()
     })
 }
 
@@ -26,6 +27,7 @@ pub fn block(v: &Value) -> UserBlock {
             (Some(data), Some(mime)) => UserBlock::Image(ImageContent {
                 data: data.to_string(),
                 mime_type: mime.to_string(),
+                ..Default::default()
             }),
             _ => text("[image without data]"),
         },
@@ -65,6 +67,7 @@ fn resource(r: &Value) -> UserBlock {
         (Some(blob), Some(m)) if m.starts_with("image/") => UserBlock::Image(ImageContent {
             data: blob.to_string(),
             mime_type: m.to_string(),
+            ..Default::default()
         }),
         (Some(blob), _) => text(format!(
             "[resource {uri} ({}), {} bytes of base64]",

@@ -760,6 +760,7 @@ impl ClientHandler for Handler {
             content: vec![UserBlock::Text(TextContent {
                 text,
                 text_signature: None,
+                ..Default::default()
             })],
             details: Some(json!({
                 "progress": params.progress,

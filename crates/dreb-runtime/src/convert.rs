@@ -1,4 +1,4 @@
-//! Conversions between the lower crates' data types that still mirror a wire type (content blocks, messages: see
+//! Conversions between the lower crates' data types that still mirror a wire type (the messages: see
 //! "The data model" in docs/architecture.md) and the generated protocol types. The types share one
 //! wire JSON shape, so converting through JSON is lossless; a failure is a bug worth a clear error. A type that is
 //! one type on both sides (`dreb_types`, re-exported by `dreb-ai` and `dreb-protocol`) needs no conversion.

@@ -639,6 +639,7 @@ impl AgentHooks for Hooks {
             content.push(dreb_ai::UserBlock::Text(dreb_ai::TextContent {
                 text: block,
                 text_signature: None,
+                ..Default::default()
             }));
         }
         let patch = AfterToolCallResult {

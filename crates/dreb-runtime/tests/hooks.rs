@@ -86,6 +86,7 @@ impl HookHandler for Probe {
             content: Some(vec![dreb_ai::UserBlock::Text(dreb_ai::TextContent {
                 text: text.clone(),
                 text_signature: None,
+                ..Default::default()
             })]),
             ..Default::default()
         }))

@@ -105,6 +105,7 @@ fn text(text: impl Into<String>, details: Value) -> ToolOutput {
         content: vec![UserBlock::Text(TextContent {
             text: text.into(),
             text_signature: None,
+            ..Default::default()
         })],
         details: Some(details),
         end_turn: false,

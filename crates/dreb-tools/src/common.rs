@@ -13,6 +13,7 @@ pub fn text_block(text: impl Into<String>) -> UserBlock {
     UserBlock::Text(TextContent {
         text: text.into(),
         text_signature: None,
+        ..Default::default()
     })
 }
 
@@ -20,6 +21,7 @@ pub fn image_block(data: String, mime_type: impl Into<String>) -> UserBlock {
     UserBlock::Image(ImageContent {
         data,
         mime_type: mime_type.into(),
+        ..Default::default()
     })
 }
 

@@ -217,7 +217,8 @@ pub fn from_value<T: DeserializeOwned>(v: Value) -> Result<T, String> {
 
 /// A generated enum whose variants are told apart by a string tag inside the JSON object: a `kind: union` type
 /// or `Event`. Serialising is the variant's own business (each variant struct writes its tag); parsing reads the
-/// tag from a [`Value`] and parses the matching variant ([`deserialize_tagged`]).
+/// tag first and parses the matching variant straight from the input, or from a [`Value`] when the tag is not the
+/// first key ([`deserialize_tagged`]).
 pub trait TaggedUnion: Sized {
     /// The tag key (`type`, `method`, `role`, ...).
     const TAG: &'static str;
@@ -227,6 +228,9 @@ pub trait TaggedUnion: Sized {
     const KNOWN: &'static [&'static str];
     /// Parses `v` as the variant tagged `tag`; `Err(v)` gives the value back when the tag is not known.
     fn parse_variant(tag: &str, v: Value) -> Result<Result<Self, String>, Value>;
+    /// Parses the variant tagged `tag` (one of [`Self::KNOWN`]) straight from `d`, which reads the whole object,
+    /// the tag included (as its first entry).
+    fn deserialize_variant<'de, D: Deserializer<'de>>(tag: &str, d: D) -> Result<Self, D::Error>;
     /// An open union keeps a frame with an unknown or missing tag as raw JSON; a closed one rejects it (`None`).
     fn unknown(v: Value) -> Option<Self> {
         let _ = v;
@@ -234,18 +238,188 @@ pub trait TaggedUnion: Sized {
     }
 }
 
-/// `Deserialize` of a [`TaggedUnion`]: reads the value, then its tag, then the variant.
+/// `Deserialize` of a [`TaggedUnion`]. Session files and the wire put the tag first, so the first key is read, and
+/// when it is the tag with a known value the variant is parsed straight from the rest of the object (the tag handed
+/// back to it as the first entry), without building a [`Value`] tree of the object at every nesting level (a
+/// message holding content blocks). Anything else (the tag later or missing, an unknown or non-string tag, not an
+/// object) is read into a [`Value`] and parsed from it ([`parse_tagged_value`]), as before. The errors of a variant
+/// parsed straight from the input are serde's own (without the ``field `path`:`` prefix [`from_value`] adds).
 pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(d: D) -> Result<T, D::Error> {
-    let v = Value::deserialize(d)?;
+    d.deserialize_any(tag_first::TagVisitor::<T>(std::marker::PhantomData))
+}
+
+/// A [`TaggedUnion`] from a parsed value: its tag, then the variant (an open union keeps what it does not know).
+pub fn parse_tagged_value<T: TaggedUnion, E: serde::de::Error>(v: Value) -> Result<T, E> {
     let Some(tag) = v.get(T::TAG).and_then(Value::as_str) else {
-        return T::unknown(v).ok_or_else(|| {
-            D::Error::custom(format!("missing string tag `{}` of {}", T::TAG, T::NAME))
-        });
+        return T::unknown(v)
+            .ok_or_else(|| E::custom(format!("missing string tag `{}` of {}", T::TAG, T::NAME)));
     };
     let tag = tag.to_string();
     match T::parse_variant(&tag, v) {
-        Ok(parsed) => parsed.map_err(D::Error::custom),
-        Err(v) => T::unknown(v).ok_or_else(|| D::Error::unknown_variant(&tag, T::KNOWN)),
+        Ok(parsed) => parsed.map_err(E::custom),
+        Err(v) => T::unknown(v).ok_or_else(|| E::unknown_variant(&tag, T::KNOWN)),
+    }
+}
+
+mod tag_first {
+    //! The visitor of [`deserialize_tagged`](super::deserialize_tagged).
+
+    use std::borrow::Cow;
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::Deserialize;
+    use serde::de::value::{BorrowedStrDeserializer, CowStrDeserializer, MapAccessDeserializer};
+    use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    use serde_json::{Map, Value};
+
+    use super::{TaggedUnion, parse_tagged_value};
+
+    pub(super) struct TagVisitor<T>(pub(super) PhantomData<T>);
+
+    impl<'de, T: TaggedUnion> Visitor<'de> for TagVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "a {} object", T::NAME)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+            let Some(first) = map.next_key::<Str<'de>>()? else {
+                return parse_tagged_value(Value::Object(Map::new()));
+            };
+            let mut object = Map::new();
+            if first.0 == T::TAG {
+                let tag: Value = map.next_value()?;
+                if let Value::String(tag) = tag {
+                    if T::KNOWN.contains(&tag.as_str()) {
+                        return T::deserialize_variant(
+                            &tag,
+                            MapAccessDeserializer::new(TagThenRest {
+                                key: Some(T::TAG),
+                                tag: Some(Cow::Borrowed(tag.as_str())),
+                                rest: map,
+                            }),
+                        );
+                    }
+                    object.insert(first.0.into_owned(), Value::String(tag));
+                } else {
+                    object.insert(first.0.into_owned(), tag);
+                }
+            } else {
+                object.insert(first.0.into_owned(), map.next_value::<Value>()?);
+            }
+            // Not the fast case: the object as a value, parsed as before.
+            while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                object.insert(k, v);
+            }
+            parse_tagged_value(Value::Object(object))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+            let v = Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+            parse_tagged_value(v)
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            parse_tagged_value(Value::String(v.to_owned()))
+        }
+
+        fn visit_string<E: de::Error>(self, v: String) -> Result<T, E> {
+            parse_tagged_value(Value::String(v))
+        }
+
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<T, E> {
+            parse_tagged_value(Value::Bool(v))
+        }
+
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+            parse_tagged_value(Value::from(v))
+        }
+
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+            parse_tagged_value(Value::from(v))
+        }
+
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+            parse_tagged_value(Value::from(v))
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<T, E> {
+            parse_tagged_value(Value::Null)
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<T, E> {
+            parse_tagged_value(Value::Null)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+            parse_tagged_value(Value::deserialize(d)?)
+        }
+    }
+
+    /// A string borrowed from the input when it can be.
+    struct Str<'de>(Cow<'de, str>);
+
+    impl<'de> Deserialize<'de> for Str<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Str<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a string")
+                }
+                fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
+                    Ok(Str(Cow::Borrowed(v)))
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'de>, E> {
+                    Ok(Str(Cow::Owned(v.to_owned())))
+                }
+                fn visit_string<E: de::Error>(self, v: String) -> Result<Str<'de>, E> {
+                    Ok(Str(Cow::Owned(v)))
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+
+    /// The object's entries with the tag (already read) given back first.
+    struct TagThenRest<'t, A> {
+        key: Option<&'static str>,
+        tag: Option<Cow<'t, str>>,
+        rest: A,
+    }
+
+    impl<'de, 't, A: MapAccess<'de>> MapAccess<'de> for TagThenRest<'t, A> {
+        type Error = A::Error;
+
+        fn next_key_seed<K: DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, A::Error> {
+            if let Some(key) = self.key.take() {
+                return seed
+                    .deserialize(BorrowedStrDeserializer::new(key))
+                    .map(Some);
+            }
+            self.rest.next_key_seed(seed)
+        }
+
+        fn next_value_seed<V: DeserializeSeed<'de>>(
+            &mut self,
+            seed: V,
+        ) -> Result<V::Value, A::Error> {
+            match self.tag.take() {
+                Some(tag) => seed.deserialize(CowStrDeserializer::new(tag)),
+                None => self.rest.next_value_seed(seed),
+            }
+        }
+
+        fn size_hint(&self) -> Option<usize> {
+            self.rest
+                .size_hint()
+                .map(|n| n + usize::from(self.tag.is_some()))
+        }
     }
 }
 

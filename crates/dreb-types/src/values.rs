@@ -105,6 +105,63 @@ mod tests {
     }
 
     #[test]
+    fn unions_parse_the_same_tag_first_tag_later_and_from_a_value() {
+        use crate::{AgentMessage, AssistantContentBlock, UserContentBlock};
+        let first = r#"{"role":"assistant","content":[{"type":"thinking","thinking":"t"},{"type":"toolCall","id":"c","name":"bash","arguments":{"a":[1,{"b":null}]},"partialJson":"{","index":0,"thoughtSignature":"s"}],"api":"faux","provider":"p","model":"m","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1}"#;
+        let later = r#"{"content":[{"thinking":"t","type":"thinking"},{"id":"c","type":"toolCall","name":"bash","arguments":{"a":[1,{"b":null}]},"partialJson":"{","index":0,"thoughtSignature":"s"}],"api":"faux","provider":"p","model":"m","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1,"role":"assistant"}"#;
+        let a: AgentMessage = serde_json::from_str(first).unwrap();
+        let b: AgentMessage = serde_json::from_str(later).unwrap();
+        let c: AgentMessage =
+            serde_json::from_value(serde_json::from_str::<serde_json::Value>(first).unwrap())
+                .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a, c);
+        assert!(
+            matches!(&a, AgentMessage::Assistant(m) if matches!(m.content[1], AssistantContentBlock::ToolCall(_)))
+        );
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            first,
+            "written back byte for byte"
+        );
+        // An escaped tag key or value still parses.
+        let escaped = r#"{"t\u0079pe":"im\u0061ge","data":"AA==","mimeType":"image/png"}"#;
+        assert!(matches!(
+            serde_json::from_str::<UserContentBlock>(escaped).unwrap(),
+            UserContentBlock::Image(_)
+        ));
+        // An open union keeps an unknown tag, wherever it is, and a value without one.
+        for unknown in [
+            r#"{"role":"note","text":"x"}"#,
+            r#"{"text":"x","role":"note"}"#,
+            r#"{"role":5}"#,
+            r#""plain""#,
+        ] {
+            let parsed: AgentMessage = serde_json::from_str(unknown).unwrap();
+            assert_eq!(
+                parsed,
+                AgentMessage::Unknown(serde_json::from_str(unknown).unwrap()),
+                "{unknown}"
+            );
+        }
+        // A closed one rejects them with the spec's texts.
+        let e = serde_json::from_str::<UserContentBlock>(r#"{"type":"video"}"#).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("unknown variant `video`, expected `text` or `image`"),
+            "{e}"
+        );
+        let e = serde_json::from_str::<UserContentBlock>("3").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("missing string tag `type` of UserContentBlock"),
+            "{e}"
+        );
+        let e = serde_json::from_str::<UserContentBlock>(r#"{"type":"text"}"#).unwrap_err();
+        assert!(e.to_string().starts_with("missing field `text`"), "{e}");
+    }
+
+    #[test]
     fn model_api_compares_and_converts_by_wire_value() {
         let listed = ModelApi::from("anthropic-messages");
         assert_eq!(listed, ModelApi::AnthropicMessages);

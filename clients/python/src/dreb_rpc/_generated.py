@@ -182,14 +182,14 @@ class ToolCall(TypedDict):
     name: str
     # Tool arguments (open object). Inside a streaming partial this is the best-effort parse so far.
     arguments: dict[str, Any]
-    # Google: opaque signature for reusing thought context.
-    thoughtSignature: NotRequired[str]
     # Streaming scratch field (OpenAI-completions/Mistral wire): raw argument JSON received so far. Only inside partial messages.
     partialArgs: NotRequired[str]
     # Streaming scratch field (Anthropic/Bedrock/OpenAI-Responses wire): raw argument JSON received so far. Only inside partial messages.
     partialJson: NotRequired[str]
     # Streaming scratch field; see `TextContent.index`.
     index: NotRequired[int]
+    # Google: opaque signature for reusing thought context. Written after the scratch fields: the reference adds it to a call already streaming (OpenRouter's `reasoning_details`).
+    thoughtSignature: NotRequired[str]
 
 
 # A block of user or tool-result content.

@@ -195,8 +195,6 @@ export interface ToolCall {
   name: string;
   /** Tool arguments (open object). Inside a streaming partial this is the best-effort parse so far. */
   arguments: Record<string, unknown>;
-  /** Google: opaque signature for reusing thought context. */
-  thoughtSignature?: string;
   /**
    * Streaming scratch field (OpenAI-completions/Mistral wire): raw argument JSON received so far. Only inside partial messages.
    */
@@ -207,6 +205,10 @@ export interface ToolCall {
   partialJson?: string;
   /** Streaming scratch field; see `TextContent.index`. */
   index?: number;
+  /**
+   * Google: opaque signature for reusing thought context. Written after the scratch fields: the reference adds it to a call already streaming (OpenRouter's `reasoning_details`).
+   */
+  thoughtSignature?: string;
 }
 
 /**

@@ -458,11 +458,13 @@ pub(crate) async fn process_stream(
                         thinking: String::new(),
                         thinking_signature: Some(String::new()),
                         redacted: None,
+                        ..Default::default()
                     }),
                     "redacted_thinking" => out.thinking_start(ThinkingContent {
                         thinking: "[Reasoning redacted]".into(),
                         thinking_signature: b["data"].as_str().map(str::to_string),
                         redacted: Some(true),
+                        ..Default::default()
                     }),
                     "tool_use" => {
                         let name = b["name"].as_str().unwrap_or("");
@@ -473,7 +475,7 @@ pub(crate) async fn process_stream(
                         };
                         let args = b["input"].as_object().cloned().unwrap_or_default();
                         let id = b["id"].as_str().unwrap_or("").to_string();
-                        out.toolcall_start_at(id, name, args, Some(idx))
+                        out.toolcall_start_at(id, name, args, Some(idx as i64))
                     }
                     _ => continue,
                 };

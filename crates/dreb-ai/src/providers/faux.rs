@@ -141,6 +141,7 @@ pub(crate) async fn run(out: &mut Output, ctx: &Context, state: &FauxState) -> P
             thinking: String::new(),
             thinking_signature: turn.thinking_signature.clone(),
             redacted: None,
+            ..Default::default()
         });
         for d in &turn.thinking {
             step!();

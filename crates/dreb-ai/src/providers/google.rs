@@ -403,6 +403,7 @@ pub(crate) async fn process_stream(
                                     thinking: String::new(),
                                     thinking_signature: None,
                                     redacted: None,
+                                    ..Default::default()
                                 });
                                 cur = Current::Thinking(i);
                                 i

@@ -792,6 +792,7 @@ pub(crate) async fn process_stream(
                         thinking: String::new(),
                         thinking_signature: Some(field.to_string()),
                         redacted: None,
+                        ..Default::default()
                     });
                     cur = Current::Thinking(i);
                     i

@@ -313,6 +313,7 @@ pub(crate) async fn process_stream(
                             thinking: String::new(),
                             thinking_signature: None,
                             redacted: None,
+                            ..Default::default()
                         });
                         let mut item = item.clone();
                         if !item["summary"].is_array() {

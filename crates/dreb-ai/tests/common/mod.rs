@@ -178,6 +178,7 @@ pub fn tool_result(call: &ToolCall, text: &str) -> Message {
         content: vec![UserBlock::Text(TextContent {
             text: text.into(),
             text_signature: None,
+            ..Default::default()
         })],
         details: None,
         is_error: false,

@@ -247,6 +247,7 @@ async fn deliver_completion(
         content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
             text: completion_text(services, agent_id, &result, cancelled),
             text_signature: None,
+            ..Default::default()
         })]),
         timestamp: dreb_agent::agent::now_ms(),
     });
@@ -357,7 +358,7 @@ pub(crate) fn on_text_delta(services: &Services, partial_text: &str) {
                    messages of their own. Stop and wait for them instead of writing a result. If the tag is \
                    intentional (for example inside a code block), say so and continue."
                 .into(),
-            text_signature: None,
+            text_signature: None, ..Default::default()
         })]),
         timestamp: dreb_agent::agent::now_ms(),
     }));

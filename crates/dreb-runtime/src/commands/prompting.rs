@@ -11,7 +11,6 @@ use dreb_hooks::{
 };
 use dreb_session::NewSessionOptions;
 
-use crate::convert::wire;
 use crate::services::Runtime;
 use crate::services::prompt_queue::QueuedDisplay;
 
@@ -60,6 +59,7 @@ fn user_message(text: &str, images: &[ImageContent]) -> AgentMessage {
     let mut content = vec![UserBlock::Text(TextContent {
         text: text.to_string(),
         text_signature: None,
+        ..Default::default()
     })];
     content.extend(images.iter().cloned().map(UserBlock::Image));
     AgentMessage::User(UserMessage {
@@ -68,15 +68,9 @@ fn user_message(text: &str, images: &[ImageContent]) -> AgentMessage {
     })
 }
 
-fn images_of(images: &Option<Vec<ImageContent_>>) -> Result<Vec<ImageContent>, String> {
-    match images {
-        Some(list) => wire(list),
-        None => Ok(Vec::new()),
-    }
+fn images_of(images: &Option<Vec<ImageContent>>) -> Vec<ImageContent> {
+    images.clone().unwrap_or_default()
 }
-
-/// The generated protocol's image type (same wire shape as `dreb_ai::ImageContent`).
-type ImageContent_ = dreb_protocol::ImageContent;
 
 fn queue(rt: &Runtime, steering: bool, text: &str, images: Vec<ImageContent>) {
     let message = user_message(text, &images);
@@ -161,7 +155,7 @@ pub(crate) async fn prompt_from(
         None => p,
     };
     reject_builtin(&p.message)?;
-    let images = images_of(&p.images).map_err(E::unexpected)?;
+    let images = images_of(&p.images);
     // `input`: the handlers may transform the prompt, or handle it (then no run starts).
     let input = InputEvent {
         text: p.message,
@@ -240,7 +234,7 @@ fn pending_messages(rt: &Runtime) -> Result<RpcPendingMessages, String> {
             let images = if q.images.is_empty() {
                 None
             } else {
-                Some(wire(&q.images)?)
+                Some(q.images.clone())
             };
             messages.push(RpcQueuedMessage {
                 text: q.text.clone(),
@@ -286,7 +280,7 @@ impl PromptingHandler for Runtime {
             return Err(E::BuiltinSlashCommand { name: name.into() });
         }
         let message = expand_input(self, &p.message);
-        let images = images_of(&p.images).map_err(E::unexpected)?;
+        let images = images_of(&p.images);
         queue(self, true, &message, images);
         Ok(())
     }
@@ -304,7 +298,7 @@ impl PromptingHandler for Runtime {
             return Err(E::BuiltinSlashCommand { name: name.into() });
         }
         let message = expand_input(self, &p.message);
-        let images = images_of(&p.images).map_err(E::unexpected)?;
+        let images = images_of(&p.images);
         queue(self, false, &message, images);
         Ok(())
     }

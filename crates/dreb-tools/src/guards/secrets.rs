@@ -122,6 +122,7 @@ pub fn scrub_tool_content(
                 dreb_ai::UserBlock::Text(dreb_ai::TextContent {
                     text: r.scrubbed,
                     text_signature: t.text_signature.clone(),
+                    ..Default::default()
                 })
             }
             other => other.clone(),
