@@ -6,7 +6,7 @@
 //! re-exports all of it (and adds what only RPC needs), so the protocol module and the golden fixtures use the
 //! same items.
 
-use serde::de::{DeserializeOwned, Deserializer, Error as _};
+use serde::de::{DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
@@ -187,20 +187,30 @@ pub fn required_nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     Option::<T>::deserialize(d)
 }
 
-/// Accepts exactly the string `expected` (const fields such as union tags).
+/// Accepts exactly the string `expected` (const fields such as union tags), compared in place (no copy of the
+/// string: every content block and message carries one). Errors as `String`'s parsing words them.
 pub fn expect_const<'de, D: Deserializer<'de>>(
     d: D,
     expected: &'static str,
 ) -> Result<(), D::Error> {
-    let s = String::deserialize(d)?;
-    if s == expected {
-        Ok(())
-    } else {
-        Err(D::Error::invalid_value(
-            serde::de::Unexpected::Str(&s),
-            &format!("\"{expected}\"").as_str(),
-        ))
+    struct Literal(&'static str);
+    impl serde::de::Visitor<'_> for Literal {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<(), E> {
+            if s == self.0 {
+                Ok(())
+            } else {
+                Err(E::invalid_value(
+                    serde::de::Unexpected::Str(s),
+                    &format!("\"{}\"", self.0).as_str(),
+                ))
+            }
+        }
     }
+    d.deserialize_str(Literal(expected))
 }
 
 /// Converts a JSON value into `T`; the error names the field path, e.g. ``field `images[0].mimeType`: ...``.
@@ -290,22 +300,23 @@ mod tag_first {
             };
             let mut object = Map::new();
             if first.0 == T::TAG {
-                let tag: Value = map.next_value()?;
-                if let Value::String(tag) = tag {
-                    if T::KNOWN.contains(&tag.as_str()) {
+                match map.next_value::<Tag<'de>>()? {
+                    Tag::Str(tag) if T::KNOWN.contains(&&*tag) => {
+                        let name = tag.clone();
                         return T::deserialize_variant(
-                            &tag,
+                            &name,
                             MapAccessDeserializer::new(TagThenRest {
                                 key: Some(T::TAG),
-                                tag: Some(Cow::Borrowed(tag.as_str())),
+                                tag: Some(tag),
                                 rest: map,
                             }),
                         );
                     }
-                    object.insert(first.0.into_owned(), Value::String(tag));
-                } else {
-                    object.insert(first.0.into_owned(), tag);
-                }
+                    Tag::Str(tag) => {
+                        object.insert(first.0.into_owned(), Value::String(tag.into_owned()))
+                    }
+                    Tag::Other(v) => object.insert(first.0.into_owned(), v),
+                };
             } else {
                 object.insert(first.0.into_owned(), map.next_value::<Value>()?);
             }
@@ -358,6 +369,58 @@ mod tag_first {
         }
     }
 
+    /// A tag's value: a string (borrowed from the input when it can be), or anything else as a value.
+    enum Tag<'de> {
+        Str(Cow<'de, str>),
+        Other(Value),
+    }
+
+    impl<'de> Deserialize<'de> for Tag<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Tag<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("any value")
+                }
+                fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Tag<'de>, E> {
+                    Ok(Tag::Str(Cow::Borrowed(v)))
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Tag<'de>, E> {
+                    Ok(Tag::Str(Cow::Owned(v.to_owned())))
+                }
+                fn visit_string<E: de::Error>(self, v: String) -> Result<Tag<'de>, E> {
+                    Ok(Tag::Str(Cow::Owned(v)))
+                }
+                fn visit_bool<E: de::Error>(self, v: bool) -> Result<Tag<'de>, E> {
+                    Ok(Tag::Other(Value::Bool(v)))
+                }
+                fn visit_i64<E: de::Error>(self, v: i64) -> Result<Tag<'de>, E> {
+                    Ok(Tag::Other(Value::from(v)))
+                }
+                fn visit_u64<E: de::Error>(self, v: u64) -> Result<Tag<'de>, E> {
+                    Ok(Tag::Other(Value::from(v)))
+                }
+                fn visit_f64<E: de::Error>(self, v: f64) -> Result<Tag<'de>, E> {
+                    Ok(Tag::Other(Value::from(v)))
+                }
+                fn visit_unit<E: de::Error>(self) -> Result<Tag<'de>, E> {
+                    Ok(Tag::Other(Value::Null))
+                }
+                fn visit_none<E: de::Error>(self) -> Result<Tag<'de>, E> {
+                    Ok(Tag::Other(Value::Null))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Tag<'de>, A::Error> {
+                    Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Tag::Other)
+                }
+                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Tag<'de>, A::Error> {
+                    Value::deserialize(MapAccessDeserializer::new(map)).map(Tag::Other)
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
     /// A string borrowed from the input when it can be.
     struct Str<'de>(Cow<'de, str>);
 
@@ -384,13 +447,13 @@ mod tag_first {
     }
 
     /// The object's entries with the tag (already read) given back first.
-    struct TagThenRest<'t, A> {
+    struct TagThenRest<'de, A> {
         key: Option<&'static str>,
-        tag: Option<Cow<'t, str>>,
+        tag: Option<Cow<'de, str>>,
         rest: A,
     }
 
-    impl<'de, 't, A: MapAccess<'de>> MapAccess<'de> for TagThenRest<'t, A> {
+    impl<'de, A: MapAccess<'de>> MapAccess<'de> for TagThenRest<'de, A> {
         type Error = A::Error;
 
         fn next_key_seed<K: DeserializeSeed<'de>>(
