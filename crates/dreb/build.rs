@@ -6,13 +6,16 @@
 //! the process maps those pages from the file only when it uses them (docs/benchmarks.md, "Start-up"). The price
 //! is that the binary's own code and data are not placed at a random address (shared libraries, the heap and
 //! stacks still are). The objects stay position-independent (rustc's default), so only the final link changes and
-//! tests, debug builds and other systems are untouched.
+//! tests, debug builds and other systems are untouched. `DREB_PIE=1` at build time keeps the PIE link (a
+//! distribution that wants the binary's own address randomised); see docs/adr/0017-release-binary-non-pie.md.
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=DREB_PIE");
+    let keep_pie = std::env::var("DREB_PIE").is_ok_and(|v| v == "1");
     let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
     let release = std::env::var("PROFILE").is_ok_and(|p| p == "release");
-    if linux && release {
+    if linux && release && !keep_pie {
         // After rustc's own `-pie`; the compiler driver takes the last of the two.
         println!("cargo:rustc-link-arg-bin=dreb=-no-pie");
     }
