@@ -170,7 +170,8 @@ mod tests {
             ModelApi::from("faux".to_string()),
             ModelApi::Other("faux".into())
         );
-        assert!(ModelApi::from("faux") == "faux" && ModelApi::from("faux") != "anthropic-messages");
+        let faux = ModelApi::from("faux");
+        assert!(faux == "faux" && faux != "anthropic-messages");
         assert_eq!(
             ModelApi::from("openai-responses".to_string()).as_str(),
             "openai-responses"
