@@ -10,13 +10,13 @@
 //! Measured on the 19,888 messages of a 100 MB session: 95-109 ms with the derived parsing, 69-77 ms this way
 //! (`docs/benchmarks.md`). The derived `Serialize` is kept; only parsing is ours.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
+use dreb_types::support::tag_first::{Str, TagThenRest};
 use serde::Deserialize;
-use serde::de::value::{BorrowedStrDeserializer, CowStrDeserializer, MapAccessDeserializer};
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 /// An enum told apart by a string tag inside its JSON object; see [`tag_first!`](crate::tag_first).
@@ -54,11 +54,7 @@ impl<'de, T: TagFirst> Visitor<'de> for TagVisitor<T> {
             let name = tag.0.clone();
             return T::variant(
                 &name,
-                MapAccessDeserializer::new(TagThenRest {
-                    key: Some(T::TAG),
-                    tag: Some(tag.0),
-                    rest: map,
-                }),
+                MapAccessDeserializer::new(TagThenRest::new(T::TAG, tag.0, map)),
             );
         }
         // The tag comes later: buffer the object, then parse the variant from it.
@@ -92,67 +88,6 @@ fn unexpected(v: &Value) -> de::Unexpected<'_> {
 /// The unknown-variant error of a [`TagFirst`] enum.
 pub fn unknown<E: de::Error, T: TagFirst>(tag: &str) -> E {
     E::unknown_variant(tag, T::VARIANTS)
-}
-
-/// A string borrowed from the input when it can be.
-struct Str<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Str<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Str<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
-                Ok(Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'de>, E> {
-                Ok(Str(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Str<'de>, E> {
-                Ok(Str(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-/// The object's entries with the tag (already read) given back first.
-struct TagThenRest<'de, A> {
-    key: Option<&'static str>,
-    tag: Option<Cow<'de, str>>,
-    rest: A,
-}
-
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for TagThenRest<'de, A> {
-    type Error = A::Error;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, A::Error> {
-        if let Some(key) = self.key.take() {
-            return seed
-                .deserialize(BorrowedStrDeserializer::new(key))
-                .map(Some);
-        }
-        self.rest.next_key_seed(seed)
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
-        match self.tag.take() {
-            Some(tag) => seed.deserialize(CowStrDeserializer::new(tag)),
-            None => self.rest.next_value_seed(seed),
-        }
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        self.rest
-            .size_hint()
-            .map(|n| n + usize::from(self.tag.is_some()))
-    }
 }
 
 /// Implements [`TagFirst`] and `Deserialize` for an enum of newtype variants told apart by `tag`:

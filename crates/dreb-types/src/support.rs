@@ -271,8 +271,10 @@ pub fn parse_tagged_value<T: TaggedUnion, E: serde::de::Error>(v: Value) -> Resu
     }
 }
 
-mod tag_first {
-    //! The visitor of [`deserialize_tagged`](super::deserialize_tagged).
+#[doc(hidden)]
+pub mod tag_first {
+    //! The visitor of [`deserialize_tagged`](super::deserialize_tagged), and the two pieces `dreb_ai::tag_first`
+    //! (the hand-written tagged enums that are not generated yet) parses with too: [`Str`] and [`TagThenRest`].
 
     use std::borrow::Cow;
     use std::fmt;
@@ -305,11 +307,7 @@ mod tag_first {
                         let name = tag.clone();
                         return T::deserialize_variant(
                             &name,
-                            MapAccessDeserializer::new(TagThenRest {
-                                key: Some(T::TAG),
-                                tag: Some(tag),
-                                rest: map,
-                            }),
+                            MapAccessDeserializer::new(TagThenRest::new(T::TAG, tag, map)),
                         );
                     }
                     Tag::Str(tag) => {
@@ -422,7 +420,7 @@ mod tag_first {
     }
 
     /// A string borrowed from the input when it can be.
-    struct Str<'de>(Cow<'de, str>);
+    pub struct Str<'de>(pub Cow<'de, str>);
 
     impl<'de> Deserialize<'de> for Str<'de> {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -447,10 +445,21 @@ mod tag_first {
     }
 
     /// The object's entries with the tag (already read) given back first.
-    struct TagThenRest<'de, A> {
+    pub struct TagThenRest<'de, A> {
         key: Option<&'static str>,
         tag: Option<Cow<'de, str>>,
         rest: A,
+    }
+
+    impl<'de, A> TagThenRest<'de, A> {
+        /// `key: tag`, then the rest of the object.
+        pub fn new(key: &'static str, tag: Cow<'de, str>, rest: A) -> Self {
+            TagThenRest {
+                key: Some(key),
+                tag: Some(tag),
+                rest,
+            }
+        }
     }
 
     impl<'de, A: MapAccess<'de>> MapAccess<'de> for TagThenRest<'de, A> {
