@@ -29,4 +29,10 @@ const DATA_TYPE_ROOTS: &[&str] = &[
     "CompactionResult",
     "BashResult",
     "SessionTokenStats",
+    "RpcSessionTask",
+    "AskQuestion",
+    // What the session crate answers: listed sessions, fork targets, how a file was deleted.
+    "RpcSessionInfo",
+    "ForkMessage",
+    "DeleteMethod",
 ];

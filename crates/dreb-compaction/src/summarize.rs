@@ -4,7 +4,7 @@ use dreb_ai::{
     Context, LlmClient, Message, Model, StopReason, StreamOptions, ThinkingLevel, UserContent,
     UserMessage,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::CompactionSettings;
@@ -41,27 +41,9 @@ pub struct SummaryLlm<'a> {
     pub cancel: CancellationToken,
 }
 
-/// The `compact` command's result (`CompactionResult` on the wire) and the fields of the `compaction` entry.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CompactionResult {
-    pub summary: String,
-    pub first_kept_entry_id: String,
-    pub tokens_before: u64,
-    /// `{readFiles, modifiedFiles}`.
-    pub details: Value,
-}
-
-impl CompactionResult {
-    /// The wire JSON: `{summary, firstKeptEntryId, tokensBefore, details}`.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "summary": self.summary,
-            "firstKeptEntryId": self.first_kept_entry_id,
-            "tokensBefore": self.tokens_before,
-            "details": self.details,
-        })
-    }
-}
+/// The `compact` command's result (`CompactionResult` on the wire) and the fields of the `compaction` entry;
+/// `details` is `{readFiles, modifiedFiles}`.
+pub use dreb_types::CompactionResult;
 
 /// One non-streaming completion: the text of the final assistant message.
 pub(crate) async fn complete(
@@ -217,7 +199,7 @@ pub async fn compact(
     Ok(CompactionResult {
         summary,
         first_kept_entry_id: prep.first_kept_entry_id.clone(),
-        tokens_before: prep.tokens_before,
-        details: prep.file_ops.details(),
+        tokens_before: i64::try_from(prep.tokens_before).unwrap_or(i64::MAX),
+        details: Some(prep.file_ops.details()),
     })
 }

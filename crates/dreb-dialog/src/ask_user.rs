@@ -5,18 +5,6 @@ use dreb_tools::{AskOptions, AskOutcome, AskRequest, Dialog, DialogError};
 
 use crate::engine::{DialogEngine, DialogOptions};
 
-/// The tool's question as the wire carries it (same fields, same absent-when-unset rules).
-fn to_wire(q: dreb_tools::AskQuestion) -> dreb_protocol::AskQuestion {
-    dreb_protocol::AskQuestion {
-        question: q.question,
-        title: q.title,
-        options: q.options,
-        allow_free_text: q.allow_free_text,
-        multi_select: q.multi_select,
-        multiline: q.multiline,
-    }
-}
-
 #[async_trait]
 impl Dialog for DialogEngine {
     /// One `ask` request with the default title. Cancel, timeout, abort and shutdown are
@@ -26,7 +14,7 @@ impl Dialog for DialogEngine {
         request: AskRequest,
         options: AskOptions,
     ) -> Result<AskOutcome, DialogError> {
-        let questions = request.questions.into_iter().map(to_wire).collect();
+        let questions = request.questions;
         let opts = DialogOptions {
             timeout: options.timeout,
             cancel: Some(options.cancel),

@@ -14,7 +14,6 @@ use dreb_protocol::Outbox;
 use dreb_session::SessionManager;
 use dreb_settings::SettingsManager;
 use dreb_tools::ToolContext;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use dreb_hooks::{HookBus, ToolCallDecision, ToolCallEvent, ToolResultEvent};
@@ -451,14 +450,13 @@ fn install_tools(
     let tasks_weak = weak.clone();
     ctx.on_tasks_update = Arc::new(move |tasks| {
         if let Some(services) = tasks_weak.upgrade() {
-            let value = serde_json::to_value(tasks).unwrap_or(Value::Array(Vec::new()));
-            match crate::convert::wire(&value) {
-                Ok(tasks) => services.outbox.send(&dreb_protocol::Event::TasksUpdate(
-                    dreb_protocol::TasksUpdateEvent { tasks },
-                )),
-                Err(e) => tracing::error!("tasks_update not sent: {e}"),
-            }
-            services.tasks.set(value);
+            let tasks = tasks.to_vec();
+            services.outbox.send(&dreb_protocol::Event::TasksUpdate(
+                dreb_protocol::TasksUpdateEvent {
+                    tasks: tasks.clone(),
+                },
+            ));
+            services.tasks.set(tasks);
         }
     });
     let suggest_weak = weak;

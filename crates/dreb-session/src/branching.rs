@@ -4,7 +4,6 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::entry::{self, EntryKind, SessionEntry};
@@ -15,6 +14,7 @@ use crate::message;
 use crate::paths;
 use crate::store::EntryRef;
 use crate::time::now_iso;
+pub use dreb_types::{ForkMessage, ForkRole};
 
 /// What `fork` did.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,15 +23,6 @@ pub struct ForkResult {
     pub text: String,
     /// The new session's file (`None` in memory).
     pub session_file: Option<PathBuf>,
-}
-
-/// One `get_fork_messages` item.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ForkMessage {
-    pub entry_id: String,
-    pub text: String,
-    pub role: String,
 }
 
 /// A branch summary to attach while navigating (the runtime produced the text).
@@ -220,7 +211,7 @@ impl SessionManager {
                         out.push(ForkMessage {
                             entry_id: id.to_string(),
                             text,
-                            role: "user".into(),
+                            role: ForkRole::User,
                         });
                     }
                 }
@@ -232,7 +223,7 @@ impl SessionManager {
                     out.push(ForkMessage {
                         entry_id: id.to_string(),
                         text,
-                        role: "assistant".into(),
+                        role: ForkRole::Assistant,
                     });
                 }
                 _ => {}

@@ -10,11 +10,7 @@ use crate::message;
 use crate::store::EntryRef;
 
 /// The model recorded on a branch (`model_change` or an assistant message's provider/model).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelRef {
-    pub provider: String,
-    pub model_id: String,
-}
+pub use dreb_types::ModelRef;
 
 /// What `buildSessionContext` returns: messages for the agent, thinking level (default `"off"`) and model.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +53,7 @@ fn model_of(e: &SessionEntry) -> Option<ModelRef> {
     match e.kind() {
         EntryKind::ModelChange => Some(ModelRef {
             provider: e.str_field("provider").unwrap_or_default().to_string(),
-            model_id: e.str_field("modelId").unwrap_or_default().to_string(),
+            id: e.str_field("modelId").unwrap_or_default().to_string(),
         }),
         EntryKind::Message if e.message_role() == Some("assistant") => {
             let m = e.message().expect("message entry");
@@ -65,7 +61,7 @@ fn model_of(e: &SessionEntry) -> Option<ModelRef> {
                 provider: message::str_field(m, "provider")
                     .unwrap_or_default()
                     .to_string(),
-                model_id: message::str_field(m, "model")
+                id: message::str_field(m, "model")
                     .unwrap_or_default()
                     .to_string(),
             })

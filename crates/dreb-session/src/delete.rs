@@ -9,18 +9,11 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use serde::Serialize;
-
 use crate::error::{Result, SessionError};
 use crate::paths::resolve;
 
 /// How the file went away (`{method: "trash" | "unlink"}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DeleteMethod {
-    Trash,
-    Unlink,
-}
+pub use dreb_types::DeleteMethod;
 
 /// Where deleted sessions go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

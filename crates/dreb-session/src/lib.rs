@@ -46,7 +46,7 @@ pub mod time;
 pub mod tree;
 
 pub use branching::{
-    BranchSummaryInput, BranchSummarySource, ForkMessage, ForkResult, NavigateOptions,
+    BranchSummaryInput, BranchSummarySource, ForkMessage, ForkResult, ForkRole, NavigateOptions,
     NavigateResult,
 };
 pub use context::{ModelRef, SessionContext};

@@ -11,7 +11,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -39,22 +39,10 @@ pub struct SessionInfo {
     pub all_messages_text: Option<String>,
 }
 
-/// The RPC form (`RpcSessionInfo`): `{path, id, cwd, name?, created, modified, messageCount, firstMessage}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RpcSessionInfo {
-    pub path: String,
-    pub id: String,
-    pub cwd: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    pub created: String,
-    pub modified: String,
-    pub message_count: u64,
-    pub first_message: String,
-}
+pub use dreb_types::RpcSessionInfo;
 
 impl SessionInfo {
+    /// The RPC form: `{path, id, cwd, name?, created, modified, messageCount, firstMessage}`.
     pub fn to_rpc(&self) -> RpcSessionInfo {
         RpcSessionInfo {
             path: self.path.to_string_lossy().into_owned(),
@@ -63,7 +51,7 @@ impl SessionInfo {
             name: self.name.clone(),
             created: iso_from_ms(self.created_ms).unwrap_or_default(),
             modified: iso_from_ms(self.modified_ms).unwrap_or_default(),
-            message_count: self.message_count,
+            message_count: i64::try_from(self.message_count).unwrap_or(i64::MAX),
             first_message: self.first_message.clone(),
         }
     }

@@ -221,7 +221,7 @@ fn context_of_compacted_branch_is_summary_then_kept_then_new() {
     assert_eq!(ctx.thinking_level, "off");
     let model = ctx.model.unwrap();
     assert_eq!(
-        (model.provider.as_str(), model.model_id.as_str()),
+        (model.provider.as_str(), model.id.as_str()),
         ("mock", "mock-model")
     );
 }

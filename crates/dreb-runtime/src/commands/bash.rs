@@ -1,7 +1,6 @@
 //! `bash` and `abort_bash`: the shared executor in the process cwd, the result recorded as a `bashExecution`
 //! message (at once when idle, deferred to the next prompt while a run streams). No event is emitted for it.
 
-use crate::convert::wire;
 use crate::services::Runtime;
 use dreb_agent::{AgentMessage, BashExecutionMessage};
 use dreb_protocol::support::RequestContext;
@@ -29,7 +28,7 @@ fn record_bash(rt: &Runtime, command: &str, result: &dreb_tools::BashResult) {
     let message = AgentMessage::BashExecution(BashExecutionMessage {
         command: command.to_string(),
         output: result.output.clone(),
-        exit_code: result.exit_code.map(i64::from),
+        exit_code: result.exit_code,
         cancelled: result.cancelled,
         truncated: result.truncated,
         full_output_path: result.full_output_path.clone(),
@@ -62,13 +61,13 @@ impl BashHandler for Runtime {
         if let Some(r) = crate::extensions::ask_user_bash(self, &event).await {
             let result = dreb_tools::BashResult {
                 output: r.output,
-                exit_code: r.exit_code,
+                exit_code: r.exit_code.map(i64::from),
                 cancelled: r.cancelled,
                 truncated: r.truncated,
                 full_output_path: None,
             };
             record_bash(self, &p.command, &result);
-            return wire(&result).map_err(E::unexpected);
+            return Ok(result);
         }
         // Only the latest command is tracked for `abort_bash`.
         let run = self.bash.start();
@@ -89,7 +88,7 @@ impl BashHandler for Runtime {
         self.bash.finish(&run);
         let result = outcome.map_err(E::unexpected)?;
         record_bash(self, &p.command, &result);
-        wire(&result).map_err(E::unexpected)
+        Ok(result)
     }
 
     async fn abort_bash(

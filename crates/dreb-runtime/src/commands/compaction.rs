@@ -17,7 +17,6 @@ use tokio_util::sync::CancellationToken;
 
 use dreb_hooks::{SessionBeforeEvent, SessionBeforeOutcome};
 
-use crate::convert::wire;
 use crate::run_phase::{CompactionKind, CompactionTicket};
 use crate::services::Runtime;
 /// Why an auto-compaction runs: the spec's list.
@@ -35,18 +34,11 @@ fn iso_ms(s: &str) -> Option<i64> {
 
 /// The `auto_compaction_end` event.
 fn auto_end(
-    result: Option<Value>,
+    result: Option<CompactionResult>,
     aborted: bool,
     will_retry: bool,
     error: Option<String>,
 ) -> Event {
-    let result = result.and_then(|r| match wire(&r) {
-        Ok(result) => Some(result),
-        Err(e) => {
-            tracing::error!("auto_compaction_end without its result: {e}");
-            None
-        }
-    });
     Event::AutoCompactionEnd(AutoCompactionEndEvent {
         result,
         aborted,
@@ -83,7 +75,7 @@ async fn run_compaction(
     rt: &Runtime,
     custom_instructions: Option<&str>,
     cancel: CancellationToken,
-) -> Result<dreb_compaction::CompactionResult, CompactError> {
+) -> Result<CompactionResult, CompactError> {
     let model = rt.agent.model().ok_or(CompactError::NoModel)?;
     let api_key = {
         let registry = rt.models.registry();
@@ -125,13 +117,14 @@ async fn run_compaction(
     };
     let from_hook = supplied.is_some();
     let result = match supplied {
-        Some(s) => dreb_compaction::CompactionResult {
+        Some(s) => CompactionResult {
             summary: s.summary,
             first_kept_entry_id: s
                 .first_kept_entry_id
                 .unwrap_or_else(|| prep.first_kept_entry_id.clone()),
-            tokens_before: s.tokens_before.unwrap_or(prep.tokens_before),
-            details: s.details.unwrap_or_else(|| prep.file_ops.details()),
+            tokens_before: i64::try_from(s.tokens_before.unwrap_or(prep.tokens_before))
+                .unwrap_or(i64::MAX),
+            details: Some(s.details.unwrap_or_else(|| prep.file_ops.details())),
         },
         None => {
             let llm = SummaryLlm {
@@ -157,8 +150,8 @@ async fn run_compaction(
             .append_compaction(CompactionData {
                 summary: result.summary.clone(),
                 first_kept_entry_id: result.first_kept_entry_id.clone(),
-                tokens_before: result.tokens_before,
-                details: Some(result.details.clone()),
+                tokens_before: u64::try_from(result.tokens_before).unwrap_or(0),
+                details: result.details.clone(),
                 from_hook: Some(from_hook),
             })
             .map_err(CompactError::unexpected)?;
@@ -329,7 +322,7 @@ async fn finish_auto_compaction(
     let sink = &rt.outbox;
     match outcome {
         Ok(result) => {
-            sink.send(&auto_end(Some(result.to_json()), false, will_retry, None));
+            sink.send(&auto_end(Some(result), false, will_retry, None));
             true
         }
         Err(CompactError::Cancelled) => {
@@ -397,8 +390,7 @@ impl CompactionHandler for Runtime {
         )
         .await;
         self.phase.end_compaction(&ticket);
-        let result = outcome?;
-        wire(&result.to_json()).map_err(CompactError::Unexpected)
+        outcome
     }
 
     async fn set_auto_compaction(

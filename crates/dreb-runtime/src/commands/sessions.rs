@@ -282,11 +282,7 @@ impl SessionHandler for Runtime {
             message: e.to_string(),
         })?
         .map_err(delete_error)?;
-        wire(&serde_json::json!({ "method": match method {
-            dreb_session::DeleteMethod::Trash => "trash",
-            dreb_session::DeleteMethod::Unlink => "unlink",
-        }}))
-        .map_err(|message| E::Failed { message })
+        Ok(DeleteSessionResult { method })
     }
 
     async fn fork(&self, _ctx: &RequestContext, p: ForkParams) -> Result<ForkResult, ForkError> {
@@ -333,11 +329,8 @@ impl SessionHandler for Runtime {
         _ctx: &RequestContext,
         _p: GetForkMessagesParams,
     ) -> Result<ForkMessagesResult, errors::GetForkMessagesError> {
-        use errors::GetForkMessagesError as E;
         let messages = self.sessions.lock().fork_messages();
-        Ok(ForkMessagesResult {
-            messages: wire(&messages).map_err(E::unexpected)?,
-        })
+        Ok(ForkMessagesResult { messages })
     }
 
     async fn get_last_assistant_text(
@@ -392,9 +385,8 @@ impl SessionListingHandler for Runtime {
         })
         .await
         .map_err(E::unexpected)?;
-        let rpc: Vec<_> = sessions.iter().map(|s| s.to_rpc()).collect();
         Ok(SessionsResult {
-            sessions: wire(&rpc).map_err(E::unexpected)?,
+            sessions: sessions.iter().map(|s| s.to_rpc()).collect(),
         })
     }
 
@@ -413,9 +405,8 @@ impl SessionListingHandler for Runtime {
         .map_err(|e| E::Failed {
             message: format!("Failed to list sessions: {e}"),
         })?;
-        let rpc: Vec<_> = sessions.iter().map(|s| s.to_rpc()).collect();
         Ok(SessionsResult {
-            sessions: wire(&rpc).map_err(E::unexpected)?,
+            sessions: sessions.iter().map(|s| s.to_rpc()).collect(),
         })
     }
 }

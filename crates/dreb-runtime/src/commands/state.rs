@@ -7,7 +7,6 @@ use dreb_agent::{AgentMessage, available_thinking_levels};
 use dreb_ai::Model;
 use dreb_protocol::support::{JsNumber, RequestContext};
 use dreb_protocol::*;
-use serde::Deserialize;
 use serde_json::json;
 
 use super::daily_cost::scan_daily_cost;
@@ -75,11 +74,7 @@ pub(crate) fn state(rt: &Runtime) -> Result<RpcSessionState, String> {
             s.session_name(),
         )
     };
-    // Read in place (no copy of the list) and released before the other locks are taken.
-    let tasks = rt
-        .tasks
-        .with(|tasks| Deserialize::deserialize(tasks))
-        .map_err(|e| e.to_string())?;
+    let tasks = rt.tasks.get();
     let levels = match &model {
         Some(m) => available_thinking_levels(m),
         None => vec![dreb_ai::ThinkingLevel::Off],

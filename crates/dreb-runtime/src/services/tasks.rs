@@ -2,33 +2,25 @@
 
 use std::sync::Mutex;
 
-use serde_json::Value;
+use dreb_protocol::RpcSessionTask;
 
 use crate::sync::lock;
 
+#[derive(Default)]
 pub(crate) struct TaskList {
-    tasks: Mutex<Value>,
-}
-
-impl Default for TaskList {
-    fn default() -> Self {
-        TaskList {
-            tasks: Mutex::new(Value::Array(Vec::new())),
-        }
-    }
+    tasks: Mutex<Vec<RpcSessionTask>>,
 }
 
 impl TaskList {
-    pub(crate) fn set(&self, tasks: Value) {
+    pub(crate) fn set(&self, tasks: Vec<RpcSessionTask>) {
         *lock(&self.tasks) = tasks;
     }
 
     pub(crate) fn clear(&self) {
-        self.set(Value::Array(Vec::new()));
+        self.set(Vec::new());
     }
 
-    /// Read the list in place (no copy), e.g. to deserialize it.
-    pub(crate) fn with<T>(&self, f: impl FnOnce(&Value) -> T) -> T {
-        f(&lock(&self.tasks))
+    pub(crate) fn get(&self) -> Vec<RpcSessionTask> {
+        lock(&self.tasks).clone()
     }
 }

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::capture::OutputCapture;
@@ -13,18 +12,7 @@ use super::shell::ShellConfig;
 use crate::truncate::{Limits, truncate_tail};
 
 /// The RPC `bash` response data.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BashResult {
-    pub output: String,
-    /// Absent when the command was cancelled or killed by a signal.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
-    pub cancelled: bool,
-    pub truncated: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub full_output_path: Option<String>,
-}
+pub use dreb_types::BashResult;
 
 /// Where and how to run.
 #[derive(Debug, Clone)]
@@ -80,7 +68,7 @@ pub async fn execute_bash(
     let path = capture.finish(trunc.truncated, &full);
     let cancelled = matches!(end, ExecEnd::Aborted) || cancel.is_cancelled();
     let exit_code = match end {
-        ExecEnd::Exited(code) if !cancelled => code,
+        ExecEnd::Exited(code) if !cancelled => code.map(i64::from),
         _ => None,
     };
     Ok(BashResult {

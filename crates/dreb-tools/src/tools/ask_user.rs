@@ -15,21 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::common::{definition, parse_params, text_output};
 
 /// One question as sent to the UI (`extension_ui_request.questions[]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AskQuestion {
-    pub question: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub options: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allow_free_text: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub multi_select: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub multiline: Option<bool>,
-}
+pub use dreb_types::AskQuestion;
 
 /// The questions of one call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,7 +23,8 @@ pub struct AskRequest {
     pub questions: Vec<AskQuestion>,
 }
 
-/// One answer (`extension_ui_response.answers[]`, normalised).
+/// One answer, normalised from the host's `extension_ui_response.answers[]` (the spec's `AskAnswer`) by the RPC
+/// layer: `skipped` is decided (flagged, or nothing chosen and no text), an empty `customText` is dropped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AskAnswer {
@@ -82,49 +69,6 @@ pub trait Dialog: Send + Sync {
         request: AskRequest,
         options: AskOptions,
     ) -> Result<AskOutcome, DialogError>;
-}
-
-/// Validate and normalise an `extension_ui_response` for an `ask` (the RPC layer's half of the contract), with
-/// the reference's exact error texts. `cancelled: true` is handled by the caller before this.
-pub fn parse_ask_response(response: &Value) -> Result<AskResult, DialogError> {
-    let Some(answers) = response.get("answers").and_then(Value::as_array) else {
-        return Err(DialogError(
-            "Invalid RPC ask response: answers must be an array".into(),
-        ));
-    };
-    let mut out = Vec::with_capacity(answers.len());
-    for a in answers {
-        let selected = match a.get("selected").and_then(Value::as_array) {
-            Some(items) if items.iter().all(Value::is_string) => items
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect::<Vec<_>>(),
-            _ => {
-                return Err(DialogError(
-                    "Invalid RPC ask response: each answer's selected must be an array of strings"
-                        .into(),
-                ));
-            }
-        };
-        let custom_text = match a.get("customText") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => {
-                return Err(DialogError(
-                    "Invalid RPC ask response: customText must be a string".into(),
-                ));
-            }
-        };
-        let skipped_flag = a.get("skipped") == Some(&Value::Bool(true));
-        let has_text = custom_text.as_deref().is_some_and(|t| !t.trim().is_empty());
-        let skipped = skipped_flag || (selected.is_empty() && !has_text);
-        out.push(AskAnswer {
-            selected,
-            custom_text: custom_text.filter(|t| !t.is_empty()),
-            skipped,
-        });
-    }
-    Ok(AskResult { answers: out })
 }
 
 #[derive(Deserialize)]
@@ -415,13 +359,20 @@ mod tests {
 
     #[tokio::test]
     async fn answered_questions_are_summarised() {
-        let reply = parse_ask_response(&json!({"answers": [
-            {"selected": ["sqlite"]},
-            {"selected": [], "customText": "  use   WAL "},
-            {"selected": [], "customText": "   "}
-        ]}))
-        .unwrap();
-        assert!(reply.answers[2].skipped);
+        // As the RPC layer normalises `{"selected": ["sqlite"]}`, `{"selected": [], "customText": "  use   WAL "}`
+        // and `{"selected": [], "customText": "   "}`.
+        let answer = |selected: &[&str], custom_text: Option<&str>, skipped| AskAnswer {
+            selected: selected.iter().map(|s| s.to_string()).collect(),
+            custom_text: custom_text.map(str::to_string),
+            skipped,
+        };
+        let reply = AskResult {
+            answers: vec![
+                answer(&["sqlite"], None, false),
+                answer(&[], Some("  use   WAL "), false),
+                answer(&[], Some("   "), true),
+            ],
+        };
         let dialog = FakeDialog::new(Ok(AskOutcome::Answered(reply)));
         let tool = AskUserTool::new(Some(dialog.clone()));
         let out = tool
@@ -459,8 +410,7 @@ mod tests {
             .unwrap();
         assert_eq!(text_of(&out), "The questions closed without an answer.");
 
-        let bad = parse_ask_response(&json!({"value": "x"})).unwrap_err();
-        assert_eq!(bad.0, "Invalid RPC ask response: answers must be an array");
+        let bad = DialogError("Invalid RPC ask response: answers must be an array".into());
         let tool = AskUserTool::new(Some(FakeDialog::new(Err(bad))));
         let out = tool
             .execute("c", params(), CancellationToken::new(), noop_update())
@@ -486,33 +436,5 @@ mod tests {
             .await
             .unwrap();
         assert!(dialog.asked.lock().unwrap().is_empty());
-    }
-
-    #[test]
-    fn response_validation_texts() {
-        assert_eq!(
-            parse_ask_response(&json!({"answers": [{"selected": [1]}]}))
-                .unwrap_err()
-                .0,
-            "Invalid RPC ask response: each answer's selected must be an array of strings"
-        );
-        assert_eq!(
-            parse_ask_response(&json!({"answers": [{"selected": [], "customText": 5}]}))
-                .unwrap_err()
-                .0,
-            "Invalid RPC ask response: customText must be a string"
-        );
-        let ok = parse_ask_response(
-            &json!({"answers": [{"selected": ["a"], "customText": "", "skipped": false}]}),
-        )
-        .unwrap();
-        assert_eq!(
-            ok.answers[0],
-            AskAnswer {
-                selected: vec!["a".into()],
-                custom_text: None,
-                skipped: false
-            }
-        );
     }
 }

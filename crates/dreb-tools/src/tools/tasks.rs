@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use dreb_agent::{Tool, ToolError, ToolOutput, ToolUpdateFn};
 use dreb_ai::ToolDefinition;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -15,21 +15,8 @@ use crate::common::{definition, parse_params, text_output};
 /// Most tasks a list may hold.
 pub const MAX_TASKS: usize = 20;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    Pending,
-    InProgress,
-    Completed,
-}
-
 /// One task, as in the `tasks_update` event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SessionTask {
-    pub id: String,
-    pub title: String,
-    pub status: TaskStatus,
-}
+pub use dreb_types::{RpcSessionTask as SessionTask, TaskStatus};
 
 /// Receives every accepted task list (becomes `{"type":"tasks_update","tasks":[...]}`).
 pub type TasksSink = Arc<dyn Fn(&[SessionTask]) + Send + Sync>;
