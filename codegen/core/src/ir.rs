@@ -290,6 +290,9 @@ pub struct UnionVariant {
 pub struct OneOfDef {
     /// The alternatives, in the order they are tried.
     pub variants: Vec<TypeRef>,
+    /// `PascalCase` names of the alternatives when the spec gives them (`variants:` as a map of name → type), in
+    /// the order of [`Self::variants`]; `None` lets backends derive names from the types. Not on the wire.
+    pub names: Option<Vec<String>>,
 }
 
 /// A type expression.

@@ -73,4 +73,31 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn one_of_variants_may_be_named() {
+        let spec = |variants: &str| {
+            format!(
+                "protocol: {{ name: t, version: \"1\" }}\nenvelope: {{}}\ntypes:\n  Block: {{ kind: struct, fields: {{ a: {{ type: string }} }} }}\n  C:\n    kind: oneOf\n    variants: {variants}\n"
+            )
+        };
+        let ir = load_spec_str(&spec("{ Text: string, Blocks: list<Block> }"), "t.yaml").unwrap();
+        let Some(ir::TypeKind::OneOf(o)) = ir.type_def("C").map(|t| &t.kind) else {
+            panic!("C is a oneOf");
+        };
+        assert_eq!(
+            o.names.as_deref(),
+            Some(&["Text".to_string(), "Blocks".to_string()][..])
+        );
+        assert_eq!(o.variants[0], ir::TypeRef::String);
+        let unnamed = load_spec_str(&spec("[string, list<Block>]"), "t.yaml").unwrap();
+        assert!(
+            matches!(unnamed.type_def("C").map(|t| &t.kind), Some(ir::TypeKind::OneOf(o)) if o.names.is_none())
+        );
+        let err = load_spec_str(&spec("{ text: string }"), "t.yaml").unwrap_err();
+        assert!(
+            format!("{err:?}").contains("oneOf variant names must be PascalCase"),
+            "{err:?}"
+        );
+    }
 }

@@ -285,22 +285,22 @@ fn convert_type(name: String, t: RawType, problems: &mut Vec<String>) -> TypeDef
             })
         }
         "oneOf" => {
-            let variants = match t.variants {
-                Some(RawVariants::List(l)) => {
-                    l.iter().map(|e| type_ref(e, &ctx, problems)).collect()
-                }
-                Some(RawVariants::Tagged(_)) => {
-                    problems.push(format!(
-                        "{ctx}: oneOf `variants` must be a list of type expressions"
-                    ));
-                    Vec::new()
-                }
+            let (variants, names) = match t.variants {
+                Some(RawVariants::List(l)) => (
+                    l.iter().map(|e| type_ref(e, &ctx, problems)).collect(),
+                    None,
+                ),
+                // Named alternatives: `variants: { Text: string, Blocks: list<X> }` (names for generated code).
+                Some(RawVariants::Tagged(m)) => (
+                    m.values().map(|e| type_ref(e, &ctx, problems)).collect(),
+                    Some(m.keys().cloned().collect()),
+                ),
                 None => {
                     problems.push(format!("{ctx}: kind oneOf needs `variants`"));
-                    Vec::new()
+                    (Vec::new(), None)
                 }
             };
-            TypeKind::OneOf(OneOfDef { variants })
+            TypeKind::OneOf(OneOfDef { variants, names })
         }
         "alias" => match t.ty {
             Some(e) => TypeKind::Alias(type_ref(&e, &ctx, problems)),

@@ -78,7 +78,7 @@ pub struct RawType {
     pub open: Option<bool>,
     // union
     pub tag: Option<String>,
-    // union (map tag → type) or oneOf (list of type expressions)
+    // union (map tag → type) or oneOf (list of type expressions, or a map of variant name → type expression)
     pub variants: Option<RawVariants>,
     // alias
     #[serde(rename = "type")]
@@ -174,7 +174,8 @@ impl<'de> Deserialize<'de> for RawEnumValue {
     }
 }
 
-/// `variants:` of a union (map tag value → type name) or of a oneOf (list of type expressions).
+/// `variants:` of a union (map tag value → type name) or of a oneOf (list of type expressions, or a map of
+/// variant name → type expression).
 #[derive(Debug)]
 pub enum RawVariants {
     Tagged(IndexMap<String, String>),
@@ -188,7 +189,7 @@ impl<'de> Deserialize<'de> for RawVariants {
             type Value = RawVariants;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "a map of tag value → type name (union) or a list of type expressions (oneOf)",
+                    "a map of tag value → type name (union), or a list of type expressions or a map of name → type expression (oneOf)",
                 )
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawVariants, A::Error> {

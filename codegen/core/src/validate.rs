@@ -201,6 +201,17 @@ fn check_types(ir: &Ir, problems: &mut Vec<String>) {
                 for v in &o.variants {
                     check_ref(ir, v, &ctx, problems);
                 }
+                let mut seen = HashSet::new();
+                for n in o.names.iter().flatten() {
+                    if !is_pascal(n) {
+                        problems.push(format!(
+                            "{ctx}: oneOf variant names must be PascalCase (`{n}`)"
+                        ));
+                    }
+                    if !seen.insert(n.as_str()) {
+                        problems.push(format!("{ctx}: duplicate oneOf variant name `{n}`"));
+                    }
+                }
             }
             TypeKind::Alias(a) => {
                 check_ref(ir, a, &ctx, problems);

@@ -210,30 +210,63 @@ pub fn union_def(ctx: &Ctx, t: &TypeDef, u: &UnionDef, doc: Doc) -> TokenStream 
     }
 }
 
-/// A `kind: oneOf` type: an untagged serde enum, tried in order.
+/// A `kind: oneOf` type: an untagged serde enum, tried in order. Variant names are the spec's when it names them
+/// (`variants:` as a map), else derived from the types. A string-or-list oneOf is parsed by the first JSON token
+/// (`support::string_or_list`): serde's untagged parsing would copy the value into a buffer and try each variant.
 pub fn one_of_def(ctx: &Ctx, t: &TypeDef, o: &OneOfDef, doc: Doc) -> TokenStream {
     let name = ident(&t.name);
-    let names = dedupe(
-        o.variants
-            .iter()
-            .map(|v| match v {
-                TypeRef::Named(n) => n.clone(),
-                other => variant_name(&other.to_spec().replace(['<', '>'], "_")),
-            })
-            .collect(),
-        &[],
-    );
-    let doc = doc.para(Some("Untagged: the variants are tried in order."));
+    let names = match &o.names {
+        Some(names) => names.clone(),
+        None => dedupe(
+            o.variants
+                .iter()
+                .map(|v| match v {
+                    TypeRef::Named(n) => n.clone(),
+                    other => variant_name(&other.to_spec().replace(['<', '>'], "_")),
+                })
+                .collect(),
+            &[],
+        ),
+    };
+    let string_or_list = match o.variants.as_slice() {
+        [TypeRef::String, TypeRef::List(_)] => Some((0, 1)),
+        [TypeRef::List(_), TypeRef::String] => Some((1, 0)),
+        _ => None,
+    };
+    let doc = if string_or_list.is_some() {
+        doc.para(Some(
+            "Untagged: a JSON string is the string variant, an array the list variant.",
+        ))
+    } else {
+        doc.para(Some("Untagged: the variants are tried in order."))
+    };
     let variants = o.variants.iter().zip(&names).map(|(v, n)| {
         let vdoc = Doc::of(format!("`{v}`"));
         let ty = ctx.rust_type(v, ctx.needs_box(&t.name, v));
         let n = ident(n);
         quote!(#vdoc #n(#ty))
     });
+    let Some((s, l)) = string_or_list else {
+        return quote! {
+            #doc
+            #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+            #[serde(untagged)]
+            pub enum #name { #(#variants),* }
+        };
+    };
+    let (string, list) = (ident(&names[s]), ident(&names[l]));
+    let result = &ctx.p.result;
+    let type_name = &t.name;
     quote! {
         #doc
-        #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+        #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
         #[serde(untagged)]
         pub enum #name { #(#variants),* }
+
+        impl<'de> ::serde::Deserialize<'de> for #name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> #result<Self, D::Error> {
+                support::string_or_list(d, #type_name, Self::#string, Self::#list)
+            }
+        }
     }
 }

@@ -14,7 +14,6 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use dreb_types::support::tag_first::{Str, TagThenRest};
-use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
@@ -116,42 +115,6 @@ macro_rules! tag_first {
             }
         }
     };
-}
-
-/// `Deserialize` of an enum that is a string or a list (`#[serde(untagged)]` of `Text(String)` and
-/// `Blocks(Vec<B>)`), without buffering: the input's type picks the variant.
-pub fn string_or_list<'de, D, B, T>(
-    d: D,
-    name: &'static str,
-    text: fn(String) -> T,
-    blocks: fn(Vec<B>) -> T,
-) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    B: Deserialize<'de>,
-{
-    struct V<B, T> {
-        name: &'static str,
-        text: fn(String) -> T,
-        blocks: fn(Vec<B>) -> T,
-    }
-    impl<'de, B: Deserialize<'de>, T> Visitor<'de> for V<B, T> {
-        type Value = T;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "a string or a list ({})", self.name)
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
-            Ok((self.text)(v.to_owned()))
-        }
-        fn visit_string<E: de::Error>(self, v: String) -> Result<T, E> {
-            Ok((self.text)(v))
-        }
-        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
-            let list = Vec::<B>::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
-            Ok((self.blocks)(list))
-        }
-    }
-    d.deserialize_any(V { name, text, blocks })
 }
 
 #[cfg(test)]

@@ -45,30 +45,9 @@ pub use dreb_types::UserContentBlock as UserBlock;
 /// write no tag of their own (each variant does) and parse the tag first (`dreb_types::support::deserialize_tagged`).
 pub use dreb_types::{ImageContent, TextContent, ThinkingContent, ToolCall};
 
-/// User content: a plain string or a list of text/image blocks (both occur on the wire and in session files).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum UserContent {
-    Text(String),
-    Blocks(Vec<UserBlock>),
-}
-
-impl UserContent {
-    /// The concatenated text of the content (images skipped).
-    pub fn text(&self) -> String {
-        match self {
-            UserContent::Text(s) => s.clone(),
-            UserContent::Blocks(blocks) => blocks
-                .iter()
-                .filter_map(|b| match b {
-                    UserBlock::Text(t) => Some(t.text.as_str()),
-                    UserBlock::Image(_) => None,
-                })
-                .collect::<Vec<_>>()
-                .join(""),
-        }
-    }
-}
+/// User content: a plain string (`Text`) or a list of text/image blocks (`Blocks`), both occur on the wire and in
+/// session files (the spec's `oneOf`, read by its first JSON token; `text()` joins the text).
+pub use dreb_types::UserContent;
 
 /// Token usage and its cost of one response (the spec's types: token counts are `i64`, dollars `JsNumber`).
 pub use dreb_types::{Usage, UsageCost};
@@ -372,9 +351,3 @@ mod tests {
 
 // Parsed tag first, without serde's buffering of internally tagged enums (see `tag_first`).
 crate::tag_first!(Message, "role", { "user" => User, "assistant" => Assistant, "toolResult" => ToolResult });
-
-impl<'de> Deserialize<'de> for UserContent {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        crate::tag_first::string_or_list(d, "UserContent", UserContent::Text, UserContent::Blocks)
-    }
-}

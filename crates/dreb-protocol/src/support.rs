@@ -12,7 +12,7 @@ use serde_json::Value;
 
 pub use dreb_types::support::{
     JsNumber, TaggedUnion, Tristate, deserialize_tagged, expect_const, from_value,
-    required_nullable,
+    required_nullable, string_or_list,
 };
 pub use dreb_types::support::{const_tag, impl_from, string_enum_serde, tagged_deserialize};
 

@@ -271,6 +271,42 @@ pub fn parse_tagged_value<T: TaggedUnion, E: serde::de::Error>(v: Value) -> Resu
     }
 }
 
+/// `Deserialize` of a generated string-or-list `oneOf` (user content: a string or a list of blocks): the first
+/// JSON token picks the variant, so the value is parsed once, straight from the input (serde's untagged parsing
+/// copies it into a buffer first and tries each variant in turn).
+pub fn string_or_list<'de, D, B, T>(
+    d: D,
+    name: &'static str,
+    string: fn(String) -> T,
+    list: fn(Vec<B>) -> T,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    B: Deserialize<'de>,
+{
+    struct V<B, T> {
+        name: &'static str,
+        string: fn(String) -> T,
+        list: fn(Vec<B>) -> T,
+    }
+    impl<'de, B: Deserialize<'de>, T> serde::de::Visitor<'de> for V<B, T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "a string or a list ({})", self.name)
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+            Ok((self.string)(v.to_owned()))
+        }
+        fn visit_string<E: serde::de::Error>(self, v: String) -> Result<T, E> {
+            Ok((self.string)(v))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+            Vec::<B>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(self.list)
+        }
+    }
+    d.deserialize_any(V { name, string, list })
+}
+
 #[doc(hidden)]
 pub mod tag_first {
     //! The visitor of [`deserialize_tagged`](super::deserialize_tagged), and the two pieces `dreb_ai::tag_first`

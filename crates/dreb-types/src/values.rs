@@ -1,7 +1,7 @@
 //! Hand-written additions to generated types that the spec cannot say: defaults and helpers the lower crates
 //! rely on. Nothing here changes a wire shape.
 
-use crate::{Model, ModelApi, QueueMode, StopReason, ThinkingLevel};
+use crate::{Model, ModelApi, QueueMode, StopReason, ThinkingLevel, UserContent, UserContentBlock};
 
 /// `off`: a session, a model switch and the settings start without reasoning.
 impl Default for ThinkingLevel {
@@ -36,6 +36,23 @@ impl QueueMode {
     /// Parses a mode as settings spell it (the wire value); `None` for anything else.
     pub fn parse(s: &str) -> Option<Self> {
         Self::from_wire(s)
+    }
+}
+
+impl UserContent {
+    /// The concatenated text of the content (images skipped).
+    pub fn text(&self) -> String {
+        match self {
+            UserContent::Text(s) => s.clone(),
+            UserContent::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    UserContentBlock::Text(t) => Some(t.text.as_str()),
+                    UserContentBlock::Image(_) => None,
+                })
+                .collect::<Vec<_>>()
+                .join(""),
+        }
     }
 }
 
