@@ -26,12 +26,9 @@ const MAX_PACKAGE_CHARS: usize = 180_000;
 const MAX_ERROR_CHARS: usize = 500;
 
 /// Agent, canonical `provider/id` model and thinking level of one child.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Route {
-    pub agent: String,
-    pub model: String,
-    pub thinking: String,
-}
+pub type Route = dreb_protocol::DispatchRoute;
+use dreb_protocol::DispatchErrorCode as Code;
+use dreb_protocol::DispatchRouteField;
 
 /// What the arbiter is shown of one agent type.
 #[derive(Debug, Clone, Serialize)]
@@ -60,17 +57,17 @@ pub enum Outcome {
     Disabled,
     Decided {
         decision: Route,
-        changed: Vec<&'static str>,
+        changed: Vec<DispatchRouteField>,
         /// The chosen candidate.
         model: Model,
     },
     Failed {
-        code: &'static str,
+        code: Code,
         error: String,
     },
 }
 
-fn failed(code: &'static str, error: impl Into<String>) -> Outcome {
+fn failed(code: Code, error: impl Into<String>) -> Outcome {
     Outcome::Failed {
         code,
         error: safe(&error.into()),
@@ -141,11 +138,11 @@ fn parse_decision(text: &str) -> Option<Route> {
         return None;
     }
     let get = |k: &str| obj.get(k)?.as_str().filter(|s| !s.is_empty());
-    let thinking = get("thinking").filter(|t| dreb_protocol::ThinkingLevel::VALUES.contains(t))?;
+    let thinking = get("thinking").and_then(ThinkingLevel::parse)?;
     Some(Route {
         agent: get("agent")?.to_string(),
         model: get("model")?.to_string(),
-        thinking: thinking.to_string(),
+        thinking,
     })
 }
 
@@ -165,16 +162,16 @@ fn reply_text(message: &dreb_ai::AssistantMessage) -> Option<String> {
     }
 }
 
-fn changed(proposed: &Route, decision: &Route) -> Vec<&'static str> {
+fn changed(proposed: &Route, decision: &Route) -> Vec<DispatchRouteField> {
     let mut out = Vec::new();
     if proposed.agent != decision.agent {
-        out.push("agent");
+        out.push(DispatchRouteField::Agent);
     }
     if proposed.model != decision.model {
-        out.push("model");
+        out.push(DispatchRouteField::Model);
     }
     if proposed.thinking != decision.thinking {
-        out.push("thinking");
+        out.push(DispatchRouteField::Thinking);
     }
     out
 }
@@ -234,19 +231,19 @@ pub async fn arbitrate(
         Ok(None) => return Outcome::Disabled,
         Err(e) => {
             return failed(
-                "invalid_config",
+                Code::InvalidConfig,
                 format!("Could not read global Dispatch Arbiter settings: {e}"),
             );
         }
     };
     let Some(settings) = settings.as_object() else {
-        return failed("invalid_config", "subagentArbiter must be an object.");
+        return failed(Code::InvalidConfig, "subagentArbiter must be an object.");
     };
     match settings.get("enabled") {
         None | Some(Value::Bool(_)) => {}
         Some(_) => {
             return failed(
-                "invalid_config",
+                Code::InvalidConfig,
                 "subagentArbiter.enabled must be a boolean.",
             );
         }
@@ -259,7 +256,7 @@ pub async fn arbitrate(
         Some(Value::String(s)) if !s.trim().is_empty() => Some(s.as_str()),
         Some(_) => {
             return failed(
-                "invalid_config",
+                Code::InvalidConfig,
                 "subagentArbiter.guidePath must be a non-empty string.",
             );
         }
@@ -271,7 +268,7 @@ pub async fn arbitrate(
         .filter(|m| !m.is_empty())
     else {
         return failed(
-            "invalid_config",
+            Code::InvalidConfig,
             "Dispatch arbitration is enabled but subagentArbiter.model is missing.",
         );
     };
@@ -280,7 +277,7 @@ pub async fn arbitrate(
         .filter(|_| routing_guide::is_canonical_model_id(model_ref))
     else {
         return failed(
-            "invalid_config",
+            Code::InvalidConfig,
             "subagentArbiter.model must be an exact provider/model ID.",
         );
     };
@@ -288,14 +285,14 @@ pub async fn arbitrate(
         || !routing_guide::is_canonical_model_id(&request.proposed.model)
     {
         return failed(
-            "invalid_config",
+            Code::InvalidConfig,
             "The proposed child route did not resolve to a concrete agent and canonical model.",
         );
     }
     let candidates = &services.models.scoped();
     if candidates.is_empty() {
         return failed(
-            "missing_scope",
+            Code::MissingScope,
             "Dispatch arbitration requires a non-empty explicit live model scope. Start dreb with --models or configure enabledModels.",
         );
     }
@@ -305,7 +302,7 @@ pub async fn arbitrate(
         .collect();
     let guide = match routing_guide::load(guide_path, request.cwd, &candidate_ids) {
         Ok(g) => g,
-        Err(e) => return failed("invalid_guide", e),
+        Err(e) => return failed(Code::InvalidGuide, e),
     };
     let (arbiter_model, api_key) = {
         let registry = services.models.registry();
@@ -316,7 +313,7 @@ pub async fn arbitrate(
             .cloned()
         else {
             return failed(
-                "arbiter_model",
+                Code::ArbiterModel,
                 format!("Configured arbiter model \"{model_ref}\" is not available."),
             );
         };
@@ -324,7 +321,7 @@ pub async fn arbitrate(
             Ok(key) => (model, key),
             Err(e) => {
                 return failed(
-                    "arbiter_model",
+                    Code::ArbiterModel,
                     format!("Could not authenticate arbiter model: {e}"),
                 );
             }
@@ -334,7 +331,7 @@ pub async fn arbitrate(
         None => ThinkingLevel::Off,
         Some(Value::String(t)) if ThinkingLevel::parse(t).is_some() => {
             if let Err(e) = super::tool::validate_thinking(&arbiter_model, t) {
-                return failed("arbiter_thinking", e);
+                return failed(Code::ArbiterThinking, e);
             }
             ThinkingLevel::parse(t).unwrap_or(ThinkingLevel::Off)
         }
@@ -343,7 +340,7 @@ pub async fn arbitrate(
                 .as_str()
                 .map_or_else(|| other.to_string(), str::to_string);
             return failed(
-                "invalid_config",
+                Code::InvalidConfig,
                 format!("Invalid subagentArbiter.thinking value \"{shown}\"."),
             );
         }
@@ -354,7 +351,7 @@ pub async fn arbitrate(
     let size = serialised.chars().count();
     if size > MAX_PACKAGE_CHARS {
         return failed(
-            "context_too_large",
+            Code::ContextTooLarge,
             format!(
                 "Required arbitration context is too large ({size} characters; maximum {MAX_PACKAGE_CHARS})."
             ),
@@ -385,12 +382,12 @@ pub async fn arbitrate(
             r = call => r,
             _ = tokio::time::sleep_until(deadline) => {
                 call_cancel.cancel();
-                return failed("timeout", "Dispatch arbitration timed out before child spawn.");
+                return failed(Code::Timeout, "Dispatch arbitration timed out before child spawn.");
             }
         };
         if cancel.is_cancelled() {
             return failed(
-                "aborted",
+                Code::Aborted,
                 "Dispatch arbitration was aborted before child spawn.",
             );
         }
@@ -399,7 +396,7 @@ pub async fn arbitrate(
             Some(Ok(m) | Err(m)) => m,
             None => {
                 return failed(
-                    "inference_failed",
+                    Code::InferenceFailed,
                     "Arbiter inference failed: the stream ended without a result",
                 );
             }
@@ -407,7 +404,7 @@ pub async fn arbitrate(
         match message.stop_reason {
             StopReason::Aborted => {
                 return failed(
-                    "aborted",
+                    Code::Aborted,
                     "Dispatch arbitration was aborted before child spawn.",
                 );
             }
@@ -417,7 +414,7 @@ pub async fn arbitrate(
                     .clone()
                     .unwrap_or_else(|| "provider returned an error".into());
                 return failed(
-                    "inference_failed",
+                    Code::InferenceFailed,
                     format!("Arbiter inference failed: {why}"),
                 );
             }
@@ -432,7 +429,7 @@ pub async fn arbitrate(
         }
     }
     failed(
-        "malformed_output",
+        Code::MalformedOutput,
         "Arbiter returned malformed structured output twice.",
     )
 }
@@ -450,19 +447,19 @@ fn validate_decision(
     candidates: &[crate::services::models::ScopedModel],
 ) -> Outcome {
     if !request.agents.iter().any(|a| a.name == decision.agent) {
-        return failed("unknown_agent", "Arbiter selected an unknown agent.");
+        return failed(Code::UnknownAgent, "Arbiter selected an unknown agent.");
     }
     let Some(selected) = candidates
         .iter()
         .find(|c| format!("{}/{}", c.model.provider, c.model.id) == decision.model)
     else {
         return failed(
-            "out_of_scope_model",
+            Code::OutOfScopeModel,
             "Arbiter selected a model outside the active explicit scope.",
         );
     };
-    if let Err(e) = super::tool::validate_thinking(&selected.model, &decision.thinking) {
-        return failed("unsupported_thinking", e);
+    if let Err(e) = super::tool::validate_thinking(&selected.model, decision.thinking.as_str()) {
+        return failed(Code::UnsupportedThinking, e);
     }
     let changed = changed(&request.proposed, &decision);
     Outcome::Decided {
@@ -573,7 +570,7 @@ mod tests {
             Some(Route {
                 agent: "Explore".into(),
                 model: "a/b".into(),
-                thinking: "low".into()
+                thinking: ThinkingLevel::Low
             })
         );
         assert_eq!(
@@ -592,14 +589,17 @@ mod tests {
         let a = Route {
             agent: "A".into(),
             model: "p/m".into(),
-            thinking: "low".into(),
+            thinking: ThinkingLevel::Low,
         };
         let b = Route {
             agent: "B".into(),
-            thinking: "high".into(),
+            thinking: ThinkingLevel::High,
             ..a.clone()
         };
-        assert_eq!(changed(&a, &b), ["agent", "thinking"]);
+        assert_eq!(
+            changed(&a, &b),
+            [DispatchRouteField::Agent, DispatchRouteField::Thinking]
+        );
         assert!(changed(&a, &a).is_empty());
     }
 

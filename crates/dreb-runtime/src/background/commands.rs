@@ -46,9 +46,8 @@ impl BackgroundAgentsHandler for Runtime {
         _ctx: &RequestContext,
         _p: ListBackgroundAgentsParams,
     ) -> Result<BackgroundAgentsResult, errors::ListBackgroundAgentsError> {
-        use errors::ListBackgroundAgentsError as E;
         Ok(BackgroundAgentsResult {
-            agents: wire(&self.background.list()).map_err(E::unexpected)?,
+            agents: self.background.list(),
         })
     }
 
@@ -98,12 +97,11 @@ impl BackgroundAgentsHandler for Runtime {
             tokio::task::spawn_blocking(move || discover_agent_types(home_dir().as_deref(), &cwd))
                 .await
                 .map_err(E::unexpected)?;
-        let list: Vec<Value> = agents
-            .into_iter()
-            .map(|(name, description)| json!({"name": name, "description": description}))
-            .collect();
         Ok(AgentTypesResult {
-            agent_types: wire(&list).map_err(E::unexpected)?,
+            agent_types: agents
+                .into_iter()
+                .map(|(name, description)| RpcAgentTypeInfo { name, description })
+                .collect(),
         })
     }
 }

@@ -14,8 +14,6 @@ pub mod tool;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -37,25 +35,9 @@ const PRUNE_AFTER_MS: i64 = 5 * 60 * 1000;
 /// What the model sees if it starts writing a completion notice itself while agents still run.
 const SENTINEL: &str = "<background-agent-complete>";
 
-/// One registry entry, serialised as the protocol's `RpcBackgroundAgentInfo`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct AgentInfo {
-    pub agent_id: String,
-    pub agent_type: String,
-    pub task_summary: String,
-    pub started_at: String,
-    pub status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_dir: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    /// Dispatch Arbiter records, in order (absent when the arbiter never ran for this agent).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub arbitrations: Option<Vec<Value>>,
-}
+/// One registry entry.
+pub(crate) type AgentInfo = dreb_protocol::RpcBackgroundAgentInfo;
+use dreb_protocol::BackgroundAgentStatus;
 
 struct Entry {
     info: AgentInfo,
@@ -126,7 +108,7 @@ impl BackgroundAgents {
     pub fn running(&self) -> Vec<AgentInfo> {
         lock(&self.entries)
             .iter()
-            .filter(|e| e.info.status == "running")
+            .filter(|e| e.info.status == BackgroundAgentStatus::Running)
             .map(|e| e.info.clone())
             .collect()
     }
@@ -134,7 +116,7 @@ impl BackgroundAgents {
     fn running_count(&self) -> usize {
         lock(&self.entries)
             .iter()
-            .filter(|e| e.info.status == "running")
+            .filter(|e| e.info.status == BackgroundAgentStatus::Running)
             .count()
     }
 
@@ -163,7 +145,7 @@ impl BackgroundAgents {
         let Some(entry) = entries.iter().find(|e| e.info.agent_id == agent_id) else {
             return Err(NoControl::Unknown(agent_id.into()));
         };
-        if entry.info.status != "running" {
+        if entry.info.status != BackgroundAgentStatus::Running {
             return Err(NoControl::NoLongerRunning(agent_id.into()));
         }
         entry
@@ -178,8 +160,8 @@ impl BackgroundAgents {
         for entry in lock(&self.entries).iter_mut() {
             if let Some(token) = entry.abort.take() {
                 token.cancel();
-                if entry.info.status == "running" {
-                    entry.info.status = "failed";
+                if entry.info.status == BackgroundAgentStatus::Running {
+                    entry.info.status = BackgroundAgentStatus::Failed;
                 }
             }
             if let Some(pid) = entry.pid {

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::child::session_files;
 use super::{AgentInfo, BackgroundAgents, iso};
 use crate::sync::lock;
+use dreb_protocol::BackgroundAgentStatus;
 
 const HEAD_BYTES: u64 = 256 * 1024;
 const TAIL_BYTES: u64 = 64 * 1024;
@@ -65,9 +66,9 @@ fn task_summary(file: &Path) -> Option<String> {
 }
 
 /// `failed` when the last assistant message stopped on an error or abort.
-fn finished_status(file: &Path) -> &'static str {
+fn finished_status(file: &Path) -> BackgroundAgentStatus {
     let Ok(mut f) = std::fs::File::open(file) else {
-        return "completed";
+        return BackgroundAgentStatus::Completed;
     };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)));
@@ -80,12 +81,12 @@ fn finished_status(file: &Path) -> &'static str {
         };
         if entry["type"] == "message" && entry["message"]["role"] == "assistant" {
             return match entry["message"]["stopReason"].as_str() {
-                Some("error" | "aborted") => "failed",
-                _ => "completed",
+                Some("error" | "aborted") => BackgroundAgentStatus::Failed,
+                _ => BackgroundAgentStatus::Completed,
             };
         }
     }
-    "completed"
+    BackgroundAgentStatus::Completed
 }
 
 fn started_ms(header: &Value, file: &Path) -> i64 {
@@ -193,9 +194,9 @@ mod tests {
         assert_eq!(list.len(), 2);
         assert_eq!(list[0].agent_id, "rehydrated-aaaaaaaaaaaa");
         assert_eq!(list[0].task_summary, "Find the parser");
-        assert_eq!(list[0].status, "completed");
+        assert_eq!(list[0].status, BackgroundAgentStatus::Completed);
         assert_eq!(list[0].started_at, "2026-07-07T12:00:00.000Z");
-        assert_eq!(list[1].status, "failed");
+        assert_eq!(list[1].status, BackgroundAgentStatus::Failed);
         // Rehydrating again adds nothing.
         assert_eq!(
             registry.rehydrate(base.path(), Path::new("/sessions/parent.jsonl")),

@@ -7,7 +7,7 @@ use std::sync::{Arc, Weak};
 
 use dreb_agent::AgentMessage;
 use dreb_ai::{TextContent, UserBlock, UserContent, UserMessage};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::child::{ControlClient, SubagentResult};
@@ -15,8 +15,9 @@ use super::{AgentInfo, PRUNE_AFTER_MS, SENTINEL, arbiter, iso, new_id, now_ms};
 use crate::services::Services;
 use crate::sync::lock;
 use dreb_protocol::{
-    BackgroundAgentEventEvent, BackgroundAgentStartEvent, Event,
-    ParentPausedForBackgroundAgentsEvent,
+    ArbitrationStatus, BackgroundAgentEventEvent, BackgroundAgentStartEvent, BackgroundAgentStatus,
+    DispatchArbitrationRecord, Event, ParentPausedForBackgroundAgentsEvent,
+    SubagentArbitrationEvent,
 };
 
 /// Where a launch's work reports to.
@@ -51,39 +52,54 @@ impl LaunchHooks {
 
     /// Keep a Dispatch Arbiter record: on the registry entry (a success also renames the agent type), as a
     /// non-context `subagent_arbitration` entry of the parent session, and as an event.
-    pub fn record_arbitration(&self, record: Value) {
+    pub fn record_arbitration(&self, record: DispatchArbitrationRecord) {
         let Some(services) = self.services.upgrade() else {
             return;
         };
         services.background.update(&self.agent_id, |e| {
-            if record["status"] == "success"
-                && let Some(agent) = record["final"]["agent"].as_str()
+            if record.status == ArbitrationStatus::Success
+                && let Some(route) = &record.r#final
             {
-                e.info.agent_type = agent.to_string();
+                e.info.agent_type = route.agent.clone();
             }
             e.info
                 .arbitrations
                 .get_or_insert_with(Vec::new)
                 .push(record.clone());
         });
-        let mut event = json!({"type": "subagent_arbitration", "agentId": self.agent_id});
-        if let (Some(obj), Some(fields)) = (event.as_object_mut(), record.as_object()) {
-            obj.extend(fields.clone());
+        let DispatchArbitrationRecord {
+            status,
+            proposed,
+            r#final,
+            changed,
+            step,
+            error_code,
+            error_message,
+        } = record;
+        let event = Event::SubagentArbitration(SubagentArbitrationEvent {
+            agent_id: self.agent_id.clone(),
+            status,
+            proposed,
+            r#final,
+            changed,
+            step,
+            error_code,
+            error_message,
+        });
+        // The session keeps the event's fields as a non-context custom entry, as the reference does.
+        match serde_json::to_value(&event) {
+            Ok(data) => {
+                if let Err(e) = services
+                    .sessions
+                    .lock()
+                    .append_custom_entry("subagent_arbitration", Some(data))
+                {
+                    tracing::error!("could not persist an arbitration record: {e}");
+                }
+            }
+            Err(e) => tracing::error!("could not encode an arbitration record: {e}"),
         }
-        if let Err(e) = services
-            .sessions
-            .lock()
-            .append_custom_entry("subagent_arbitration", Some(event.clone()))
-        {
-            tracing::error!("could not persist an arbitration record: {e}");
-        }
-        // The session entry keeps the record as written; the host gets the spec's typed event.
-        match serde_json::from_value::<Event>(event) {
-            Ok(event) => services.outbox.send(&event),
-            Err(e) => tracing::error!(
-                "subagent_arbitration record does not match the spec, not sent: {e}"
-            ),
-        }
+        services.outbox.send(&event);
     }
 
     /// Track the child's control channel and process once it is up; forget both once it has exited.
@@ -122,7 +138,7 @@ where
             agent_type: agent_type.to_string(),
             task_summary: task_summary.to_string(),
             started_at: iso(started),
-            status: "running",
+            status: BackgroundAgentStatus::Running,
             session_dir: Some(session_dir_text.clone()),
             session_file: None,
             cwd: Some(cwd.display().to_string()),
@@ -161,9 +177,9 @@ where
         services.background.update(&id, |e| {
             if !cancelled {
                 e.info.status = if result.success() {
-                    "completed"
+                    BackgroundAgentStatus::Completed
                 } else {
-                    "failed"
+                    BackgroundAgentStatus::Failed
                 };
             }
             if let Some(f) = &result.session_file {

@@ -18,6 +18,7 @@ use super::{arbiter, new_id};
 use crate::commands::home_dir;
 use crate::services::Services;
 use crate::services::models::find_model;
+use dreb_protocol::{ArbitrationStatus, DispatchArbitrationRecord, DispatchErrorCode};
 
 const MAX_PARALLEL_TASKS: usize = 8;
 /// Longer prompts risk the argument-size limit of the child's command line.
@@ -296,8 +297,7 @@ async fn probe_model(services: &Services, model: &Model, cancel: &CancellationTo
     let call_cancel = cancel.child_token();
     let options = dreb_ai::StreamOptions {
         api_key,
-        thinking: ThinkingLevel::parse(&proposed_thinking(services, Some(model), None))
-            .unwrap_or(ThinkingLevel::Off),
+        thinking: proposed_thinking(services, Some(model), None),
         cancel: call_cancel.clone(),
         ..Default::default()
     };
@@ -614,22 +614,26 @@ async fn execute_single(
         parent_session_file: parent.session_file.as_deref(),
         step: launch.step,
     };
-    let record = |status: &str, fields: Value| {
-        let mut r = json!({"status": status, "proposed": proposed, "changed": []});
-        if let (Some(obj), Some(extra)) = (r.as_object_mut(), fields.as_object()) {
-            obj.extend(extra.clone());
+    let record = |status, final_route, changed, error: Option<(DispatchErrorCode, String)>| {
+        let (error_code, error_message) = error.unzip();
+        DispatchArbitrationRecord {
+            status,
+            proposed: proposed.clone(),
+            r#final: final_route,
+            changed,
+            step: launch.step.map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
+            error_code,
+            error_message,
         }
-        if let Some(step) = launch.step {
-            r["step"] = json!(step);
-        }
-        r
     };
     let arbitrated = match arbiter::arbitrate(&live, request, &hooks.cancel).await {
         arbiter::Outcome::Disabled => false,
         arbiter::Outcome::Failed { code, error } => {
             hooks.record_arbitration(record(
-                "failure",
-                json!({"final": null, "errorCode": code, "errorMessage": error}),
+                ArbitrationStatus::Failure,
+                None,
+                Vec::new(),
+                Some((code, error.clone())),
             ));
             return SubagentResult::failed(
                 &name,
@@ -648,10 +652,12 @@ async fn execute_single(
             }
             name = decision.agent.clone();
             model = Some(chosen);
-            thinking = Some(decision.thinking.clone());
+            thinking = Some(decision.thinking.as_str().to_string());
             hooks.record_arbitration(record(
-                "success",
-                json!({"final": decision, "changed": changed}),
+                ArbitrationStatus::Success,
+                Some(decision),
+                changed,
+                None,
             ));
             true
         }
@@ -707,7 +713,7 @@ fn proposed_thinking(
     services: &Services,
     model: Option<&Model>,
     requested: Option<&str>,
-) -> String {
+) -> ThinkingLevel {
     let level = requested
         .and_then(ThinkingLevel::parse)
         .or_else(|| {
@@ -718,10 +724,8 @@ fn proposed_thinking(
         })
         .unwrap_or(ThinkingLevel::Xhigh);
     match model {
-        Some(m) => dreb_agent::clamp_thinking_level(m, level)
-            .as_str()
-            .to_string(),
-        None => level.as_str().to_string(),
+        Some(m) => dreb_agent::clamp_thinking_level(m, level),
+        None => level,
     }
 }
 

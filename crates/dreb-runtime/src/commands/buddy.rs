@@ -12,18 +12,17 @@ use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use serde_json::{Map, Value, json};
 
-use crate::convert::wire;
 use crate::services::Runtime;
 
 const SALT: &str = "dreb-buddy-v1";
 const DEFAULT_BACKSTORY: &str = "A mysterious past shrouded in legend.";
 
-const RARITIES: [(&str, f64); 5] = [
-    ("Common", 60.0),
-    ("Uncommon", 25.0),
-    ("Rare", 10.0),
-    ("Epic", 4.0),
-    ("Legendary", 1.0),
+const RARITIES: [(BuddyRarity, f64); 5] = [
+    (BuddyRarity::Common, 60.0),
+    (BuddyRarity::Uncommon, 25.0),
+    (BuddyRarity::Rare, 10.0),
+    (BuddyRarity::Epic, 4.0),
+    (BuddyRarity::Legendary, 1.0),
 ];
 /// Species in the reference's order, with the lowest rarity (index into RARITIES) each can appear at.
 const SPECIES: [(&str, usize); 18] = [
@@ -84,7 +83,7 @@ impl Mulberry32 {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Bones {
     pub species: &'static str,
-    pub rarity: &'static str,
+    pub rarity: BuddyRarity,
     pub shiny: bool,
     pub stats: [u32; 5],
     pub eye_style: &'static str,
@@ -223,31 +222,29 @@ fn save_stored(agent_dir: &Path, s: &Stored) -> Result<(), String> {
     })
 }
 
-pub(crate) fn state_json(bones: &Bones, s: &Stored) -> Value {
-    let mut stats = Map::new();
-    for (name, value) in STAT_NAMES.iter().zip(bones.stats) {
-        stats.insert(name.to_string(), json!(value));
+pub(crate) fn buddy_state(bones: &Bones, s: &Stored) -> BuddyState {
+    let [debugging, patience, chaos, wisdom, snark] = bones.stats.map(i64::from);
+    BuddyState {
+        species: bones.species.to_string(),
+        rarity: bones.rarity,
+        shiny: bones.shiny,
+        stats: BuddyStats {
+            debugging,
+            patience,
+            chaos,
+            wisdom,
+            snark,
+        },
+        eye_style: bones.eye_style.to_string(),
+        hat: bones.hat.to_string(),
+        reroll_count: i64::try_from(s.reroll_count).unwrap_or(i64::MAX),
+        name: s.name.clone(),
+        personality: s.personality.clone(),
+        backstory: s.backstory.clone(),
+        hatched_at: s.hatched_at.clone(),
+        hidden: s.hidden,
+        ollama_model: s.ollama_model.clone(),
     }
-    let mut v = json!({
-        "species": bones.species,
-        "rarity": bones.rarity,
-        "shiny": bones.shiny,
-        "stats": stats,
-        "eyeStyle": bones.eye_style,
-        "hat": bones.hat,
-        "rerollCount": s.reroll_count,
-        "name": s.name,
-        "personality": s.personality,
-        "backstory": s.backstory,
-        "hatchedAt": s.hatched_at,
-    });
-    if let Some(h) = s.hidden {
-        v["hidden"] = json!(h);
-    }
-    if let Some(m) = &s.ollama_model {
-        v["ollamaModel"] = json!(m);
-    }
-    v
 }
 
 fn soul_prompt(b: &Bones) -> String {
@@ -264,7 +261,7 @@ fn soul_prompt(b: &Bones) -> String {
          then a short, funny backstory of two or three sentences with concrete places, events or former jobs.\n\n\
          Answer in exactly this format:\nNAME: <name>\nPERSONALITY: <one sentence>\nBACKSTORY: <two or three sentences>",
         b.species,
-        b.rarity,
+        b.rarity.as_str(),
         stats.join(", "),
         if b.shiny { "YES ✨" } else { "no" }
     )
@@ -288,7 +285,7 @@ pub(crate) fn parse_soul(text: &str, b: &Bones) -> (String, String, String) {
     let name = field(text, "NAME", false).unwrap_or_else(|| b.species.to_string());
     let name: String = name.chars().take(8).collect();
     let personality = field(text, "PERSONALITY", false)
-        .unwrap_or_else(|| format!("A {} {} companion.", b.rarity, b.species));
+        .unwrap_or_else(|| format!("A {} {} companion.", b.rarity.as_str(), b.species));
     let backstory = field(text, "BACKSTORY", true).unwrap_or_else(|| DEFAULT_BACKSTORY.to_string());
     (name, personality, backstory)
 }
@@ -365,7 +362,7 @@ async fn new_buddy(rt: &Runtime, reroll: bool) -> Result<BuddyResult, BuddyRerol
         .map_err(BuddyRerollError::unexpected)?
         .map_err(BuddyRerollError::unexpected)?;
     Ok(BuddyResult {
-        state: wire(&state_json(&bones, &soul)).map_err(BuddyRerollError::unexpected)?,
+        state: buddy_state(&bones, &soul),
     })
 }
 
@@ -413,7 +410,10 @@ mod tests {
         );
         let (n, p, s) = parse_soul("", &b);
         assert_eq!(n, b.species);
-        assert_eq!(p, format!("A {} {} companion.", b.rarity, b.species));
+        assert_eq!(
+            p,
+            format!("A {} {} companion.", b.rarity.as_str(), b.species)
+        );
         assert_eq!(s, DEFAULT_BACKSTORY);
     }
 }
@@ -543,7 +543,7 @@ mod reference_values {
         for (user, host, count, species, rarity, shiny, stats, eye_style, hat) in cases {
             let expected = Bones {
                 species,
-                rarity,
+                rarity: BuddyRarity::from_wire(rarity).unwrap(),
                 shiny,
                 stats,
                 eye_style,

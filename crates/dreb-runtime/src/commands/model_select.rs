@@ -10,7 +10,6 @@ use dreb_settings::model_catalog::is_valid_thinking_level;
 use dreb_settings::model_scope::{find_exact_model_reference, find_model_in_list};
 
 use crate::catalog::model_info;
-use crate::convert::wire;
 use crate::services::Runtime;
 
 /// What a pattern resolved to: an index into the model list, the thinking level of a `:<level>` suffix, and the
@@ -70,21 +69,16 @@ fn same(a: &Model, b: Option<&Model>) -> bool {
     b.is_some_and(|b| a.provider == b.provider && a.id == b.id)
 }
 
-pub(crate) fn scoped_models_for_state(rt: &Runtime) -> Result<Vec<RpcScopedModel>, String> {
+pub(crate) fn scoped_models_for_state(rt: &Runtime) -> Vec<RpcScopedModel> {
     rt.models
         .scoped()
         .iter()
-        .map(|s| {
-            let mut v = serde_json::json!({
-                "provider": s.model.provider,
-                "id": s.model.id,
-                "name": s.model.name,
-                "reasoning": s.model.reasoning,
-            });
-            if let Some(level) = s.thinking_level {
-                v["thinkingLevel"] = serde_json::Value::String(level.as_str().to_string());
-            }
-            wire(&v)
+        .map(|s| RpcScopedModel {
+            provider: s.model.provider.clone(),
+            id: s.model.id.clone(),
+            name: Some(s.model.name.clone()),
+            reasoning: Some(s.model.reasoning),
+            thinking_level: s.thinking_level,
         })
         .collect()
 }

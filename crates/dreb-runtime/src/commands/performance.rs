@@ -10,6 +10,9 @@ use std::time::{Duration, Instant, SystemTime};
 use dreb_agent::AgentMessage;
 use dreb_ai::StopReason;
 use dreb_protocol::support::JsNumber;
+use dreb_protocol::{
+    ModelPerformanceSummary, PerformanceDelta, PerformanceDirection, RollingAverage,
+};
 use serde_json::{Value, json};
 
 use crate::services::session_store::SessionStore;
@@ -220,7 +223,7 @@ fn mean(values: &[f64]) -> f64 {
 
 /// Per-model summaries in order of first appearance in the log: rolling median/mean over the latest 100, and the
 /// median of the latest 10 against the latest 10 000 ("stable" within 1%, needing at least 3 samples each).
-pub(crate) fn summaries(path: &Path) -> Vec<Value> {
+pub(crate) fn summaries(path: &Path) -> Vec<ModelPerformanceSummary> {
     let entries = read_entries(path);
     let mut models: Vec<(String, String)> = Vec::new();
     for e in &entries {
@@ -234,7 +237,10 @@ pub(crate) fn summaries(path: &Path) -> Vec<Value> {
     models
         .into_iter()
         .map(|(provider, model_id)| {
-            let mut own: Vec<&Entry> = entries.iter().filter(|e| e.provider == provider && e.model_id == model_id).collect();
+            let mut own: Vec<&Entry> = entries
+                .iter()
+                .filter(|e| e.provider == provider && e.model_id == model_id)
+                .collect();
             // Newest first; a stable sort keeps file order among equal timestamps.
             own.sort_by_key(|e| std::cmp::Reverse(e.time_ms));
             let tps: Vec<f64> = own.iter().map(|e| e.tps).collect();
@@ -242,25 +248,38 @@ pub(crate) fn summaries(path: &Path) -> Vec<Value> {
             let baseline = &tps[..tps.len().min(BASELINE_COUNT)];
             let recent = &tps[..tps.len().min(RECENT_COUNT)];
             let (baseline_median, recent_median) = (median(baseline), median(recent));
-            let (percent, direction) = if baseline.len() < 3 || recent.len() < 3 || baseline_median <= 0.0 {
-                (0.0, "stable")
-            } else {
-                let p = (recent_median - baseline_median) / baseline_median * 100.0;
-                (p, if p.abs() < STABLE_PERCENT { "stable" } else if p > 0.0 { "above" } else { "below" })
-            };
-            json!({
-                "provider": provider,
-                "modelId": model_id,
-                "rolling": {"median": JsNumber(median(rolling)), "mean": JsNumber(mean(rolling)), "count": rolling.len()},
-                "delta": {
-                    "baselineMedian": JsNumber(baseline_median),
-                    "recentMedian": JsNumber(recent_median),
-                    "percentDelta": JsNumber(percent),
-                    "direction": direction,
-                    "baselineCount": baseline.len(),
-                    "recentCount": recent.len(),
+            let (percent, direction) =
+                if baseline.len() < 3 || recent.len() < 3 || baseline_median <= 0.0 {
+                    (0.0, PerformanceDirection::Stable)
+                } else {
+                    let p = (recent_median - baseline_median) / baseline_median * 100.0;
+                    let direction = if p.abs() < STABLE_PERCENT {
+                        PerformanceDirection::Stable
+                    } else if p > 0.0 {
+                        PerformanceDirection::Above
+                    } else {
+                        PerformanceDirection::Below
+                    };
+                    (p, direction)
+                };
+            let count = |list: &[f64]| i64::try_from(list.len()).unwrap_or(i64::MAX);
+            ModelPerformanceSummary {
+                provider,
+                model_id,
+                rolling: RollingAverage {
+                    median: JsNumber(median(rolling)),
+                    mean: JsNumber(mean(rolling)),
+                    count: count(rolling),
                 },
-            })
+                delta: PerformanceDelta {
+                    baseline_median: JsNumber(baseline_median),
+                    recent_median: JsNumber(recent_median),
+                    percent_delta: JsNumber(percent),
+                    direction,
+                    baseline_count: count(baseline),
+                    recent_count: count(recent),
+                },
+            }
         })
         .collect()
 }

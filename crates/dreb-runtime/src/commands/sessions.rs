@@ -174,9 +174,7 @@ impl SessionHandler for Runtime {
         })
         .await
         .map_err(E::unexpected)?;
-        Ok(RpcPerformanceStats {
-            models: wire(&models).map_err(E::unexpected)?,
-        })
+        Ok(RpcPerformanceStats { models })
     }
 
     async fn export_html(

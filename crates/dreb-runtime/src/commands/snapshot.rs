@@ -35,7 +35,7 @@ pub(crate) fn capture_snapshot(
         snapshot_id,
         state,
         messages: wire(&messages)?,
-        background_agents: wire(&rt.background.list())?,
+        background_agents: rt.background.list(),
         pending_extension_ui_requests: rt.dialogs.pending(),
     })
 }

@@ -84,7 +84,7 @@ pub(crate) fn state(rt: &Runtime) -> Result<RpcSessionState, String> {
     let context_usage = context_usage(rt, model.as_ref());
     Ok(RpcSessionState {
         model,
-        scoped_models: crate::commands::model_select::scoped_models_for_state(rt)?,
+        scoped_models: crate::commands::model_select::scoped_models_for_state(rt),
         tasks,
         using_subscription: false,
         thinking_level: agent.thinking_level(),
