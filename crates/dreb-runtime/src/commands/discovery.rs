@@ -8,7 +8,6 @@ use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_settings::context_files::ContextFile;
 
-use crate::convert::wire;
 use crate::services::Runtime;
 use crate::services::mcp::info;
 use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file};
@@ -134,19 +133,27 @@ impl DiscoveryHandler for Runtime {
     ) -> Result<CommandsResult, errors::GetCommandsError> {
         self.extensions.ready().await;
         // Extension commands first, then templates, skills and built-ins (the reference's order).
-        let mut commands = self.extensions.command_values();
-        commands.extend(self.mcp.command_values());
+        let mut commands = self.extensions.commands();
+        commands.extend(self.mcp.commands());
         let names: std::collections::HashSet<String> = commands
             .iter()
-            .filter_map(|c| c["name"].as_str().map(str::to_string))
+            .map(|c| command_name(c).to_string())
             .collect();
         let rest = self.resources.lock().commands();
         commands.extend(
             rest.into_iter()
-                .filter(|c| c["name"].as_str().is_none_or(|n| !names.contains(n))),
+                .filter(|c| !names.contains(command_name(c))),
         );
-        Ok(CommandsResult {
-            commands: wire(&commands).map_err(errors::GetCommandsError::unexpected)?,
-        })
+        Ok(CommandsResult { commands })
+    }
+}
+
+fn command_name(c: &RpcSlashCommand) -> &str {
+    match c {
+        RpcSlashCommand::Extension(c) => &c.name,
+        RpcSlashCommand::Prompt(c) => &c.name,
+        RpcSlashCommand::Skill(c) => &c.name,
+        RpcSlashCommand::Mcp(c) => &c.name,
+        RpcSlashCommand::Builtin(c) => &c.name,
     }
 }

@@ -7,7 +7,6 @@ use dreb_agent::{AgentMessage, available_thinking_levels};
 use dreb_ai::Model;
 use dreb_protocol::support::{JsNumber, RequestContext};
 use dreb_protocol::*;
-use serde_json::json;
 
 use super::daily_cost::scan_daily_cost;
 use super::snapshot::snapshot_id;
@@ -205,23 +204,38 @@ impl StateHandler for Runtime {
         _ctx: &RequestContext,
         _p: GetResourcesParams,
     ) -> Result<RpcResources, errors::GetResourcesError> {
-        use errors::GetResourcesError as E;
         self.extensions.ready().await;
-        let extensions = self.extensions.resource_values();
-        let mut value = {
-            let r = self.resources.lock();
-            json!({
-                "contextFiles": r.context_files.iter().map(|p| json!({"path": p.to_string_lossy()})).collect::<Vec<_>>(),
-                "skills": r.visible_skills().map(|s| json!({"name": s.name, "description": s.description})).collect::<Vec<_>>(),
-                "extensions": extensions,
-                "promptTemplates": r.prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
-                "systemPromptPresent": self.resources.system_prompt_present(),
-            })
-        };
-        if let Some(servers) = self.mcp.resource_infos() {
-            value["mcpServers"] = serde_json::to_value(servers).map_err(E::unexpected)?;
-        }
-        wire(&value).map_err(E::unexpected)
+        let extensions = self.extensions.resource_infos();
+        let mcp_servers = self.mcp.resource_infos();
+        let system_prompt_present = self.resources.system_prompt_present();
+        let r = self.resources.lock();
+        Ok(RpcResources {
+            context_files: r
+                .context_files
+                .iter()
+                .map(|p| ContextFileInfo {
+                    path: p.to_string_lossy().into_owned(),
+                })
+                .collect(),
+            skills: r
+                .visible_skills()
+                .map(|s| SkillInfo {
+                    name: s.name.clone(),
+                    description: s.description.clone(),
+                })
+                .collect(),
+            extensions,
+            prompt_templates: r
+                .prompts
+                .iter()
+                .map(|p| PromptTemplateInfo {
+                    name: p.name.clone(),
+                    description: Some(p.description.clone()),
+                })
+                .collect(),
+            system_prompt_present,
+            mcp_servers,
+        })
     }
 
     async fn get_git_branch(

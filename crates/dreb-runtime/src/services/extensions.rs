@@ -6,7 +6,9 @@
 use std::sync::Arc;
 
 use dreb_extensions::ExtensionHost;
-use serde_json::{Value, json};
+use dreb_protocol::{
+    ExtensionInfo, ExtensionSlashCommand, RpcSlashCommand, SourceInfo, SourceOrigin, SourceScope,
+};
 
 use crate::options::ExtensionOptions;
 
@@ -44,7 +46,7 @@ impl Extensions {
     }
 
     /// `get_commands` entries of the extensions' commands (they come first, as in the reference).
-    pub(crate) fn command_values(&self) -> Vec<Value> {
+    pub(crate) fn commands(&self) -> Vec<RpcSlashCommand> {
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for e in self.host.extensions() {
@@ -52,24 +54,26 @@ impl Extensions {
                 if !seen.insert(c.name.clone()) {
                     continue;
                 }
-                let mut v = json!({"name": c.name});
-                if let Some(d) = &c.description {
-                    v["description"] = json!(d);
-                }
-                v["source"] = json!("extension");
-                v["sourceInfo"] = source_info(&e);
-                out.push(v);
+                out.push(RpcSlashCommand::Extension(ExtensionSlashCommand {
+                    name: c.name.clone(),
+                    description: c.description.clone(),
+                    source: Default::default(),
+                    source_info: source_info(&e),
+                }));
             }
         }
         out
     }
 
     /// `get_resources.extensions`: `{name, path}` of each loaded extension.
-    pub(crate) fn resource_values(&self) -> Vec<Value> {
+    pub(crate) fn resource_infos(&self) -> Vec<ExtensionInfo> {
         self.host
             .extensions()
             .iter()
-            .map(|e| json!({"name": e.name(), "path": e.path()}))
+            .map(|e| ExtensionInfo {
+                path: e.path().to_string(),
+                name: Some(e.name().to_string()),
+            })
             .collect()
     }
 }
@@ -94,18 +98,22 @@ pub(crate) fn slash_command(message: &str) -> Option<(&str, &str)> {
 }
 
 /// The reference's `sourceInfo` of an extension's resources.
-fn source_info(e: &dreb_extensions::Extension) -> Value {
+fn source_info(e: &dreb_extensions::Extension) -> SourceInfo {
     let source = e.source();
-    let mut info = json!({
-        "path": e.path(),
-        "source": source.source,
-        "scope": source.scope.as_str(),
-        "origin": "top-level",
-    });
-    if let Some(dir) = &source.base_dir {
-        info["baseDir"] = json!(dir.to_string_lossy());
+    SourceInfo {
+        path: e.path().to_string(),
+        source: source.source.to_string(),
+        scope: match source.scope {
+            dreb_extensions::discovery::Scope::User => SourceScope::User,
+            dreb_extensions::discovery::Scope::Project => SourceScope::Project,
+            dreb_extensions::discovery::Scope::Temporary => SourceScope::Temporary,
+        },
+        origin: SourceOrigin::TopLevel,
+        base_dir: source
+            .base_dir
+            .as_ref()
+            .map(|dir| dir.to_string_lossy().into_owned()),
     }
-    info
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dreb_mcp::{McpManager, ServerState};
-use dreb_protocol::{McpServerInfo, McpServerState};
-use serde_json::{Value, json};
+use dreb_protocol::{McpServerInfo, McpServerState, McpSlashCommand, RpcSlashCommand};
+use serde_json::Value;
 
 use super::tool_set::ToolSet;
 
@@ -94,25 +94,18 @@ impl Mcp {
     }
 
     /// `get_commands` entries of the servers' prompts.
-    pub(crate) fn command_values(&self) -> Vec<Value> {
+    pub(crate) fn commands(&self) -> Vec<RpcSlashCommand> {
         self.manager
             .prompt_commands()
             .into_iter()
             .map(|p| {
-                let mut v = json!({"name": p.command});
-                if let Some(d) = &p.prompt.description {
-                    v["description"] = json!(d);
-                }
-                v["source"] = json!("mcp");
-                v["server"] = json!(p.server);
-                v["arguments"] = json!(
-                    p.prompt
-                        .arguments
-                        .iter()
-                        .map(|(n, _)| n)
-                        .collect::<Vec<_>>()
-                );
-                v
+                RpcSlashCommand::Mcp(McpSlashCommand {
+                    name: p.command,
+                    description: p.prompt.description.clone(),
+                    source: Default::default(),
+                    server: p.server,
+                    arguments: p.prompt.arguments.iter().map(|(n, _)| n.clone()).collect(),
+                })
             })
             .collect()
     }

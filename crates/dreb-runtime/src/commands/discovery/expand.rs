@@ -219,7 +219,7 @@ mod tests {
         let source = |path: &str| Source {
             path: PathBuf::from(path),
             source: "builtin",
-            scope: "user",
+            scope: dreb_protocol::SourceScope::User,
             base_dir: None,
         };
         Resources {

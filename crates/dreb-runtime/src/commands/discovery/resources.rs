@@ -4,9 +4,13 @@
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
+use dreb_protocol::{
+    BuiltinSlashCommand, PromptSlashCommand, RpcSlashCommand, SkillSlashCommand, SourceInfo,
+    SourceOrigin, SourceScope,
+};
 use dreb_settings::SettingsManager;
 use dreb_settings::frontmatter::Frontmatter;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::bundled_skills;
 
@@ -67,22 +71,22 @@ pub(crate) struct Source {
     pub path: PathBuf,
     /// `auto` for the discovered directories, `local` for paths listed in settings.
     pub source: &'static str,
-    pub scope: &'static str,
+    pub scope: SourceScope,
     pub base_dir: Option<PathBuf>,
 }
 
 impl Source {
-    fn to_json(&self) -> Value {
-        let mut v = json!({
-            "path": self.path.to_string_lossy(),
-            "source": self.source,
-            "scope": self.scope,
-            "origin": "top-level",
-        });
-        if let Some(base) = &self.base_dir {
-            v["baseDir"] = json!(base.to_string_lossy());
+    fn info(&self) -> SourceInfo {
+        SourceInfo {
+            path: self.path.to_string_lossy().into_owned(),
+            source: self.source.to_string(),
+            scope: self.scope,
+            origin: SourceOrigin::TopLevel,
+            base_dir: self
+                .base_dir
+                .as_ref()
+                .map(|b| b.to_string_lossy().into_owned()),
         }
-        v
     }
 }
 
@@ -200,14 +204,14 @@ fn skill_from_text(text: &str, source: Source) -> Option<Skill> {
     })
 }
 
-/// The built-in skills (lowest priority), with `sourceInfo` `{source: "builtin", scope: "user", baseDir: <skill
+/// The built-in skills (lowest priority), with `sourceInfo` `{source: "builtin", scope: SourceScope::User, baseDir: <skill
 /// dir>}` as the reference reports them.
 fn builtin_skills(agent_dir: &Path) -> Vec<Skill> {
     let builtin = |path: PathBuf| Source {
         base_dir: path.parent().map(Path::to_path_buf),
         path,
         source: "builtin",
-        scope: "user",
+        scope: SourceScope::User,
     };
     bundled_skills::bundled_skills(agent_dir)
         .into_iter()
@@ -349,7 +353,7 @@ fn candidate_files(
     let key = if skills { "skills" } else { "prompts" };
     let mut sources: Vec<Source> = Vec::new();
     let mut add =
-        |files: Vec<PathBuf>, source: &'static str, scope: &'static str, base: Option<&Path>| {
+        |files: Vec<PathBuf>, source: &'static str, scope: SourceScope, base: Option<&Path>| {
             for path in files {
                 if !sources.iter().any(|s| s.path == path) {
                     sources.push(Source {
@@ -362,8 +366,12 @@ fn candidate_files(
             }
         };
     for (settings, scope, base) in [
-        (project_settings, "project", project_base.as_path()),
-        (global_settings, "user", agent_dir),
+        (
+            project_settings,
+            SourceScope::Project,
+            project_base.as_path(),
+        ),
+        (global_settings, SourceScope::User, agent_dir),
     ] {
         for path in settings_paths(settings, key, base) {
             add(entry_files(&path, skills), "local", scope, None);
@@ -387,34 +395,39 @@ fn candidate_files(
         add(
             auto_files(&project_base.join("skills")),
             "auto",
-            "project",
+            SourceScope::Project,
             Some(&project_base),
         );
         for dir in ancestor_agents_skill_dirs(cwd) {
             if Some(&dir) != user_agents_skills.as_ref() {
-                add(auto_files(&dir), "auto", "project", Some(&project_base));
+                add(
+                    auto_files(&dir),
+                    "auto",
+                    SourceScope::Project,
+                    Some(&project_base),
+                );
             }
         }
         add(
             auto_files(&agent_dir.join("skills")),
             "auto",
-            "user",
+            SourceScope::User,
             Some(agent_dir),
         );
         if let Some(dir) = &user_agents_skills {
-            add(auto_files(dir), "auto", "user", Some(agent_dir));
+            add(auto_files(dir), "auto", SourceScope::User, Some(agent_dir));
         }
     } else {
         add(
             auto_files(&project_base.join("prompts")),
             "auto",
-            "project",
+            SourceScope::Project,
             Some(&project_base),
         );
         add(
             auto_files(&agent_dir.join("prompts")),
             "auto",
-            "user",
+            SourceScope::User,
             Some(agent_dir),
         );
     }
@@ -440,7 +453,7 @@ pub(crate) fn load_resources(
                     out.push(Source {
                         path: file,
                         source: "cli",
-                        scope: "temporary",
+                        scope: SourceScope::Temporary,
                         base_dir: None,
                     });
                 }
@@ -529,29 +542,44 @@ impl Resources {
     /// `get_commands`: prompt templates, then `skill:<name>`, then the built-ins, which replace a colliding entry in
     /// place (map semantics). As in the reference's RPC mode, `enableSkillCommands` does not filter the skills (it only
     /// governs the interactive UI's slash-command list).
-    pub(crate) fn commands(&self) -> Vec<Value> {
-        let mut commands: Vec<(String, Value)> = Vec::new();
+    pub(crate) fn commands(&self) -> Vec<RpcSlashCommand> {
+        let mut commands: Vec<(String, RpcSlashCommand)> = Vec::new();
         for p in &self.prompts {
             if !commands.iter().any(|(n, _)| *n == p.name) {
-                let v = json!({"name": p.name, "description": p.description, "source": "prompt", "sourceInfo": p.source.to_json()});
-                commands.push((p.name.clone(), v));
+                let c = RpcSlashCommand::Prompt(PromptSlashCommand {
+                    name: p.name.clone(),
+                    description: Some(p.description.clone()),
+                    source: Default::default(),
+                    source_info: p.source.info(),
+                });
+                commands.push((p.name.clone(), c));
             }
         }
         for s in self.visible_skills() {
             let name = format!("skill:{}", s.name);
             if !commands.iter().any(|(n, _)| *n == name) {
-                let v = json!({"name": name, "description": s.description, "source": "skill", "sourceInfo": s.source.to_json()});
-                commands.push((name, v));
+                let c = RpcSlashCommand::Skill(SkillSlashCommand {
+                    name: name.clone(),
+                    description: Some(s.description.clone()),
+                    source: Default::default(),
+                    source_info: s.source.info(),
+                });
+                commands.push((name, c));
             }
         }
         for (name, description, dashboard) in BUILTIN_COMMANDS {
-            let v = json!({"name": name, "description": description, "source": "builtin", "dashboard": dashboard});
+            let c = RpcSlashCommand::Builtin(BuiltinSlashCommand {
+                name: name.to_string(),
+                description: description.to_string(),
+                source: Default::default(),
+                dashboard,
+            });
             match commands.iter_mut().find(|(n, _)| n == name) {
-                Some(slot) => slot.1 = v,
-                None => commands.push((name.to_string(), v)),
+                Some(slot) => slot.1 = c,
+                None => commands.push((name.to_string(), c)),
             }
         }
-        commands.into_iter().map(|(_, v)| v).collect()
+        commands.into_iter().map(|(_, c)| c).collect()
     }
 }
 
@@ -606,7 +634,7 @@ mod tests {
             path: PathBuf::from(path),
             base_dir: None,
             source: "local",
-            scope: "project",
+            scope: SourceScope::Project,
         }
     }
 

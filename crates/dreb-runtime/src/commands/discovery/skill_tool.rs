@@ -153,7 +153,7 @@ mod tests {
             source: Source {
                 path: PathBuf::from(format!("/s/{name}/SKILL.md")),
                 source: "auto",
-                scope: "project",
+                scope: dreb_protocol::SourceScope::Project,
                 base_dir: None,
             },
         }
