@@ -4,27 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// Where an extension was declared; decides whether it needs a trusted project.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// `<agentDir>/extensions`, global settings.
-    User,
-    /// `<cwd>/.dreb/extensions`, project settings.
-    Project,
-    /// `-e/--extension`.
-    Temporary,
-}
-
-impl Scope {
-    /// The reference's `sourceInfo.scope`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::User => "user",
-            Scope::Project => "project",
-            Scope::Temporary => "temporary",
-        }
-    }
-}
+/// Where an extension was declared (the spec's `sourceInfo.scope`); decides whether it needs a trusted project:
+/// `User` for `<agentDir>/extensions` and global settings, `Project` for `<cwd>/.dreb/extensions` and project
+/// settings, `Temporary` for `-e/--extension`.
+pub use dreb_protocol::SourceScope as Scope;
 
 /// How an extension's process is started.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use dreb_extensions::ExtensionHost;
 use dreb_protocol::{
-    ExtensionInfo, ExtensionSlashCommand, RpcSlashCommand, SourceInfo, SourceOrigin, SourceScope,
+    ExtensionInfo, ExtensionSlashCommand, RpcSlashCommand, SourceInfo, SourceOrigin,
 };
 
 use crate::options::ExtensionOptions;
@@ -103,11 +103,7 @@ fn source_info(e: &dreb_extensions::Extension) -> SourceInfo {
     SourceInfo {
         path: e.path().to_string(),
         source: source.source.to_string(),
-        scope: match source.scope {
-            dreb_extensions::discovery::Scope::User => SourceScope::User,
-            dreb_extensions::discovery::Scope::Project => SourceScope::Project,
-            dreb_extensions::discovery::Scope::Temporary => SourceScope::Temporary,
-        },
+        scope: source.scope,
         origin: SourceOrigin::TopLevel,
         base_dir: source
             .base_dir
