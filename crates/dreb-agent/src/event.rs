@@ -14,11 +14,7 @@ use crate::message::AgentMessage;
 use crate::tool::ToolOutput;
 
 /// `agent_start.model`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ModelRef {
-    pub provider: String,
-    pub id: String,
-}
+pub use dreb_types::ModelRef;
 
 /// An event of the agent loop, in emission order. See runtime-behaviour §1.2 for the sequence.
 #[derive(Debug, Clone, PartialEq)]
