@@ -21,6 +21,8 @@ const DATA_TYPE_ROOTS: &[&str] = &[
     "ModelRef",
     // Messages, with their content blocks, usage and cost, and stop reason.
     "AgentMessage",
+    // The three roles of an LLM context (a subset of AgentMessage's).
+    "LlmMessage",
     // The streaming deltas of an assistant message.
     "AssistantMessageEvent",
     // Results the lower crates produce.

@@ -375,6 +375,7 @@ impl Agent {
         })];
         content.extend(images.into_iter().map(UserBlock::Image));
         let message = AgentMessage::User(UserMessage {
+            role: Default::default(),
             content: UserContent::Blocks(content),
             timestamp: now_ms(),
         });

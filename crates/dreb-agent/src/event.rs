@@ -1,7 +1,7 @@
 //! `AgentEvent`: what the loop emits, serialising to exactly the reference's JSON (protocol-behaviour §3.1).
 //!
-//! Serialisation goes through borrowed "wire" mirrors so that key order, the `role` tag on assistant messages
-//! nested in stream events and the `type` tag on tool calls match the reference, without cloning anything.
+//! Serialisation goes through borrowed "wire" mirrors so that key order matches the reference without cloning
+//! anything (the nested messages and tool calls are the spec's types and write their own `role` / `type` tags).
 
 use dreb_ai::{
     AssistantMessage, AssistantMessageEvent, DoneReason, ErrorReason, ThinkingLevel, ToolCall,
@@ -146,26 +146,11 @@ pub(crate) fn into_stream_event_message(ev: AssistantMessageEvent) -> AssistantM
 // ---------------------------------------------------------------------------------------------------------------
 // Wire mirrors.
 
-/// An assistant message with its `role` tag (dreb-ai's struct serialises without it).
-#[derive(Serialize)]
-#[serde(tag = "role", rename_all = "camelCase")]
-enum WithRole<'a> {
-    Assistant(&'a AssistantMessage),
-}
+/// An assistant message as nested in a frame (the spec's struct writes its own `role` tag).
+type WithRole<'a> = &'a AssistantMessage;
 
-#[derive(Serialize)]
-#[serde(tag = "role", rename_all = "camelCase")]
-enum ToolResultWithRole<'a> {
-    ToolResult(&'a ToolResultMessage),
-}
-
-struct ToolResultsWire<'a>(&'a [ToolResultMessage]);
-
-impl Serialize for ToolResultsWire<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(ToolResultWithRole::ToolResult))
-    }
-}
+/// Tool results as nested in a frame (each writes its own `role` tag).
+type ToolResultsWire<'a> = &'a [ToolResultMessage];
 
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -258,7 +243,7 @@ impl Serialize for AssistantEventJson<'_> {
 /// The wire form of a stream event; `keep_partial: false` leaves out the cumulative `partial` (dashboard UI).
 fn stream_wire(ev: &AssistantMessageEvent, keep_partial: bool) -> StreamEventWire<'_> {
     use AssistantMessageEvent as E;
-    let w = |partial| keep_partial.then_some(WithRole::Assistant(partial));
+    let w = |partial| keep_partial.then_some(partial);
     match ev {
         E::Start { partial } => StreamEventWire::Start {
             partial: w(partial),
@@ -340,11 +325,11 @@ fn stream_wire(ev: &AssistantMessageEvent, keep_partial: bool) -> StreamEventWir
         },
         E::Done { reason, message } => StreamEventWire::Done {
             reason: *reason,
-            message: WithRole::Assistant(message),
+            message: message,
         },
         E::Error { reason, error } => StreamEventWire::Error {
             reason: *reason,
-            error: WithRole::Assistant(error),
+            error: error,
         },
     }
 }
@@ -451,8 +436,8 @@ impl AgentEvent {
                 message,
                 tool_results,
             } => EventWire::TurnEnd {
-                message: WithRole::Assistant(message),
-                tool_results: ToolResultsWire(tool_results),
+                message: message,
+                tool_results,
             },
             AgentEvent::MessageStart { message } => EventWire::MessageStart { message },
             AgentEvent::MessageUpdate {
@@ -460,7 +445,7 @@ impl AgentEvent {
             } => EventWire::MessageUpdate {
                 assistant_message_event: stream_wire(assistant_message_event, keep_partials),
                 message: if keep_partials {
-                    stream_event_message(assistant_message_event).map(WithRole::Assistant)
+                    stream_event_message(assistant_message_event)
                 } else {
                     None
                 },
@@ -506,7 +491,7 @@ impl AgentEvent {
                 attempt: *attempt,
                 max_attempts: *max_attempts,
                 error,
-                discarded_partial: discarded_partial.as_ref().map(WithRole::Assistant),
+                discarded_partial: discarded_partial.as_ref(),
             },
             AgentEvent::LengthRetry {
                 attempt,
@@ -519,14 +504,14 @@ impl AgentEvent {
                 max_attempts: *max_attempts,
                 previous_max_tokens: *previous_max_tokens,
                 next_max_tokens: *next_max_tokens,
-                discarded_partial: discarded_partial.as_ref().map(WithRole::Assistant),
+                discarded_partial: discarded_partial.as_ref(),
             },
         }
     }
 }
 
-// Reading events back (test kits, recorded transcripts). `role`/`type` tags nested in assistant messages and tool
-// calls are ignored by the dreb-ai structs; `message_update.message` is the event's partial and is not kept.
+// Reading events back (test kits, recorded transcripts). The nested messages and tool calls read their own
+// `role` / `type` tags; `message_update.message` is the event's partial and is not kept.
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum EventIn {
@@ -701,8 +686,8 @@ mod tests {
 
     #[test]
     fn tool_and_turn_frames_match_reference_shapes() {
-        let tr: ToolResultMessage = serde_json::from_str(r#"{"toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"hi"}],"isError":false,"timestamp":1}"#).unwrap();
-        let am: AssistantMessage = serde_json::from_str(r#"{"content":[],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}"#).unwrap();
+        let tr: ToolResultMessage = serde_json::from_str(r#"{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"hi"}],"isError":false,"timestamp":1}"#).unwrap();
+        let am: AssistantMessage = serde_json::from_str(r#"{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}"#).unwrap();
         let ev = AgentEvent::TurnEnd {
             message: am,
             tool_results: vec![tr],
@@ -816,7 +801,7 @@ mod tests {
     /// Events other than `message_update` serialise the same with or without the projection.
     #[test]
     fn dashboard_serialisation_leaves_other_events_alone() {
-        let am: AssistantMessage = serde_json::from_str(r#"{"content":[{"type":"text","text":"x"}],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}"#).unwrap();
+        let am: AssistantMessage = serde_json::from_str(r#"{"role":"assistant","content":[{"type":"text","text":"x"}],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}"#).unwrap();
         let events = [
             AgentEvent::TurnStart,
             AgentEvent::MessageEnd {

@@ -238,7 +238,7 @@ async fn finalize(
     started: bool,
     started_at: Instant,
 ) -> AssistantMessage {
-    message.duration_ms = Some(started_at.elapsed().as_secs_f64() * 1000.0);
+    message.duration_ms = Some((started_at.elapsed().as_secs_f64() * 1000.0).into());
     let message = AgentMessage::Assistant(message);
     if !started {
         // Providers that fail before `start` still get a message_start.

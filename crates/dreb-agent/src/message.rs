@@ -3,145 +3,20 @@
 //! Field names and order follow the reference's wire JSON (protocol-behaviour §4.3); unset optional fields are
 //! absent, never `null`.
 
-use dreb_ai::{
-    AssistantMessage, Message, TextContent, TimestampMs, ToolResultMessage, UserBlock, UserContent,
-    UserMessage,
+use dreb_ai::{Message, TextContent, TimestampMs, UserBlock, UserContent, UserMessage};
+
+/// The app roles (the spec's types): output of a user `!command` run through the RPC `bash` command
+/// (`excludeFromContext` for `!!` commands: shown and stored, never sent to the model), a message injected by the
+/// app or an extension (e.g. `system_warning`), and the branch and compaction summaries.
+pub use dreb_types::{
+    BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage,
 };
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-/// Output of a user `!command` run through the RPC `bash` command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BashExecutionMessage {
-    pub command: String,
-    pub output: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i64>,
-    pub cancelled: bool,
-    pub truncated: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub full_output_path: Option<String>,
-    pub timestamp: TimestampMs,
-    /// `!!` commands: shown and stored, never sent to the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exclude_from_context: Option<bool>,
-}
-
-/// A message injected by the app or an extension (e.g. `system_warning`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CustomMessage {
-    pub custom_type: String,
-    pub content: UserContent,
-    pub display: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    pub timestamp: TimestampMs,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BranchSummaryMessage {
-    pub summary: String,
-    pub from_id: String,
-    pub timestamp: TimestampMs,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactionSummaryMessage {
-    pub summary: String,
-    pub tokens_before: u64,
-    pub timestamp: TimestampMs,
-}
-
-/// Every message the loop carries: the three LLM roles plus the app roles.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "role", rename_all = "camelCase")]
-pub enum AgentMessage {
-    User(UserMessage),
-    Assistant(AssistantMessage),
-    ToolResult(ToolResultMessage),
-    BashExecution(BashExecutionMessage),
-    Custom(CustomMessage),
-    BranchSummary(BranchSummaryMessage),
-    CompactionSummary(CompactionSummaryMessage),
-}
-
-impl AgentMessage {
-    /// The wire `role` value.
-    pub fn role(&self) -> &'static str {
-        match self {
-            AgentMessage::User(_) => "user",
-            AgentMessage::Assistant(_) => "assistant",
-            AgentMessage::ToolResult(_) => "toolResult",
-            AgentMessage::BashExecution(_) => "bashExecution",
-            AgentMessage::Custom(_) => "custom",
-            AgentMessage::BranchSummary(_) => "branchSummary",
-            AgentMessage::CompactionSummary(_) => "compactionSummary",
-        }
-    }
-
-    pub fn timestamp(&self) -> TimestampMs {
-        match self {
-            AgentMessage::User(m) => m.timestamp,
-            AgentMessage::Assistant(m) => m.timestamp,
-            AgentMessage::ToolResult(m) => m.timestamp,
-            AgentMessage::BashExecution(m) => m.timestamp,
-            AgentMessage::Custom(m) => m.timestamp,
-            AgentMessage::BranchSummary(m) => m.timestamp,
-            AgentMessage::CompactionSummary(m) => m.timestamp,
-        }
-    }
-
-    pub fn as_assistant(&self) -> Option<&AssistantMessage> {
-        match self {
-            AgentMessage::Assistant(m) => Some(m),
-            _ => None,
-        }
-    }
-
-    /// A user message with one text block, as `prompt(text)` builds it.
-    pub fn user_text(text: impl Into<String>, timestamp: TimestampMs) -> Self {
-        AgentMessage::User(UserMessage {
-            content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
-                text: text.into(),
-                text_signature: None,
-                ..Default::default()
-            })]),
-            timestamp,
-        })
-    }
-}
-
-impl From<Message> for AgentMessage {
-    fn from(m: Message) -> Self {
-        match m {
-            Message::User(m) => AgentMessage::User(m),
-            Message::Assistant(m) => AgentMessage::Assistant(m),
-            Message::ToolResult(m) => AgentMessage::ToolResult(m),
-        }
-    }
-}
-
-impl From<UserMessage> for AgentMessage {
-    fn from(m: UserMessage) -> Self {
-        AgentMessage::User(m)
-    }
-}
-
-impl From<AssistantMessage> for AgentMessage {
-    fn from(m: AssistantMessage) -> Self {
-        AgentMessage::Assistant(m)
-    }
-}
-
-impl From<ToolResultMessage> for AgentMessage {
-    fn from(m: ToolResultMessage) -> Self {
-        AgentMessage::ToolResult(m)
-    }
-}
+/// Every message the loop carries: the three LLM roles plus the app roles (the spec's `AgentMessage`, written
+/// untagged as each message writes its `role`, parsed tag first). It is open: a role this version does not know
+/// is `AgentMessage::Unknown` (raw JSON), which no LLM context takes. `timestamp()`, `as_assistant()` and
+/// `user_text()` are in `dreb_types`' `values.rs`.
+pub use dreb_types::AgentMessage;
 
 /// Prefix/suffix wrapped around a compaction summary when it is sent to the model.
 pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
@@ -174,6 +49,7 @@ pub fn bash_execution_to_text(m: &BashExecutionMessage) -> String {
 
 fn user_text_message(text: String, timestamp: TimestampMs) -> Message {
     Message::User(UserMessage {
+        role: Default::default(),
         content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
             text,
             text_signature: None,
@@ -211,6 +87,7 @@ pub fn default_convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
                     blocks => blocks.clone(),
                 };
                 Some(Message::User(UserMessage {
+                    role: Default::default(),
                     content,
                     timestamp: c.timestamp,
                 }))
@@ -229,6 +106,7 @@ pub fn default_convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
                 ),
                 s.timestamp,
             )),
+            AgentMessage::Unknown(_) => None,
         })
         .collect()
 }
@@ -290,14 +168,3 @@ mod tests {
         );
     }
 }
-
-// Parsed tag first, without serde's buffering of internally tagged enums (see `dreb_ai::tag_first`).
-dreb_ai::tag_first!(AgentMessage, "role", {
-    "user" => User,
-    "assistant" => Assistant,
-    "toolResult" => ToolResult,
-    "bashExecution" => BashExecution,
-    "custom" => Custom,
-    "branchSummary" => BranchSummary,
-    "compactionSummary" => CompactionSummary,
-});

@@ -61,6 +61,7 @@ pub(crate) fn error_assistant_message(
     aborted: bool,
 ) -> AssistantMessage {
     AssistantMessage {
+        role: Default::default(),
         content: partial.map(|p| p.content.clone()).unwrap_or_else(|| {
             vec![dreb_ai::AssistantBlock::Text(dreb_ai::TextContent {
                 text: String::new(),
@@ -68,7 +69,7 @@ pub(crate) fn error_assistant_message(
                 ..Default::default()
             })]
         }),
-        api: model.api.as_str().to_string(),
+        api: model.api.clone(),
         provider: model.provider.clone(),
         model: model.id.clone(),
         usage: partial.map(|p| p.usage).unwrap_or_default(),

@@ -268,6 +268,7 @@ async fn emit_outcome(
     })
     .await;
     let message = ToolResultMessage {
+        role: Default::default(),
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         content,

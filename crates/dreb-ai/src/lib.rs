@@ -18,7 +18,6 @@ pub mod providers;
 pub mod registry;
 pub mod scenario;
 mod sse;
-pub mod tag_first;
 pub mod thinking;
 mod transform;
 pub mod types;

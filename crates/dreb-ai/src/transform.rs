@@ -134,6 +134,7 @@ pub(crate) fn transform_messages(
                         details: None,
                         is_error: true,
                         timestamp: crate::cost::now_ms(),
+                        ..Default::default()
                     }));
                 }
             }

@@ -55,110 +55,15 @@ pub use dreb_types::{Usage, UsageCost};
 /// Why an assistant response ended (the spec's type, `stop` by default).
 pub use dreb_types::StopReason;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UserMessage {
-    pub content: UserContent,
-    pub timestamp: TimestampMs,
-}
+/// The messages of an LLM context (the spec's types). Each carries its `role` (a `dreb_types::consts` marker:
+/// `Default::default()`); `AssistantMessage.api` is the open `ModelApi` (it compares with the [`api`] strings) and
+/// `durationMs` a `JsNumber`, printed as JavaScript prints it. `AssistantMessage::empty`, `text()` and
+/// `tool_calls()` are in `dreb_types`' `values.rs`.
+pub use dreb_types::{AssistantMessage, ToolResultMessage, UserMessage};
 
-/// Key order matches the reference: fields present at creation first, then `responseId` (set while streaming),
-/// `errorMessage` (set on failure) and `durationMs` (set by the agent loop when the message is finalised).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AssistantMessage {
-    pub content: Vec<AssistantBlock>,
-    pub api: String,
-    pub provider: String,
-    pub model: String,
-    pub usage: Usage,
-    pub stop_reason: StopReason,
-    pub timestamp: TimestampMs,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_message: Option<String>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "dreb_js::number::serialize_option_number"
-    )]
-    pub duration_ms: Option<f64>,
-}
-
-impl AssistantMessage {
-    /// An empty partial for `model`, as providers create it before the first stream event.
-    pub fn empty(model: &Model, timestamp: TimestampMs) -> Self {
-        AssistantMessage {
-            content: Vec::new(),
-            api: model.api.as_str().to_string(),
-            provider: model.provider.clone(),
-            model: model.id.clone(),
-            usage: Usage::default(),
-            stop_reason: StopReason::Stop,
-            timestamp,
-            response_id: None,
-            error_message: None,
-            duration_ms: None,
-        }
-    }
-
-    /// A copy with no content blocks: what a projection that never shows the reply needs to keep of it.
-    pub fn clone_without_content(&self) -> Self {
-        AssistantMessage {
-            content: Vec::new(),
-            api: self.api.clone(),
-            provider: self.provider.clone(),
-            model: self.model.clone(),
-            usage: self.usage,
-            stop_reason: self.stop_reason,
-            timestamp: self.timestamp,
-            response_id: self.response_id.clone(),
-            error_message: self.error_message.clone(),
-            duration_ms: self.duration_ms,
-        }
-    }
-
-    /// The concatenated text blocks.
-    pub fn text(&self) -> String {
-        self.content
-            .iter()
-            .filter_map(|b| match b {
-                AssistantBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("")
-    }
-
-    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
-        self.content.iter().filter_map(|b| match b {
-            AssistantBlock::ToolCall(c) => Some(c),
-            _ => None,
-        })
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolResultMessage {
-    pub tool_call_id: String,
-    pub tool_name: String,
-    pub content: Vec<UserBlock>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    pub is_error: bool,
-    pub timestamp: TimestampMs,
-}
-
-/// A message in an LLM context: the three roles providers understand.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "role", rename_all = "camelCase")]
-pub enum Message {
-    User(UserMessage),
-    Assistant(AssistantMessage),
-    ToolResult(ToolResultMessage),
-}
+/// A message in an LLM context: the three roles providers understand (the spec's `LlmMessage`; written untagged,
+/// each message writes its `role`; parsed tag first).
+pub use dreb_types::LlmMessage as Message;
 
 /// Reasoning effort (the spec's type). `Off` (the default) disables thinking; providers clamp to what the model
 /// supports. `ThinkingLevel::ALL` lists the levels in spec order, lowest effort first.
@@ -349,5 +254,88 @@ mod tests {
     }
 }
 
-// Parsed tag first, without serde's buffering of internally tagged enums (see `tag_first`).
-crate::tag_first!(Message, "role", { "user" => User, "assistant" => Assistant, "toolResult" => ToolResult });
+/// The messages, blocks and user content parse through the spec's tag-first decoding
+/// (`dreb_types::support::deserialize_tagged`, `string_or_list`).
+#[cfg(test)]
+mod parse_tests {
+    use super::{AssistantBlock, Message, UserBlock, UserContent};
+    use serde_json::json;
+
+    #[test]
+    fn tag_first_tag_later_and_from_a_value_parse_the_same() {
+        let first = r#"{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}"#;
+        let later = r#"{"content":[{"text":"hi","type":"text"}],"timestamp":1,"role":"user"}"#;
+        let a: Message = serde_json::from_str(first).unwrap();
+        let b: Message = serde_json::from_str(later).unwrap();
+        let c: Message = serde_json::from_value(serde_json::from_str(first).unwrap()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a, c);
+        assert!(matches!(a, Message::User(_)));
+        // The tag is seen by the variant too (an escaped tag key or value still parses).
+        let escaped = r#"{"r\u006fle":"t\u006folResult","toolCallId":"c","toolName":"t","content":[],"isError":false,"timestamp":2}"#;
+        assert!(matches!(
+            serde_json::from_str::<Message>(escaped).unwrap(),
+            Message::ToolResult(_)
+        ));
+    }
+
+    #[test]
+    fn errors_read_as_serde_words_them() {
+        let e = serde_json::from_str::<Message>(r#"{"role":"system","content":"x"}"#).unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "unknown variant `system`, expected one of `user`, `assistant`, `toolResult`"
+            ),
+            "{e}"
+        );
+        // `Message` is the spec's `LlmMessage` (`dreb_types::support::deserialize_tagged`): a missing or
+        // non-string tag, or not an object, is the spec's missing-tag error.
+        let e = serde_json::from_str::<Message>(r#"{"content":"x"}"#).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("missing string tag `role` of LlmMessage"),
+            "{e}"
+        );
+        let e = serde_json::from_str::<Message>(r#"{"role":"user","timestamp":1}"#).unwrap_err();
+        assert!(e.to_string().starts_with("missing field `content`"), "{e}");
+        let e = serde_json::from_str::<Message>("3").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("missing string tag `role` of LlmMessage"),
+            "{e}"
+        );
+        let e = serde_json::from_value::<Message>(json!({"content": "x", "role": 5})).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("missing string tag `role` of LlmMessage"),
+            "{e}"
+        );
+        // The content blocks are the spec's unions (`dreb_types::support::deserialize_tagged`, also tag first):
+        // the same texts where serde words them, the spec's own where a tag is missing.
+        let e = serde_json::from_str::<UserBlock>(r#"{"type":"video","url":"x"}"#).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("unknown variant `video`, expected `text` or `image`"),
+            "{e}"
+        );
+        let e = serde_json::from_str::<AssistantBlock>(r#"{"type":"text"}"#).unwrap_err();
+        assert!(e.to_string().starts_with("missing field `text`"), "{e}");
+        let e = serde_json::from_str::<UserBlock>(r#"{"text":"x"}"#).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("missing string tag `type` of UserContentBlock"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn user_content_is_a_string_or_blocks() {
+        let t: UserContent = serde_json::from_str(r#""plain""#).unwrap();
+        assert_eq!(t, UserContent::Text("plain".into()));
+        let b: UserContent =
+            serde_json::from_str(r#"[{"type":"image","data":"AA==","mimeType":"image/png"}]"#)
+                .unwrap();
+        assert!(matches!(b, UserContent::Blocks(ref v) if matches!(v[0], UserBlock::Image(_))));
+        assert!(serde_json::from_str::<UserContent>("{}").is_err());
+    }
+}

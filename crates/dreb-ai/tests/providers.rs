@@ -479,6 +479,7 @@ async fn images_are_sent_in_each_wire_format() {
         let m = model(wire, &mock, "test-model", false);
         let mut ctx = context("");
         ctx.messages = vec![Message::User(UserMessage {
+            role: Default::default(),
             content: UserContent::Blocks(vec![
                 UserBlock::Text(TextContent {
                     text: "What is this?".into(),
@@ -927,6 +928,7 @@ async fn history_from_another_model_is_normalised() {
     let mock = MockLlm::start(Default::default()).unwrap();
     let m = model(Wire::Anthropic, &mock, "test-model", false);
     let foreign = AssistantMessage {
+        role: Default::default(),
         content: vec![
             AssistantBlock::Thinking(ThinkingContent {
                 thinking: "hmm".into(),

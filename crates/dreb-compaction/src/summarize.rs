@@ -56,6 +56,7 @@ pub(crate) async fn complete(
     let context = Context {
         system_prompt: Some(system_prompt.to_string()),
         messages: vec![Message::User(UserMessage {
+            role: Default::default(),
             content: UserContent::Text(user_text),
             timestamp: now_ms(),
         })],

@@ -383,6 +383,7 @@ impl HookHandler for ExtensionHooks {
             .await?;
         let message = match r.message {
             Some(m) => Some(CustomMessage {
+                role: Default::default(),
                 custom_type: m.custom_type,
                 content: convert(&m.content)?,
                 display: m.display.unwrap_or(true),

@@ -233,6 +233,7 @@ async fn input_transforms_chain_and_handled_stops() {
 #[tokio::test]
 async fn before_agent_start_keeps_every_message_and_chains_the_prompt() {
     let message = |t: &str| CustomMessage {
+        role: Default::default(),
         custom_type: t.into(),
         content: dreb_ai::UserContent::Text(t.into()),
         display: false,

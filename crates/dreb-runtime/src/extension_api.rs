@@ -548,6 +548,7 @@ fn tool_infos(rt: &Runtime) -> Vec<ext::ToolInfo> {
 /// `nextTurn`); appended when idle, and a run started with it when `triggerTurn`.
 fn extension_send_message(rt: &Runtime, p: ext::SendMessageParams) -> Result<(), String> {
     let message = AgentMessage::Custom(CustomMessage {
+        role: Default::default(),
         custom_type: p.message.custom_type,
         content: convert(&p.message.content)?,
         display: p.message.display.unwrap_or(true),

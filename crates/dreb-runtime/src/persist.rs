@@ -1,7 +1,18 @@
 //! What each message becomes in the session file.
 
 use dreb_agent::AgentMessage;
-use dreb_session::SessionManager;
+use dreb_session::{SessionContext, SessionManager};
+
+/// The current branch's context with its messages as the agent holds them. A message of a role this version does
+/// not know (`AgentMessage::Unknown`, which the spec's open union keeps) is left out, as when such a line failed to
+/// parse: no LLM context takes it and hosts were never shown it.
+pub(crate) fn session_context(session: &SessionManager) -> SessionContext<AgentMessage> {
+    let mut context = session.build_session_context_as::<AgentMessage>();
+    context
+        .messages
+        .retain(|m| !matches!(m, AgentMessage::Unknown(_)));
+    context
+}
 
 /// Persist a finished message: LLM roles and bash executions as `message` entries, custom messages as
 /// `custom_message` entries. Summaries are written by compaction and navigation themselves.
@@ -28,6 +39,8 @@ pub(crate) fn append_agent_message(
                 .map_err(|e| e.to_string())
         }
         AgentMessage::BranchSummary(_) | AgentMessage::CompactionSummary(_) => Ok(()),
+        // A role this version does not know is never produced here (the session load drops it).
+        AgentMessage::Unknown(_) => Ok(()),
     }
 }
 

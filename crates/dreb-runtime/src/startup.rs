@@ -297,7 +297,7 @@ pub(crate) fn start(
             .set_agent_type(agent_type)
             .map_err(|e| StartupError(e.to_string()))?;
     }
-    let restored: Vec<AgentMessage> = session.build_session_context_as::<AgentMessage>().messages;
+    let restored: Vec<AgentMessage> = crate::persist::session_context(&session).messages;
     if restored.is_empty() {
         let _ = session.append_model_change(&model.provider, &model.id);
         let _ = session.append_thinking_level_change(thinking.as_str());

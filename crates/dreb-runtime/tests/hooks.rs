@@ -97,6 +97,7 @@ impl HookHandler for Probe {
         Ok(self.inject.as_ref().map(|text| {
             let mut messages = messages.to_vec();
             messages.push(AgentMessage::User(dreb_ai::UserMessage {
+                role: Default::default(),
                 content: dreb_ai::UserContent::Text(text.clone()),
                 timestamp: 0,
             }));
@@ -652,6 +653,7 @@ async fn before_agent_start_adds_a_message_and_replaces_the_system_prompt_for_th
     let probe = Arc::new(Probe {
         start: Some(BeforeAgentStartResult {
             message: Some(dreb_agent::CustomMessage {
+                role: Default::default(),
                 custom_type: "probe-note".into(),
                 content: dreb_ai::UserContent::Text("a note from the handler".into()),
                 display: true,

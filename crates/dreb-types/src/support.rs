@@ -307,10 +307,8 @@ where
     d.deserialize_any(V { name, string, list })
 }
 
-#[doc(hidden)]
-pub mod tag_first {
-    //! The visitor of [`deserialize_tagged`](super::deserialize_tagged), and the two pieces `dreb_ai::tag_first`
-    //! (the hand-written tagged enums that are not generated yet) parses with too: [`Str`] and [`TagThenRest`].
+mod tag_first {
+    //! The visitor of [`deserialize_tagged`](super::deserialize_tagged), with [`Str`] and [`TagThenRest`].
 
     use std::borrow::Cow;
     use std::fmt;

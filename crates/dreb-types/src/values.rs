@@ -1,7 +1,11 @@
 //! Hand-written additions to generated types that the spec cannot say: defaults and helpers the lower crates
 //! rely on. Nothing here changes a wire shape.
 
-use crate::{Model, ModelApi, QueueMode, StopReason, ThinkingLevel, UserContent, UserContentBlock};
+use crate::{
+    AgentMessage, AssistantContentBlock, AssistantMessage, LlmMessage, Model, ModelApi, QueueMode,
+    StopReason, TextContent, ThinkingLevel, ToolCall, Usage, UserContent, UserContentBlock,
+    UserMessage,
+};
 
 /// `off`: a session, a model switch and the settings start without reasoning.
 impl Default for ThinkingLevel {
@@ -53,6 +57,108 @@ impl UserContent {
                 .collect::<Vec<_>>()
                 .join(""),
         }
+    }
+}
+
+impl AgentMessage {
+    /// The message's `timestamp` (an unknown role's, when it has an integer one; else 0).
+    pub fn timestamp(&self) -> i64 {
+        match self {
+            AgentMessage::User(m) => m.timestamp,
+            AgentMessage::Assistant(m) => m.timestamp,
+            AgentMessage::ToolResult(m) => m.timestamp,
+            AgentMessage::BashExecution(m) => m.timestamp,
+            AgentMessage::Custom(m) => m.timestamp,
+            AgentMessage::BranchSummary(m) => m.timestamp,
+            AgentMessage::CompactionSummary(m) => m.timestamp,
+            AgentMessage::Unknown(v) => v.get("timestamp").and_then(|t| t.as_i64()).unwrap_or(0),
+        }
+    }
+
+    pub fn as_assistant(&self) -> Option<&AssistantMessage> {
+        match self {
+            AgentMessage::Assistant(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// A user message with one text block, as `prompt(text)` builds it.
+    pub fn user_text(text: impl Into<String>, timestamp: i64) -> Self {
+        AgentMessage::User(UserMessage {
+            role: Default::default(),
+            content: UserContent::Blocks(vec![UserContentBlock::Text(TextContent {
+                text: text.into(),
+                ..Default::default()
+            })]),
+            timestamp,
+        })
+    }
+}
+
+/// An LLM context's message is an agent message of the same role.
+impl From<LlmMessage> for AgentMessage {
+    fn from(m: LlmMessage) -> Self {
+        match m {
+            LlmMessage::User(m) => AgentMessage::User(m),
+            LlmMessage::Assistant(m) => AgentMessage::Assistant(m),
+            LlmMessage::ToolResult(m) => AgentMessage::ToolResult(m),
+        }
+    }
+}
+
+impl AssistantMessage {
+    /// An empty partial for `model`, as providers create it before the first stream event.
+    pub fn empty(model: &Model, timestamp: i64) -> Self {
+        AssistantMessage {
+            role: Default::default(),
+            content: Vec::new(),
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            usage: Usage::default(),
+            stop_reason: StopReason::Stop,
+            timestamp,
+            response_id: None,
+            error_message: None,
+            duration_ms: None,
+        }
+    }
+
+    /// A copy with no content blocks: what a projection that never shows the reply needs to keep of it.
+    pub fn clone_without_content(&self) -> Self {
+        AssistantMessage {
+            role: Default::default(),
+            content: Vec::new(),
+            api: self.api.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            usage: self.usage,
+            stop_reason: self.stop_reason,
+            timestamp: self.timestamp,
+            response_id: self.response_id.clone(),
+            error_message: self.error_message.clone(),
+            duration_ms: self.duration_ms,
+        }
+    }
+
+    /// The concatenated text blocks.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                AssistantContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("")
+    }
+
+    /// The tool calls, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|b| match b {
+            AssistantContentBlock::ToolCall(c) => Some(c),
+            _ => None,
+        })
     }
 }
 

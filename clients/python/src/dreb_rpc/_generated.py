@@ -251,6 +251,14 @@ UnknownAgentMessage = TypedDict("UnknownAgentMessage", {"role": Literal["<unknow
 AgentMessage: TypeAlias = "UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | UnknownAgentMessage"
 
 
+# A message of an LLM context: the three roles a provider understands (`AgentMessage` without the app roles,
+# which the agent turns into user messages first). Not sent on the wire by itself: the shared type of the
+# context the agent hands a provider, so it has one definition.
+#
+# Tagged union on `role`.
+LlmMessage: TypeAlias = "UserMessage | AssistantMessage | ToolResultMessage"
+
+
 class UserMessage(TypedDict):
     """
     A user message. spec/rpc.md's example carries `"attachments": []`; that field does not exist
@@ -6074,6 +6082,7 @@ __all__ = [
     "Usage",
     "StopReason",
     "AgentMessage",
+    "LlmMessage",
     "UserMessage",
     "AssistantMessage",
     "ToolResultMessage",

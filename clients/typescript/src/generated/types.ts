@@ -282,6 +282,15 @@ export type AgentMessage =
   | UnknownVariant<"role">;
 
 /**
+ * A message of an LLM context: the three roles a provider understands (`AgentMessage` without the app roles,
+ * which the agent turns into user messages first). Not sent on the wire by itself: the shared type of the
+ * context the agent hands a provider, so it has one definition.
+ *
+ * Tagged union on `role`.
+ */
+export type LlmMessage = UserMessage | AssistantMessage | ToolResultMessage;
+
+/**
  * A user message. spec/rpc.md's example carries `"attachments": []`; that field does not exist
  * and is never written.
  */

@@ -60,7 +60,7 @@ fn parse_text_signature(sig: Option<&str>) -> Option<(String, Option<String>)> {
 
 fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
     let provider = model.provider.clone();
-    let api = model.api.as_str().to_string();
+    let api = model.api.clone();
     let normalize = move |id: &str, src: &AssistantMessage| -> String {
         if !TOOL_CALL_PROVIDERS.contains(&provider.as_str()) || !id.contains('|') {
             return normalize_part(id);

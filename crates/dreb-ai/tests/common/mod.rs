@@ -86,6 +86,7 @@ pub fn model(wire: Wire, mock: &MockLlm, id: &str, reasoning: bool) -> Model {
 
 pub fn user(text: &str) -> Message {
     Message::User(UserMessage {
+        role: Default::default(),
         content: UserContent::Text(text.into()),
         timestamp: 1,
     })
@@ -173,6 +174,7 @@ pub fn scenario(v: Value) -> dreb_mock_llm::Scenario {
 /// A tool result message answering `call`.
 pub fn tool_result(call: &ToolCall, text: &str) -> Message {
     Message::ToolResult(ToolResultMessage {
+        role: Default::default(),
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         content: vec![UserBlock::Text(TextContent {

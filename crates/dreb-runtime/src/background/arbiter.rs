@@ -436,6 +436,7 @@ pub async fn arbitrate(
 
 fn user_message(text: String) -> Message {
     Message::User(UserMessage {
+        role: Default::default(),
         content: UserContent::Text(text),
         timestamp: chrono::Utc::now().timestamp_millis(),
     })

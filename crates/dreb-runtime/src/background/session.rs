@@ -260,6 +260,7 @@ async fn deliver_completion(
     cancelled: bool,
 ) {
     let message = AgentMessage::User(UserMessage {
+        role: Default::default(),
         content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
             text: completion_text(services, agent_id, &result, cancelled),
             text_signature: None,
@@ -368,7 +369,7 @@ pub(crate) fn on_text_delta(services: &Services, partial_text: &str) {
         }
         g.sentinel_steered = true;
     }
-    services.agent.steer(AgentMessage::User(UserMessage {
+    services.agent.steer(AgentMessage::User(UserMessage { role: Default::default(),
         content: UserContent::Blocks(vec![UserBlock::Text(TextContent {
             text: "Background agents are still running and have not reported back; their results arrive as \
                    messages of their own. Stop and wait for them instead of writing a result. If the tag is \

@@ -289,6 +289,7 @@ async fn probe_model(services: &Services, model: &Model, cancel: &CancellationTo
     let context = dreb_ai::Context {
         system_prompt: Some("Reply with the single word OK.".into()),
         messages: vec![dreb_ai::Message::User(dreb_ai::UserMessage {
+            role: Default::default(),
             content: dreb_ai::UserContent::Text("hi".into()),
             timestamp: chrono::Utc::now().timestamp_millis(),
         })],

@@ -26,6 +26,7 @@ fn bash_options(rt: &Runtime) -> Result<dreb_tools::BashExecOptions, String> {
 /// Add the `bashExecution` message: to the context and the file when idle, else after the current run.
 fn record_bash(rt: &Runtime, command: &str, result: &dreb_tools::BashResult) {
     let message = AgentMessage::BashExecution(BashExecutionMessage {
+        role: Default::default(),
         command: command.to_string(),
         output: result.output.clone(),
         exit_code: result.exit_code,

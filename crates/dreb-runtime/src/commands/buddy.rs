@@ -307,6 +307,7 @@ async fn soul_text(rt: &Runtime, model: &Model, api_key: Option<String>, bones: 
             "You create companion characters. Reply in exactly the requested format.".into(),
         ),
         messages: vec![Message::User(UserMessage {
+            role: Default::default(),
             content: UserContent::Text(soul_prompt(bones)),
             timestamp: chrono::Utc::now().timestamp_millis(),
         })],

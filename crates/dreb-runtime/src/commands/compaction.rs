@@ -156,10 +156,7 @@ async fn run_compaction(
             })
             .map_err(CompactError::unexpected)?;
     }
-    let context = rt
-        .sessions
-        .lock()
-        .build_session_context_as::<AgentMessage>();
+    let context = crate::persist::session_context(&rt.sessions.lock());
     rt.agent.replace_messages(context.messages);
     Ok(result)
 }

@@ -37,7 +37,7 @@ pub(crate) fn on_message_end(sessions: &SessionStore, agent_dir: &Path, message:
     let AgentMessage::Assistant(a) = message else {
         return;
     };
-    let duration = a.duration_ms.unwrap_or(0.0);
+    let duration = a.duration_ms.map_or(0.0, JsNumber::get);
     if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
         || a.usage.output == 0
         || duration < MIN_DURATION_MS

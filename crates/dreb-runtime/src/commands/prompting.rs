@@ -63,6 +63,7 @@ fn user_message(text: &str, images: &[ImageContent]) -> AgentMessage {
     })];
     content.extend(images.iter().cloned().map(UserBlock::Image));
     AgentMessage::User(UserMessage {
+        role: Default::default(),
         content: UserContent::Blocks(content),
         timestamp: dreb_agent::agent::now_ms(),
     })

@@ -19,10 +19,7 @@ use crate::sync::lock;
 /// Make the agent's conversation (and thinking level) match the session's current branch.
 pub(crate) fn sync_agent_from_session(rt: &Runtime) {
     // Each message is converted as it is read, so the branch never exists as JSON and as messages at once.
-    let context = rt
-        .sessions
-        .lock()
-        .build_session_context_as::<AgentMessage>();
+    let context = crate::persist::session_context(&rt.sessions.lock());
     rt.agent.replace_messages(context.messages);
     if let (Some(level), Some(model)) = (
         ThinkingLevel::parse(&context.thinking_level),
