@@ -25,16 +25,17 @@ pub(crate) fn capture_snapshot(
     snapshot_id: String,
     state: RpcSessionState,
 ) -> Result<RpcDashboardSnapshot, String> {
-    // Live messages while streaming; otherwise the persisted branch (it keeps attempts a retry dropped).
-    let messages: Vec<Value> = if rt.agent.is_streaming() {
-        crate::convert::message_values(&rt.agent)
+    // Live messages while streaming (the agent's are the wire type); otherwise the persisted branch (it keeps
+    // attempts a retry dropped), read from the session's JSON values.
+    let messages = if rt.agent.is_streaming() {
+        rt.agent.messages()
     } else {
-        rt.sessions.lock().build_session_context().messages
+        wire(&rt.sessions.lock().build_session_context().messages)?
     };
     Ok(RpcDashboardSnapshot {
         snapshot_id,
         state,
-        messages: wire(&messages)?,
+        messages,
         background_agents: rt.background.list(),
         pending_extension_ui_requests: rt.dialogs.pending(),
     })

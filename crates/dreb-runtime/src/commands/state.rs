@@ -10,7 +10,6 @@ use dreb_protocol::*;
 
 use super::daily_cost::scan_daily_cost;
 use super::snapshot::snapshot_id;
-use crate::convert::wire;
 use crate::services::Runtime;
 
 /// `get_messages` data (`{"messages": [...]}`) borrowed from the agent's state.
@@ -276,7 +275,6 @@ impl StateHandler for Runtime {
         ctx: &RequestContext,
         _p: GetMessagesParams,
     ) -> Result<MessagesResult, errors::GetMessagesError> {
-        use errors::GetMessagesError as E;
         if ctx.reply.is_attached() {
             // Encoded straight from the agent's messages into the frame: no copy of them, no typed result (the
             // JSON is the same: `get_messages_frame_matches_the_typed_result`). The outbox is held first (lock
@@ -297,7 +295,7 @@ impl StateHandler for Runtime {
             }
         }
         Ok(MessagesResult {
-            messages: wire(&self.agent.messages()).map_err(E::unexpected)?,
+            messages: self.agent.messages(),
         })
     }
 }
@@ -346,7 +344,7 @@ mod tests {
                 .map(|v| serde_json::from_value(v).unwrap()),
             );
             let typed = MessagesResult {
-                messages: wire(&messages).unwrap(),
+                messages: messages.clone(),
             };
             assert_eq!(
                 serde_json::to_string(&MessagesData {
