@@ -1,8 +1,8 @@
 //! The LLM-facing data model shared by providers, the agent loop and the runtime.
 //!
-//! Field order and naming follow the reference's wire JSON exactly (these values are written to session files and
-//! streamed to RPC hosts), so every struct here serialises to the same JSON as the protocol's generated types and
-//! converts to them losslessly through `serde_json::Value`. Unset optional fields are absent, never `null`.
+//! The data types are the spec's (`dreb_types`, generated from `protocol/rpc.yaml`), re-exported here: the same
+//! types the protocol writes to RPC hosts and session files. What is defined here is what the spec does not
+//! describe: the tool definitions and context of a request, and the provider stream's own events.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
