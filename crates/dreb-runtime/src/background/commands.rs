@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use super::NoControl;
 use super::child::RequestError;
 use crate::commands::{discover_agent_types, home_dir};
-use crate::convert::wire;
 use crate::services::Runtime;
 
 /// The two control commands list the same failures: one mapping per generated error type.
@@ -79,11 +78,14 @@ impl BackgroundAgentsHandler for Runtime {
             control.request(json!({"type": "get_pending_messages"})),
         );
         let (state, pending) = (state?, pending?);
-        wire(&json!({
-            "steeringMode": state.get("steeringMode").cloned().unwrap_or(Value::Null),
-            "pending": pending,
-        }))
-        .map_err(GetBackgroundAgentPendingError::unexpected)
+        // The child's answers, read as the spec's types.
+        let steering_mode = state.get("steeringMode").cloned().unwrap_or(Value::Null);
+        Ok(BackgroundAgentPendingResult {
+            steering_mode: serde_json::from_value(steering_mode)
+                .map_err(GetBackgroundAgentPendingError::unexpected)?,
+            pending: serde_json::from_value(pending)
+                .map_err(GetBackgroundAgentPendingError::unexpected)?,
+        })
     }
 
     async fn list_agent_types(

@@ -8,7 +8,6 @@
 use dreb_protocol::*;
 use serde_json::Value;
 
-use crate::convert::wire;
 use crate::services::Runtime;
 
 pub(crate) fn snapshot_id(id: &Option<Value>) -> String {
@@ -25,12 +24,15 @@ pub(crate) fn capture_snapshot(
     snapshot_id: String,
     state: RpcSessionState,
 ) -> Result<RpcDashboardSnapshot, String> {
-    // Live messages while streaming (the agent's are the wire type); otherwise the persisted branch (it keeps
-    // attempts a retry dropped), read from the session's JSON values.
+    // Live messages while streaming; otherwise the persisted branch (it keeps attempts a retry dropped), each
+    // message read from its line straight into the wire type.
     let messages = if rt.agent.is_streaming() {
         rt.agent.messages()
     } else {
-        wire(&rt.sessions.lock().build_session_context().messages)?
+        rt.sessions
+            .lock()
+            .build_session_context_as::<AgentMessage>()
+            .messages
     };
     Ok(RpcDashboardSnapshot {
         snapshot_id,
