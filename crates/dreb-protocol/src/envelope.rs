@@ -199,6 +199,9 @@ fn js_text(v: &Value) -> String {
 /// Classifies one input line (without its line terminator). Never fails: every malformed line becomes
 /// [`Decoded::Invalid`] carrying the response to write.
 pub fn decode(line: &str) -> Decoded {
+    if let Some(decoded) = decode_id_and_type(line) {
+        return decoded;
+    }
     let value: Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => {
@@ -211,6 +214,59 @@ pub fn decode(line: &str) -> Decoded {
         }
     };
     decode_value(value)
+}
+
+/// A request made of `id` and `type` only (how hosts poll: `{"id":7,"type":"get_state"}`), decoded without
+/// building the JSON tree of the line. `None` for anything else, or whenever the answer could differ from the
+/// general path's (another key, a `type` that is not a plain string, an input message, a command that needs
+/// parameters): [`decode`] then takes the general path.
+fn decode_id_and_type(line: &str) -> Option<Decoded> {
+    let IdAndType { id, ty } = serde_json::from_str(line).ok()?;
+    let ty = ty?;
+    // The same choices as `decode_value`, with the keys that are neither `id` nor `type` (there are none).
+    if Input::from_wire(ty, Map::new()).is_ok() {
+        return None;
+    }
+    match Command::from_wire(ty, Map::new()) {
+        Ok(Some(command)) => Some(Decoded::Request(Request { id, command })),
+        _ => None,
+    }
+}
+
+/// A JSON object with no keys besides `id` and `type` (a later duplicate key wins, as in a parsed [`Value`]).
+struct IdAndType<'a> {
+    id: Option<Value>,
+    ty: Option<&'a str>,
+}
+
+impl<'de> Deserialize<'de> for IdAndType<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = IdAndType<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object with only `id` and `type`")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = IdAndType { id: None, ty: None };
+                // Keys and `type` borrowed from the line: one with escapes is not a plain request (general path).
+                while let Some(key) = map.next_key::<&'de str>()? {
+                    match key {
+                        "id" => out.id = Some(map.next_value()?),
+                        "type" => out.ty = Some(map.next_value()?),
+                        _ => return Err(serde::de::Error::custom("another key")),
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Visit)
+    }
 }
 
 /// Like [`decode`], for an already parsed JSON value.
@@ -270,5 +326,56 @@ pub fn decode_value(value: Value) -> Decoded {
             );
             Decoded::Invalid(Response::error(id, Some(ty), text))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The general path, for comparison with [`decode`]'s shortcut.
+    fn decode_general(line: &str) -> Decoded {
+        match serde_json::from_str::<Value>(line) {
+            Ok(value) => decode_value(value),
+            Err(_) => panic!("test lines are JSON: {line}"),
+        }
+    }
+
+    #[test]
+    fn the_id_and_type_shortcut_decodes_as_the_general_path_does() {
+        let spec = include_str!("../../../protocol/rpc.yaml");
+        let commands = &spec[spec.find("\ncommands:\n").expect("a commands section") + 1..];
+        let names: Vec<&str> = commands
+            .lines()
+            .skip(1)
+            .take_while(|l| l.is_empty() || l.starts_with(' ') || l.starts_with('#'))
+            .filter_map(|l| l.strip_prefix("  ")?.strip_suffix(':'))
+            .filter(|n| !n.starts_with(' ') && !n.is_empty())
+            .collect();
+        assert!(names.len() > 50, "{names:?}");
+        let mut shortcut = 0;
+        for name in names
+            .iter()
+            .copied()
+            .chain(["extension_ui_response", "nope"])
+        {
+            for line in [
+                format!(r#"{{"id":1,"type":"{name}"}}"#),
+                format!(r#"{{"type":"{name}","id":"x"}}"#),
+                format!(r#"{{"type":"{name}"}}"#),
+                format!(r#"{{"id":null,"type":"{name}","id":[1,{{"a":2}}]}}"#),
+                format!(r#"{{"type":"other","id":1,"type":"{name}"}}"#),
+                format!(r#"{{"id":1,"type":"{name}","extra":true}}"#),
+                format!(r#" {{ "id" : 2.50 , "type" : "{name}" }} "#),
+            ] {
+                assert_eq!(decode(&line), decode_general(&line), "{line}");
+                shortcut += decode_id_and_type(&line).is_some() as usize;
+            }
+        }
+        assert!(shortcut > 0, "the shortcut was taken for some lines");
+        assert!(decode_id_and_type(r#"{"id":1,"type":"get_state"}"#).is_some());
+        assert!(decode_id_and_type(r#"{"id":1,"type":"get_st\u0061te"}"#).is_none());
+        assert!(decode_id_and_type(r#"{"id":1,"type":7}"#).is_none());
+        assert!(decode_id_and_type(r#"[1]"#).is_none());
     }
 }

@@ -90,45 +90,12 @@ impl<R: AsyncRead + Unpin> JsonlReader<R> {
 
     /// The next record: `None` at end of input, `Some(Err(_))` for a record that could not be delivered (the
     /// next call goes on after it), `Err` from the outer result for an I/O error of the underlying stream.
+    ///
+    /// Cancel safe: a record read in part stays buffered for the next call.
     pub async fn next_record(&mut self) -> io::Result<Option<Result<String, RecordError>>> {
         loop {
-            // `buf[start..]` is unconsumed; `buf[start..scanned]` is known to contain no LF.
-            if let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
-                let end = self.scanned + pos;
-                let range = self.start..end;
-                self.start = end + 1;
-                self.scanned = self.start;
-                if std::mem::take(&mut self.discarding) {
-                    continue; // tail of an oversized record, already reported
-                }
-                if range.len() > self.max_record {
-                    return Ok(Some(Err(RecordError::TooLarge {
-                        limit: self.max_record,
-                    })));
-                }
-                return Ok(Some(finish(self.buf[range].to_vec())));
-            }
-            self.scanned = self.buf.len();
-            if self.discarding || self.buf.len() - self.start > self.max_record {
-                // Report once, then drop the rest of this record as it streams in.
-                self.buf.clear();
-                self.start = 0;
-                self.scanned = 0;
-                if !std::mem::replace(&mut self.discarding, true) {
-                    return Ok(Some(Err(RecordError::TooLarge {
-                        limit: self.max_record,
-                    })));
-                }
-            }
-            if self.eof {
-                let rest = self.buf.split_off(self.start);
-                self.buf.clear();
-                self.start = 0;
-                self.scanned = 0;
-                if rest.is_empty() || std::mem::take(&mut self.discarding) {
-                    return Ok(None);
-                }
-                return Ok(Some(finish(rest)));
+            if let Some(record) = self.next_buffered() {
+                return Ok(record);
             }
             // Compact consumed bytes once per read (not once per record).
             if self.start > 0 {
@@ -141,6 +108,53 @@ impl<R: AsyncRead + Unpin> JsonlReader<R> {
             if n == 0 {
                 self.eof = true;
             }
+        }
+    }
+
+    /// What [`JsonlReader::next_record`] would return without reading: `Some` when the bytes already read hold the
+    /// next record (or its error, or the end of input), `None` when more input is needed. A caller handles the
+    /// records a host sent together in one go this way, without waiting between them.
+    pub fn next_buffered(&mut self) -> Option<Option<Result<String, RecordError>>> {
+        loop {
+            // `buf[start..]` is unconsumed; `buf[start..scanned]` is known to contain no LF.
+            if let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
+                let end = self.scanned + pos;
+                let range = self.start..end;
+                self.start = end + 1;
+                self.scanned = self.start;
+                if std::mem::take(&mut self.discarding) {
+                    continue; // tail of an oversized record, already reported
+                }
+                if range.len() > self.max_record {
+                    return Some(Some(Err(RecordError::TooLarge {
+                        limit: self.max_record,
+                    })));
+                }
+                return Some(Some(finish(self.buf[range].to_vec())));
+            }
+            self.scanned = self.buf.len();
+            if self.discarding || self.buf.len() - self.start > self.max_record {
+                // Report once, then drop the rest of this record as it streams in.
+                self.buf.clear();
+                self.start = 0;
+                self.scanned = 0;
+                if !std::mem::replace(&mut self.discarding, true) {
+                    return Some(Some(Err(RecordError::TooLarge {
+                        limit: self.max_record,
+                    })));
+                }
+            }
+            if self.eof {
+                let rest = self.buf.split_off(self.start);
+                self.buf.clear();
+                self.start = 0;
+                self.scanned = 0;
+                if rest.is_empty() || std::mem::take(&mut self.discarding) {
+                    return Some(None);
+                }
+                return Some(Some(finish(rest)));
+            }
+            return None;
         }
     }
 
@@ -175,6 +189,18 @@ pub fn encode_frame<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, serde_j
         out.shrink_to_fit();
     }
     Ok(out)
+}
+
+/// Appends `value` as one frame ([`encode_frame`]'s bytes) to `out`.
+pub fn encode_frame_into<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    value: &T,
+) -> Result<(), serde_json::Error> {
+    let start = out.len();
+    serde_json::to_writer(&mut *out, value)?;
+    escape_line_separators_from(out, start);
+    out.push(b'\n');
+    Ok(())
 }
 
 /// Serialises `value` as one frame like [`encode_frame`], handing it to `emit` in parts of about `part_bytes` as
@@ -236,11 +262,17 @@ impl std::io::Write for PartWriter<'_> {
 /// Replaces the UTF-8 bytes of U+2028/U+2029 with the JSON escapes `\u2028`/`\u2029`. serde_json writes every
 /// byte outside strings as ASCII, so these sequences can only be inside strings, where the escape is equivalent.
 fn escape_line_separators(json: &mut Vec<u8>) {
+    escape_line_separators_from(json, 0);
+}
+
+/// [`escape_line_separators`] for the bytes of `json` from `from` on.
+fn escape_line_separators_from(json: &mut Vec<u8>, from: usize) {
     // U+2028 = E2 80 A8, U+2029 = E2 80 A9. memchr: frames can be tens of MiB, and this runs on every one.
     let is_sep_at = |j: &[u8], i: usize| {
         j.get(i + 1) == Some(&0x80) && matches!(j.get(i + 2), Some(0xA8 | 0xA9))
     };
-    let mut seps = memchr::memchr_iter(0xE2, json)
+    let mut seps = memchr::memchr_iter(0xE2, &json[from..])
+        .map(|i| i + from)
         .filter(|&i| is_sep_at(json, i))
         .peekable();
     if seps.peek().is_none() {

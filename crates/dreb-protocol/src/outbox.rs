@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 
-use crate::framing::encode_frame;
+use crate::framing::encode_frame_into;
 
 /// Receives encoded frames (one JSON object plus `\n` each, possibly several per call) in emission order: the
 /// serving layer's stdout writer, or a collector in tests.
@@ -25,6 +25,19 @@ use crate::framing::encode_frame;
 /// mergeable delta.
 pub trait FrameSink: Send + Sync {
     fn send_frame(&self, frame: Vec<u8>);
+
+    /// A frame the caller keeps (the outbox encodes into a buffer it reuses). A sink that can write it at once
+    /// need not copy it; the default copies it into [`FrameSink::send_frame`].
+    fn send_frame_bytes(&self, frame: &[u8]) {
+        self.send_frame(frame.to_vec());
+    }
+
+    /// [`FrameSink::send_frame_bytes`] for a frame its producer waits on no further (a command's response): a sink
+    /// that can write it at once, without a hand-off to its writer, does. Frames that come in bursts (a stream's
+    /// events) go through `send_frame_bytes`, so the writer can take several into one write.
+    fn send_frame_now(&self, frame: &[u8]) {
+        self.send_frame_bytes(frame);
+    }
 
     /// A streaming delta that may merge with the delta queued right before it (see [`DeltaFrame`]). A sink that
     /// never merges writes it as it is.
@@ -170,10 +183,19 @@ impl Outbox {
 
     /// Encode and write one frame. Our own types always encode; a failure is logged rather than half written.
     pub fn send<T: Serialize + ?Sized>(&self, frame: &T) {
-        match encode_frame(frame) {
-            Ok(bytes) => self.send_frame(bytes),
-            Err(e) => tracing::error!("could not encode a frame: {e}"),
-        }
+        with_encoded(frame, |bytes| {
+            let _gate = lock(&self.shared.gate);
+            self.shared.sink.send_frame_bytes(bytes);
+        });
+    }
+
+    /// [`Outbox::send`] for a frame nothing else follows at once (a command's response): the sink may write it
+    /// from this thread right away (see [`FrameSink::send_frame_now`]).
+    pub fn send_now<T: Serialize + ?Sized>(&self, frame: &T) {
+        with_encoded(frame, |bytes| {
+            let _gate = lock(&self.shared.gate);
+            self.shared.sink.send_frame_now(bytes);
+        });
     }
 
     /// Write a mergeable streaming delta (see [`DeltaFrame`]).
@@ -214,10 +236,7 @@ impl Held<'_> {
     }
 
     pub fn send<T: Serialize + ?Sized>(&self, frame: &T) {
-        match encode_frame(frame) {
-            Ok(bytes) => self.send_frame(bytes),
-            Err(e) => tracing::error!("could not encode a frame: {e}"),
-        }
+        with_encoded(frame, |bytes| self.sink.send_frame_bytes(bytes));
     }
 
     /// [`Held::send`] for a frame that may be large (`get_messages`, `get_tree`): a sink that takes parts gets it
@@ -241,6 +260,30 @@ impl Held<'_> {
                 self.sink.send_frame_part(b"\n".to_vec());
             }
         }
+    }
+}
+
+/// Scratch buffers kept at most this large between frames.
+const SCRATCH_KEEP_BYTES: usize = 64 * 1024;
+
+thread_local! {
+    /// Where this thread encodes its frames: reused, so a frame costs no buffer growth (a sink that has to keep the
+    /// frame copies it once, at its exact size).
+    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Encode `frame` (see [`crate::framing::encode_frame`]) into this thread's scratch buffer and hand the bytes to
+/// `write`. Our own types always encode; a failure is logged rather than half written.
+fn with_encoded<T: Serialize + ?Sized>(frame: &T, write: impl FnOnce(&[u8])) {
+    // Taken out for the duration, so that a frame encoded while another is being written gets its own buffer.
+    let mut buf = SCRATCH.take();
+    buf.clear();
+    match encode_frame_into(&mut buf, frame) {
+        Ok(()) => write(&buf),
+        Err(e) => tracing::error!("could not encode a frame: {e}"),
+    }
+    if buf.capacity() <= SCRATCH_KEEP_BYTES {
+        SCRATCH.set(buf);
     }
 }
 

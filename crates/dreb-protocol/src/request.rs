@@ -78,7 +78,7 @@ impl Reply {
             return false;
         }
         if let Some(outbox) = &self.outbox {
-            outbox.send(&Response::ok(self.id.clone(), self.command, data));
+            outbox.send_now(&Response::ok(self.id.clone(), self.command, data));
         }
         self.end_turn();
         true
@@ -122,7 +122,7 @@ impl Reply {
             return false;
         }
         if let Some(outbox) = &self.outbox {
-            outbox.send(response);
+            outbox.send_now(response);
         }
         self.end_turn();
         true

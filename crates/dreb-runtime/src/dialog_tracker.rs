@@ -75,6 +75,16 @@ impl FrameSink for DialogTracker {
         self.host.send_frame(frame);
     }
 
+    fn send_frame_bytes(&self, frame: &[u8]) {
+        self.observe(frame);
+        self.host.send_frame_bytes(frame);
+    }
+
+    fn send_frame_now(&self, frame: &[u8]) {
+        self.observe(frame);
+        self.host.send_frame_now(frame);
+    }
+
     // Streaming deltas are never dialog frames; the flow control is the host sink's.
     fn send_delta(&self, delta: dreb_protocol::DeltaFrame) {
         self.host.send_delta(delta);

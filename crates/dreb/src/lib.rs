@@ -1,4 +1,5 @@
-//! The `dreb` binary's serving layer: one stdin reader, commands handled concurrently, one ordered stdout writer.
+//! The `dreb` binary's serving layer: stdin read by the serving loop, commands handled concurrently, one ordered
+//! stdout writer (which lets a response be written by the thread that made it when nothing is queued).
 //!
 //! stdout carries protocol frames only; logs go to stderr through `tracing`.
 

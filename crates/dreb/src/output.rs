@@ -32,7 +32,8 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::pipe_space::PipeSpace;
+use crate::pipe_space::{PIPE_BUF, PipeSpace};
+use std::io::IoSlice;
 
 /// Default budget of queued bytes above which waiting producers are held.
 pub const DEFAULT_BUDGET_BYTES: usize = 8 * 1024 * 1024;
@@ -105,8 +106,19 @@ enum Pending {
     },
 }
 
+/// The frames waiting for the writer, and what decides whether a producer may write its frame itself.
+struct Queue {
+    frames: VecDeque<Pending>,
+    /// The stdout pipe while the writer task is idle, when it is a non-blocking pipe: a frame sent into an empty
+    /// queue is then written by its producer at once ([`Shared::push`]), without waking the writer task. The writer
+    /// takes it back before it writes anything, so only one of them writes at a time and the order holds.
+    idle_pipe: Option<PipeSpace>,
+    /// Open [`Cork`]s: frames wait in the queue until the last one ends, then leave together.
+    corked: usize,
+}
+
 struct Shared {
-    queue: Mutex<VecDeque<Pending>>,
+    queue: Mutex<Queue>,
     /// Bytes in `queue` plus the frame being written.
     queued: AtomicUsize,
     /// Live [`Output`] handles; the writer ends when none is left and the queue is empty.
@@ -128,7 +140,7 @@ struct Shared {
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Pending>> {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -144,16 +156,156 @@ impl Shared {
             .saturating_sub(Duration::from_millis(last))
     }
 
+    /// Write `bytes` (whole frames) from the calling thread when nothing is waiting, nothing is corked and the
+    /// writer task is idle: one `write` and no task hand-off. Returns how many bytes the pipe took (0: none, or
+    /// not possible now; only a frame larger than the largest pipe is taken in part).
+    fn try_direct(&self, queue: &mut Queue, bytes: &[u8]) -> usize {
+        if !queue.frames.is_empty() || queue.corked > 0 || bytes.last() != Some(&b'\n') {
+            return 0;
+        }
+        let Some(pipe) = queue.idle_pipe.as_mut() else {
+            return 0;
+        };
+        let written = write_direct(pipe, &[IoSlice::new(bytes)], bytes.len());
+        if written > 0 {
+            self.mark_progress();
+        }
+        written
+    }
+
     fn push(&self, entry: Pending, len: usize) {
+        let queue = self.lock();
+        self.enqueue(queue, entry, len);
+    }
+
+    /// [`Shared::push`] for a frame the caller keeps: copied only if it has to wait. With `now`, written at once
+    /// from this thread when possible ([`Shared::try_direct`]).
+    fn push_bytes(&self, bytes: &[u8], now: bool) {
         let mut queue = self.lock();
-        if queue.is_empty() && self.queued.load(Ordering::Acquire) == 0 {
+        let written = if now {
+            self.try_direct(&mut queue, bytes)
+        } else {
+            0
+        };
+        let entry = match written {
+            0 => Pending::Frame(bytes.to_vec()),
+            n if n == bytes.len() => return,
+            // The writer writes the rest as it is.
+            n => Pending::Continuation(bytes[n..].to_vec()),
+        };
+        let len = match &entry {
+            Pending::Frame(b) | Pending::Continuation(b) => b.len(),
+            Pending::Delta { len, .. } => *len,
+        };
+        self.enqueue(queue, entry, len);
+    }
+
+    fn enqueue(&self, mut queue: MutexGuard<'_, Queue>, entry: Pending, len: usize) {
+        if queue.frames.is_empty() && self.queued.load(Ordering::Acquire) == 0 {
             // Frames become pending now: the stall clock starts here, not at the last write long ago.
             self.mark_progress();
         }
-        queue.push_back(entry);
+        queue.frames.push_back(entry);
         self.queued.fetch_add(len, Ordering::AcqRel);
+        let corked = queue.corked > 0;
         drop(queue);
-        self.work.notify_one();
+        if !corked {
+            self.work.notify_one();
+        }
+    }
+
+    /// A [`Cork`] ended: when it was the last, what waits is written at once (by this thread when the writer is
+    /// idle, as much as the pipe takes in one `writev`), and the writer task is woken for any rest.
+    fn uncork(&self) {
+        let mut guard = self.lock();
+        guard.corked -= 1;
+        if guard.corked > 0 || guard.frames.is_empty() {
+            return;
+        }
+        self.write_queued_direct(&mut guard);
+        let more = !guard.frames.is_empty();
+        drop(guard);
+        if more {
+            self.work.notify_one();
+        }
+    }
+
+    /// Write the whole frames at the front of the queue from this thread, if the writer is idle, in one `writev` of
+    /// at most what the pipe has room for now.
+    fn write_queued_direct(&self, queue: &mut Queue) {
+        const MOST: usize = 64;
+        let Queue {
+            frames, idle_pipe, ..
+        } = queue;
+        let Some(pipe) = idle_pipe.as_mut() else {
+            return;
+        };
+        let mut parts = [IoSlice::new(&[]); MOST];
+        let mut count = 0;
+        let mut total = 0;
+        for entry in frames.iter().take(MOST) {
+            let Some(bytes) = entry.whole_bytes() else {
+                break;
+            };
+            parts[count] = IoSlice::new(bytes);
+            count += 1;
+            total += bytes.len();
+        }
+        if count == 0 {
+            return;
+        }
+        if total > PIPE_BUF {
+            // Larger writes are not atomic: take only what fits now, so that no frame is started in part.
+            let Some(room) = pipe.room(parts[0].len()) else {
+                return;
+            };
+            while count > 0 && total > room {
+                count -= 1;
+                total -= parts[count].len();
+            }
+            if count == 0 {
+                return;
+            }
+        }
+        let written = write_direct(pipe, &parts[..count], total);
+        if written == 0 {
+            return;
+        }
+        self.mark_progress();
+        let mut left = written;
+        let mut freed = 0;
+        while left > 0 {
+            let front = frames.front_mut().expect("written frames are queued");
+            let size = front.whole_bytes().map_or(0, <[u8]>::len);
+            if left >= size {
+                left -= size;
+                freed += match frames.pop_front() {
+                    Some(Pending::Delta { len, .. }) => len,
+                    Some(Pending::Frame(bytes)) => bytes.len(),
+                    _ => 0,
+                };
+            } else {
+                // Started and not finished (a frame larger than the largest pipe): the rest follows as it is.
+                let Some(
+                    Pending::Frame(bytes)
+                    | Pending::Delta {
+                        encoded: Some(bytes),
+                        ..
+                    },
+                ) = frames.pop_front()
+                else {
+                    unreachable!("only whole frames were written")
+                };
+                let rest = bytes[left..].to_vec();
+                freed += bytes.len() - rest.len();
+                frames.push_front(Pending::Continuation(rest));
+                left = 0;
+            }
+        }
+        if freed > 0 {
+            self.queued.fetch_sub(freed, Ordering::AcqRel);
+            self.progress.notify_waiters();
+        }
     }
 
     fn closed(&self) -> bool {
@@ -191,7 +343,11 @@ impl Output {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let shared = Arc::new(Shared {
-            queue: Mutex::new(VecDeque::new()),
+            queue: Mutex::new(Queue {
+                frames: VecDeque::new(),
+                idle_pipe: None,
+                corked: 0,
+            }),
             queued: AtomicUsize::new(0),
             handles: AtomicUsize::new(1),
             work: Notify::new(),
@@ -234,6 +390,26 @@ impl Output {
         Ok(())
     }
 
+    /// [`Output::send_encoded`] for frame bytes the caller keeps (copied).
+    pub fn send_bytes(&self, bytes: &[u8]) -> Result<(), OutputClosed> {
+        if self.shared.closed() {
+            return Err(OutputClosed);
+        }
+        self.shared.push_bytes(bytes, false);
+        Ok(())
+    }
+
+    /// [`Output::send_bytes`] for a frame its producer waits on no further (a command's response): when nothing is
+    /// queued, nothing is corked and the writer task is idle, it is written from this thread at once (one `write`,
+    /// no hand-off to the writer task), and copied only when it has to wait.
+    pub fn send_now(&self, bytes: &[u8]) -> Result<(), OutputClosed> {
+        if self.shared.closed() {
+            return Err(OutputClosed);
+        }
+        self.shared.push_bytes(bytes, true);
+        Ok(())
+    }
+
     /// Queue a mergeable streaming delta: while the writer is behind, merged into the delta queued last when that
     /// one has the same key and is still waiting; queued on its own otherwise.
     pub fn send_delta(&self, mut delta: DeltaFrame) -> Result<(), OutputClosed> {
@@ -246,7 +422,7 @@ impl Output {
                 frame,
                 encoded,
                 len,
-            }) = queue.back_mut()
+            }) = queue.frames.back_mut()
             && frame.key() == delta.key()
         {
             // The merged frame grows by the delta in `delta`, `partial` and `message` (an estimate: it is encoded
@@ -313,6 +489,20 @@ impl Output {
         }
     }
 
+    /// Hold frames back until the returned guard drops, then write them together: the serving loop corks stdout
+    /// while it answers the lines a host sent together, so their responses leave in one `write` (written by the
+    /// loop itself when the writer task is idle) instead of one each. Hold it only while doing work that does not
+    /// wait.
+    pub fn cork(&self) -> Cork<'_> {
+        self.shared.lock().corked += 1;
+        Cork { output: self }
+    }
+
+    /// Whether no more than the budget is queued (what [`Output::ready`] waits for).
+    pub fn within_budget(&self) -> bool {
+        self.shared.queued.load(Ordering::Acquire) <= self.shared.budget
+    }
+
     /// Bytes queued and not yet written.
     pub fn queued_bytes(&self) -> usize {
         self.shared.queued.load(Ordering::Acquire)
@@ -329,10 +519,47 @@ impl Output {
     }
 }
 
+/// Write `parts` (`total` bytes of whole frames) into the pipe from the calling thread, without waiting: all of it,
+/// or nothing when the pipe has no room for it (a write of up to [`PIPE_BUF`] bytes is atomic; a larger one is
+/// made only when the pipe has room for it, so only a frame larger than the largest pipe can be taken in part).
+/// Returns the bytes taken; 0 leaves everything to the writer task (which also meets any error).
+fn write_direct(pipe: &mut PipeSpace, parts: &[IoSlice<'_>], total: usize) -> usize {
+    if total > PIPE_BUF {
+        match pipe.room(parts.first().map_or(0, |p| p.len())) {
+            Some(room) if total <= room => {}
+            _ => return 0,
+        }
+    }
+    pipe.write(parts).unwrap_or(0)
+}
+
+/// See [`Output::cork`].
+pub struct Cork<'a> {
+    output: &'a Output,
+}
+
+impl Drop for Cork<'_> {
+    fn drop(&mut self) {
+        self.output.shared.uncork();
+    }
+}
+
 /// Most bytes taken into one write where no pipe says how much room there is (files, sockets, terminals).
 const BATCH_WITHOUT_PROBE: usize = 64 * 1024;
 
 impl Pending {
+    /// The bytes of an entry that is whole frames and already encoded (a merged delta is not, yet).
+    fn whole_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Pending::Frame(bytes) if bytes.last() == Some(&b'\n') => Some(bytes),
+            Pending::Delta {
+                encoded: Some(bytes),
+                ..
+            } => Some(bytes),
+            _ => None,
+        }
+    }
+
     /// Whether this entry is whole frames from its first byte to its last (so it may join a batch).
     fn is_whole(&self) -> bool {
         match self {
@@ -377,17 +604,28 @@ where
     let mut batch: Vec<u8> = Vec::new();
     // Where each frame of the write in progress ends in it, and what it counts against the queue.
     let mut ends: Vec<(usize, usize)> = Vec::new();
+    // A non-blocking pipe is lent to the producers while this task is idle (see `Queue::idle_pipe`).
+    let lend = pipe.as_ref().is_some_and(PipeSpace::is_nonblocking);
     let result = async {
         loop {
             let next = loop {
                 let woken = shared.work.notified();
                 tokio::pin!(woken);
                 woken.as_mut().enable();
-                if let Some(entry) = shared.lock().pop_front() {
-                    break Some(entry);
-                }
-                if shared.handles.load(Ordering::Acquire) == 0 {
-                    break None;
+                {
+                    let mut queue = shared.lock();
+                    if let Some(entry) = queue.frames.pop_front() {
+                        if lend && pipe.is_none() {
+                            pipe = queue.idle_pipe.take();
+                        }
+                        break Some(entry);
+                    }
+                    if shared.handles.load(Ordering::Acquire) == 0 {
+                        break None;
+                    }
+                    if lend && let Some(idle) = pipe.take() {
+                        queue.idle_pipe = Some(idle);
+                    }
                 }
                 woken.await;
             };
@@ -430,7 +668,7 @@ where
             }
             written?;
             // Flush when the queue is drained, so a burst is written in few syscalls but nothing lingers.
-            if shared.lock().is_empty() {
+            if shared.lock().frames.is_empty() {
                 sink.flush().await?;
             }
         }
@@ -452,7 +690,8 @@ fn take_batch(
     first: &[u8],
     room: usize,
 ) {
-    let mut queue = shared.lock();
+    let mut guard = shared.lock();
+    let queue = &mut guard.frames;
     loop {
         let size = match queue.front() {
             Some(Pending::Frame(bytes)) if bytes.last() == Some(&b'\n') => bytes.len(),
@@ -604,6 +843,14 @@ async fn watch_for_stall(shared: Arc<Shared>, timeout: Duration) {
 impl dreb_protocol::FrameSink for Output {
     fn send_frame(&self, frame: Vec<u8>) {
         let _ = self.send_encoded(frame);
+    }
+
+    fn send_frame_bytes(&self, frame: &[u8]) {
+        let _ = self.send_bytes(frame);
+    }
+
+    fn send_frame_now(&self, frame: &[u8]) {
+        let _ = Output::send_now(self, frame);
     }
 
     fn send_delta(&self, delta: DeltaFrame) {

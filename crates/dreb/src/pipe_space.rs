@@ -116,6 +116,52 @@ impl PipeSpace {
     }
 }
 
+/// Writes of at most this many bytes into a pipe are atomic: all of it or (non-blocking) nothing.
+pub const PIPE_BUF: usize = 4096;
+
+impl PipeSpace {
+    /// Whether the pipe's file description is in non-blocking mode (so a write through [`PipeSpace::write`] never
+    /// waits).
+    #[cfg(target_os = "linux")]
+    pub fn is_nonblocking(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        // SAFETY: fcntl on a descriptor we own; F_GETFL takes no argument.
+        let flags = unsafe { libc::fcntl(self.fd.as_raw_fd(), libc::F_GETFL) };
+        flags >= 0 && flags & libc::O_NONBLOCK != 0
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn is_nonblocking(&self) -> bool {
+        false
+    }
+
+    /// Write `parts` in one `writev` on the pipe (non-blocking when [`PipeSpace::is_nonblocking`]). Returns the
+    /// bytes taken.
+    #[cfg(target_os = "linux")]
+    pub fn write(&self, parts: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: `IoSlice` is ABI-compatible with `iovec`; the slices outlive the call; at most IOV_MAX of them
+        // are passed (the caller's batches are far smaller, and the count is capped here too).
+        let n = unsafe {
+            libc::writev(
+                self.fd.as_raw_fd(),
+                parts.as_ptr().cast::<libc::iovec>(),
+                parts.len().min(1024) as libc::c_int,
+            )
+        };
+        if n < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn write(&self, _parts: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+}
+
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;

@@ -1,5 +1,6 @@
-//! The serving loop: a stdin reader task, each command on its own task (except a few that answer at once from
-//! memory), responses and events through one [`Outbox`] in front of the [`Output`] writer.
+//! The serving loop: stdin read by the loop itself, each command on its own task (except a few that answer at once
+//! from memory), responses and events through one [`Outbox`] in front of the [`Output`] writer. The lines one read
+//! brought are answered in one go with stdout corked ([`Output::cork`]), so their responses leave in one write.
 //!
 //! Each command's [`Lane`] (from `dreb-protocol`) decides how it runs: state changes take their turn in arrival
 //! order (so pipelined `set_*` calls and session switches apply in the order sent), while aborts, `get_state` and
@@ -19,7 +20,6 @@ use dreb_protocol::{
     envelope::fill, error_text, serve_request,
 };
 use tokio::io::AsyncRead;
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -83,33 +83,19 @@ impl ServeOutcome {
     }
 }
 
-type Record = std::io::Result<Result<String, RecordError>>;
+type Record = std::io::Result<Option<Result<String, RecordError>>>;
 
-fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
-    input: R,
-    max: usize,
-    outbox: Outbox,
-) -> mpsc::Receiver<Record> {
-    // Small buffer: the reader should not run far ahead of dispatch (backpressure onto the host's writes).
-    let (tx, rx) = mpsc::channel::<Record>(64);
-    tokio::spawn(async move {
-        let mut reader = JsonlReader::with_max_record_bytes(input, max);
-        loop {
-            // A host that writes commands without reading the answers is paced like the agent loop: the next line
-            // is read once stdout is back within its budget.
-            outbox.ready().await;
-            let item = match reader.next_record().await {
-                Ok(Some(record)) => Ok(record),
-                Ok(None) => break,
-                Err(e) => Err(e),
-            };
-            let failed = item.is_err();
-            if tx.send(item).await.is_err() || failed {
-                break;
-            }
-        }
-    });
-    rx
+/// The most lines answered in one go from what one read brought (see [`serve`]); then the loop looks at its other
+/// events again.
+const BURST: usize = 64;
+
+/// The next input line. A host that writes commands without reading the answers is paced like the agent loop:
+/// the next line is read once stdout is back within its budget.
+async fn next_line<R: AsyncRead + Unpin>(reader: &mut JsonlReader<R>, output: &Output) -> Record {
+    if !output.within_budget() {
+        output.ready().await;
+    }
+    reader.next_record().await
 }
 
 /// Handle one request; its response goes through `outbox` (written by the handler or after it).
@@ -147,13 +133,15 @@ where
     S: CommandService + 'static,
     R: AsyncRead + Unpin + Send + 'static,
 {
-    let mut records = spawn_reader(input, options.max_record_bytes, outbox.clone());
+    // The loop reads stdin itself (no reader task between the pipe and the dispatch); `next_record` is cancel
+    // safe, so the other branches may win the race at any time.
+    let mut reader = JsonlReader::with_max_record_bytes(input, options.max_record_bytes);
     let stalled = output.stalled();
     let mut tasks: JoinSet<()> = JoinSet::new();
     let sequencer = Sequencer::new();
     tokio::pin!(shutdown);
 
-    let outcome = loop {
+    let outcome = 'serve: loop {
         tokio::select! {
             biased;
             _ = stalled.cancelled() => break ServeOutcome::OutputStalled,
@@ -163,34 +151,30 @@ where
                     tracing::error!("command task failed: {e}");
                 }
             }
-            record = records.recv() => match record {
-                None => break ServeOutcome::Eof,
-                Some(Err(e)) => break ServeOutcome::InputError(e),
-                Some(Ok(Err(record_error))) => {
-                    let text = fill(error_text::PARSE, &[("message", &record_error.to_string())]);
-                    outbox.send(&Response::error(None, Some("parse".into()), text));
-                }
-                Some(Ok(Ok(line))) => match decode(&line) {
-                    Decoded::Request(request) => {
-                        let lane = request.command.lane();
-                        // Taken here, on the reading task: tickets are handed out in arrival order.
-                        let ticket = (lane != Lane::Concurrent).then(|| sequencer.ticket());
-                        let job = answer(service.clone(), outbox.clone(), request, ticket);
-                        if lane == Lane::Immediate {
-                            // Polled once right here: a task hand-off would cost more than the command. Should it
-                            // wait on anything after all, it continues on its own task.
-                            let mut job = Box::pin(job);
-                            if poll_once(job.as_mut()).await.is_pending() {
-                                tasks.spawn(job);
-                            }
-                        } else {
-                            tasks.spawn(job);
+            record = next_line(&mut reader, &output) => {
+                // This line and the ones that came with it are answered with stdout corked: their responses leave
+                // together when the cork ends, in one write.
+                let _cork = output.cork();
+                let mut record = record;
+                let mut answered = 0;
+                loop {
+                    match record {
+                        Ok(None) => break 'serve ServeOutcome::Eof,
+                        Err(e) => break 'serve ServeOutcome::InputError(e),
+                        Ok(Some(line)) => {
+                            take_line(line, &service, &*router, &outbox, &sequencer, &mut tasks).await
                         }
                     }
-                    Decoded::Input(input) => router.route(input),
-                    Decoded::Invalid(response) => outbox.send(&response),
-                },
-            },
+                    answered += 1;
+                    if answered == BURST || !output.within_budget() {
+                        break;
+                    }
+                    match reader.next_buffered() {
+                        Some(next) => record = Ok(next),
+                        None => break,
+                    }
+                }
+            }
         }
     };
 
@@ -202,13 +186,13 @@ where
         loop {
             tokio::select! {
                 done = tasks.join_next() => if done.is_none() { break },
-                record = records.recv(), if input_open => match record {
-                    Some(Ok(Ok(line))) => refuse_while_shutting_down(&line, &outbox, &*router),
-                    Some(Ok(Err(record_error))) => {
+                record = next_line(&mut reader, &output), if input_open => match record {
+                    Ok(Some(Ok(line))) => refuse_while_shutting_down(&line, &outbox, &*router),
+                    Ok(Some(Err(record_error))) => {
                         let text = fill(error_text::PARSE, &[("message", &record_error.to_string())]);
                         outbox.send(&Response::error(None, Some("parse".into()), text));
                     }
-                    Some(Err(_)) | None => input_open = false,
+                    Err(_) | Ok(None) => input_open = false,
                 },
             }
         }
@@ -226,6 +210,46 @@ where
         tracing::warn!("stdout did not drain before exit");
     }
     outcome
+}
+
+/// One input line while serving: a command is answered (an immediate one right here, the others on a task of their
+/// own), other input is routed, anything else gets its error response.
+async fn take_line<S: CommandService + 'static>(
+    line: Result<String, RecordError>,
+    service: &Arc<S>,
+    router: &dyn InputRouter,
+    outbox: &Outbox,
+    sequencer: &Sequencer,
+    tasks: &mut JoinSet<()>,
+) {
+    let line = match line {
+        Ok(line) => line,
+        Err(record_error) => {
+            let text = fill(error_text::PARSE, &[("message", &record_error.to_string())]);
+            outbox.send(&Response::error(None, Some("parse".into()), text));
+            return;
+        }
+    };
+    match decode(&line) {
+        Decoded::Request(request) => {
+            let lane = request.command.lane();
+            // Taken here, on the reading task: tickets are handed out in arrival order.
+            let ticket = (lane != Lane::Concurrent).then(|| sequencer.ticket());
+            let job = answer(service.clone(), outbox.clone(), request, ticket);
+            if lane == Lane::Immediate {
+                // Polled once right here: a task hand-off would cost more than the command. Should it wait on
+                // anything after all, it continues on its own task.
+                let mut job = Box::pin(job);
+                if poll_once(job.as_mut()).await.is_pending() {
+                    tasks.spawn(job);
+                }
+            } else {
+                tasks.spawn(job);
+            }
+        }
+        Decoded::Input(input) => router.route(input),
+        Decoded::Invalid(response) => outbox.send(&response),
+    }
 }
 
 /// A line read after shutdown began: a command is answered with the shutting-down error (not run); other input is

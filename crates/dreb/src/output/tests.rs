@@ -442,3 +442,88 @@ async fn frames_queued_together_are_written_together_each_write_ending_on_a_whol
         "only the first part of the split frame ends mid-line"
     );
 }
+
+/// Responses written by their producer at once, frames queued for the writer task and corked frames, into a
+/// non-blocking pipe whose reader pauses now and then (so some direct writes find no room and wait in the queue):
+/// every frame arrives whole and in the order sent.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frames_written_at_once_queued_or_corked_keep_their_order() {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: pipe writes two fresh descriptors into the array; we take ownership of both.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let (mut reader, writer) = unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            OwnedFd::from_raw_fd(fds[1]),
+        )
+    };
+    let probe = PipeSpace::new(writer.try_clone().unwrap()).unwrap();
+    let sender = tokio::net::unix::pipe::Sender::from_owned_fd(writer).unwrap();
+    let (out, task) = Output::start(
+        sender,
+        OutputOptions {
+            pipe: Some(probe),
+            ..options(usize::MAX, usize::MAX, None)
+        },
+    );
+    let read_all = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        let mut paused = 0;
+        loop {
+            match reader.read(&mut buf).unwrap() {
+                0 => return all,
+                n => all.extend_from_slice(&buf[..n]),
+            }
+            // Fall behind now and then, so that the pipe fills up.
+            if all.len() / 300_000 > paused {
+                paused += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    });
+    let n = 600;
+    for i in 0..n {
+        let pad = match i % 7 {
+            0 => 100_000,
+            1 => 5_000,
+            _ => 40 + i,
+        };
+        let frame = encode_frame(&json!({"i": i, "pad": "p".repeat(pad)})).unwrap();
+        match i % 4 {
+            0 => out.send_now(&frame).unwrap(),
+            1 => out.send_bytes(&frame).unwrap(),
+            2 => {
+                let _cork = out.cork();
+                out.send_now(&frame).unwrap();
+                let next = encode_frame(&json!({"i": i, "corked": true})).unwrap();
+                out.send_bytes(&next).unwrap();
+            }
+            _ => out.send_encoded(frame).unwrap(),
+        }
+        if i % 50 == 0 {
+            // Let the writer task catch up and go idle, so that later frames may be written at once again.
+            assert!(out.flush().await);
+        }
+    }
+    drop(out);
+    task.await.unwrap().unwrap();
+    let all = read_all.join().unwrap();
+    assert_eq!(all.last(), Some(&b'\n'));
+    let frames = lines(std::str::from_utf8(&all).unwrap());
+    let mut expected = Vec::new();
+    for i in 0..n {
+        expected.push((i, false));
+        if i % 4 == 2 {
+            expected.push((i, true));
+        }
+    }
+    let got: Vec<(usize, bool)> = frames
+        .iter()
+        .map(|f| (f["i"].as_u64().unwrap() as usize, f["corked"] == true))
+        .collect();
+    assert_eq!(got, expected);
+}
