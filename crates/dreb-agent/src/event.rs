@@ -325,11 +325,11 @@ fn stream_wire(ev: &AssistantMessageEvent, keep_partial: bool) -> StreamEventWir
         },
         E::Done { reason, message } => StreamEventWire::Done {
             reason: *reason,
-            message: message,
+            message,
         },
         E::Error { reason, error } => StreamEventWire::Error {
             reason: *reason,
-            error: error,
+            error,
         },
     }
 }
@@ -436,7 +436,7 @@ impl AgentEvent {
                 message,
                 tool_results,
             } => EventWire::TurnEnd {
-                message: message,
+                message,
                 tool_results,
             },
             AgentEvent::MessageStart { message } => EventWire::MessageStart { message },

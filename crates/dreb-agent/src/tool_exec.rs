@@ -31,6 +31,8 @@ struct Prepared {
     args: Value,
 }
 
+/// One per tool call, moved once: its size costs nothing worth another box.
+#[allow(clippy::large_enum_variant)]
 enum Preparation {
     Ready(Box<Prepared>),
     /// Not found / invalid arguments / blocked: an error result without running the tool.

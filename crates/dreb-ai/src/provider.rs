@@ -13,16 +13,13 @@ use crate::types::{AssistantMessage, AssistantMessageEvent, Context, Model, Thin
 /// `stopReason` `error`/`aborted` and an `errorMessage`, never as a Rust error, so the loop has one path.
 pub type AssistantEventStream = Pin<Box<dyn Stream<Item = AssistantMessageEvent> + Send>>;
 
+/// The rewritten request body, when it is ready.
+pub type PayloadFuture = Pin<Box<dyn std::future::Future<Output = serde_json::Value> + Send>>;
+
 /// Rewrites a provider request body just before it is sent (`before_provider_request`).
 #[derive(Clone)]
 pub struct PayloadHook(
-    pub  std::sync::Arc<
-        dyn Fn(
-                serde_json::Value,
-            ) -> Pin<Box<dyn std::future::Future<Output = serde_json::Value> + Send>>
-            + Send
-            + Sync,
-    >,
+    pub std::sync::Arc<dyn Fn(serde_json::Value) -> PayloadFuture + Send + Sync>,
 );
 
 impl std::fmt::Debug for PayloadHook {

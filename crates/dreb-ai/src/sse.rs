@@ -195,7 +195,7 @@ mod tests {
         })))
         .collect::<Vec<_>>()
         .await;
-        let theirs = futures::stream::iter(owned.into_iter())
+        let theirs = futures::stream::iter(owned)
             .eventsource()
             .take_while(|r| futures::future::ready(r.is_ok()))
             .filter_map(|r| futures::future::ready(r.ok()))

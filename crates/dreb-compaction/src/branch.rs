@@ -63,11 +63,11 @@ pub fn prepare_branch_summary(entries: &[Value], token_budget: u64) -> BranchSum
     // File operations come from the whole branch, even the part that does not fit the budget.
     for e in entries {
         let ty = e.get("type").and_then(Value::as_str);
-        if ty == Some("branch_summary") && e.get("fromHook").and_then(Value::as_bool) != Some(true)
+        if ty == Some("branch_summary")
+            && e.get("fromHook").and_then(Value::as_bool) != Some(true)
+            && let Some(d) = e.get("details")
         {
-            if let Some(d) = e.get("details") {
-                file_ops.add_details(d);
-            }
+            file_ops.add_details(d);
         }
         if let Some(m) = entry_message(e) {
             file_ops.add_messages(std::slice::from_ref(&m));

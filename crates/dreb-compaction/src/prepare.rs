@@ -24,7 +24,7 @@ pub fn entry_message(entry: &Value) -> Option<Value> {
     let timestamp = entry
         .get("timestamp")
         .and_then(Value::as_str)
-        .and_then(|t| chrono_ms(t))
+        .and_then(chrono_ms)
         .map(Value::from)
         .unwrap_or(Value::Null);
     match entry_type(entry) {

@@ -37,10 +37,10 @@ pub fn bash_execution_text(m: &Value) -> String {
     {
         text.push_str(&format!("\n\nCommand exited with code {code}"));
     }
-    if m.get("truncated").and_then(Value::as_bool) == Some(true) {
-        if let Some(path) = m.get("fullOutputPath").and_then(Value::as_str) {
-            text.push_str(&format!("\n\n[Output truncated. Full output: {path}]"));
-        }
+    if m.get("truncated").and_then(Value::as_bool) == Some(true)
+        && let Some(path) = m.get("fullOutputPath").and_then(Value::as_str)
+    {
+        text.push_str(&format!("\n\n[Output truncated. Full output: {path}]"));
     }
     text
 }
@@ -80,10 +80,10 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
                     parts.push(format!("[User]: {text}"));
                 }
             }
-            "bashExecution" => {
-                if m.get("excludeFromContext").and_then(Value::as_bool) != Some(true) {
-                    parts.push(format!("[User]: {}", bash_execution_text(m)));
-                }
+            "bashExecution"
+                if m.get("excludeFromContext").and_then(Value::as_bool) != Some(true) =>
+            {
+                parts.push(format!("[User]: {}", bash_execution_text(m)));
             }
             "compactionSummary" | "branchSummary" => {
                 let summary = m.get("summary").and_then(Value::as_str).unwrap_or("");

@@ -209,7 +209,7 @@ impl McpManager {
         let server = self
             .find(name)
             .ok_or_else(|| ManageError::NotFound(name.to_string()))?;
-        if enabled != !server.is_disabled() {
+        if enabled == server.is_disabled() {
             server.set_enabled(enabled).await;
         }
         Ok(self.status_of(name))

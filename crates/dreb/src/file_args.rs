@@ -84,7 +84,6 @@ fn image_content(data: String, mime_type: String) -> ImageContent {
         r#type: Default::default(),
         data,
         mime_type,
-        ..Default::default()
     }
 }
 

@@ -70,7 +70,7 @@ pub fn list_models(agent_dir: &Path, search: &str) -> (String, i32) {
 
 /// `200000` → `200K`, `1000000` → `1M`.
 fn tokens(n: u64) -> String {
-    if n >= 1_000_000 && n % 1_000_000 == 0 {
+    if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
         format!("{}M", n / 1_000_000)
     } else if n >= 1_000 {
         format!("{}K", n / 1_000)
