@@ -179,9 +179,9 @@ const SHRINK_OVER_BYTES: usize = 64 * 1024;
 
 /// Serialises `value` as one frame: compact JSON, U+2028/U+2029 escaped, then `\n`.
 pub fn encode_frame<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, serde_json::Error> {
-    let mut out = serde_json::to_vec(value)?;
-    escape_line_separators(&mut out);
-    out.push(b'\n');
+    // serde_json::to_vec's starting capacity.
+    let mut out = Vec::with_capacity(128);
+    encode_frame_into(&mut out, value)?;
     // serde_json grows the buffer by doubling: a large frame waiting in the stdout queue should not hold up to twice
     // its size (the queue is budgeted by frame length). Small frames keep their slack: shrinking them would cost a
     // reallocation on nearly every frame for nothing.

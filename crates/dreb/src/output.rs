@@ -187,15 +187,11 @@ impl Shared {
         } else {
             0
         };
-        let entry = match written {
-            0 => Pending::Frame(bytes.to_vec()),
+        let (entry, len) = match written {
+            0 => (Pending::Frame(bytes.to_vec()), bytes.len()),
             n if n == bytes.len() => return,
             // The writer writes the rest as it is.
-            n => Pending::Continuation(bytes[n..].to_vec()),
-        };
-        let len = match &entry {
-            Pending::Frame(b) | Pending::Continuation(b) => b.len(),
-            Pending::Delta { len, .. } => *len,
+            n => (Pending::Continuation(bytes[n..].to_vec()), bytes.len() - n),
         };
         self.enqueue(queue, entry, len);
     }
@@ -692,15 +688,11 @@ fn take_batch(
 ) {
     let mut guard = shared.lock();
     let queue = &mut guard.frames;
-    loop {
-        let size = match queue.front() {
-            Some(Pending::Frame(bytes)) if bytes.last() == Some(&b'\n') => bytes.len(),
-            Some(Pending::Delta {
-                encoded: Some(bytes),
-                ..
-            }) => bytes.len(),
-            _ => break,
-        };
+    while let Some(size) = queue
+        .front()
+        .and_then(Pending::whole_bytes)
+        .map(<[u8]>::len)
+    {
         let used = if batch.is_empty() {
             first.len()
         } else {

@@ -188,10 +188,7 @@ where
                 done = tasks.join_next() => if done.is_none() { break },
                 record = next_line(&mut reader, &output), if input_open => match record {
                     Ok(Some(Ok(line))) => refuse_while_shutting_down(&line, &outbox, &*router),
-                    Ok(Some(Err(record_error))) => {
-                        let text = fill(error_text::PARSE, &[("message", &record_error.to_string())]);
-                        outbox.send(&Response::error(None, Some("parse".into()), text));
-                    }
+                    Ok(Some(Err(record_error))) => send_parse_error(&outbox, &record_error),
                     Err(_) | Ok(None) => input_open = false,
                 },
             }
@@ -224,11 +221,7 @@ async fn take_line<S: CommandService + 'static>(
 ) {
     let line = match line {
         Ok(line) => line,
-        Err(record_error) => {
-            let text = fill(error_text::PARSE, &[("message", &record_error.to_string())]);
-            outbox.send(&Response::error(None, Some("parse".into()), text));
-            return;
-        }
+        Err(record_error) => return send_parse_error(outbox, &record_error),
     };
     match decode(&line) {
         Decoded::Request(request) => {
@@ -250,6 +243,12 @@ async fn take_line<S: CommandService + 'static>(
         Decoded::Input(input) => router.route(input),
         Decoded::Invalid(response) => outbox.send(&response),
     }
+}
+
+/// The answer to an input line that could not be read as a record (too large, not UTF-8).
+fn send_parse_error(outbox: &Outbox, record_error: &RecordError) {
+    let text = fill(error_text::PARSE, &[("message", &record_error.to_string())]);
+    outbox.send(&Response::error(None, Some("parse".into()), text));
 }
 
 /// A line read after shutdown began: a command is answered with the shutting-down error (not run); other input is
