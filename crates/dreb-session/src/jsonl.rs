@@ -6,7 +6,7 @@
 //! a crash never leaves a half-written session.
 
 use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::entry::{JsonMap, SessionEntry};
@@ -119,22 +119,13 @@ fn parse_parallel(data: &[u8]) -> (Vec<SessionEntry>, usize) {
     (lines, skipped)
 }
 
-/// Opens a session file and reads all of it: the handle (kept to read lines back later) and the bytes. A missing
-/// file gives `Ok(None)`.
-pub(crate) fn read_with_handle(path: &Path) -> io::Result<Option<(fs::File, Vec<u8>)>> {
-    let mut file = match fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let mut data = Vec::with_capacity(file.metadata().map(|m| m.len() as usize + 1).unwrap_or(0));
-    file.read_to_end(&mut data)?;
-    Ok(Some((file, data)))
-}
-
 /// Reads and parses a session file. A missing file gives `Ok(None)`.
 pub fn read_file(path: &Path) -> io::Result<Option<ParsedLines>> {
-    Ok(read_with_handle(path)?.map(|(_, data)| parse_lines(&data)))
+    match fs::read(path) {
+        Ok(data) => Ok(Some(parse_lines(&data))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// True when the first parsed line is a session header with a string id (the reference's validity rule).

@@ -813,8 +813,14 @@ impl SessionManager {
 
 /// Reads and indexes a session file; a missing file gives `None`.
 fn load_file(path: &Path) -> Result<Option<Loaded>> {
-    let read = jsonl::read_with_handle(path).map_err(|e| SessionError::io(path, e))?;
-    Ok(read.map(|(file, data)| LineStore::load(file, &data)))
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(SessionError::io(path, e)),
+    };
+    LineStore::load(file)
+        .map(Some)
+        .map_err(|e| SessionError::io(path, e))
 }
 
 /// True when the first line is a session header with a string id (the reference's validity rule).

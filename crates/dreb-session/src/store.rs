@@ -187,6 +187,10 @@ pub(crate) struct Loaded {
 /// bookkeeping would save).
 const KEEP_PARSED_BELOW: usize = 256;
 
+/// How much of a session file [`LineStore::load`] reads at a time (twice the size at which a part is indexed on
+/// more than one thread).
+const LOAD_CHUNK: usize = 16 * 1024 * 1024;
+
 impl LineStore {
     pub(crate) fn from_entries(entries: Vec<SessionEntry>) -> LineStore {
         LineStore {
@@ -201,37 +205,80 @@ impl LineStore {
         }
     }
 
-    /// Indexes the bytes `data` read from `file` (the whole file). The first line that parses is the header
-    /// candidate and is kept parsed; other lines stay on disk.
-    pub(crate) fn load(file: File, data: &[u8]) -> Loaded {
+    /// Reads and indexes all of `file` from its current position (the start). The first line that parses is the
+    /// header candidate and is kept parsed; other lines stay on disk.
+    pub(crate) fn load(file: File) -> std::io::Result<Loaded> {
+        LineStore::load_in_chunks(file, LOAD_CHUNK)
+    }
+
+    /// [`LineStore::load`] reading about `chunk` bytes at a time into one buffer that is reused: the file is
+    /// never in memory whole (a 100 MB session would cost 100 MB of fresh pages, each faulted in, only to be
+    /// dropped after indexing). A line longer than the buffer grows it.
+    fn load_in_chunks(file: File, chunk: usize) -> std::io::Result<Loaded> {
+        use std::io::Read;
         let bom = "\u{feff}".as_bytes();
-        let start = if data.starts_with(bom) { bom.len() } else { 0 };
-        let body = &data[start..];
-        let ends_with_newline = body.is_empty() || body.ends_with(b"\n");
-        let chunks = jsonl::split_for_threads(body);
-        let results: Vec<(Vec<Line>, usize)> = if chunks.len() > 1 {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = chunks
-                    .iter()
-                    .map(|&(a, b)| s.spawn(move || index_chunk(data, start + a, start + b)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_default())
-                    .collect()
-            })
-        } else {
-            chunks
-                .iter()
-                .map(|&(a, b)| index_chunk(data, start + a, start + b))
-                .collect()
-        };
-        let mut lines = Vec::with_capacity(results.iter().map(|r| r.0.len()).sum());
+        let mut buf: Vec<u8> = Vec::with_capacity(chunk);
+        // The file offset of `buf[0]`.
+        let mut base = 0u64;
+        let mut eof = false;
+        let mut bom_checked = false;
+        let mut last_byte = None;
+        let mut lines = Vec::new();
         let mut skipped = 0;
-        for (chunk, s) in results {
-            lines.extend(chunk);
-            skipped += s;
+        loop {
+            if !eof {
+                let n = (&file).take(chunk as u64).read_to_end(&mut buf)?;
+                eof = n == 0;
+            }
+            if !bom_checked && (buf.len() >= bom.len() || eof) {
+                bom_checked = true;
+                if buf.starts_with(bom) {
+                    buf.drain(..bom.len());
+                    base = bom.len() as u64;
+                }
+            }
+            // Whole lines only, until the end of the file ends the last one.
+            let end = if eof {
+                buf.len()
+            } else {
+                match memchr::memrchr(b'\n', &buf) {
+                    Some(p) if bom_checked => p + 1,
+                    _ => continue,
+                }
+            };
+            if end > 0 {
+                last_byte = Some(buf[end - 1]);
+                let data = &buf[..end];
+                let parts = jsonl::split_for_threads(data);
+                let results: Vec<(Vec<Line>, usize)> = if parts.len() > 1 {
+                    std::thread::scope(|s| {
+                        let handles: Vec<_> = parts
+                            .iter()
+                            .map(|&(a, b)| s.spawn(move || index_chunk(data, a, b, base)))
+                            .collect();
+                        handles
+                            .into_iter()
+                            .map(|h| h.join().unwrap_or_default())
+                            .collect()
+                    })
+                } else {
+                    parts
+                        .iter()
+                        .map(|&(a, b)| index_chunk(data, a, b, base))
+                        .collect()
+                };
+                for (chunk_lines, s) in results {
+                    lines.extend(chunk_lines);
+                    skipped += s;
+                }
+                buf.drain(..end);
+                base += end as u64;
+            }
+            if eof {
+                break;
+            }
         }
+        let ends_with_newline = last_byte.is_none_or(|b| b == b'\n');
         let mut store = LineStore {
             lines,
             file: Some(Arc::new(file)),
@@ -243,11 +290,11 @@ impl LineStore {
             let e = store.get(0).into_owned();
             store.lines[0].body = Body::Parsed(e);
         }
-        Loaded {
+        Ok(Loaded {
             store,
             skipped,
             ends_with_newline,
-        }
+        })
     }
 
     /// Every line parsed (for a migration, which edits lines in place).
@@ -353,14 +400,15 @@ impl LineStore {
 }
 
 /// Indexes `data[from..to]` (whole lines). Lines that the borrowed scan does not describe exactly are parsed whole.
-fn index_chunk(data: &[u8], from: usize, to: usize) -> (Vec<Line>, usize) {
+/// Indexes the lines of `data[from..to]`; `base` is the file offset of `data[0]`.
+fn index_chunk(data: &[u8], from: usize, to: usize, base: u64) -> (Vec<Line>, usize) {
     let mut lines = Vec::new();
     let mut skipped = 0;
     let mut pos = from;
     while pos < to {
         let end = memchr::memchr(b'\n', &data[pos..to]).map_or(to, |p| pos + p);
         let raw = &data[pos..end];
-        let offset = pos as u64;
+        let offset = base + pos as u64;
         pos = end + 1;
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
@@ -394,10 +442,14 @@ mod tests {
     use std::io::Write;
 
     fn load(text: &[u8]) -> (Loaded, tempfile::NamedTempFile) {
+        load_in_chunks(text, LOAD_CHUNK)
+    }
+
+    fn load_in_chunks(text: &[u8], chunk: usize) -> (Loaded, tempfile::NamedTempFile) {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(text).unwrap();
         let file = File::open(f.path()).unwrap();
-        (LineStore::load(file, text), f)
+        (LineStore::load_in_chunks(file, chunk).unwrap(), f)
     }
 
     /// The store reads back exactly what parsing the whole file gives, for lines of every shape.
@@ -429,7 +481,21 @@ mod tests {
         }
         text.push_str("{\"type\":\"message\",\"id\":\"last\"}");
         let full = jsonl::parse_lines(text.as_bytes());
-        let (loaded, _f) = load(text.as_bytes());
+        // Chunks that cut the BOM, lines and line ends anywhere.
+        for chunk in [1, 2, 7, 64, 301, LOAD_CHUNK] {
+            let (loaded, _f) = load_in_chunks(text.as_bytes(), chunk);
+            check_reads_back(&loaded, &full);
+        }
+        let (loaded, _f) = load(b"");
+        assert!(loaded.ends_with_newline);
+        assert_eq!(loaded.store.len(), 0);
+        let (loaded, _f) = load("\u{feff}".as_bytes());
+        assert!(loaded.ends_with_newline);
+        let (loaded, _f) = load_in_chunks(b"\xef\xbb", 1);
+        assert_eq!(loaded.skipped, 1);
+    }
+
+    fn check_reads_back(loaded: &Loaded, full: &jsonl::ParsedLines) {
         assert_eq!(loaded.skipped, full.skipped);
         assert_eq!(loaded.ends_with_newline, full.ends_with_newline);
         assert_eq!(loaded.store.len(), full.lines.len());
