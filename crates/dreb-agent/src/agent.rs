@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::conversation::Conversation;
 use crate::event::AgentEvent;
 use crate::hooks::{AgentHooks, DefaultHooks};
 use crate::message::AgentMessage;
@@ -33,7 +34,7 @@ pub struct AgentOptions {
     pub system_prompt: String,
     pub thinking_level: ThinkingLevel,
     pub tools: Vec<Arc<dyn Tool>>,
-    pub messages: Vec<AgentMessage>,
+    pub messages: Conversation,
     pub steering_mode: QueueMode,
     pub follow_up_mode: QueueMode,
     pub hooks: Arc<dyn AgentHooks>,
@@ -48,7 +49,7 @@ impl AgentOptions {
             system_prompt: String::new(),
             thinking_level: ThinkingLevel::Off,
             tools: Vec::new(),
-            messages: Vec::new(),
+            messages: Conversation::default(),
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
             hooks: Arc::new(DefaultHooks),
@@ -210,8 +211,14 @@ impl Agent {
         self.with_state(Clone::clone)
     }
 
+    /// A copy of the messages (decoded first if the conversation still keeps them in their source).
     pub fn messages(&self) -> Vec<AgentMessage> {
-        self.with_state(|s| s.messages.clone())
+        self.with_state(|s| s.messages.to_vec())
+    }
+
+    /// The number of messages, without decoding any.
+    pub fn message_count(&self) -> usize {
+        self.with_state(|s| s.messages.len())
     }
 
     pub fn model(&self) -> Option<Model> {
@@ -252,8 +259,8 @@ impl Agent {
         self.shared.lock().state.tools = tools;
     }
 
-    pub fn replace_messages(&self, messages: Vec<AgentMessage>) {
-        self.shared.lock().state.messages = messages;
+    pub fn replace_messages(&self, messages: impl Into<Conversation>) {
+        self.shared.lock().state.messages = messages.into();
     }
 
     pub fn append_message(&self, message: AgentMessage) {
@@ -466,7 +473,7 @@ impl Agent {
             cancel,
             model,
         };
-        let initial = inner.state.messages.clone();
+        let initial = inner.state.messages.to_vec();
         drop(inner);
         self.shared.idle.send_replace(false);
         let guard = RunSlotGuard(self.shared.clone());

@@ -25,6 +25,7 @@
 
 pub mod agent;
 mod clock;
+pub mod conversation;
 pub mod event;
 pub mod hooks;
 pub mod llm_call;
@@ -45,6 +46,7 @@ pub use agent::{
     Agent, AgentConfig, AgentError, AgentEventSink, AgentOptions, AgentState, RetryConfig,
     RunHandle, SubscriptionId, now_ms,
 };
+pub use conversation::{Conversation, MessageSource, SourceMessage};
 pub use event::{AgentEvent, AssistantEventJson, ModelRef};
 pub use hooks::{
     AfterToolCallContext, AfterToolCallResult, AgentHooks, BeforeToolCallContext,

@@ -12,6 +12,7 @@ use dreb_ai::{LlmClient, Model, ThinkingLevel};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::conversation::Conversation;
 use crate::event::AgentEvent;
 use crate::hooks::AgentHooks;
 use crate::message::AgentMessage;
@@ -59,7 +60,7 @@ pub struct AgentState {
     pub thinking_level: ThinkingLevel,
     pub tools: Vec<Arc<dyn Tool>>,
     /// The conversation; grows on every `message_end` (and by the synthetic message of a fatal error).
-    pub messages: Vec<AgentMessage>,
+    pub messages: Conversation,
     pub is_streaming: bool,
     /// Tool calls between `tool_execution_start` and `tool_execution_end`, in start order.
     pub pending_tool_calls: Vec<String>,

@@ -25,6 +25,7 @@ mod projection;
 mod run_phase;
 mod runtime;
 mod services;
+mod session_conversation;
 mod sink;
 mod startup;
 mod sync;

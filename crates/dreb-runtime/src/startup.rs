@@ -297,7 +297,8 @@ pub(crate) fn start(
             .set_agent_type(agent_type)
             .map_err(|e| StartupError(e.to_string()))?;
     }
-    let restored: Vec<AgentMessage> = crate::persist::session_context(&session).messages;
+    // A resumed session's messages stay in its file until something needs them (see `session_conversation`).
+    let restored = crate::session_conversation::session_conversation(&session).conversation;
     if restored.is_empty() {
         let _ = session.append_model_change(&model.provider, &model.id);
         let _ = session.append_thinking_level_change(thinking.as_str());
@@ -495,7 +496,7 @@ fn rehydrate_background_agents(rt: &Runtime) {
     let parent = {
         let session = rt.sessions.lock();
         match session.session_file() {
-            Some(f) if !rt.agent.messages().is_empty() => f.to_path_buf(),
+            Some(f) if rt.agent.message_count() > 0 => f.to_path_buf(),
             _ => return,
         }
     };

@@ -7,7 +7,7 @@ use crate::entry::{EntryKind, SessionEntry};
 use crate::jsjson::js_truthy;
 use crate::manager::SessionManager;
 use crate::message;
-use crate::store::EntryRef;
+use crate::store::{EntryRef, MessageLine};
 
 /// The model recorded on a branch (`model_change` or an assistant message's provider/model).
 pub use dreb_types::ModelRef;
@@ -40,6 +40,15 @@ pub fn entry_message(entry: &SessionEntry) -> Option<Value> {
         }
         _ => None,
     }
+}
+
+/// A message of the current branch's context as an open session holds it: made already (summaries, entries kept
+/// parsed), or a `message` line still in the file, read when asked (see
+/// [`SessionManager::build_session_context_deferred`]).
+#[derive(Debug, Clone)]
+pub enum ContextMessage {
+    Made(Value),
+    Line(MessageLine),
 }
 
 /// What a context walk reports besides the messages it hands over.
@@ -116,7 +125,7 @@ impl<'e> PathView<'e> for Lines<'e> {
         self.sm.lines.meta(self.path[i]).kind
     }
     fn is_assistant(&self, i: usize) -> bool {
-        self.sm.lines.meta(self.path[i]).extra == crate::store::Extra::Assistant
+        self.sm.lines.meta(self.path[i]).message_role() == Some("assistant")
     }
     fn id(&self, i: usize) -> Option<&'e str> {
         self.sm.lines.meta(self.path[i]).id()
@@ -200,17 +209,6 @@ fn walk_context<'e>(path: &impl PathView<'e>, sink: &mut dyn FnMut(Part)) -> Con
     }
 }
 
-/// A `message` entry's message read straight into `M` from the line's bytes (other fields skipped unparsed), with
-/// the fields that show the line is still the indexed entry.
-#[derive(serde::Deserialize)]
-struct MessageField<'a, M> {
-    #[serde(rename = "type", borrow)]
-    ty: std::borrow::Cow<'a, str>,
-    #[serde(borrow)]
-    id: Option<std::borrow::Cow<'a, str>>,
-    message: M,
-}
-
 impl SessionManager {
     /// The branch the context is built from: the leaf's (an unknown leaf id falls back to the last entry, like
     /// the reference); empty when the leaf is before the first entry.
@@ -244,32 +242,40 @@ impl SessionManager {
     /// not convert are left out), so the JSON form of the whole context never exists at once. A message kept in
     /// the file is read from its line's bytes straight into `M`.
     pub fn build_session_context_as<M: serde::de::DeserializeOwned>(&self) -> SessionContext<M> {
+        let context = self.build_session_context_deferred();
+        let mut buf = Vec::new();
+        let messages = context
+            .messages
+            .into_iter()
+            .filter_map(|m| match m {
+                ContextMessage::Made(v) => serde_json::from_value(v).ok(),
+                ContextMessage::Line(line) => line.decode_with(&mut buf),
+            })
+            .collect();
+        SessionContext {
+            messages,
+            thinking_level: context.thinking_level,
+            model: context.model,
+        }
+    }
+
+    /// The context of the current branch without reading the messages the file holds: each `message` line kept
+    /// in the file is handed over as a [`MessageLine`], to be decoded when needed (opening a long session then
+    /// reads none of its messages). [`MessageLine::decode`] of each gives what
+    /// [`SessionManager::build_session_context_as`] gives.
+    pub fn build_session_context_deferred(&self) -> SessionContext<ContextMessage> {
         let path = self.context_path();
         let mut messages = Vec::new();
-        let settings = walk_context(&path, &mut |part| {
-            let value = match part {
-                Part::Summary(m) => m,
-                Part::Entry(i) => {
-                    let line = path.path[i];
-                    if path.kind(i) == EntryKind::Message
-                        && let Some(bytes) = self.lines.raw(line)
-                        && let Ok(m) = serde_json::from_slice::<MessageField<'_, M>>(&bytes)
-                        && m.ty == "message"
-                        && m.id.as_deref() == path.id(i)
-                    {
-                        messages.push(m.message);
-                        return;
-                    }
-                    // Anything the direct read does not take (a line kept parsed, a duplicate key, invalid
-                    // UTF-8 to replace) goes the general way.
-                    match entry_message(&path.read(i)) {
-                        Some(m) => m,
-                        None => return,
-                    }
+        let settings = walk_context(&path, &mut |part| match part {
+            Part::Summary(m) => messages.push(ContextMessage::Made(m)),
+            Part::Entry(i) => {
+                if path.kind(i) == EntryKind::Message
+                    && let Some(line) = self.lines.message_line(path.path[i])
+                {
+                    messages.push(ContextMessage::Line(line));
+                } else if let Some(m) = entry_message(&path.read(i)) {
+                    messages.push(ContextMessage::Made(m));
                 }
-            };
-            if let Ok(m) = serde_json::from_value(value) {
-                messages.push(m);
             }
         });
         SessionContext {

@@ -49,7 +49,7 @@ pub use branching::{
     BranchSummaryInput, BranchSummarySource, ForkMessage, ForkResult, ForkRole, NavigateOptions,
     NavigateResult,
 };
-pub use context::{ModelRef, SessionContext};
+pub use context::{ContextMessage, ModelRef, SessionContext};
 pub use delete::{DeleteMethod, Trash, delete_session};
 pub use entry::{CURRENT_SESSION_VERSION, CompactionData, EntryKind, SessionEntry};
 pub use error::{Result, SessionError};
@@ -59,5 +59,5 @@ pub use listing::{
     resolve_session_arg,
 };
 pub use manager::{NewSessionOptions, SessionManager, WriteHealth, WriteObserver};
-pub use store::EntryRef;
+pub use store::{EntryRef, MessageLine};
 pub use tree::{RpcTree, RpcTreeNode};

@@ -461,7 +461,9 @@ impl SessionManager {
                     target: Some(target),
                     label,
                 } => self.labels.apply(target, label.as_deref()),
-                Extra::Assistant => self.has_assistant = true,
+                Extra::Message { role } if role.as_deref() == Some("assistant") => {
+                    self.has_assistant = true
+                }
                 _ => {}
             }
         }

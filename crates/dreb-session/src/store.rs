@@ -34,8 +34,10 @@ pub(crate) struct LineMeta {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Extra {
     None,
-    /// A `message` entry whose `message.role` is `"assistant"`.
-    Assistant,
+    /// A `message` entry: its `message.role` (a string only).
+    Message {
+        role: Option<Box<str>>,
+    },
     /// A `label` entry: `targetId`, `label` (strings only).
     Label {
         target: Option<Box<str>>,
@@ -53,7 +55,9 @@ impl LineMeta {
     pub(crate) fn of(entry: &SessionEntry) -> LineMeta {
         let kind = entry.kind();
         let extra = match kind {
-            EntryKind::Message if entry.message_role() == Some("assistant") => Extra::Assistant,
+            EntryKind::Message => Extra::Message {
+                role: boxed(entry.message_role()),
+            },
             EntryKind::Label => Extra::Label {
                 target: boxed(entry.str_field("targetId")),
                 label: boxed(entry.str_field("label")),
@@ -75,6 +79,14 @@ impl LineMeta {
 
     pub(crate) fn parent_id(&self) -> Option<&str> {
         self.parent_id.as_deref()
+    }
+
+    /// The role of a `message` entry's message.
+    pub(crate) fn message_role(&self) -> Option<&str> {
+        match &self.extra {
+            Extra::Message { role } => role.as_deref(),
+            _ => None,
+        }
     }
 
     pub(crate) fn is_header(&self) -> bool {
@@ -132,11 +144,9 @@ fn scan_meta(line: &[u8]) -> Option<LineMeta> {
     let kind = EntryKind::from_type(raw.ty.as_deref().unwrap_or(""));
     let b = |c: Option<Cow<'_, str>>| c.map(|s| Box::<str>::from(s.as_ref()));
     let extra = match kind {
-        EntryKind::Message
-            if raw.message.as_ref().and_then(|m| m.role.as_deref()) == Some("assistant") =>
-        {
-            Extra::Assistant
-        }
+        EntryKind::Message => Extra::Message {
+            role: b(raw.message.and_then(|m| m.role)),
+        },
         EntryKind::Label => Extra::Label {
             target: b(raw.target_id),
             label: b(raw.label),
@@ -332,15 +342,22 @@ impl LineStore {
         }
     }
 
-    /// The bytes of line `i` when it is kept in the file (`None` for a parsed line, or when it cannot be read).
-    /// What they hold is checked by the caller's parse, not here.
-    pub(crate) fn raw(&self, i: usize) -> Option<Vec<u8>> {
-        let Body::OnDisk { offset, len } = self.lines[i].body else {
+    /// Line `i` as a [`MessageLine`] when it is a `message` entry kept in the file.
+    pub(crate) fn message_line(&self, i: usize) -> Option<MessageLine> {
+        let line = &self.lines[i];
+        let Body::OnDisk { offset, len } = line.body else {
             return None;
         };
-        let mut buf = vec![0u8; len as usize];
-        self.file.as_ref()?.read_exact_at(&mut buf, offset).ok()?;
-        Some(buf)
+        if line.meta.kind != EntryKind::Message {
+            return None;
+        }
+        Some(MessageLine {
+            file: self.file.clone()?,
+            offset,
+            len,
+            id: line.meta.id.clone(),
+            role: line.meta.message_role().map(Box::from),
+        })
     }
 
     fn read_back(&self, meta: &LineMeta, offset: u64, len: u32) -> SessionEntry {
@@ -434,6 +451,89 @@ fn index_chunk(data: &[u8], from: usize, to: usize, base: u64) -> (Vec<Line>, us
         }
     }
     (lines, skipped)
+}
+
+/// A `message` entry of an open session that is still only a line of its file: the message is read and decoded
+/// when asked for, not when the session is opened. It reads the file through the handle the session was loaded
+/// from, like the store, so it stays valid however the session changes afterwards.
+#[derive(Debug, Clone)]
+pub struct MessageLine {
+    file: Arc<File>,
+    offset: u64,
+    len: u32,
+    id: Option<Box<str>>,
+    role: Option<Box<str>>,
+}
+
+/// A `message` line's message as its JSON text, with the fields that show the line is still the indexed entry.
+#[derive(Deserialize)]
+struct RawMessageField<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Cow<'a, str>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: &'a serde_json::value::RawValue,
+}
+
+/// A `message` line's message decoded into `M`, with the same checks.
+#[derive(Deserialize)]
+struct MessageField<'a, M> {
+    #[serde(rename = "type", borrow)]
+    ty: Cow<'a, str>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    message: M,
+}
+
+impl MessageLine {
+    /// `message.role` as indexed when the session was opened.
+    pub fn role(&self) -> Option<&str> {
+        self.role.as_deref()
+    }
+
+    /// The line's bytes, read into `buf` (`false` when the file cannot be read there any more).
+    pub fn read_into(&self, buf: &mut Vec<u8>) -> bool {
+        buf.clear();
+        buf.resize(self.len as usize, 0);
+        self.file.read_exact_at(buf, self.offset).is_ok()
+    }
+
+    /// The message's JSON text in `line` (the bytes [`MessageLine::read_into`] read), exactly as the file holds
+    /// it; `None` when the line is not the indexed entry any more or its text is not the message alone on one line
+    /// (a `\r` in it, which a host reading lines could take for a line end).
+    pub fn message_json<'b>(&self, line: &'b [u8]) -> Option<&'b serde_json::value::RawValue> {
+        let raw: RawMessageField<'_> = serde_json::from_slice(line).ok()?;
+        (raw.ty == "message"
+            && raw.id.as_deref() == self.id.as_deref()
+            && memchr::memchr(b'\r', raw.message.get().as_bytes()).is_none())
+        .then_some(raw.message)
+    }
+
+    /// The message decoded into `M`; `None` when it does not convert (as [`SessionManager::build_session_context_as`]
+    /// leaves such a message out).
+    ///
+    /// [`SessionManager::build_session_context_as`]: crate::SessionManager::build_session_context_as
+    pub fn decode<M: serde::de::DeserializeOwned>(&self) -> Option<M> {
+        let mut buf = Vec::new();
+        self.decode_with(&mut buf)
+    }
+
+    /// [`MessageLine::decode`] reading into `buf` (reused across lines).
+    pub fn decode_with<M: serde::de::DeserializeOwned>(&self, buf: &mut Vec<u8>) -> Option<M> {
+        if self.read_into(buf)
+            && let Ok(m) = serde_json::from_slice::<MessageField<'_, M>>(buf)
+            && m.ty == "message"
+            && m.id.as_deref() == self.id.as_deref()
+        {
+            return Some(m.message);
+        }
+        // Anything the direct read does not take (a duplicate key, invalid UTF-8 to replace, a line changed in
+        // place) goes the general way, as the store reads a line back.
+        let entry = jsonl::parse_line(buf)
+            .filter(|e| e.id() == self.id.as_deref() && e.kind() == EntryKind::Message)?;
+        serde_json::from_value(entry.get("message")?.clone()).ok()
+    }
 }
 
 #[cfg(test)]

@@ -18,9 +18,9 @@ use crate::sync::lock;
 
 /// Make the agent's conversation (and thinking level) match the session's current branch.
 pub(crate) fn sync_agent_from_session(rt: &Runtime) {
-    // Each message is converted as it is read, so the branch never exists as JSON and as messages at once.
-    let context = crate::persist::session_context(&rt.sessions.lock());
-    rt.agent.replace_messages(context.messages);
+    // The messages stay in the session file until something needs them (see `session_conversation`).
+    let context = crate::session_conversation::session_conversation(&rt.sessions.lock());
+    rt.agent.replace_messages(context.conversation);
     if let (Some(level), Some(model)) = (
         ThinkingLevel::parse(&context.thinking_level),
         rt.agent.model(),

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use chrono::Local;
-use dreb_agent::{AgentMessage, available_thinking_levels};
+use dreb_agent::{AgentMessage, Conversation, MessageSource, available_thinking_levels};
 use dreb_ai::Model;
 use dreb_protocol::support::{JsNumber, RequestContext};
 use dreb_protocol::*;
@@ -15,7 +15,7 @@ use crate::services::Runtime;
 /// `get_messages` data (`{"messages": [...]}`) borrowed from the agent's state.
 #[derive(serde::Serialize)]
 pub(crate) struct MessagesData<'a> {
-    pub messages: &'a [AgentMessage],
+    pub messages: &'a Conversation,
 }
 
 /// `contextUsage`: the session's own estimate (last usage + trailing estimates), absent without a window.
@@ -50,10 +50,18 @@ pub(crate) fn context_usage(rt: &Runtime, model: Option<&Model>) -> Option<Conte
 /// The flag says whether the tail starts at such a message; without one (none yet, or only usage measured
 /// before the latest compaction) the tail is every message.
 fn context_tail_values(rt: &Runtime) -> (Vec<serde_json::Value>, bool) {
-    let (tail, usage_is_current): (Vec<AgentMessage>, bool) = rt.agent.with_state(|s| {
-        let (tail, current) = context_tail(&s.messages);
-        (tail.to_vec(), current)
-    });
+    let (tail, usage_is_current): (Vec<AgentMessage>, bool) =
+        rt.agent.with_state(|s| match s.messages.pending_source() {
+            Some(source) => match pending_context_tail(source) {
+                Some(tail) => (tail, true),
+                // Without such a message every one is read: decode them once, for good.
+                None => (s.messages.to_vec(), false),
+            },
+            None => {
+                let (tail, current) = context_tail(&s.messages);
+                (tail.to_vec(), current)
+            }
+        });
     let values = tail
         .iter()
         .filter_map(|m| serde_json::to_value(m).ok())
@@ -101,7 +109,7 @@ pub(crate) fn state(rt: &Runtime) -> Result<RpcSessionState, String> {
         session_id,
         session_name,
         auto_compaction_enabled: rt.settings.auto_compaction(),
-        message_count: agent.with_state(|s| s.messages.len()) as i64,
+        message_count: agent.message_count() as i64,
         pending_message_count: rt.queue.len() as i64,
         context_usage,
         model_fallback_message: rt.models.fallback_message(),
@@ -122,6 +130,28 @@ fn context_tail(messages: &[AgentMessage]) -> (&[AgentMessage], bool) {
         Some(start) => (&messages[start..], true),
         None => (messages, false),
     }
+}
+
+/// [`context_tail`] of messages still in their source, decoding only those it reads: the latest compaction
+/// summary and the messages from the last current assistant reply on; `None` when there is no such reply.
+fn pending_context_tail(source: &dyn MessageSource) -> Option<Vec<AgentMessage>> {
+    let n = source.len();
+    let compacted_at = (0..n)
+        .rev()
+        .filter(|&i| source.role(i) == Some("compactionSummary"))
+        .find_map(|i| match source.decode(i) {
+            Some(AgentMessage::CompactionSummary(s)) => Some(s.timestamp),
+            _ => None,
+        });
+    let start = (0..n)
+        .rev()
+        .filter(|&i| source.role(i) == Some("assistant"))
+        .find(|&i| {
+            source.decode(i).is_some_and(|m| {
+                has_usable_usage(&m) && compacted_at.is_none_or(|at| m.timestamp() > at)
+            })
+        })?;
+    Some((start..n).filter_map(|i| source.decode(i)).collect())
 }
 
 /// Whether the context estimate takes its usage from this message (`dreb_compaction::estimate_context_tokens`
@@ -348,7 +378,7 @@ mod tests {
             };
             assert_eq!(
                 serde_json::to_string(&MessagesData {
-                    messages: &messages
+                    messages: &messages.into()
                 })
                 .unwrap(),
                 serde_json::to_string(&typed).unwrap(),
@@ -408,6 +438,173 @@ mod tests {
             assert_eq!(tail.usage_tokens, whole.usage_tokens);
             assert_eq!(tail.trailing_tokens, whole.trailing_tokens);
         }
+    }
+
+    /// A session file with every message shape on lines long enough to stay in the file: a compaction that keeps
+    /// part of the branch, tool calls, an aborted reply, custom and branch-summary entries, a message of a role this
+    /// version does not know, and a message with a `\r` between its tokens.
+    fn write_long_session(path: &Path) {
+        let pad = "words of a long reply ".repeat(20);
+        let later = 1_796_083_300_000u64;
+        let assistant = |stop: &str, total: u64, ts: u64| {
+            serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": pad},
+                {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.rs", "n": [1, 2.5, -0.0]}}],
+                "api": "faux", "provider": "faux", "model": "faux",
+                "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": total,
+                    "cost": {"input": 0.1, "output": 0.2, "cacheRead": 0, "cacheWrite": 0, "total": 0.30000000000000004}},
+                "stopReason": stop, "timestamp": ts})
+        };
+        let entry = |ty: &str, id: &str, parent: Option<&str>, mut rest: serde_json::Value| {
+            let mut e = serde_json::json!({"type": ty, "id": id, "parentId": parent,
+                "timestamp": "2026-12-01T00:00:00.000Z"});
+            e.as_object_mut()
+                .unwrap()
+                .append(rest.as_object_mut().unwrap());
+            serde_json::to_string(&e).unwrap()
+        };
+        let message = |id: &str, parent: &str, m: serde_json::Value| {
+            entry(
+                "message",
+                id,
+                Some(parent),
+                serde_json::json!({ "message": m }),
+            )
+        };
+        let mut lines = vec![
+            r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-12-01T00:00:00.000Z","cwd":"/p"}"#.to_string(),
+            message("m1", "s1", serde_json::json!({"role": "user", "content": pad, "timestamp": 1})),
+            message("m2", "m1", assistant("toolUse", 100, 2)),
+            message("m3", "m2", serde_json::json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read",
+                "content": [{"type": "text", "text": format!("{pad}\n\t\"quoted\" \u{1F600}")}], "isError": false, "timestamp": 3})),
+            entry("compaction", "k1", Some("m3"), serde_json::json!({"summary": pad, "firstKeptEntryId": "m2",
+                "tokensBefore": 5000})),
+            message("m4", "k1", serde_json::json!({"role": "user", "content": [{"type": "text", "text": pad}], "timestamp": later})),
+            message("m5", "m4", assistant("stop", 200, later + 1)),
+            entry("custom_message", "c1", Some("m5"), serde_json::json!({"customType": "note", "content": pad,
+                "display": true})),
+            entry("branch_summary", "b1", Some("c1"), serde_json::json!({"summary": pad, "fromId": "m5"})),
+            message("m6", "b1", serde_json::json!({"role": "mystery", "content": pad, "timestamp": later + 2})),
+            message("m7", "m6", assistant("aborted", 300, later + 3)),
+        ];
+        lines.push(
+            message(
+                "m8",
+                "m7",
+                serde_json::json!({"role": "user", "content": pad, "timestamp": later + 4}),
+            )
+            .replacen(r#""content""#, "\r\"content\"", 1),
+        );
+        std::fs::write(path, lines.join("\n") + "\n").unwrap();
+    }
+
+    /// Messages as another program may write them: keys in another order, escapes JSON.stringify would not write,
+    /// spaces between tokens.
+    fn write_odd_session(path: &Path) {
+        let pad = "x".repeat(300);
+        let text = format!(
+            r#"{{"type":"session","version":3,"id":"s1","timestamp":"2026-12-01T00:00:00.000Z","cwd":"/p"}}
+{{"type":"message","id":"m1","parentId":"s1","timestamp":"2026-12-01T00:00:00.000Z","message":{{"timestamp":1,"content":"caf\u00e9 \/ {pad}","role":"user"}}}}
+{{"type":"message","id":"m2","parentId":"m1","timestamp":"2026-12-01T00:00:00.000Z","message": {{ "role" : "user", "content" : [ {{"text":"{pad}","type":"text"}} ], "timestamp" : 2 }} }}
+"#
+        );
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// A recorded session with a filler field on every line, so that its messages stay in the file (short lines
+    /// are kept parsed).
+    fn write_padded(src: &Path, path: &Path) {
+        let pad = "p".repeat(300);
+        let text = std::fs::read_to_string(src).unwrap();
+        let lines: Vec<String> = text
+            .lines()
+            .map(|l| match l.trim_end().strip_suffix('}') {
+                Some(head) if l.starts_with('{') => format!(r#"{head},"zzPad":"{pad}"}}"#),
+                _ => l.to_string(),
+            })
+            .collect();
+        std::fs::write(path, lines.join("\n") + "\n").unwrap();
+    }
+
+    /// The conversation a switch or resume gives the agent, kept in the session file, answers what the decoded
+    /// context answers: the same `get_messages` bytes (written from the file's text, nothing decoded), the same
+    /// count, the same tail for the context estimate; decoded, the same messages.
+    #[test]
+    fn a_deferred_conversation_answers_like_the_decoded_context() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixtures =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../dreb-session/tests/fixtures/sessions");
+        // With whether the file's messages are written as JSON.stringify writes them (ours and the reference's).
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&fixtures).unwrap() {
+            let src = entry.unwrap().path();
+            if src.extension().is_some_and(|e| e == "jsonl") {
+                let path = dir.path().join(src.file_name().unwrap());
+                write_padded(&src, &path);
+                files.push((path, true));
+            }
+        }
+        let long = dir.path().join("long.jsonl");
+        write_long_session(&long);
+        files.push((long, true));
+        let odd = dir.path().join("odd.jsonl");
+        write_odd_session(&odd);
+        files.push((odd, false));
+        let mut lines_kept = 0;
+        for (path, canonical) in &files {
+            let sm = dreb_session::SessionManager::open(path, None).unwrap();
+            let decoded = crate::persist::session_context(&sm).messages;
+            let deferred = crate::session_conversation::session_conversation(&sm).conversation;
+            let source = deferred.pending_source().expect("nothing decoded yet");
+            lines_kept += (0..source.len())
+                .filter(|&i| source.role(i).is_some())
+                .count();
+            assert_eq!(deferred.len(), decoded.len(), "{}", path.display());
+            let (tail, current) = context_tail(&decoded);
+            assert_eq!(
+                pending_context_tail(source).map(|t| values(&t)),
+                current.then(|| values(tail)),
+                "{}",
+                path.display()
+            );
+            let decoded_conversation = Conversation::from(decoded.clone());
+            let written = serde_json::to_string(&MessagesData {
+                messages: &deferred,
+            })
+            .unwrap();
+            let typed = serde_json::to_string(&MessagesData {
+                messages: &decoded_conversation,
+            })
+            .unwrap();
+            if *canonical {
+                assert_eq!(written, typed, "{}", path.display());
+            } else {
+                // The file's own text: the same JSON values, not the same bytes.
+                assert_ne!(written, typed);
+                let value = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
+                assert_eq!(value(&written), value(&typed), "{}", path.display());
+            }
+            assert!(
+                deferred.pending_source().is_some(),
+                "writing decodes nothing"
+            );
+            assert_eq!(values(&deferred), values(&decoded));
+            assert!(deferred.pending_source().is_none());
+        }
+        assert!(files.len() >= 10 && lines_kept > 30, "{lines_kept} lines");
+
+        // A message of a known role that does not decode (a string timestamp) is counted and shown as the file
+        // holds it (as the reference shows it) until the conversation is decoded, which leaves it out.
+        let bad = dir.path().join("bad.jsonl");
+        let pad = "x".repeat(300);
+        std::fs::write(&bad, format!("{{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"cwd\":\"/p\"}}\n\
+            {{\"type\":\"message\",\"id\":\"m1\",\"parentId\":\"s1\",\"message\":{{\"role\":\"user\",\"content\":\"{pad}\",\"timestamp\":\"soon\"}}}}\n")).unwrap();
+        let sm = dreb_session::SessionManager::open(&bad, None).unwrap();
+        let deferred = crate::session_conversation::session_conversation(&sm).conversation;
+        assert_eq!(deferred.len(), 1);
+        let written = serde_json::to_string(&deferred).unwrap();
+        assert!(written.contains(r#""timestamp":"soon""#), "{written}");
+        assert!(deferred.is_empty() || deferred.as_slice().is_empty());
+        assert_eq!(deferred.len(), 0);
     }
 
     #[test]
