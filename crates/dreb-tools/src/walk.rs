@@ -39,6 +39,8 @@ fn threads() -> usize {
 pub struct Entry {
     pub path: PathBuf,
     pub is_dir: bool,
+    /// A regular file (not a directory, FIFO, socket or device; symlinks are followed when the walk follows them).
+    pub is_file: bool,
 }
 
 /// What the walk does after a visit.
@@ -98,10 +100,13 @@ pub fn walk_parallel<M>(
             if entry.depth() == 0 {
                 return WalkState::Continue;
             }
-            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            let file_type = entry.file_type();
+            let is_dir = file_type.is_some_and(|t| t.is_dir());
+            let is_file = file_type.is_some_and(|t| t.is_file());
             match visit(Entry {
                 path: entry.into_path(),
                 is_dir,
+                is_file,
             }) {
                 Visit::Continue => WalkState::Continue,
                 Visit::Skip => WalkState::Skip,
