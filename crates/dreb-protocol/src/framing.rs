@@ -198,9 +198,15 @@ pub fn encode_frame_into<T: Serialize + ?Sized>(
 ) -> Result<(), serde_json::Error> {
     let start = out.len();
     serde_json::to_writer(&mut *out, value)?;
+    finish_frame(out, start);
+    Ok(())
+}
+
+/// Makes the JSON text in `out[start..]` a frame: U+2028/U+2029 escaped and `\n` appended, as
+/// [`encode_frame_into`] does.
+pub(crate) fn finish_frame(out: &mut Vec<u8>, start: usize) {
     escape_line_separators_from(out, start);
     out.push(b'\n');
-    Ok(())
 }
 
 /// Serialises `value` as one frame like [`encode_frame`], handing it to `emit` in parts of about `part_bytes` as

@@ -198,6 +198,23 @@ impl Outbox {
         });
     }
 
+    /// [`Outbox::send_now`] for a frame the caller writes itself: `encode` appends one JSON object (without the
+    /// line's `\n`) to an empty buffer and says whether to send it. The bytes are framed as
+    /// [`crate::framing::encode_frame`] frames them (U+2028/U+2029 escaped, `\n` appended). Returns whether the
+    /// frame was handed to the sink.
+    pub fn send_now_with(&self, encode: impl FnOnce(&mut Vec<u8>) -> bool) -> bool {
+        let mut sent = false;
+        with_scratch(|buf| {
+            if encode(buf) {
+                crate::framing::finish_frame(buf, 0);
+                let _gate = lock(&self.shared.gate);
+                self.shared.sink.send_frame_now(buf);
+                sent = true;
+            }
+        });
+        sent
+    }
+
     /// Write a mergeable streaming delta (see [`DeltaFrame`]).
     pub fn send_delta(&self, delta: DeltaFrame) {
         let _gate = lock(&self.shared.gate);
@@ -275,13 +292,18 @@ thread_local! {
 /// Encode `frame` (see [`crate::framing::encode_frame`]) into this thread's scratch buffer and hand the bytes to
 /// `write`. Our own types always encode; a failure is logged rather than half written.
 fn with_encoded<T: Serialize + ?Sized>(frame: &T, write: impl FnOnce(&[u8])) {
+    with_scratch(|buf| match encode_frame_into(buf, frame) {
+        Ok(()) => write(buf),
+        Err(e) => tracing::error!("could not encode a frame: {e}"),
+    });
+}
+
+/// Run `f` with this thread's scratch buffer, empty.
+fn with_scratch(f: impl FnOnce(&mut Vec<u8>)) {
     // Taken out for the duration, so that a frame encoded while another is being written gets its own buffer.
     let mut buf = SCRATCH.take();
     buf.clear();
-    match encode_frame_into(&mut buf, frame) {
-        Ok(()) => write(&buf),
-        Err(e) => tracing::error!("could not encode a frame: {e}"),
-    }
+    f(&mut buf);
     if buf.capacity() <= SCRATCH_KEEP_BYTES {
         SCRATCH.set(buf);
     }

@@ -106,6 +106,38 @@ impl Reply {
         true
     }
 
+    /// Write a success response whose `data` the caller writes itself as JSON text (`write_data` appends exactly
+    /// the bytes `serde_json` would write for the command's typed result), as [`Reply::send_ok`] would write it:
+    /// for a small answer read from state that changes rarely (`get_state`), written without building the typed
+    /// result. Returns whether it was written; false when already written, detached, or `write_data` failed (it
+    /// then wrote nothing to the connection, and the handler returns the typed result).
+    pub fn send_ok_written(
+        &self,
+        write_data: impl FnOnce(&mut Vec<u8>) -> Result<(), serde_json::Error>,
+    ) -> bool {
+        let Some(outbox) = &self.outbox else {
+            return false;
+        };
+        if self.is_sent() {
+            return false;
+        }
+        let sent = outbox.send_now_with(|buf| {
+            if let Err(e) =
+                write_ok_head(buf, self.id.as_ref(), self.command).and_then(|()| write_data(buf))
+            {
+                tracing::error!(command = self.command, "could not encode a response: {e}");
+                return false;
+            }
+            buf.push(b'}');
+            // Claimed once the frame is whole: a failure above leaves the response to the dispatcher.
+            self.claim()
+        });
+        if sent {
+            self.end_turn();
+        }
+        sent
+    }
+
     /// [`Reply::send_ok`] while the caller holds the outbox (e.g. right after a barrier frame).
     pub fn send_ok_in(&self, held: &Held<'_>, data: ResponseData) -> bool {
         if !self.claim() {
@@ -149,6 +181,25 @@ impl<D: serde::Serialize + ?Sized> serde::Serialize for EncodedOk<'_, D> {
         map.serialize_entry("data", self.data)?;
         map.end()
     }
+}
+
+/// What [`Response`]'s serialisation writes before a success response's `data` value: `{"id":…,"type":"response",
+/// "command":"…","success":true,"data":` (no `id` key without an id). Command names are plain ASCII.
+fn write_ok_head(
+    buf: &mut Vec<u8>,
+    id: Option<&Value>,
+    command: &str,
+) -> Result<(), serde_json::Error> {
+    buf.push(b'{');
+    if let Some(id) = id {
+        buf.extend_from_slice(b"\"id\":");
+        serde_json::to_writer(&mut *buf, id)?;
+        buf.push(b',');
+    }
+    buf.extend_from_slice(b"\"type\":\"response\",\"command\":");
+    serde_json::to_writer(&mut *buf, command)?;
+    buf.extend_from_slice(b",\"success\":true,\"data\":");
+    Ok(())
 }
 
 /// Per-request information passed to every handler method.
@@ -332,5 +383,59 @@ mod tests {
         assert!(!detached.send_ok(ResponseData::Abort));
         assert!(!detached.is_sent());
         assert_eq!(lock(&sink.0).len(), 1);
+    }
+
+    /// A response whose data the handler writes itself is the frame [`Reply::send_ok`] writes for the typed result.
+    #[test]
+    fn a_written_response_is_the_typed_response_frame() {
+        let ids = [
+            None,
+            Some(serde_json::json!(7)),
+            Some(serde_json::json!(-2.5)),
+            Some(serde_json::json!("a \"q\" \u{2028} \u{1F600}")),
+            Some(serde_json::json!({"z": [1, null], "a": {"b": true}})),
+            Some(Value::Null),
+        ];
+        for id in ids {
+            for version in ["1.2.3", "line\u{2028}sep\u{2029}s \\ \n"] {
+                let data = crate::VersionResult {
+                    version: version.into(),
+                };
+                let typed = Arc::new(Collect::default());
+                let reply = Reply::new(
+                    id.clone(),
+                    "get_version",
+                    Some(Outbox::new(typed.clone())),
+                    None,
+                );
+                assert!(reply.send_ok(ResponseData::GetVersion(data.clone())));
+                let written = Arc::new(Collect::default());
+                let reply = Reply::new(
+                    id.clone(),
+                    "get_version",
+                    Some(Outbox::new(written.clone())),
+                    None,
+                );
+                assert!(reply.send_ok_written(|buf| serde_json::to_writer(buf, &data)));
+                assert!(!reply.send_ok_written(|buf| serde_json::to_writer(buf, &data)));
+                assert!(!reply.send_ok(ResponseData::GetVersion(data.clone())));
+                let typed = lock(&typed.0).concat();
+                assert_eq!(
+                    String::from_utf8(lock(&written.0).concat()).unwrap(),
+                    String::from_utf8(typed).unwrap(),
+                    "{id:?}"
+                );
+            }
+        }
+        // A failed write sends nothing and leaves the response to the dispatcher.
+        let sink = Arc::new(Collect::default());
+        let reply = Reply::new(None, "get_version", Some(Outbox::new(sink.clone())), None);
+        assert!(!reply.send_ok_written(|_| Err(serde::ser::Error::custom("no"))));
+        assert!(lock(&sink.0).is_empty());
+        assert!(reply.finish(&Response::error(None, None, "failed")));
+        assert_eq!(lock(&sink.0).len(), 1);
+        // Detached: nothing is written.
+        let detached = Reply::new(None, "get_version", None, None);
+        assert!(!detached.send_ok_written(|buf| serde_json::to_writer(buf, &1)));
     }
 }

@@ -35,7 +35,7 @@ impl DialogTracker {
     fn observe(&self, frame: &[u8]) {
         // Cheap pre-check: only dialog frames name `extension_ui_` near their start.
         let head = &frame[..frame.len().min(64)];
-        if !head.windows(13).any(|w| w == b"extension_ui_") {
+        if memchr::memmem::find(head, b"extension_ui_").is_none() {
             return;
         }
         for line in frame.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {

@@ -392,6 +392,7 @@ pub(crate) fn start(
                 .or_else(|| std::env::current_exe().ok())
                 .unwrap_or_else(|| PathBuf::from("dreb")),
         ),
+        model_json: Default::default(),
         daily_cost: Default::default(),
         buddy: tokio::sync::Mutex::new(()),
     });

@@ -1,6 +1,7 @@
 //! get_state, get_messages, stats, names, version, git branch.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use chrono::Local;
 use dreb_agent::{AgentMessage, Conversation, MessageSource, available_thinking_levels};
@@ -70,50 +71,279 @@ fn context_tail_values(rt: &Runtime) -> (Vec<serde_json::Value>, bool) {
 }
 
 pub(crate) fn state(rt: &Runtime) -> Result<RpcSessionState, String> {
-    let agent = &rt.agent;
-    let model = agent.model();
-    let (session_file, session_id, session_name) = {
-        let s = rt.sessions.lock();
-        (
-            s.session_file().map(|p| p.to_string_lossy().into_owned()),
-            s.session_id().to_string(),
-            s.session_name(),
-        )
-    };
-    let tasks = rt.tasks.get();
-    let levels = match &model {
-        Some(m) => available_thinking_levels(m),
-        None => vec![dreb_ai::ThinkingLevel::Off],
-    };
-    // The run's phase in one reading.
-    let phase = rt.phase.view(agent.is_streaming());
-    let context_usage = context_usage(rt, model.as_ref());
-    Ok(RpcSessionState {
+    let reads = StateReads::read(rt);
+    let s = rt.sessions.lock();
+    let (session_file, session_name) = session_file_and_name(rt, &s);
+    let StateReads {
         model,
-        scoped_models: crate::commands::model_select::scoped_models_for_state(rt),
+        scoped_models,
+        tasks,
+        thinking_level,
+        phase,
+        steering_mode,
+        follow_up_mode,
+        auto_compaction_enabled,
+        message_count,
+        pending_message_count,
+        context_usage,
+        model_fallback_message,
+    } = reads;
+    Ok(RpcSessionState {
+        available_thinking_levels: match &model {
+            Some(m) => m.levels.clone(),
+            None => vec![dreb_ai::ThinkingLevel::Off],
+        },
+        model: model.map(|m| m.model.clone()),
+        scoped_models,
         tasks,
         using_subscription: false,
-        thinking_level: agent.thinking_level(),
-        available_thinking_levels: levels,
+        thinking_level,
         is_streaming: phase.is_streaming,
         is_retrying: phase.is_retrying,
         retry_attempt: i64::from(phase.retry_attempt),
         is_compacting: phase.is_compacting,
-        steering_mode: agent.steering_mode(),
-        follow_up_mode: agent.follow_up_mode(),
-        session_file: if rt.sessions.no_session() {
-            None
-        } else {
-            session_file
-        },
-        session_id,
+        steering_mode,
+        follow_up_mode,
+        session_file: session_file.map(String::from),
+        session_id: s.session_id().to_string(),
         session_name,
-        auto_compaction_enabled: rt.settings.auto_compaction(),
-        message_count: agent.message_count() as i64,
-        pending_message_count: rt.queue.len() as i64,
+        auto_compaction_enabled,
+        message_count,
+        pending_message_count,
         context_usage,
-        model_fallback_message: rt.models.fallback_message(),
+        model_fallback_message,
     })
+}
+
+/// `get_state`'s data written straight into the response frame, from the same reads as [`state`] (the model as its
+/// cached JSON), instead of building an [`RpcSessionState`] and serialising it: the same bytes
+/// (`written_state_matches_the_typed_result`).
+pub(crate) fn write_state(rt: &Runtime, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    let reads = StateReads::read(rt);
+    let s = rt.sessions.lock();
+    let (session_file, session_name) = session_file_and_name(rt, &s);
+    let off = [dreb_ai::ThinkingLevel::Off];
+    StateData {
+        model: reads.model.as_deref().map(|m| &*m.json),
+        scoped_models: &reads.scoped_models,
+        tasks: &reads.tasks,
+        thinking_level: reads.thinking_level,
+        available_thinking_levels: match &reads.model {
+            Some(m) => &m.levels,
+            None => &off,
+        },
+        is_streaming: reads.phase.is_streaming,
+        is_retrying: reads.phase.is_retrying,
+        retry_attempt: i64::from(reads.phase.retry_attempt),
+        is_compacting: reads.phase.is_compacting,
+        steering_mode: reads.steering_mode,
+        follow_up_mode: reads.follow_up_mode,
+        session_file: session_file.as_deref(),
+        session_id: s.session_id(),
+        session_name: session_name.as_deref(),
+        auto_compaction_enabled: reads.auto_compaction_enabled,
+        message_count: reads.message_count,
+        pending_message_count: reads.pending_message_count,
+        context_usage: reads.context_usage.as_ref(),
+        model_fallback_message: reads.model_fallback_message.as_deref(),
+    }
+    .write(out)
+}
+
+/// The session's file (`None` with `--no-session`) and name, read under the session lock.
+fn session_file_and_name<'a>(
+    rt: &Runtime,
+    s: &'a dreb_session::SessionManager,
+) -> (Option<std::borrow::Cow<'a, str>>, Option<String>) {
+    let file = if rt.sessions.no_session() {
+        None
+    } else {
+        s.session_file().map(|p| p.to_string_lossy())
+    };
+    (file, s.session_name())
+}
+
+/// What `get_state` reads besides the session file, each under its owner's lock in turn.
+struct StateReads {
+    model: Option<Arc<ModelEntry>>,
+    scoped_models: Vec<RpcScopedModel>,
+    tasks: Vec<RpcSessionTask>,
+    thinking_level: dreb_ai::ThinkingLevel,
+    phase: crate::run_phase::PhaseView,
+    steering_mode: QueueMode,
+    follow_up_mode: QueueMode,
+    auto_compaction_enabled: bool,
+    message_count: i64,
+    pending_message_count: i64,
+    context_usage: Option<ContextUsage>,
+    model_fallback_message: Option<String>,
+}
+
+impl StateReads {
+    fn read(rt: &Runtime) -> StateReads {
+        let agent = &rt.agent;
+        let model = rt.model_json.current(agent);
+        let tasks = rt.tasks.get();
+        // The run's phase in one reading.
+        let phase = rt.phase.view(agent.is_streaming());
+        let context_usage = context_usage(rt, model.as_deref().map(|m| &m.model));
+        StateReads {
+            model,
+            scoped_models: crate::commands::model_select::scoped_models_for_state(rt),
+            tasks,
+            thinking_level: agent.thinking_level(),
+            phase,
+            steering_mode: agent.steering_mode(),
+            follow_up_mode: agent.follow_up_mode(),
+            auto_compaction_enabled: rt.settings.auto_compaction(),
+            message_count: agent.message_count() as i64,
+            pending_message_count: rt.queue.len() as i64,
+            context_usage,
+            model_fallback_message: rt.models.fallback_message(),
+        }
+    }
+}
+
+/// The agent's current model with its JSON and its thinking levels, computed once per model.
+pub(crate) struct ModelEntry {
+    model: Model,
+    json: Box<[u8]>,
+    levels: Vec<dreb_ai::ThinkingLevel>,
+}
+
+/// The [`ModelEntry`] of the model `get_state` last saw: `get_state` is polled often and the model rarely
+/// changes, so it is cloned and serialised once instead of on every call. Compared with the agent's model on every
+/// use, so a change made anywhere is seen at once.
+#[derive(Default)]
+pub(crate) struct ModelJsonCache {
+    entry: std::sync::Mutex<Option<Arc<ModelEntry>>>,
+}
+
+impl ModelJsonCache {
+    /// The entry of the agent's current model (`None` without one).
+    fn current(&self, agent: &dreb_agent::Agent) -> Option<Arc<ModelEntry>> {
+        agent.with_state(|s| {
+            let model = s.model.as_ref()?;
+            let mut entry = crate::sync::lock(&self.entry);
+            if let Some(e) = entry.as_ref().filter(|e| e.model == *model) {
+                return Some(e.clone());
+            }
+            let e = Arc::new(ModelEntry {
+                json: serde_json::to_vec(model).ok()?.into_boxed_slice(),
+                levels: available_thinking_levels(model),
+                model: model.clone(),
+            });
+            *entry = Some(e.clone());
+            Some(e)
+        })
+    }
+}
+
+/// [`RpcSessionState`] borrowed from where its parts live, the model as its JSON; [`StateData::write`] writes
+/// what serialising the typed state writes.
+struct StateData<'a> {
+    model: Option<&'a [u8]>,
+    scoped_models: &'a [RpcScopedModel],
+    tasks: &'a [RpcSessionTask],
+    thinking_level: dreb_ai::ThinkingLevel,
+    available_thinking_levels: &'a [dreb_ai::ThinkingLevel],
+    is_streaming: bool,
+    is_retrying: bool,
+    retry_attempt: i64,
+    is_compacting: bool,
+    steering_mode: QueueMode,
+    follow_up_mode: QueueMode,
+    session_file: Option<&'a str>,
+    session_id: &'a str,
+    session_name: Option<&'a str>,
+    auto_compaction_enabled: bool,
+    message_count: i64,
+    pending_message_count: i64,
+    context_usage: Option<&'a ContextUsage>,
+    model_fallback_message: Option<&'a str>,
+}
+
+impl StateData<'_> {
+    /// The JSON object, members in [`RpcSessionState`]'s order, absent options left out as its
+    /// `skip_serializing_if` does.
+    fn write(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        let mut o = JsonObject::begin(out);
+        if let Some(model) = self.model {
+            o.raw("model", model);
+        }
+        o.value("scopedModels", self.scoped_models)?;
+        o.value("tasks", self.tasks)?;
+        o.value("usingSubscription", &false)?;
+        o.value("thinkingLevel", &self.thinking_level)?;
+        o.value("availableThinkingLevels", self.available_thinking_levels)?;
+        o.value("isStreaming", &self.is_streaming)?;
+        o.value("isRetrying", &self.is_retrying)?;
+        o.value("retryAttempt", &self.retry_attempt)?;
+        o.value("isCompacting", &self.is_compacting)?;
+        o.value("steeringMode", &self.steering_mode)?;
+        o.value("followUpMode", &self.follow_up_mode)?;
+        if let Some(file) = self.session_file {
+            o.value("sessionFile", file)?;
+        }
+        o.value("sessionId", self.session_id)?;
+        if let Some(name) = self.session_name {
+            o.value("sessionName", name)?;
+        }
+        o.value("autoCompactionEnabled", &self.auto_compaction_enabled)?;
+        o.value("messageCount", &self.message_count)?;
+        o.value("pendingMessageCount", &self.pending_message_count)?;
+        if let Some(usage) = self.context_usage {
+            o.value("contextUsage", usage)?;
+        }
+        if let Some(message) = self.model_fallback_message {
+            o.value("modelFallbackMessage", message)?;
+        }
+        o.end();
+        Ok(())
+    }
+}
+
+/// Writes a JSON object as serde_json's compact serialiser does: keys are plain ASCII names written as they are
+/// (nothing in them to escape), values serialised by serde_json.
+struct JsonObject<'a> {
+    out: &'a mut Vec<u8>,
+    empty: bool,
+}
+
+impl<'a> JsonObject<'a> {
+    fn begin(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        JsonObject { out, empty: true }
+    }
+
+    fn key(&mut self, key: &'static str) {
+        debug_assert!(key.bytes().all(|b| b.is_ascii_alphanumeric()), "{key}");
+        if !std::mem::take(&mut self.empty) {
+            self.out.push(b',');
+        }
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\":");
+    }
+
+    fn value<T: serde::Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), serde_json::Error> {
+        self.key(key);
+        serde_json::to_writer(&mut *self.out, value)
+    }
+
+    /// A member whose value is already JSON.
+    fn raw(&mut self, key: &'static str, json: &[u8]) {
+        self.key(key);
+        self.out.extend_from_slice(json);
+    }
+
+    fn end(self) {
+        self.out.push(b'}');
+    }
 }
 
 /// See [`Runtime::context_tail_values`].
@@ -195,14 +425,44 @@ pub(crate) fn git_branch(cwd: &Path) -> Option<String> {
     None
 }
 
+/// What `get_state` returns once its response is written (nothing reads it; built without allocating).
+fn unsent_state() -> RpcSessionState {
+    RpcSessionState {
+        model: None,
+        scoped_models: Vec::new(),
+        tasks: Vec::new(),
+        using_subscription: false,
+        thinking_level: dreb_ai::ThinkingLevel::Off,
+        available_thinking_levels: Vec::new(),
+        is_streaming: false,
+        is_retrying: false,
+        retry_attempt: 0,
+        is_compacting: false,
+        steering_mode: QueueMode::All,
+        follow_up_mode: QueueMode::All,
+        session_file: None,
+        session_id: String::new(),
+        session_name: None,
+        auto_compaction_enabled: false,
+        message_count: 0,
+        pending_message_count: 0,
+        context_usage: None,
+        model_fallback_message: None,
+    }
+}
+
 /// The `State` commands.
 impl StateHandler for Runtime {
     async fn get_state(
         &self,
-        _ctx: &RequestContext,
+        ctx: &RequestContext,
         _p: GetStateParams,
     ) -> Result<RpcSessionState, errors::GetStateError> {
         use errors::GetStateError as E;
+        if ctx.reply.send_ok_written(|out| write_state(self, out)) {
+            // Written from the state where it lives; the dispatcher sees the response sent and drops this.
+            return Ok(unsent_state());
+        }
         state(self).map_err(E::unexpected)
     }
 
@@ -388,6 +648,103 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 8, "{checked} sessions checked");
+    }
+
+    /// `get_state` writes [`StateData`] into the frame instead of serialising an [`RpcSessionState`]; the bytes
+    /// must be the typed state's for every shape it takes (options present and absent, odd strings, numbers).
+    #[test]
+    fn written_state_matches_the_typed_result() {
+        let model: Model = serde_json::from_value(serde_json::json!({
+            "id": "m\u{2028}1", "name": "Mo \"del\"", "api": "openai-completions", "provider": "p",
+            "baseUrl": "http://x/v1", "reasoning": true, "input": ["text", "image"],
+            "cost": {"input": 0.1, "output": 1e-7, "cacheRead": 0, "cacheWrite": 3},
+            "contextWindow": 200000, "maxTokens": 8192, "headers": {"b": "1", "a": "2"},
+            "compat": {"z": true, "a": {"n": [1, 2.5]}, "supportsDeveloperRole": false}
+        }))
+        .unwrap();
+        let full: RpcSessionState = serde_json::from_value(serde_json::json!({
+            "scopedModels": [{"provider": "p", "id": "a", "name": "A", "reasoning": true, "thinkingLevel": "high"},
+                {"provider": "q", "id": "b"}],
+            "tasks": [{"id": "1", "title": "s \u{1F600}", "status": "in_progress"}],
+            "usingSubscription": false, "thinkingLevel": "medium",
+            "availableThinkingLevels": ["off", "minimal", "low", "medium", "high"], "isStreaming": true,
+            "isRetrying": true, "retryAttempt": 3, "isCompacting": true, "steeringMode": "all",
+            "followUpMode": "one-at-a-time", "sessionFile": "/tmp/a \\ b/\u{2029}.jsonl",
+            "sessionId": "0192-abc", "sessionName": "named \"x\"", "autoCompactionEnabled": true,
+            "messageCount": 12, "pendingMessageCount": 2,
+            "contextUsage": {"tokens": 1234, "contextWindow": 200000, "percent": 0.617},
+            "modelFallbackMessage": "fell back\nto p/m"
+        }))
+        .unwrap();
+        let mut bare = full.clone();
+        bare.scoped_models.clear();
+        bare.tasks.clear();
+        bare.session_file = None;
+        bare.session_name = None;
+        bare.context_usage = None;
+        bare.model_fallback_message = None;
+        let mut no_percent = full.clone();
+        no_percent.context_usage = Some(ContextUsage {
+            tokens: None,
+            context_window: 1,
+            percent: None,
+        });
+        for mut typed in [full, bare, no_percent] {
+            for model in [Some(model.clone()), None] {
+                typed.model = model;
+                let json = typed.model.as_ref().map(|m| serde_json::to_vec(m).unwrap());
+                // Every field, so that one added to the spec's type fails to compile here until it is written.
+                let RpcSessionState {
+                    model: _,
+                    scoped_models,
+                    tasks,
+                    using_subscription: _,
+                    thinking_level,
+                    available_thinking_levels,
+                    is_streaming,
+                    is_retrying,
+                    retry_attempt,
+                    is_compacting,
+                    steering_mode,
+                    follow_up_mode,
+                    session_file,
+                    session_id,
+                    session_name,
+                    auto_compaction_enabled,
+                    message_count,
+                    pending_message_count,
+                    context_usage,
+                    model_fallback_message,
+                } = &typed;
+                let data = StateData {
+                    model: json.as_deref(),
+                    scoped_models,
+                    tasks,
+                    thinking_level: *thinking_level,
+                    available_thinking_levels,
+                    is_streaming: *is_streaming,
+                    is_retrying: *is_retrying,
+                    retry_attempt: *retry_attempt,
+                    is_compacting: *is_compacting,
+                    steering_mode: *steering_mode,
+                    follow_up_mode: *follow_up_mode,
+                    session_file: session_file.as_deref(),
+                    session_id,
+                    session_name: session_name.as_deref(),
+                    auto_compaction_enabled: *auto_compaction_enabled,
+                    message_count: *message_count,
+                    pending_message_count: *pending_message_count,
+                    context_usage: context_usage.as_ref(),
+                    model_fallback_message: model_fallback_message.as_deref(),
+                };
+                let mut written = Vec::new();
+                data.write(&mut written).unwrap();
+                assert_eq!(
+                    String::from_utf8(written).unwrap(),
+                    serde_json::to_string(&typed).unwrap()
+                );
+            }
+        }
     }
 
     fn values(messages: &[AgentMessage]) -> Vec<serde_json::Value> {

@@ -73,6 +73,8 @@ pub struct Services {
     pub(crate) mcp: Mcp,
     /// Trusted subfolders' AGENTS.md / CLAUDE.md already added to tool results.
     pub(crate) nested_context: NestedContext,
+    /// `get_state`'s model, serialised once per model.
+    pub(crate) model_json: crate::commands::state::ModelJsonCache,
     /// `get_daily_cost`'s cache.
     pub(crate) daily_cost: DailyCostCache,
     /// Serialises `buddy_hatch` / `buddy_reroll` (each reads, then rewrites, the buddy file).
