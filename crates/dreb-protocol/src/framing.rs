@@ -158,6 +158,21 @@ impl<R: AsyncRead + Unpin> JsonlReader<R> {
         }
     }
 
+    /// Takes bytes the caller read from the same input itself (the serving loop polls stdin for a moment after
+    /// answering, without the runtime): they come after the bytes already buffered, as if this reader had read
+    /// them. After the end of input nothing more is taken.
+    pub fn push_bytes(&mut self, bytes: &[u8]) {
+        if self.eof {
+            return;
+        }
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.scanned -= self.start;
+            self.start = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
     /// Gives the underlying reader back (buffered bytes are dropped).
     pub fn into_inner(self) -> R {
         self.inner
@@ -357,6 +372,44 @@ mod tests {
         }
     }
     use super::*;
+
+    /// Bytes pushed by a caller that read them itself join the ones the reader read, at any split point, with
+    /// partial records, oversized ones, a CR, invalid UTF-8 and the end of input handled as usual.
+    #[tokio::test]
+    async fn pushed_bytes_are_read_as_if_the_reader_had_read_them() {
+        use futures::FutureExt;
+        use tokio::io::AsyncWriteExt;
+        let input: &[u8] = b"{\"a\":1}\nxxxxxxxxxxxxxxxxxxxx\n{\"b\":2}\r\n\xff\nlast";
+        let expected = all(input, 10).await;
+        for split in 0..=input.len() {
+            for chunk in [1, 3, 64] {
+                // A fresh scheduling budget, so that the pipe is never "not ready" only because this task has
+                // polled it for long (tokio's cooperative yielding).
+                tokio::task::yield_now().await;
+                let (head, tail) = input.split_at(split);
+                // `head` is read by the reader from an open pipe; `tail` is pushed in chunks, as the serving loop
+                // does after the reader has taken what it holds; then the pipe closes.
+                let (mut tx, rx) = tokio::io::duplex(1024);
+                tx.write_all(head).await.unwrap();
+                let mut r = JsonlReader::with_max_record_bytes(rx, 10);
+                let mut got = Vec::new();
+                while let Some(rec) = r.next_record().now_or_never() {
+                    got.push(rec.unwrap().unwrap());
+                }
+                for bytes in tail.chunks(chunk) {
+                    r.push_bytes(bytes);
+                    while let Some(Some(rec)) = r.next_buffered() {
+                        got.push(rec);
+                    }
+                }
+                drop(tx);
+                while let Some(rec) = r.next_record().await.unwrap() {
+                    got.push(rec);
+                }
+                assert_eq!(got, expected, "split {split} chunk {chunk}");
+            }
+        }
+    }
 
     async fn all(input: &[u8], max: usize) -> Vec<Result<String, RecordError>> {
         let mut r = JsonlReader::with_max_record_bytes(input, max);

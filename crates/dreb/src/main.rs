@@ -243,11 +243,20 @@ async fn run(args: Args) -> i32 {
     {
         serve_options.max_record_bytes = cap;
     }
+    // How long the loop polls stdin after answering, in µs (0: never), for measuring the trade-off.
+    if let Some(us) = std::env::var("DREB_INPUT_POLL_US")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        serve_options.input_poll_for = Duration::from_micros(us);
+    }
+    let (stdin, input_poll) = dreb_cli::stdio::stdin_with_poll();
+    serve_options.input_poll = input_poll;
     let children_timeout = serve_options.children_timeout;
     let outcome = serve(
         Arc::new(runtime.clone()),
         router,
-        dreb_cli::stdio::stdin(),
+        stdin,
         output.clone(),
         // Responses go through the runtime's outbox, in order with the events.
         runtime.outbox(),

@@ -1,6 +1,9 @@
 //! The serving loop: stdin read by the loop itself, each command on its own task (except a few that answer at once
 //! from memory), responses and events through one [`Outbox`] in front of the [`Output`] writer. The lines one read
 //! brought are answered in one go with stdout corked ([`Output::cork`]), so their responses leave in one write.
+//! Once they are answered and written, the loop reads stdin without the runtime for a moment (at most
+//! [`ServeOptions::input_poll_for`]) before it parks, so a host that sends its next command at once does not pay
+//! for waking it up.
 //!
 //! Each command's [`Lane`] (from `dreb-protocol`) decides how it runs: state changes take their turn in arrival
 //! order (so pipelined `set_*` calls and session switches apply in the order sent), while aborts, `get_state` and
@@ -24,6 +27,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::output::Output;
+use crate::stdio::InputPoll;
 
 /// Receives stdin messages that are not commands (`extension_ui_response`). They never get a response.
 pub trait InputRouter: Send + Sync + 'static {
@@ -45,7 +49,15 @@ pub struct ServeOptions {
     /// How long to wait for background children to exit after serving ended. (stdout is drained without a time
     /// limit: a slow reader still gets everything; one that stopped for good is bounded by the writer's stall rule.)
     pub children_timeout: Duration,
+    /// stdin read without the runtime for up to [`ServeOptions::input_poll_for`] after the lines of a read are
+    /// answered, before the loop parks (see [`serve`]). `None`: never.
+    pub input_poll: Option<InputPoll>,
+    /// How long to poll stdin after answering; zero: never.
+    pub input_poll_for: Duration,
 }
+
+/// How long the loop polls stdin after answering, by default.
+pub const INPUT_POLL_FOR: Duration = Duration::from_micros(50);
 
 impl Default for ServeOptions {
     fn default() -> Self {
@@ -53,6 +65,8 @@ impl Default for ServeOptions {
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             shutdown_grace: Duration::from_secs(3),
             children_timeout: Duration::from_secs(5),
+            input_poll: None,
+            input_poll_for: INPUT_POLL_FOR,
         }
     }
 }
@@ -85,8 +99,8 @@ impl ServeOutcome {
 
 type Record = std::io::Result<Option<Result<String, RecordError>>>;
 
-/// The most lines answered in one go from what one read brought (see [`serve`]); then the loop looks at its other
-/// events again.
+/// The most lines answered in one go from what one read (and the polls after it) brought (see [`serve`]); then the
+/// loop looks at its other events again.
 const BURST: usize = 64;
 
 /// The next input line. A host that writes commands without reading the answers is paced like the agent loop:
@@ -96,6 +110,44 @@ async fn next_line<R: AsyncRead + Unpin>(reader: &mut JsonlReader<R>, output: &O
         output.ready().await;
     }
     reader.next_record().await
+}
+
+/// The next line if the host sends one within `budget`: stdin read without the runtime, yielding the CPU between
+/// reads (a host on the same CPU gets to run). `None` when nothing complete came in time, at the end of input or on
+/// an error (the loop's reader then finds them as usual; bytes of a partial line stay with `reader`).
+///
+/// Why: parking in the event loop between a response and the next request costs a wake-up of a halted CPU per
+/// request, which on a quiet virtual machine is most of a sequential round trip. The poll runs only right after
+/// lines were answered, never while idle, so its cost is bounded by `budget` per burst of input.
+fn poll_input<R: AsyncRead + Unpin>(
+    input: &InputPoll,
+    reader: &mut JsonlReader<R>,
+    budget: Duration,
+) -> Option<Option<Result<String, RecordError>>> {
+    if budget.is_zero() {
+        return None;
+    }
+    let start = std::time::Instant::now();
+    let mut buf = [0u8; 8192];
+    loop {
+        match input.read_now(&mut buf) {
+            Ok(0) => return None,
+            Ok(n) => {
+                reader.push_bytes(&buf[..n]);
+                if let Some(record) = reader.next_buffered() {
+                    return Some(record);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if start.elapsed() >= budget {
+                    return None;
+                }
+                std::thread::yield_now();
+            }
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Handle one request; its response goes through `outbox` (written by the handler or after it).
@@ -152,24 +204,44 @@ where
                 }
             }
             record = next_line(&mut reader, &output) => {
-                // This line and the ones that came with it are answered with stdout corked: their responses leave
-                // together when the cork ends, in one write.
-                let _cork = output.cork();
                 let mut record = record;
+                // Lines answered in this turn of the loop (then the other branches get their look).
                 let mut answered = 0;
                 loop {
-                    match record {
-                        Ok(None) => break 'serve ServeOutcome::Eof,
-                        Err(e) => break 'serve ServeOutcome::InputError(e),
-                        Ok(Some(line)) => {
-                            take_line(line, &service, &*router, &outbox, &sequencer, &mut tasks).await
+                    // This line and the ones that came with it are answered with stdout corked: their responses
+                    // leave together when the cork ends, in one write.
+                    let cork = output.cork();
+                    let mut spawned = false;
+                    let drained = loop {
+                        match record {
+                            Ok(None) => break 'serve ServeOutcome::Eof,
+                            Err(e) => break 'serve ServeOutcome::InputError(e),
+                            Ok(Some(line)) => {
+                                spawned |= take_line(line, &service, &*router, &outbox, &sequencer, &mut tasks).await
+                            }
                         }
-                    }
-                    answered += 1;
-                    if answered == BURST || !output.within_budget() {
+                        answered += 1;
+                        if answered >= BURST || !output.within_budget() {
+                            break false;
+                        }
+                        match reader.next_buffered() {
+                            Some(next) => record = Ok(next),
+                            None => break true,
+                        }
+                    };
+                    drop(cork);
+                    // Everything read is answered and written: a host that sends its next command as soon as it
+                    // has the answers finds the loop still awake (see `poll_input`). Not when a command still runs
+                    // on a task or a frame waits for the writer task: the host waits for those, and the task may be
+                    // queued behind this loop on this thread.
+                    if !drained || spawned || output.queued_bytes() > 0 {
                         break;
                     }
-                    match reader.next_buffered() {
+                    let polled = options
+                        .input_poll
+                        .as_ref()
+                        .and_then(|input| poll_input(input, &mut reader, options.input_poll_for));
+                    match polled {
                         Some(next) => record = Ok(next),
                         None => break,
                     }
@@ -210,7 +282,8 @@ where
 }
 
 /// One input line while serving: a command is answered (an immediate one right here, the others on a task of their
-/// own), other input is routed, anything else gets its error response.
+/// own), other input is routed, anything else gets its error response. Returns whether the line left a command
+/// running on a task.
 async fn take_line<S: CommandService + 'static>(
     line: Result<String, RecordError>,
     service: &Arc<S>,
@@ -218,10 +291,13 @@ async fn take_line<S: CommandService + 'static>(
     outbox: &Outbox,
     sequencer: &Sequencer,
     tasks: &mut JoinSet<()>,
-) {
+) -> bool {
     let line = match line {
         Ok(line) => line,
-        Err(record_error) => return send_parse_error(outbox, &record_error),
+        Err(record_error) => {
+            send_parse_error(outbox, &record_error);
+            return false;
+        }
     };
     match decode(&line) {
         Decoded::Request(request) => {
@@ -235,13 +311,22 @@ async fn take_line<S: CommandService + 'static>(
                 let mut job = Box::pin(job);
                 if poll_once(job.as_mut()).await.is_pending() {
                     tasks.spawn(job);
+                    return true;
                 }
+                false
             } else {
                 tasks.spawn(job);
+                true
             }
         }
-        Decoded::Input(input) => router.route(input),
-        Decoded::Invalid(response) => outbox.send(&response),
+        Decoded::Input(input) => {
+            router.route(input);
+            false
+        }
+        Decoded::Invalid(response) => {
+            outbox.send(&response);
+            false
+        }
     }
 }
 
@@ -395,6 +480,26 @@ mod tests {
         }
     }
 
+    /// Answers `get_state` at once (an error will do) and `get_version`.
+    struct StateService;
+
+    impl CommandService for StateService {
+        async fn call(
+            &self,
+            _ctx: &RequestContext,
+            command: Command,
+        ) -> Result<ResponseData, String> {
+            match command {
+                Command::GetVersion(_) => {
+                    Ok(ResponseData::GetVersion(dreb_protocol::VersionResult {
+                        version: "1".into(),
+                    }))
+                }
+                _ => Err("state".into()),
+            }
+        }
+    }
+
     #[tokio::test]
     async fn an_immediate_command_that_waits_after_all_moves_to_its_own_task() {
         let (mut stdin, server_in) = tokio::io::duplex(1 << 16);
@@ -440,6 +545,86 @@ mod tests {
         assert_eq!(rest, ["a", "s"]);
         stdin.shutdown().await.unwrap();
         server.await.unwrap();
+    }
+
+    /// Lines the loop takes by polling stdin after answering (whole, in parts, several at once) are answered like
+    /// any other, and the end of input still ends serving.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lines_polled_after_answering_are_answered_and_eof_still_ends_serving() {
+        use std::io::{BufRead, Write};
+        use std::os::fd::OwnedFd;
+        let (rx, mut tx) = std::io::pipe().unwrap();
+        let (out_rx, out_tx) = std::io::pipe().unwrap();
+        let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(rx)).unwrap();
+        let poll = InputPoll::of_non_blocking(
+            std::os::fd::AsFd::as_fd(&reader)
+                .try_clone_to_owned()
+                .unwrap(),
+        )
+        .expect("the receiver is non-blocking");
+        let probe = crate::pipe_space::PipeSpace::new(
+            std::os::fd::AsFd::as_fd(&out_tx)
+                .try_clone_to_owned()
+                .unwrap(),
+        );
+        assert!(probe.is_some());
+        let writer = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(out_tx)).unwrap();
+        // With the pipe probe, as for a real stdout pipe: responses are written by the loop itself.
+        let options = crate::output::OutputOptions {
+            pipe: probe,
+            ..crate::output::OutputOptions::default()
+        };
+        let (output, _writer) = Output::start(writer, options);
+        let outbox = outbox_of(&output);
+        let service = Arc::new(StateService);
+        let router: Arc<dyn InputRouter> = Arc::new(|_i: dreb_protocol::Input| {});
+        let options = ServeOptions {
+            input_poll: Some(poll),
+            // Long enough that the lines below arrive while the loop polls.
+            input_poll_for: Duration::from_millis(300),
+            ..ServeOptions::default()
+        };
+        let server = tokio::spawn(serve(
+            service,
+            router,
+            reader,
+            output,
+            outbox,
+            options,
+            std::future::pending::<()>(),
+            CancellationToken::new(),
+        ));
+        let host = tokio::task::spawn_blocking(move || {
+            let mut lines = std::io::BufReader::new(out_rx).lines();
+            let mut next_id = || -> serde_json::Value {
+                let line = lines.next().unwrap().unwrap();
+                serde_json::from_str::<serde_json::Value>(&line).unwrap()["id"].clone()
+            };
+            tx.write_all(b"{\"id\":1,\"type\":\"get_state\"}\n")
+                .unwrap();
+            assert_eq!(next_id(), 1);
+            tx.write_all(b"{\"id\":2,\"type\":\"get_state\"}\n")
+                .unwrap();
+            assert_eq!(next_id(), 2);
+            tx.write_all(b"{\"id\":3,\"type\":\"get_").unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            tx.write_all(b"state\"}\n{\"id\":4,\"type\":\"get_state\"}\n{\"id\":5,")
+                .unwrap();
+            tx.write_all(b"\"type\":\"nope\"}\n").unwrap();
+            let ids: Vec<_> = (0..3).map(|_| next_id()).collect();
+            assert_eq!(ids, [3, 4, 5]);
+            // A command that runs on a task of its own is answered too (the loop does not poll after it).
+            tx.write_all(b"{\"id\":6,\"type\":\"get_version\"}\n")
+                .unwrap();
+            assert_eq!(next_id(), 6);
+            drop(tx);
+        });
+        host.await.unwrap();
+        let outcome = tokio::time::timeout(Duration::from_secs(10), server)
+            .await
+            .expect("serving ended at the end of input")
+            .unwrap();
+        assert!(matches!(outcome, ServeOutcome::Eof), "{outcome:?}");
     }
 
     #[tokio::test]

@@ -21,19 +21,68 @@ use crate::pipe_space::PipeSpace;
 
 /// The process's stdin as an async reader. Must be called inside the runtime.
 pub fn stdin() -> Box<dyn AsyncRead + Unpin + Send> {
+    stdin_with_poll().0
+}
+
+/// [`stdin`], and an [`InputPoll`] of it when it is a non-blocking pipe or socket. Must be called inside the
+/// runtime.
+pub fn stdin_with_poll() -> (Box<dyn AsyncRead + Unpin + Send>, Option<InputPoll>) {
     let Some(file) = duplicate(&io::stdin()) else {
-        return Box::new(tokio::io::stdin());
+        return (Box::new(tokio::io::stdin()), None);
     };
-    match kind(&file) {
+    let poll = duplicate(&file).and_then(|f| InputPoll::new(OwnedFd::from(f)));
+    let reader: Box<dyn AsyncRead + Unpin + Send> = match kind(&file) {
         Kind::Pipe => match pipe::Receiver::from_file(file) {
             Ok(reader) => Box::new(reader),
-            Err(_) => Box::new(tokio::io::stdin()),
+            Err(_) => return (Box::new(tokio::io::stdin()), None),
         },
         Kind::UnixSocket => match unix_stream(file) {
             Some(stream) => Box::new(stream),
-            None => Box::new(tokio::io::stdin()),
+            None => return (Box::new(tokio::io::stdin()), None),
         },
-        Kind::Other => Box::new(tokio::io::stdin()),
+        Kind::Other => return (Box::new(tokio::io::stdin()), None),
+    };
+    // Checked once the reader has made the description non-blocking: a poll must never wait.
+    (reader, poll.filter(InputPoll::is_non_blocking))
+}
+
+/// Reads stdin without the runtime, for a moment after answering (see `ServeOptions::input_poll`): a descriptor of
+/// the same non-blocking pipe or socket the serving loop's reader reads, which reads only what is there.
+#[derive(Clone, Debug)]
+pub struct InputPoll {
+    fd: std::sync::Arc<OwnedFd>,
+}
+
+impl InputPoll {
+    fn new(fd: OwnedFd) -> Option<InputPoll> {
+        Some(InputPoll {
+            fd: std::sync::Arc::new(fd),
+        })
+    }
+
+    /// A poll of `fd` if it is in non-blocking mode (a poll must never wait).
+    pub fn of_non_blocking(fd: OwnedFd) -> Option<InputPoll> {
+        InputPoll::new(fd).filter(InputPoll::is_non_blocking)
+    }
+
+    fn is_non_blocking(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        // SAFETY: F_GETFL on a descriptor we own takes no argument.
+        let flags = unsafe { libc::fcntl(self.fd.as_raw_fd(), libc::F_GETFL) };
+        flags >= 0 && flags & libc::O_NONBLOCK != 0
+    }
+
+    /// What is in the pipe now, up to `buf.len()` bytes: `Ok(0)` at the end of input, `WouldBlock` when nothing
+    /// is there.
+    pub fn read_now(&self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: reads at most `buf.len()` bytes into `buf`, which is valid for writes of that length.
+        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
     }
 }
 
