@@ -119,8 +119,13 @@ impl Conversation {
 
     /// The messages as values (decoded first if they are not), to change.
     pub fn to_mut(&mut self) -> &mut Vec<AgentMessage> {
-        if let Repr::Deferred(d) = &self.0 {
-            let messages = match Arc::try_unwrap(d.clone()) {
+        if let Repr::Deferred(_) = &self.0 {
+            let Repr::Deferred(d) = std::mem::replace(&mut self.0, Repr::Decoded(Vec::new()))
+            else {
+                unreachable!("matched above")
+            };
+            // Moved out when no clone of the state shares it; copied otherwise.
+            let messages = match Arc::try_unwrap(d) {
                 Ok(d) => d
                     .decoded
                     .into_inner()
@@ -187,5 +192,84 @@ impl serde::Serialize for Conversation {
             return Err(failed.unwrap_or_else(|| S::Error::custom(text)));
         }
         seq.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Messages `0..n` (user texts), counting the decodes.
+    struct Counted {
+        n: usize,
+        decodes: Arc<AtomicUsize>,
+    }
+
+    impl MessageSource for Counted {
+        fn len(&self) -> usize {
+            self.n
+        }
+        fn role(&self, _i: usize) -> Option<&str> {
+            Some("user")
+        }
+        fn decode(&self, i: usize) -> Option<AgentMessage> {
+            self.decodes.fetch_add(1, Ordering::Relaxed);
+            Some(AgentMessage::user_text(&i.to_string(), i as i64))
+        }
+        fn write_each(
+            &self,
+            write: &mut dyn FnMut(SourceMessage<'_>) -> Result<(), String>,
+        ) -> Result<(), String> {
+            for i in 0..self.n {
+                let json = format!(r#"{{"role":"user","content":"{i}","timestamp":{i}}}"#);
+                let raw = RawValue::from_string(json).map_err(|e| e.to_string())?;
+                write(SourceMessage::Json(&raw))?;
+            }
+            Ok(())
+        }
+    }
+
+    fn counted(n: usize) -> (Conversation, Arc<AtomicUsize>) {
+        let decodes = Arc::new(AtomicUsize::new(0));
+        let source = Counted {
+            n,
+            decodes: decodes.clone(),
+        };
+        (Conversation::deferred(source), decodes)
+    }
+
+    #[test]
+    fn counts_and_writes_without_decoding_then_decodes_once() {
+        let (mut c, decodes) = counted(3);
+        assert_eq!((c.len(), c.is_empty()), (3, false));
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(
+            json.starts_with(r#"[{"role":"user","content":"0""#),
+            "{json}"
+        );
+        assert_eq!(decodes.load(Ordering::Relaxed), 0);
+        let shared = c.clone();
+        assert_eq!(c.as_slice().len(), 3);
+        assert_eq!(
+            shared.as_slice().len(),
+            3,
+            "a clone shares the decoded list"
+        );
+        assert_eq!(decodes.load(Ordering::Relaxed), 3);
+        c.push(AgentMessage::user_text("more", 9));
+        assert_eq!((c.len(), shared.len()), (4, 3));
+        assert!(c.pending_source().is_none());
+        assert_eq!(decodes.load(Ordering::Relaxed), 3, "decoded once");
+        // Decoded, it is written from the values: the same JSON here.
+        assert_eq!(
+            serde_json::to_string(&shared).unwrap(),
+            serde_json::to_string(shared.as_slice()).unwrap()
+        );
+        let (mut alone, decodes) = counted(2);
+        alone.to_mut().clear();
+        assert_eq!(decodes.load(Ordering::Relaxed), 2);
+        alone.clear();
+        assert!(alone.is_empty());
     }
 }
