@@ -215,7 +215,7 @@ mod tests {
         }
         fn decode(&self, i: usize) -> Option<AgentMessage> {
             self.decodes.fetch_add(1, Ordering::Relaxed);
-            Some(AgentMessage::user_text(&i.to_string(), i as i64))
+            Some(AgentMessage::user_text(i.to_string(), i as i64))
         }
         fn write_each(
             &self,
