@@ -105,7 +105,6 @@ impl SessionHandler for Runtime {
         _ctx: &RequestContext,
         _p: GetSessionStatsParams,
     ) -> Result<SessionStats, errors::GetSessionStatsError> {
-        let messages = self.agent.messages();
         let (mut user, mut assistant, mut calls, mut results) = (0i64, 0i64, 0i64, 0i64);
         let mut tokens = SessionTokenStats {
             input: 0,
@@ -115,22 +114,26 @@ impl SessionHandler for Runtime {
             total: 0,
         };
         let mut cost = 0.0;
-        for m in &messages {
-            match m {
-                AgentMessage::User(_) => user += 1,
-                AgentMessage::Assistant(a) => {
-                    assistant += 1;
-                    calls += a.tool_calls().count() as i64;
-                    tokens.input += a.usage.input;
-                    tokens.output += a.usage.output;
-                    tokens.cache_read += a.usage.cache_read;
-                    tokens.cache_write += a.usage.cache_write;
-                    cost += a.usage.cost.total;
+        // Read in place (a long conversation is not copied for a count).
+        let total_messages = self.agent.with_state(|s| {
+            for m in s.messages.iter() {
+                match m {
+                    AgentMessage::User(_) => user += 1,
+                    AgentMessage::Assistant(a) => {
+                        assistant += 1;
+                        calls += a.tool_calls().count() as i64;
+                        tokens.input += a.usage.input;
+                        tokens.output += a.usage.output;
+                        tokens.cache_read += a.usage.cache_read;
+                        tokens.cache_write += a.usage.cache_write;
+                        cost += a.usage.cost.total;
+                    }
+                    AgentMessage::ToolResult(_) => results += 1,
+                    _ => {}
                 }
-                AgentMessage::ToolResult(_) => results += 1,
-                _ => {}
             }
-        }
+            s.messages.len()
+        });
         tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write;
         let (session_file, session_id) = {
             let s = self.sessions.lock();
@@ -150,7 +153,7 @@ impl SessionHandler for Runtime {
             assistant_messages: assistant,
             tool_calls: calls,
             tool_results: results,
-            total_messages: messages.len() as i64,
+            total_messages: total_messages as i64,
             tokens,
             cost: JsNumber(cost),
             context_usage: crate::commands::state::context_usage(self, self.agent.model().as_ref()),
