@@ -632,11 +632,6 @@ where
                 let (bytes, len, _) = entry.into_bytes();
                 // The whole frames queued behind this one join its write while the pipe has room for them now.
                 let room = match pipe.as_mut() {
-                    // A write of at most `PIPE_BUF` bytes is taken whole or not at all: the pipe is measured only
-                    // when more than that is queued (a stream's small events need no `ioctl` per write).
-                    Some(_) if bytes.len() + queued_whole_bytes(&shared, PIPE_BUF) <= PIPE_BUF => {
-                        Some(PIPE_BUF)
-                    }
                     Some(probe) => wait_for_room(&shared, probe, bytes.len()).await,
                     None => Some(BATCH_WITHOUT_PROBE),
                 };
@@ -678,24 +673,6 @@ where
     shared.finished.cancel();
     shared.progress.notify_waiters();
     result
-}
-
-/// The bytes of the whole frames at the front of the queue, counted until they pass `limit`.
-fn queued_whole_bytes(shared: &Shared, limit: usize) -> usize {
-    let mut total = 0;
-    for size in shared
-        .lock()
-        .frames
-        .iter()
-        .map_while(Pending::whole_bytes)
-        .map(<[u8]>::len)
-    {
-        total += size;
-        if total > limit {
-            break;
-        }
-    }
-    total
 }
 
 /// Fill `batch` with `first` and the whole frames queued behind it while they fit in `room` bytes, noting in `ends`
