@@ -35,7 +35,9 @@ impl DialogTracker {
     fn observe(&self, frame: &[u8]) {
         // Cheap pre-check: only dialog frames name `extension_ui_` near their start.
         let head = &frame[..frame.len().min(64)];
-        if memchr::memmem::find(head, b"extension_ui_").is_none() {
+        static DIALOG: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"extension_ui_"));
+        if DIALOG.find(head).is_none() {
             return;
         }
         for line in frame.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
