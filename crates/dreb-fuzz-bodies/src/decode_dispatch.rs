@@ -203,6 +203,7 @@ async fn run(home: &Path, stdin: Vec<u8>) -> Vec<u8> {
         max_record_bytes: MAX_RECORD_BYTES,
         shutdown_grace: SHUTDOWN_GRACE,
         children_timeout: Duration::from_secs(1),
+        ..ServeOptions::default()
     };
     let feeder = tokio::spawn(async move {
         let _ = host_in.write_all(&stdin).await;
