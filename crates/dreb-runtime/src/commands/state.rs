@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use chrono::Local;
-use dreb_agent::{AgentMessage, Conversation, MessageSource, available_thinking_levels};
+use dreb_agent::{AgentMessage, Conversation, MessageSource};
 use dreb_ai::Model;
 use dreb_protocol::support::{JsNumber, RequestContext};
 use dreb_protocol::*;
@@ -12,6 +12,7 @@ use dreb_protocol::*;
 use super::daily_cost::scan_daily_cost;
 use super::snapshot::snapshot_id;
 use crate::services::Runtime;
+use crate::services::model_json::ModelEntry;
 
 /// `get_messages` data (`{"messages": [...]}`) borrowed from the agent's state.
 #[derive(serde::Serialize)]
@@ -201,41 +202,6 @@ impl StateReads {
             context_usage,
             model_fallback_message: rt.models.fallback_message(),
         }
-    }
-}
-
-/// The agent's current model with its JSON and its thinking levels, computed once per model.
-pub(crate) struct ModelEntry {
-    model: Model,
-    json: Box<[u8]>,
-    levels: Vec<dreb_ai::ThinkingLevel>,
-}
-
-/// The [`ModelEntry`] of the model `get_state` last saw: `get_state` is polled often and the model rarely
-/// changes, so it is cloned and serialised once instead of on every call. Compared with the agent's model on every
-/// use, so a change made anywhere is seen at once.
-#[derive(Default)]
-pub(crate) struct ModelJsonCache {
-    entry: std::sync::Mutex<Option<Arc<ModelEntry>>>,
-}
-
-impl ModelJsonCache {
-    /// The entry of the agent's current model (`None` without one).
-    fn current(&self, agent: &dreb_agent::Agent) -> Option<Arc<ModelEntry>> {
-        agent.with_state(|s| {
-            let model = s.model.as_ref()?;
-            let mut entry = crate::sync::lock(&self.entry);
-            if let Some(e) = entry.as_ref().filter(|e| e.model == *model) {
-                return Some(e.clone());
-            }
-            let e = Arc::new(ModelEntry {
-                json: serde_json::to_vec(model).ok()?.into_boxed_slice(),
-                levels: available_thinking_levels(model),
-                model: model.clone(),
-            });
-            *entry = Some(e.clone());
-            Some(e)
-        })
     }
 }
 

@@ -31,6 +31,7 @@ pub(crate) mod bash;
 pub(crate) mod dialogs;
 pub(crate) mod extensions;
 pub(crate) mod mcp;
+pub(crate) mod model_json;
 pub(crate) mod models;
 pub(crate) mod prompt_queue;
 pub(crate) mod resources;
@@ -74,7 +75,7 @@ pub struct Services {
     /// Trusted subfolders' AGENTS.md / CLAUDE.md already added to tool results.
     pub(crate) nested_context: NestedContext,
     /// `get_state`'s model, serialised once per model.
-    pub(crate) model_json: crate::commands::state::ModelJsonCache,
+    pub(crate) model_json: model_json::ModelJsonCache,
     /// `get_daily_cost`'s cache.
     pub(crate) daily_cost: DailyCostCache,
     /// Serialises `buddy_hatch` / `buddy_reroll` (each reads, then rewrites, the buddy file).
