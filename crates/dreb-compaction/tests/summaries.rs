@@ -195,11 +195,12 @@ async fn second_compaction_updates_the_previous_summary_with_high_reasoning() {
     };
     let result = compact(&prep, &llm, None, &settings).await.unwrap();
     assert_eq!(result.summary, "updated");
-    let requests = client.requests.lock().unwrap();
-    let text = user_text(&requests[0].0);
-    assert!(text.contains("<previous-summary>\n## Goal: answer short one-word questions."));
-    assert_eq!(requests[0].1.thinking, ThinkingLevel::High);
-    drop(requests);
+    {
+        let requests = client.requests.lock().unwrap();
+        let text = user_text(&requests[0].0);
+        assert!(text.contains("<previous-summary>\n## Goal: answer short one-word questions."));
+        assert_eq!(requests[0].1.thinking, ThinkingLevel::High);
+    }
 
     // Cutting inside the last turn with nothing new before it keeps the previous summary as the history part.
     let settings = CompactionSettings {

@@ -83,6 +83,7 @@ fn floor() -> Vec<Duration> {
         }
     }
     let _ = child.kill();
+    let _ = child.wait();
     out
 }
 
