@@ -98,12 +98,13 @@ impl MessageSource for SessionMessages {
             match item {
                 Item::Made { message, .. } => write(SourceMessage::Message(message))?,
                 Item::Line(line) => {
-                    if line.read_into(&mut buf)
-                        && let Some(json) = line.message_json(&buf)
-                    {
+                    if !line.read_into(&mut buf) {
+                        continue;
+                    }
+                    if let Some(json) = line.message_json(&buf) {
                         write(SourceMessage::Json(json))?;
                     } else if let Some(message) = line
-                        .decode_with::<AgentMessage>(&mut buf)
+                        .decode_from::<AgentMessage>(&buf)
                         .filter(|m| !matches!(m, AgentMessage::Unknown(_)))
                     {
                         write(SourceMessage::Message(&message))?;

@@ -367,9 +367,7 @@ impl LineStore {
             .as_ref()
             .map(|f| f.read_exact_at(&mut buf, offset));
         if let Some(Ok(())) = read
-            && let Some(e) = jsonl::parse_line(&buf)
-            && e.id() == meta.id()
-            && e.kind() == meta.kind
+            && let Some(e) = parse_as_indexed(&buf, meta.id(), meta.kind)
         {
             return e;
         }
@@ -465,18 +463,8 @@ pub struct MessageLine {
     role: Option<Box<str>>,
 }
 
-/// A `message` line's message as its JSON text, with the fields that show the line is still the indexed entry.
-#[derive(Deserialize)]
-struct RawMessageField<'a> {
-    #[serde(rename = "type", borrow)]
-    ty: Cow<'a, str>,
-    #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    message: &'a serde_json::value::RawValue,
-}
-
-/// A `message` line's message decoded into `M`, with the same checks.
+/// A `message` line's message read as `M` (its JSON text as `&RawValue`, or decoded), with the fields that show
+/// the line is still the indexed entry.
 #[derive(Deserialize)]
 struct MessageField<'a, M> {
     #[serde(rename = "type", borrow)]
@@ -503,26 +491,28 @@ impl MessageLine {
     /// it; `None` when the line is not the indexed entry any more or its text is not the message alone on one line
     /// (a `\r` in it, which a host reading lines could take for a line end).
     pub fn message_json<'b>(&self, line: &'b [u8]) -> Option<&'b serde_json::value::RawValue> {
-        let raw: RawMessageField<'_> = serde_json::from_slice(line).ok()?;
+        let raw: MessageField<'_, &serde_json::value::RawValue> =
+            serde_json::from_slice(line).ok()?;
         (raw.ty == "message"
             && raw.id.as_deref() == self.id.as_deref()
             && memchr::memchr(b'\r', raw.message.get().as_bytes()).is_none())
         .then_some(raw.message)
     }
 
-    /// The message decoded into `M`; `None` when it does not convert (as [`SessionManager::build_session_context_as`]
-    /// leaves such a message out).
+    /// The message decoded into `M`, reading the line into `buf` (reused across lines); `None` when it does not
+    /// convert (as [`SessionManager::build_session_context_as`] leaves such a message out).
     ///
     /// [`SessionManager::build_session_context_as`]: crate::SessionManager::build_session_context_as
-    pub fn decode<M: serde::de::DeserializeOwned>(&self) -> Option<M> {
-        let mut buf = Vec::new();
-        self.decode_with(&mut buf)
+    pub fn decode_with<M: serde::de::DeserializeOwned>(&self, buf: &mut Vec<u8>) -> Option<M> {
+        if !self.read_into(buf) {
+            return None;
+        }
+        self.decode_from(buf)
     }
 
-    /// [`MessageLine::decode`] reading into `buf` (reused across lines).
-    pub fn decode_with<M: serde::de::DeserializeOwned>(&self, buf: &mut Vec<u8>) -> Option<M> {
-        if self.read_into(buf)
-            && let Ok(m) = serde_json::from_slice::<MessageField<'_, M>>(buf)
+    /// The message decoded from `line` (the bytes [`MessageLine::read_into`] read).
+    pub fn decode_from<M: serde::de::DeserializeOwned>(&self, line: &[u8]) -> Option<M> {
+        if let Ok(m) = serde_json::from_slice::<MessageField<'_, M>>(line)
             && m.ty == "message"
             && m.id.as_deref() == self.id.as_deref()
         {
@@ -530,10 +520,14 @@ impl MessageLine {
         }
         // Anything the direct read does not take (a duplicate key, invalid UTF-8 to replace, a line changed in
         // place) goes the general way, as the store reads a line back.
-        let entry = jsonl::parse_line(buf)
-            .filter(|e| e.id() == self.id.as_deref() && e.kind() == EntryKind::Message)?;
+        let entry = parse_as_indexed(line, self.id.as_deref(), EntryKind::Message)?;
         serde_json::from_value(entry.get("message")?.clone()).ok()
     }
+}
+
+/// `line` parsed, when it still is the entry the index recorded (same id and kind).
+fn parse_as_indexed(line: &[u8], id: Option<&str>, kind: EntryKind) -> Option<SessionEntry> {
+    jsonl::parse_line(line).filter(|e| e.id() == id && e.kind() == kind)
 }
 
 #[cfg(test)]

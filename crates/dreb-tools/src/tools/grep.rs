@@ -117,17 +117,17 @@ fn new_searcher() -> Searcher {
 /// How much of a regular file one `read` takes; a file that fills it is searched as a stream.
 const WHOLE_READ: usize = 256 * 1024;
 
-/// A search thread's reader: a [`WHOLE_READ`]-byte buffer and the directory of the file it read last, kept open
-/// so that the next file there is opened by its name alone instead of resolving its whole path again (a walk
+/// A search thread's file reader: a [`WHOLE_READ`]-byte buffer and the directory of the file it read last, kept
+/// open so that the next file there is opened by its name alone instead of resolving its whole path again (a walk
 /// visits a directory's files one after another).
-pub(crate) struct ReadBuf {
+pub(crate) struct FileReader {
     buf: Vec<u8>,
     dir: Option<(PathBuf, std::os::fd::OwnedFd)>,
 }
 
-impl ReadBuf {
-    pub(crate) fn new() -> ReadBuf {
-        ReadBuf {
+impl FileReader {
+    pub(crate) fn new() -> FileReader {
+        FileReader {
             buf: vec![0; WHOLE_READ],
             dir: None,
         }
@@ -173,7 +173,7 @@ fn search_file(
     matcher: &RegexMatcher,
     path: &Path,
     is_regular: bool,
-    buf: &mut ReadBuf,
+    reader: &mut FileReader,
     cap: usize,
 ) -> Option<FileMatches> {
     use std::io::Read;
@@ -185,19 +185,19 @@ fn search_file(
     });
     let res = if is_regular {
         (|| {
-            let mut file = buf.open(path)?;
+            let mut file = reader.open(path)?;
             let n = loop {
-                match file.read(&mut buf.buf) {
+                match file.read(&mut reader.buf) {
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     other => break other?,
                 }
             };
-            if n < buf.buf.len() {
-                searcher.search_slice(matcher, &buf.buf[..n], sink)
+            if n < reader.buf.len() {
+                searcher.search_slice(matcher, &reader.buf[..n], sink)
             } else {
                 searcher.search_reader(
                     matcher,
-                    std::io::Cursor::new(&buf.buf[..]).chain(file),
+                    std::io::Cursor::new(&reader.buf[..]).chain(file),
                     sink,
                 )
             }
@@ -226,11 +226,11 @@ pub fn search_paths(
     let (files, dirs): (Vec<&PathBuf>, Vec<&PathBuf>) = roots.iter().partition(|p| p.is_file());
     {
         let mut searcher = new_searcher();
-        let mut buf = ReadBuf::new();
+        let mut reader = FileReader::new();
         let mut batch = Batch::new(found.clone());
         for f in files {
             let is_regular = std::fs::metadata(f).is_ok_and(|m| m.is_file());
-            if let Some(m) = search_file(&mut searcher, &matcher, f, is_regular, &mut buf, cap) {
+            if let Some(m) = search_file(&mut searcher, &matcher, f, is_regular, &mut reader, cap) {
                 let n = m.lines.len();
                 batch.push(m.path, m.lines, n);
             }
@@ -249,7 +249,7 @@ pub fn search_paths(
         walk_parallel(&dirs, overrides, cancel, || {
             let matcher = matcher.clone();
             let mut searcher = new_searcher();
-            let mut buf = ReadBuf::new();
+            let mut reader = FileReader::new();
             let mut batch = Batch::new(found.clone());
             let kept = found.clone();
             Box::new(move |entry: Entry| {
@@ -264,7 +264,7 @@ pub fn search_paths(
                         &matcher,
                         &entry.path,
                         entry.is_file,
-                        &mut buf,
+                        &mut reader,
                         cap,
                     )
                 {
@@ -495,13 +495,13 @@ mod read_tests {
             limit: usize::MAX,
         })
         .unwrap();
-        let mut buf = ReadBuf::new();
+        let mut reader = FileReader::new();
         for (name, bytes) in files {
             let path = dir.path().join(name);
             std::fs::write(&path, &bytes).unwrap();
             let mut searcher = new_searcher();
-            let read = search_file(&mut searcher, &matcher, &path, true, &mut buf, 10_000);
-            let streamed = search_file(&mut searcher, &matcher, &path, false, &mut buf, 10_000);
+            let read = search_file(&mut searcher, &matcher, &path, true, &mut reader, 10_000);
+            let streamed = search_file(&mut searcher, &matcher, &path, false, &mut reader, 10_000);
             assert_eq!(
                 read.as_ref().map(|m| &m.lines),
                 streamed.as_ref().map(|m| &m.lines),
@@ -521,7 +521,7 @@ mod read_tests {
                 &matcher,
                 &dir.path().join(name),
                 true,
-                &mut buf,
+                &mut reader,
                 10,
             );
             let first = &found.unwrap().lines[0].1;
@@ -535,7 +535,7 @@ mod read_tests {
                 &matcher,
                 &dir.path().join("gone"),
                 true,
-                &mut buf,
+                &mut reader,
                 10
             )
             .is_none()
