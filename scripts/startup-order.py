@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Regenerate or check `crates/dreb/startup-order.txt`, the functions a start-up runs, which the release link of
+`dreb` places side by side (docs/adr/0019-start-up-code-layout.md).
+
+  python3 scripts/startup-order.py generate [--binary target-release/release/dreb]
+  python3 scripts/startup-order.py check    [--binary target-release/release/dreb]
+
+`generate` runs the release binary under callgrind (valgrind) through what a host does first: the offline default
+and a configured provider, each answering get_state, get_commands, get_available_models and get_messages, then
+idling briefly and closing stdin. It writes every function of the binary's own code that ran, by its linker
+(mangled) name, in the order callgrind first reports them. `check` runs the same start-up and reports how much of it
+the file covers in the given binary: functions that ran and are listed, and listed names the binary no longer has
+(names change when a crate's dependencies change, and thin LTO renames some local functions when their module
+changes). Regenerate when coverage drops; a stale file only loses the layout, never correctness.
+
+Record from a binary built as users build it, `cargo build --release -p dreb` alone: building other packages in the
+same command (the mock LLM) unifies other dependency features, which renames most functions.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ORDER_FILE = os.path.join(ROOT, "crates", "dreb", "startup-order.txt")
+FIRST_REQUESTS = [
+    {"id": "s", "type": "get_state"},
+    {"id": "c", "type": "get_commands"},
+    {"id": "m", "type": "get_available_models"},
+    {"id": "g", "type": "get_messages"},
+]
+
+
+def run_under_callgrind(binary, args, env, out_file):
+    """One start-up under callgrind; returns the functions of `binary` that ran, in first-reported order."""
+    script = "".join(json.dumps(r) + "\n" for r in FIRST_REQUESTS)
+    # The requests, then stdin held open for a moment so what runs after the first answers (idle tasks) counts too.
+    feeder = subprocess.Popen(["sh", "-c", 'printf "%s" "$0"; sleep 1', script], stdout=subprocess.PIPE)
+    subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out_file}", binary,
+                    "--mode", "rpc", *args], stdin=feeder.stdout, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, env=env, check=True, timeout=300)
+    feeder.wait()
+    # callgrind names each object and function once, on first mention (in an `ob=`/`cob=` or `fn=`/`cfn=` line),
+    # and refers to it by number after that.
+    names, objects, functions, current = [], {}, {}, None
+    with open(out_file) as f:
+        for line in f:
+            m = re.match(r"(c?ob|c?fn)=\((\d+)\)(?: (.*))?", line.strip())
+            if not m:
+                continue
+            kind, number, name = m.groups()
+            table = objects if kind.endswith("ob") else functions
+            if name:
+                table[number] = name
+            if kind == "ob":
+                current = objects.get(number)
+            elif kind == "fn" and current == binary:
+                names.append(re.sub(r"'\d+$", "", functions[number]))
+    return names
+
+
+def started_functions(binary):
+    binary = os.path.abspath(binary)
+    seen, order = set(), []
+    with tempfile.TemporaryDirectory() as tmp:
+        home = os.path.join(tmp, "home")
+        agent_dir = os.path.join(tmp, "agent")
+        os.makedirs(home)
+        os.makedirs(agent_dir)
+        # A configured provider as the benchmarks configure it (never contacted: no prompt is sent).
+        models = {"providers": {"mock": {
+            "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "mock-key",
+            "models": [{"id": "mock-model", "name": "Mock", "reasoning": False, "input": ["text"],
+                        "contextWindow": 10_000_000, "maxTokens": 32000,
+                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}
+        with open(os.path.join(agent_dir, "models.json"), "w") as f:
+            json.dump(models, f)
+        env = dict(os.environ, HOME=home, DREB_CODING_AGENT_DIR=agent_dir)
+        runs = [["--no-session"], ["--no-session", "--provider", "mock", "--model", "mock-model"], []]
+        for i, args in enumerate(runs):
+            for name in run_under_callgrind(binary, args, env, os.path.join(tmp, f"cg{i}.out")):
+                if name not in seen:
+                    seen.add(name)
+                    order.append(name)
+    symbols = set(subprocess.run(["nm", "--defined-only", "-j", binary], capture_output=True, text=True,
+                                 check=True).stdout.split())
+    return [n for n in order if n in symbols], symbols
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=["generate", "check"])
+    parser.add_argument("--binary", default=os.path.join(ROOT, "target-release", "release", "dreb"))
+    opts = parser.parse_args()
+    ran, symbols = started_functions(opts.binary)
+    if opts.mode == "generate":
+        with open(ORDER_FILE, "w") as f:
+            f.write("".join(n + "\n" for n in ran))
+        print(f"{len(ran)} functions written to {os.path.relpath(ORDER_FILE, ROOT)}")
+        return 0
+    with open(ORDER_FILE) as f:
+        listed = [l.strip() for l in f if l.strip()]
+    listed_set = set(listed)
+    covered = sum(1 for n in ran if n in listed_set)
+    gone = sum(1 for n in listed if n not in symbols)
+    print(f"start-up ran {len(ran)} functions of the binary; {covered} ({100 * covered / max(len(ran), 1):.0f}%) "
+          f"are listed; {gone} of {len(listed)} listed names are not in this binary")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
