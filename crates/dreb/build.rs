@@ -35,12 +35,20 @@ fn main() {
     let order = match std::env::var("DREB_STARTUP_ORDER") {
         Ok(v) if v == "0" => None,
         Ok(v) if !v.is_empty() => Some(PathBuf::from(v)),
-        _ => Some(PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("startup-order.txt")),
+        _ => Some(
+            PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("startup-order.txt"),
+        ),
     };
-    if let Some(order) = order.filter(|p| p.is_file()) {
+    // rustc links x86_64 Linux (GNU) binaries with its own lld by default (since 1.90); elsewhere the system linker
+    // may be GNU ld, which has no such option.
+    let lld = std::env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "x86_64")
+        && std::env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|e| e == "gnu");
+    if let Some(order) = order.filter(|p| lld && p.is_file()) {
         println!("cargo:rerun-if-changed={}", order.display());
-        // rustc links through the C compiler driver with lld on this target; both options are lld's.
-        println!("cargo:rustc-link-arg-bin=dreb=-Wl,--symbol-ordering-file={}", order.display());
+        println!(
+            "cargo:rustc-link-arg-bin=dreb=-Wl,--symbol-ordering-file={}",
+            order.display()
+        );
         println!("cargo:rustc-link-arg-bin=dreb=-Wl,--no-warn-symbol-ordering");
     }
 }
