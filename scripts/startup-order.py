@@ -6,7 +6,7 @@
   python3 scripts/startup-order.py check    [--binary target-release/release/dreb]
 
 `generate` runs the release binary under callgrind (valgrind) through what a host does first: the offline default
-and a configured provider, each answering get_state, get_commands, get_available_models and get_messages, then
+and a configured provider (with and without a settings file, with and without a session file), each answering get_state, get_commands, get_available_models and get_messages, then
 idling briefly and closing stdin. It writes every function of the binary's own code that ran, by its linker
 (mangled) name, in the order callgrind first reports them. `check` runs the same start-up and reports how much of it
 the file covers in the given binary: functions that ran and are listed, and listed names the binary no longer has
@@ -34,14 +34,14 @@ FIRST_REQUESTS = [
 ]
 
 
-def run_under_callgrind(binary, args, env, out_file):
+def run_under_callgrind(binary, args, env, cwd, out_file):
     """One start-up under callgrind; returns the functions of `binary` that ran, in first-reported order."""
     script = "".join(json.dumps(r) + "\n" for r in FIRST_REQUESTS)
     # The requests, then stdin held open for a moment so what runs after the first answers (idle tasks) counts too.
     feeder = subprocess.Popen(["sh", "-c", 'printf "%s" "$0"; sleep 1', script], stdout=subprocess.PIPE)
     subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out_file}", binary,
                     "--mode", "rpc", *args], stdin=feeder.stdout, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, env=env, check=True, timeout=300)
+                   stderr=subprocess.DEVNULL, env=env, cwd=cwd, check=True, timeout=300)
     feeder.wait()
     # callgrind names each object and function once, on first mention (in an `ob=`/`cob=` or `fn=`/`cfn=` line),
     # and refers to it by number after that.
@@ -68,20 +68,32 @@ def started_functions(binary):
     with tempfile.TemporaryDirectory() as tmp:
         home = os.path.join(tmp, "home")
         agent_dir = os.path.join(tmp, "agent")
-        os.makedirs(home)
-        os.makedirs(agent_dir)
+        project = os.path.join(tmp, "project")
+        for d in (home, agent_dir, project):
+            os.makedirs(d)
         # A configured provider as the benchmarks configure it (never contacted: no prompt is sent).
         models = {"providers": {"mock": {
             "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "mock-key",
+            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
             "models": [{"id": "mock-model", "name": "Mock", "reasoning": False, "input": ["text"],
                         "contextWindow": 10_000_000, "maxTokens": 32000,
                         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}
         with open(os.path.join(agent_dir, "models.json"), "w") as f:
             json.dump(models, f)
         env = dict(os.environ, HOME=home, DREB_CODING_AGENT_DIR=agent_dir)
-        runs = [["--no-session"], ["--no-session", "--provider", "mock", "--model", "mock-model"], []]
-        for i, args in enumerate(runs):
-            for name in run_under_callgrind(binary, args, env, os.path.join(tmp, f"cg{i}.out")):
+        configured = ["--no-session", "--provider", "mock", "--model", "mock-model"]
+        # Without and with a settings file, and a run that creates a session file.
+        runs = [(["--no-session"], None), (configured, None),
+                (configured, {"compaction": {"enabled": False}, "retry": {"enabled": False}}), ([], {})]
+        for i, (args, settings) in enumerate(runs):
+            settings_file = os.path.join(agent_dir, "settings.json")
+            if settings is None:
+                if os.path.exists(settings_file):
+                    os.remove(settings_file)
+            else:
+                with open(settings_file, "w") as f:
+                    json.dump(settings, f)
+            for name in run_under_callgrind(binary, args, env, project, os.path.join(tmp, f"cg{i}.out")):
                 if name not in seen:
                     seen.add(name)
                     order.append(name)
