@@ -8,6 +8,7 @@
 //! - [`thinking`]: which thinking levels a model supports.
 
 pub mod auth;
+mod catalog;
 pub mod classify;
 pub mod cost;
 mod http;

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 
 use indexmap::IndexMap;
 use serde::Deserialize;
@@ -17,36 +16,13 @@ use dreb_types::JsNumber;
 /// resolution, in `dreb-paths`).
 pub use dreb_paths::agent_dir;
 
-#[derive(Deserialize)]
-struct CatalogProvider {
-    #[serde(rename = "defaultModel")]
-    default_model: String,
-    models: Vec<Model>,
-}
-
-#[derive(Deserialize)]
-struct Catalog {
-    providers: IndexMap<String, CatalogProvider>,
-}
-
-static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
-    serde_json::from_str(include_str!("../data/models.json"))
-        .expect("built-in model catalog is valid")
-});
-
-/// Every built-in model, in catalog order.
-pub fn builtin_models() -> Vec<Model> {
-    CATALOG
-        .providers
-        .values()
-        .flat_map(|p| p.models.iter().cloned())
-        .collect()
-}
+/// Every built-in model, in catalogue order.
+pub use crate::catalog::builtin_models;
 
 /// The reference's preferred model per provider (used when no model is chosen).
 pub fn default_model_id(provider: &str) -> Option<&'static str> {
-    if let Some(p) = CATALOG.providers.get(provider) {
-        return Some(p.default_model.as_str());
+    if let Some(model) = crate::catalog::catalog_default(provider) {
+        return Some(model);
     }
     // Providers the reference knows but this catalog does not ship (reachable through models.json).
     Some(match provider {
@@ -700,14 +676,21 @@ impl ModelRegistry {
     /// Models usable now (their provider has credentials). The offline `faux` model is never listed: it is chosen
     /// explicitly (`--provider faux`).
     pub fn available(&self) -> Vec<Model> {
-        self.models
-            .iter()
-            .filter(|m| {
-                m.api != api::FAUX
-                    && (self.has_auth(&m.provider) || !crate::providers::requires_api_key(m))
-            })
-            .cloned()
-            .collect()
+        self.available_iter().cloned().collect()
+    }
+
+    fn available_iter(&self) -> impl Iterator<Item = &Model> {
+        self.models.iter().filter(|m| self.is_available(m))
+    }
+
+    fn is_available(&self, m: &Model) -> bool {
+        m.api != api::FAUX && (self.has_auth(&m.provider) || !crate::providers::requires_api_key(m))
+    }
+
+    /// The model `provider/id` when it is available (see [`ModelRegistry::available`]).
+    pub fn find_available(&self, provider: &str, id: &str) -> Option<&Model> {
+        self.available_iter()
+            .find(|m| m.provider == provider && m.id == id)
     }
 
     /// The API key for a provider: override → auth.json → environment → models.json `apiKey`.
@@ -760,15 +743,14 @@ impl ModelRegistry {
     /// The model to use when none was chosen: the first available provider default in the reference's provider
     /// order, else the first available model.
     pub fn default_model(&self) -> Option<Model> {
-        let available = self.available();
         for p in DEFAULT_PROVIDER_ORDER {
             if let Some(d) = default_model_id(p)
-                && let Some(m) = available.iter().find(|m| m.provider == p && m.id == d)
+                && let Some(m) = self.find_available(p, d)
             {
                 return Some(m.clone());
             }
         }
-        available.into_iter().next()
+        self.available_iter().next().cloned()
     }
 
     /// Per-model system prompt settings from models.json.

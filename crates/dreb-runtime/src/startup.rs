@@ -126,7 +126,6 @@ pub(crate) fn start(
     }
 
     // Model: explicit flags, then the saved default, then the registry's default.
-    let all: Vec<Model> = registry.all().to_vec();
     let mut thinking_from_pattern = None;
     let mut model_fallback_message = None;
     let explicit = options.model.is_some() || options.provider.is_some();
@@ -138,7 +137,7 @@ pub(crate) fn start(
             Some(pattern) => {
                 let (pattern, level) = split_thinking_suffix(pattern);
                 thinking_from_pattern = level;
-                find_model(pattern, provider, &all)
+                find_model(pattern, provider, registry.all())
             }
             None => provider.and_then(|p| registry.default_for_provider(p).cloned()),
         };
@@ -146,7 +145,7 @@ pub(crate) fn start(
             return Err(StartupError(model_not_found_message(
                 options.provider.as_deref(),
                 options.model.as_deref(),
-                &all,
+                registry.all(),
             )));
         };
         if let Some(key) = &options.api_key {
@@ -159,13 +158,9 @@ pub(crate) fn start(
                 "--api-key requires a model to be specified via --provider/--model".into(),
             ));
         }
-        let available = registry.available();
         let saved = match (settings.default_provider(), settings.default_model()) {
             (Some(p), Some(id)) => {
-                let m = available
-                    .iter()
-                    .find(|m| m.provider == p && m.id == id)
-                    .cloned();
+                let m = registry.find_available(&p, &id).cloned();
                 if m.is_none() {
                     model_fallback_message =
                         Some(format!("Saved default model {p}/{id} is not available"));
@@ -349,6 +344,7 @@ pub(crate) fn start(
         &options.agent_dir,
         &settings,
         &options.resource_flags,
+        &context_files,
     );
     let services = Arc::new_cyclic(|weak| Services {
         extensions: Extensions::new(
