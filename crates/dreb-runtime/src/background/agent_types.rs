@@ -38,7 +38,12 @@ pub struct AgentTypeConfig {
 /// Parse one definition. `model` may be a single value, a comma-separated list or a YAML list; `tools` a
 /// comma-separated list (or a YAML list).
 pub fn parse_agent(text: &str) -> Result<AgentTypeConfig, String> {
-    let text = text.replace("\r\n", "\n");
+    // Only CRLF is normalised here (the frontmatter parser also turns a lone CR into LF); no copy without a CR.
+    let text = if memchr::memchr(b'\r', text.as_bytes()).is_some() {
+        std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
     // The closing delimiter must end its line.
     let closed = text.strip_prefix("---\n").and_then(|rest| {
         let after = &rest[rest.find("\n---")? + 4..];
