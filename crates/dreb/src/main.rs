@@ -70,8 +70,9 @@ fn main() -> ExitCode {
         }
     };
     // On a worker thread rather than the main thread: the serving loop then wakes up, dispatches and answers on
-    // the worker that received the request, without a hand-off between threads.
-    let code = runtime.block_on(async { tokio::spawn(run(args)).await.unwrap_or(1) });
+    // the worker that received the request, without a hand-off between threads. Boxed: the task then holds a
+    // pointer, and spawning it does not copy the whole (large) future from stack to stack to the task's cell.
+    let code = runtime.block_on(async { tokio::spawn(Box::pin(run(args))).await.unwrap_or(1) });
     // stdin's reader thread may still be blocked in read(); do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(100));
     ExitCode::from(code as u8)

@@ -47,13 +47,19 @@ pub(crate) fn reload_blocking(rt: &Runtime) -> Result<(), errors::ReloadError> {
             }
         }
     }
-    let resources = load_resources(&rt.cwd, &rt.agent_dir, &rt.settings, rt.resources.flags());
-    rt.resources.replace(resources);
     let (context_files, diagnostics) =
         dreb_settings::context_files::load_project_context_files(&rt.cwd, &rt.agent_dir);
     for d in diagnostics {
         tracing::warn!("{}", d.message);
     }
+    let resources = load_resources(
+        &rt.cwd,
+        &rt.agent_dir,
+        &rt.settings,
+        rt.resources.flags(),
+        &context_files,
+    );
+    rt.resources.replace(resources);
     rebuild_system_prompt(rt, &context_files);
     Ok(())
 }
@@ -68,10 +74,10 @@ pub(crate) fn extend_resources(
     let mut flags = rt.resources.flags().clone();
     flags.skills.extend(skills);
     flags.prompt_templates.extend(prompts);
-    let resources = load_resources(&rt.cwd, &rt.agent_dir, &rt.settings, &flags);
-    rt.resources.replace(resources);
     let (context_files, _) =
         dreb_settings::context_files::load_project_context_files(&rt.cwd, &rt.agent_dir);
+    let resources = load_resources(&rt.cwd, &rt.agent_dir, &rt.settings, &flags, &context_files);
+    rt.resources.replace(resources);
     rebuild_system_prompt(rt, &context_files);
 }
 

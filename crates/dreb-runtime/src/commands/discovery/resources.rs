@@ -9,6 +9,7 @@ use dreb_protocol::{
     SourceOrigin, SourceScope,
 };
 use dreb_settings::SettingsManager;
+use dreb_settings::context_files::ContextFile;
 use dreb_settings::frontmatter::Frontmatter;
 use serde_json::Value;
 
@@ -436,11 +437,13 @@ fn candidate_files(
 
 /// Discover skills and prompt templates as the reference's resource loader does (see [`candidate_files`]); the
 /// first of a name wins.
+/// `context_files` are the project's context files, which the caller has loaded (it needs their text too).
 pub(crate) fn load_resources(
     cwd: &Path,
     agent_dir: &Path,
     settings: &SettingsManager,
     flags: &crate::options::ResourceFlags,
+    context_files: &[ContextFile],
 ) -> Resources {
     let (project, global) = (settings.project_settings(), settings.global_settings());
     // Command-line paths first (`temporary` scope, as the reference labels them), then discovery unless disabled.
@@ -506,7 +509,6 @@ pub(crate) fn load_resources(
             prompts.push(p);
         }
     }
-    let (context, _) = dreb_settings::context_files::load_project_context_files(cwd, agent_dir);
     // As the reference's resource loader does (start-up and `reload`): the user's memory directory exists, for
     // the agent's memory files and for hosts (a dashboard's memories screen) that expect it.
     let memory = dreb_paths::memory_dir(agent_dir);
@@ -517,7 +519,7 @@ pub(crate) fn load_resources(
         );
     }
     Resources {
-        context_files: context.into_iter().map(|c| c.path).collect(),
+        context_files: context_files.iter().map(|c| c.path.clone()).collect(),
         skills,
         prompts,
     }
