@@ -271,10 +271,10 @@ fn split_extension_flags_of(
     command: &clap::Command,
     argv: Vec<std::ffi::OsString>,
 ) -> (Vec<std::ffi::OsString>, Vec<String>) {
-    let known: Vec<String> = command
+    let known: Vec<&str> = command
         .get_arguments()
-        .filter_map(|a| a.get_long().map(str::to_string))
-        .chain(["help".to_string(), "version".to_string()])
+        .filter_map(clap::Arg::get_long)
+        .chain(["help", "version"])
         .collect();
     let mut kept = Vec::with_capacity(argv.len());
     let mut extension = Vec::new();
@@ -302,7 +302,7 @@ fn split_extension_flags_of(
             continue;
         };
         let bare = name.split('=').next().unwrap_or(name);
-        if known.iter().any(|k| k == bare) {
+        if known.contains(&bare) {
             kept.push(arg);
             continue;
         }
@@ -354,8 +354,9 @@ impl Args {
         if may_ask_for_help(&argv) {
             command = command.after_help(help_footer());
         }
-        let matches = command.get_matches_from(argv);
-        let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        let mut matches = command.get_matches_from(argv);
+        // `_mut` takes the values out instead of parsing a copy of the matches.
+        let mut args = Args::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit());
         args.extension_flags = extension_flags;
         args
     }
