@@ -83,8 +83,10 @@ impl LogWriter {
     }
 }
 
+/// The writer, started by the first entry.
+static WRITER: OnceLock<LogWriter> = OnceLock::new();
+
 pub(crate) fn log_writer() -> &'static LogWriter {
-    static WRITER: OnceLock<LogWriter> = OnceLock::new();
     WRITER.get_or_init(|| {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         let spawned = std::thread::Builder::new()
@@ -286,5 +288,9 @@ pub(crate) fn summaries(path: &Path) -> Vec<ModelPerformanceSummary> {
 
 /// Wait until the performance entries of every reply so far are on disk (before the process exits).
 pub(crate) async fn flush() {
-    let _ = tokio::task::spawn_blocking(|| log_writer().flush()).await;
+    // Without a writer nothing was sent: no thread to start just to wait for nothing.
+    let Some(writer) = WRITER.get() else {
+        return;
+    };
+    let _ = tokio::task::spawn_blocking(|| writer.flush()).await;
 }
