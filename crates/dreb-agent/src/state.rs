@@ -85,7 +85,7 @@ impl std::fmt::Debug for AgentState {
                 &self
                     .tools
                     .iter()
-                    .map(|t| t.definition().name.clone())
+                    .map(|t| t.name().to_string())
                     .collect::<Vec<_>>(),
             )
             .field("messages", &self.messages.len())

@@ -75,6 +75,11 @@ pub type ToolUpdateFn = Arc<dyn Fn(ToolOutput) + Send + Sync>;
 pub trait Tool: Send + Sync {
     fn definition(&self) -> &ToolDefinition;
 
+    /// `definition().name`; a tool that builds its definition on first use answers without building it.
+    fn name(&self) -> &str {
+        &self.definition().name
+    }
+
     async fn execute(
         &self,
         tool_call_id: &str,

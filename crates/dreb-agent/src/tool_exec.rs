@@ -164,12 +164,7 @@ async fn prepare(
     call: ToolCall,
     messages: &[AgentMessage],
 ) -> Preparation {
-    let Some(tool) = ctx
-        .tools
-        .iter()
-        .find(|t| t.definition().name == call.name)
-        .cloned()
-    else {
+    let Some(tool) = ctx.tools.iter().find(|t| t.name() == call.name).cloned() else {
         let text = format!("Tool {} not found", call.name);
         return Preparation::Immediate(call, text);
     };

@@ -490,12 +490,7 @@ fn extension_context(rt: &Runtime) -> Result<ext::ExtensionContext, String> {
         session_file,
         session_name,
         leaf_id,
-        active_tools: agent.with_state(|s| {
-            s.tools
-                .iter()
-                .map(|t| t.definition().name.clone())
-                .collect()
-        }),
+        active_tools: agent.with_state(|s| s.tools.iter().map(|t| t.name().to_string()).collect()),
         context_usage: None,
         system_prompt: agent.with_state(|s| s.system_prompt.clone()),
     })

@@ -129,9 +129,9 @@ pub(crate) fn apply_extension_providers(s: &Services) {
 pub(crate) fn apply_tools(s: &Services) {
     let mut tools = s.tools.builtin();
     let mut names: std::collections::HashSet<String> =
-        tools.iter().map(|t| t.definition().name.clone()).collect();
+        tools.iter().map(|t| t.name().to_string()).collect();
     for t in s.extensions.tools() {
-        let name = dreb_agent::Tool::definition(t.as_ref()).name.clone();
+        let name = dreb_agent::Tool::name(t.as_ref()).to_string();
         if names.insert(name.clone()) {
             tools.push(t);
         } else {
@@ -142,7 +142,7 @@ pub(crate) fn apply_tools(s: &Services) {
         }
     }
     for t in s.mcp.tools_offered(&s.tools) {
-        if names.insert(t.definition().name.clone()) {
+        if names.insert(t.name().to_string()) {
             tools.push(t);
         }
     }

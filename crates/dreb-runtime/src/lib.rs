@@ -17,6 +17,7 @@ mod event_bridge;
 mod extension_api;
 mod extensions;
 mod guards;
+mod lazy_tool;
 mod mcp;
 mod nested_context;
 mod options;

@@ -20,6 +20,7 @@ use dreb_hooks::{HookBus, ToolCallDecision, ToolCallEvent, ToolResultEvent};
 
 use crate::commands::prompting::no_api_key_text;
 use crate::event_bridge::EventBridge;
+use crate::lazy_tool::LazyTool;
 use crate::options::{RuntimeOptions, StartupError, active_tool_names};
 use crate::persist;
 use crate::services::dialogs::Dialogs;
@@ -467,21 +468,29 @@ fn install_tools(
             ));
         }
     });
-    // Requested order is kept: the subagent tool (which needs the session) takes its place among the others.
-    let mut tools = Vec::new();
+    // Requested order is kept: the subagent tool (which needs the session) takes its place among the others. The
+    // subagent and built-in tools are built on first use (`LazyTool`), from what start-up gives them here.
+    let ctx = Arc::new(ctx);
+    let mut tools: Vec<Arc<dyn dreb_agent::Tool>> = Vec::new();
     for name in rt.tools.names() {
         if name == "skill" {
             tools.push(crate::commands::discovery::skill_tool(rt));
         } else if name == "subagent" {
             if max_subagents > 0 {
-                tools.push(Arc::new(crate::background::tool::SubagentTool::new(
-                    crate::services::downgrade(rt),
-                    &rt.cwd,
-                    max_subagents,
-                )) as Arc<dyn dreb_agent::Tool>);
+                let (services, cwd) = (crate::services::downgrade(rt), rt.cwd.clone());
+                tools.push(Arc::new(LazyTool::new(name.as_str(), move || {
+                    Arc::new(crate::background::tool::SubagentTool::new(
+                        services.clone(),
+                        &cwd,
+                        max_subagents,
+                    ))
+                })));
             }
-        } else {
-            tools.extend(dreb_tools::create_tool(name, &ctx));
+        } else if dreb_tools::is_builtin_tool(name) {
+            let (ctx, tool) = (ctx.clone(), name.clone());
+            tools.push(Arc::new(LazyTool::new(name.as_str(), move || {
+                dreb_tools::create_tool(&tool, &ctx).expect("a built-in tool")
+            })));
         }
     }
     rt.tools.set_builtin(tools);

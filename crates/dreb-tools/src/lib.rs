@@ -99,6 +99,11 @@ impl ToolContext {
     }
 }
 
+/// Whether [`create_tool`] builds `name` (without building it).
+pub fn is_builtin_tool(name: &str) -> bool {
+    IMPLEMENTED_TOOLS.contains(&name) || EXTRA_TOOLS.contains(&name)
+}
+
 /// Build one tool by name; `None` for names this crate does not implement.
 pub fn create_tool(name: &str, ctx: &ToolContext) -> Option<Arc<dyn Tool>> {
     use tools::*;
@@ -169,6 +174,19 @@ mod tests {
         let names: Vec<&str> = tools.iter().map(|t| t.definition().name.as_str()).collect();
         assert_eq!(names, IMPLEMENTED_TOOLS.to_vec());
         assert!(create_tool("no_such_tool", &ctx).is_none());
+        for name in IMPLEMENTED_TOOLS.iter().chain(&EXTRA_TOOLS).chain(&[
+            "no_such_tool",
+            "subagent",
+            "skill",
+            "mcp__s__t",
+            "",
+        ]) {
+            assert_eq!(
+                is_builtin_tool(name),
+                create_tool(name, &ctx).is_some(),
+                "{name}"
+            );
+        }
         assert_eq!(
             create_tool(EXTRA_TOOLS[0], &ctx).unwrap().definition().name,
             "tmp_read"

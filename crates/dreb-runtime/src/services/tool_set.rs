@@ -54,7 +54,7 @@ impl ToolSet {
     /// Keep only the tools of the active set, if an extension chose one.
     pub(crate) fn retain_active(&self, tools: &mut Vec<Arc<dyn Tool>>) {
         if let Some(active) = lock(&self.active).as_ref() {
-            tools.retain(|t| active.contains(&t.definition().name));
+            tools.retain(|t| active.iter().any(|name| name == t.name()));
         }
     }
 
