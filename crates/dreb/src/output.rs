@@ -357,7 +357,8 @@ impl Output {
             mid_frame: std::sync::atomic::AtomicBool::new(false),
         });
         if let Some(timeout) = options.stall_timeout {
-            tokio::spawn(watch_for_stall(shared.clone(), timeout));
+            let probe = options.pipe.as_ref().and_then(PipeSpace::try_clone);
+            tokio::spawn(watch_for_stall(shared.clone(), timeout, probe));
         }
         let task = tokio::spawn(write_frames(shared.clone(), sink, options.pipe));
         (Output { shared }, task)
@@ -632,6 +633,12 @@ where
                 let (bytes, len, _) = entry.into_bytes();
                 // The whole frames queued behind this one join its write while the pipe has room for them now.
                 let room = match pipe.as_mut() {
+                    // A frame of at most PIPE_BUF bytes is written whole or not at all: with no room for it, it is
+                    // written alone, and the sink's write waits until the reader frees part of the pipe (the pipe's
+                    // own wake-up, at once, where polling the pipe would sleep a timer tick or more).
+                    Some(probe) if bytes.len() <= PIPE_BUF => {
+                        probe.room(bytes.len()).map(|room| room.max(bytes.len()))
+                    }
                     Some(probe) => wait_for_room(&shared, probe, bytes.len()).await,
                     None => Some(BATCH_WITHOUT_PROBE),
                 };
@@ -815,12 +822,22 @@ async fn write_all<W: AsyncWrite + Unpin>(
 }
 
 /// Fires `stalled` when frames have been pending with no progress for `timeout`.
-async fn watch_for_stall(shared: Arc<Shared>, timeout: Duration) {
+/// Progress is also every byte the reader takes out of the pipe (`probe`), such as while a frame waits in the sink's
+/// write for room.
+async fn watch_for_stall(shared: Arc<Shared>, timeout: Duration, probe: Option<PipeSpace>) {
     let tick = (timeout / 10).clamp(Duration::from_millis(20), Duration::from_secs(1));
+    let mut last_pending = None;
     loop {
         tokio::select! {
             _ = shared.finished.cancelled() => return,
             _ = tokio::time::sleep(tick) => {}
+        }
+        if let Some(probe) = &probe {
+            let pending = probe.pending();
+            if pending < last_pending {
+                shared.mark_progress();
+            }
+            last_pending = pending;
         }
         if shared.queued.load(Ordering::Acquire) > 0 && shared.since_progress() >= timeout {
             shared.stalled.cancel();

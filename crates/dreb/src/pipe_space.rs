@@ -43,6 +43,15 @@ impl PipeSpace {
         None
     }
 
+    /// A second probe of the same pipe.
+    pub fn try_clone(&self) -> Option<PipeSpace> {
+        Some(PipeSpace {
+            fd: self.fd.try_clone().ok()?,
+            capacity: self.capacity,
+            max_capacity: self.max_capacity,
+        })
+    }
+
     /// Bytes written and not yet read by the other end.
     #[cfg(target_os = "linux")]
     pub fn pending(&self) -> Option<usize> {

@@ -527,3 +527,61 @@ async fn frames_written_at_once_queued_or_corked_keep_their_order() {
         .collect();
     assert_eq!(got, expected);
 }
+
+/// A pipe: the read end, and the write end for the writer's sink (made into one in a runtime) with its probe.
+#[cfg(target_os = "linux")]
+fn pipe_sink() -> (std::fs::File, std::os::fd::OwnedFd, PipeSpace) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: pipe writes two fresh descriptors into the array; we take ownership of both.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let (reader, writer) = unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            OwnedFd::from_raw_fd(fds[1]),
+        )
+    };
+    let probe = PipeSpace::new(writer.try_clone().unwrap()).unwrap();
+    (reader, writer, probe)
+}
+
+/// A small frame that finds the pipe full waits in the sink's write for a slot to free up; bytes the reader takes
+/// out meanwhile, too few to free one, still count as progress: a slow reader is not taken for one that stopped.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_reader_of_a_full_pipe_is_not_taken_to_have_stopped() {
+    use std::io::Read;
+    let (mut reader, sender, probe) = pipe_sink();
+    let sender = tokio::net::unix::pipe::Sender::from_owned_fd(sender).unwrap();
+    let (out, _task) = Output::start(
+        sender,
+        OutputOptions {
+            pipe: Some(probe),
+            ..options(usize::MAX, usize::MAX, Some(Duration::from_secs(1)))
+        },
+    );
+    // Fill the pipe (and then some) with small frames.
+    let frame = encode_frame(&json!({"pad": "p".repeat(1000)})).unwrap();
+    for _ in 0..200 {
+        out.send_bytes(&frame).unwrap();
+    }
+    // 8 bytes every 5 ms: a page of the pipe (and so room for the waiting frame) takes 2.5 s to free.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reading = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8];
+            while !stop.load(Ordering::Acquire) {
+                reader.read_exact(&mut buf).unwrap();
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        !out.stalled().is_cancelled(),
+        "a reader that reads was taken to have stopped"
+    );
+    stop.store(true, Ordering::Release);
+    reading.join().unwrap();
+}
