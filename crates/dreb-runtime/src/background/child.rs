@@ -211,6 +211,9 @@ struct Observed {
     model: Option<String>,
     thinking: Option<String>,
     completed: bool,
+    /// The parent cancelled the child before its run ended: the `agent_end` of the run it aborts while it shuts
+    /// down is not a completion (the reference's child, killed, writes none).
+    cancelled: bool,
     control_error: Option<RequestError>,
 }
 
@@ -337,6 +340,7 @@ pub async fn run_child(
                 }
             }
             _ = cancel.cancelled(), if !term_sent => {
+                lock(&observed).cancelled = true;
                 signal(&child, nix::sys::signal::Signal::SIGTERM);
                 term_sent = true;
                 kill_at = Some(tokio::time::Instant::now() + KILL_GRACE);
@@ -439,7 +443,7 @@ fn handle_line(
             "message_end" if frame.pointer("/message/role") == Some(&json!("assistant")) => {
                 o.assistant_messages.push(frame["message"].clone());
             }
-            "agent_end" if !o.completed => {
+            "agent_end" if !o.completed && !o.cancelled => {
                 o.completed = true;
                 first_end = true;
             }
@@ -644,6 +648,17 @@ mod tests {
             r.error_message.as_deref(),
             Some("Subagent exited with code 3")
         );
+    }
+
+    /// A cancelled child that still writes the `agent_end` of the run it aborts did not complete.
+    #[test]
+    fn an_agent_end_after_the_cancellation_is_not_a_completion() {
+        let control = ControlClient::new(None, None);
+        let observed = Mutex::new(Observed::default());
+        lock(&observed).cancelled = true;
+        let end = r#"{"type":"agent_end","messages":[]}"#;
+        assert!(!handle_line(end, &control, &observed, &|_| {}));
+        assert!(!lock(&observed).completed);
     }
 
     #[test]
