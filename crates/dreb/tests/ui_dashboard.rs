@@ -214,16 +214,21 @@ fn delegating(task: &str) -> Env {
     Env::with_scenario(scenario)
 }
 
-/// Frames until the child's `background_agent_end` and the end of the parent run its result started.
+/// Frames until the child's `background_agent_end` and the end of the parent run that received its result: the run
+/// the result started, or the first run when the child finished before it ended and the result was steered into it.
 fn run_background_child(dreb: &mut Dreb) -> Vec<Value> {
     dreb.send(&json!({"id": "p1", "type": "prompt", "message": "Delegate this"}));
     let (mut ended, mut resumed) = (false, false);
     dreb.read_until(|f| {
         ended |= f["type"] == "background_agent_end";
         resumed |= f["type"] == "agent_end"
-            && f["messages"][0]["content"][0]["text"]
-                .as_str()
-                .is_some_and(|t| t.starts_with("<background-agent-complete>"));
+            && f["messages"].as_array().is_some_and(|messages| {
+                messages.iter().any(|m| {
+                    m["content"][0]["text"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("<background-agent-complete>"))
+                })
+            });
         ended && resumed
     })
 }
