@@ -10,7 +10,7 @@
 //! tests, debug builds and other systems are untouched. `DREB_PIE=1` at build time keeps the PIE link (a
 //! distribution that wants the binary's own address randomised); see docs/adr/0017-release-binary-non-pie.md.
 //!
-//! The start-up runs about 1,600 functions (1.7 MB of code) spread over 31 MB of `.text`; every first touch of a
+//! The start-up runs about 1,500 functions (1.5 MB of code) spread over 31 MB of `.text`; every first touch of a
 //! page maps the 64 KiB around it, so scattered, they made 11 MB of the process's memory and most of its page
 //! faults. The linker's `--symbol-ordering-file` puts the listed functions first, together. The list is a profile
 //! (`scripts/startup-order.py generate`); a name the binary no longer has is skipped, so a stale list only loses

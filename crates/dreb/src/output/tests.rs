@@ -214,17 +214,7 @@ async fn an_idle_writer_does_not_stall_when_frames_arrive_after_a_long_quiet() {
 #[tokio::test]
 async fn into_a_pipe_nobody_reads_only_whole_lines_are_written() {
     use std::io::Read;
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let mut fds = [0; 2];
-    // SAFETY: pipe writes two fresh descriptors into the array; we take ownership of both.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    let (reader, writer) = unsafe {
-        (
-            std::fs::File::from_raw_fd(fds[0]),
-            OwnedFd::from_raw_fd(fds[1]),
-        )
-    };
-    let probe = PipeSpace::new(writer.try_clone().unwrap()).unwrap();
+    let (reader, writer, probe) = pipe_sink();
     let sender = tokio::net::unix::pipe::Sender::from_owned_fd(writer).unwrap();
     let (out, _task) = Output::start(
         sender,
@@ -244,8 +234,9 @@ async fn into_a_pipe_nobody_reads_only_whole_lines_are_written() {
     // What the pipe holds ends on a whole line.
     let mut reader = reader;
     let mut held = Vec::new();
-    let flags = unsafe { libc::fcntl(fds[0], libc::F_GETFL) };
-    unsafe { libc::fcntl(fds[0], libc::F_SETFL, flags | libc::O_NONBLOCK) };
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&reader);
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) };
     let mut buf = vec![0u8; 1 << 16];
     loop {
         match reader.read(&mut buf) {
@@ -450,17 +441,7 @@ async fn frames_queued_together_are_written_together_each_write_ending_on_a_whol
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn frames_written_at_once_queued_or_corked_keep_their_order() {
     use std::io::Read;
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let mut fds = [0; 2];
-    // SAFETY: pipe writes two fresh descriptors into the array; we take ownership of both.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    let (mut reader, writer) = unsafe {
-        (
-            std::fs::File::from_raw_fd(fds[0]),
-            OwnedFd::from_raw_fd(fds[1]),
-        )
-    };
-    let probe = PipeSpace::new(writer.try_clone().unwrap()).unwrap();
+    let (mut reader, writer, probe) = pipe_sink();
     let sender = tokio::net::unix::pipe::Sender::from_owned_fd(writer).unwrap();
     let (out, task) = Output::start(
         sender,
