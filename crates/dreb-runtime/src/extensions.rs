@@ -46,16 +46,13 @@ impl SessionPlacement {
 /// `session_start` (with `reason`) goes to them once they are on the bus.
 pub(crate) fn load_extensions(rt: &Runtime, reason: dreb_hooks::SessionStartReason) {
     // Marked at once, so that what waits for extensions waits for this load; discovery (directory scans, the
-    // trust policy from the global settings file) happens off the start-up path, with the load.
+    // trust policy from the global settings file) happens off the start-up path, with the load. On the task
+    // itself, not a blocking-pool thread: it is a few directory reads, and a thread started for them cost more
+    // than they do, at the moment the first request is being answered.
     rt.extensions.begin_load();
     let rt = rt.clone();
     tokio::spawn(async move {
-        let input = rt.clone();
-        let found = tokio::task::spawn_blocking(move || {
-            dreb_extensions::discover(&discovery_input(&input))
-        })
-        .await;
-        let (sources, skipped) = found.unwrap_or_default();
+        let (sources, skipped) = dreb_extensions::discover(&discovery_input(&rt));
         rt.extensions
             .load(sources, skipped, &rt.hooks, start_reason(reason))
             .await;

@@ -69,12 +69,10 @@ pub(crate) fn new_manager(
 pub(crate) fn load_mcp_servers(rt: &Runtime) {
     let rt = rt.clone();
     tokio::spawn(async move {
-        let input = rt.clone();
-        let read = tokio::task::spawn_blocking(move || config_input(&input)).await;
-        let (configs, problems) = match read {
-            Ok(input) => dreb_mcp::config::load(&input, &|k| std::env::var(k).ok()),
-            Err(_) => (Vec::new(), Vec::new()),
-        };
+        // On the task itself (settings in memory, the trust policy, one `.mcp.json` read): a blocking-pool thread
+        // started for it cost more than the work, at the moment the first request is being answered.
+        let (configs, problems) =
+            dreb_mcp::config::load(&config_input(&rt), &|k| std::env::var(k).ok());
         rt.mcp.start(configs, problems);
     });
 }
