@@ -158,9 +158,9 @@ impl<R: AsyncRead + Unpin> JsonlReader<R> {
         }
     }
 
-    /// Takes bytes the caller read from the input itself (the serving loop's stdin thread reads with blocking
-    /// reads, outside the runtime): they come after the bytes already buffered, as if this reader had read them.
-    /// After the end of input nothing more is taken.
+    /// Takes bytes the caller read from the same input itself (the serving loop polls stdin for a moment after
+    /// answering, without the runtime): they come after the bytes already buffered, as if this reader had read
+    /// them. After the end of input nothing more is taken.
     pub fn push_bytes(&mut self, bytes: &[u8]) {
         if self.eof {
             return;
@@ -171,12 +171,6 @@ impl<R: AsyncRead + Unpin> JsonlReader<R> {
             self.start = 0;
         }
         self.buf.extend_from_slice(bytes);
-    }
-
-    /// The end of the input the caller reads itself ([`JsonlReader::push_bytes`]): a last line without its LF is
-    /// then a record, and after it [`JsonlReader::next_buffered`] reports the end.
-    pub fn push_eof(&mut self) {
-        self.eof = true;
     }
 
     /// Gives the underlying reader back (buffered bytes are dropped).

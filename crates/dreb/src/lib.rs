@@ -13,4 +13,4 @@ pub mod server;
 pub mod stdio;
 
 pub use output::{Output, OutputClosed, OutputOptions};
-pub use server::{InputRouter, ServeOptions, ServeOutcome, serve, serve_blocking, termination_signal};
+pub use server::{InputRouter, ServeOptions, ServeOutcome, serve, termination_signal};

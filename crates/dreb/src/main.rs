@@ -244,39 +244,28 @@ async fn run(args: Args) -> i32 {
     {
         serve_options.max_record_bytes = cap;
     }
+    // How long the loop polls stdin after answering, in µs (0: never), for measuring the trade-off.
+    if let Some(us) = std::env::var("DREB_INPUT_POLL_US")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        serve_options.input_poll_for = Duration::from_micros(us);
+    }
+    let (stdin, input_poll) = dreb_cli::stdio::stdin_with_poll();
+    serve_options.input_poll = input_poll;
     let children_timeout = serve_options.children_timeout;
-    let service = Arc::new(runtime.clone());
-    // Responses go through the runtime's outbox, in order with the events.
-    let outbox = runtime.outbox();
-    let outcome = match dreb_cli::stdio::stdin_file() {
-        Some(stdin) => {
-            dreb_cli::serve_blocking(
-                service,
-                router,
-                stdin,
-                output.clone(),
-                outbox,
-                serve_options,
-                termination_signal(),
-                stop,
-            )
-            .await
-        }
-        // stdin is closed: serve the end of input (what the host sees is the same as for an empty stdin).
-        None => {
-            serve(
-                service,
-                router,
-                tokio::io::empty(),
-                output.clone(),
-                outbox,
-                serve_options,
-                termination_signal(),
-                stop,
-            )
-            .await
-        }
-    };
+    let outcome = serve(
+        Arc::new(runtime.clone()),
+        router,
+        stdin,
+        output.clone(),
+        // Responses go through the runtime's outbox, in order with the events.
+        runtime.outbox(),
+        serve_options,
+        termination_signal(),
+        stop,
+    )
+    .await;
     tracing::debug!(?outcome, "stopped serving");
     // The stop token already settles open dialogs from a task; do it here too so their handled events are
     // queued for certain before the last flush.

@@ -1,41 +1,33 @@
-//! The serving loop: each input line is decoded, given its place in the arrival order and answered; responses and
-//! events go through one [`Outbox`] in front of the [`Output`] writer.
-//!
-//! Input is taken by an *intake* beside the loop: for the process's stdin ([`serve_blocking`]) a thread of its own
-//! that blocks in `read`, for an in-memory stream ([`serve`]) a task. The intake answers an immediate command
-//! (`get_state`) on the spot, on the thread that read it, with stdout corked so the answers to the lines one read
-//! brought leave in one write ([`Output::cork`]), written by that thread when the writer task is idle. Every other
-//! command becomes a job the loop runs on a task of its own.
-//!
-//! Why a thread that blocks in `read`: a sequential host (send, wait for the answer, send the next) then wakes one
-//! thread per request, the one that answers it, and the kernel wakes it on the CPU the host just left; parking in
-//! the runtime's event loop instead cost a wake-up of another thread (and often of an idle CPU) per request.
+//! The serving loop: stdin read by the loop itself, each command on its own task (except a few that answer at once
+//! from memory), responses and events through one [`Outbox`] in front of the [`Output`] writer. The lines one read
+//! brought are answered in one go with stdout corked ([`Output::cork`]), so their responses leave in one write.
+//! Once they are answered and written, the loop reads stdin without the runtime for a moment (at most
+//! [`ServeOptions::input_poll_for`]) before it parks, so a host that sends its next command at once does not pay
+//! for waking it up.
 //!
 //! Each command's [`Lane`] (from `dreb-protocol`) decides how it runs: state changes take their turn in arrival
 //! order (so pipelined `set_*` calls and session switches apply in the order sent), while aborts, `get_state` and
 //! other independent reads run at once beside them, so a slow command never blocks `abort`, `get_state` or an
 //! `extension_ui_response`. Every command line gets exactly one response. At stdin EOF or a termination signal
-//! the server cancels running work, gives in-flight commands a grace period to answer (lines still arriving get
-//! the shutting-down error), flushes stdout and returns.
+//! the server cancels running work, gives in-flight commands a grace period to answer, flushes stdout and returns.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Waker};
+use std::task::Poll;
 use std::time::Duration;
 
 use dreb_protocol::framing::{DEFAULT_MAX_RECORD_BYTES, JsonlReader, RecordError};
 use dreb_protocol::{
-    CommandService, Decoded, Input, Lane, Outbox, Response, Sequencer, decode, envelope::fill,
-    error_text, serve_request,
+    CommandService, Decoded, Input, Lane, Outbox, Request, Response, Sequencer, Ticket, decode,
+    envelope::fill, error_text, serve_request,
 };
 use tokio::io::AsyncRead;
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::output::Output;
+use crate::stdio::InputPoll;
 
 /// Receives stdin messages that are not commands (`extension_ui_response`). They never get a response.
 pub trait InputRouter: Send + Sync + 'static {
@@ -57,7 +49,15 @@ pub struct ServeOptions {
     /// How long to wait for background children to exit after serving ended. (stdout is drained without a time
     /// limit: a slow reader still gets everything; one that stopped for good is bounded by the writer's stall rule.)
     pub children_timeout: Duration,
+    /// stdin read without the runtime for up to [`ServeOptions::input_poll_for`] after the lines of a read are
+    /// answered, before the loop parks (see [`serve`]). `None`: never.
+    pub input_poll: Option<InputPoll>,
+    /// How long to poll stdin after answering; zero: never.
+    pub input_poll_for: Duration,
 }
+
+/// How long the loop polls stdin after answering, by default.
+pub const INPUT_POLL_FOR: Duration = Duration::from_micros(50);
 
 impl Default for ServeOptions {
     fn default() -> Self {
@@ -65,6 +65,8 @@ impl Default for ServeOptions {
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             shutdown_grace: Duration::from_secs(3),
             children_timeout: Duration::from_secs(5),
+            input_poll: None,
+            input_poll_for: INPUT_POLL_FOR,
         }
     }
 }
@@ -95,215 +97,76 @@ impl ServeOutcome {
     }
 }
 
-/// A command that runs on a task of its own, spawned by the loop.
-type Job = Pin<Box<dyn Future<Output = ()> + Send>>;
+type Record = std::io::Result<Option<Result<String, RecordError>>>;
 
-/// What the intake hands the loop.
-enum Intake {
-    Job(Job),
-    /// The end of input (`Ok`) or a read error; nothing follows.
-    End(std::io::Result<()>),
-}
+/// The most lines answered in one go from what one read (and the polls after it) brought (see [`serve`]); then the
+/// loop looks at its other events again.
+const BURST: usize = 64;
 
-/// Takes input records: answers what can be answered on the spot and hands the rest to the loop as jobs. Shared
-/// by the stdin thread and the stream task.
-struct Taker<S> {
-    service: Arc<S>,
-    router: Arc<dyn InputRouter>,
-    outbox: Outbox,
-    output: Output,
-    sequencer: Sequencer,
-    to_loop: mpsc::UnboundedSender<Intake>,
-    /// Set once serving ends: command lines then get the shutting-down error instead of running.
-    refusing: Arc<AtomicBool>,
-}
-
-/// What [`Taker::take_buffered`] stopped at.
-enum Drained {
-    /// Every complete line buffered was taken: read more.
-    NeedInput,
-    /// More than the output budget is queued: wait for the writer, then take the rest.
-    OverBudget,
-    /// The end of input was reached (and told to the loop).
-    End,
-}
-
-impl<S: CommandService + 'static> Taker<S> {
-    /// Take the lines `reader` holds, with stdout corked so their answers leave together.
-    fn take_buffered<R: AsyncRead + Unpin>(&self, reader: &mut JsonlReader<R>) -> Drained {
-        let _cork = self.output.cork();
-        loop {
-            if !self.output.within_budget() {
-                return Drained::OverBudget;
-            }
-            match reader.next_buffered() {
-                None => return Drained::NeedInput,
-                Some(None) => {
-                    let _ = self.to_loop.send(Intake::End(Ok(())));
-                    return Drained::End;
-                }
-                Some(Some(record)) => self.take(record),
-            }
-        }
+/// The next input line. A host that writes commands without reading the answers is paced like the agent loop:
+/// the next line is read once stdout is back within its budget.
+async fn next_line<R: AsyncRead + Unpin>(reader: &mut JsonlReader<R>, output: &Output) -> Record {
+    if !output.within_budget() {
+        output.ready().await;
     }
-
-    /// One input line: a command is answered on the spot when it is immediate and its turn has come, and handed to
-    /// the loop otherwise; other input is routed; anything else gets its error response.
-    fn take(&self, record: Result<String, RecordError>) {
-        let line = match record {
-            Ok(line) => line,
-            Err(record_error) => return send_parse_error(&self.outbox, &record_error),
-        };
-        if self.refusing.load(Ordering::Acquire) {
-            return refuse_while_shutting_down(&line, &self.outbox, &*self.router);
-        }
-        match decode(&line) {
-            Decoded::Request(request) => {
-                let lane = request.command.lane();
-                // Taken here, in arrival order: the intake is the only one that reads.
-                let ticket = (lane != Lane::Concurrent).then(|| self.sequencer.ticket());
-                let service = self.service.clone();
-                let outbox = self.outbox.clone();
-                let mut job: Job = Box::pin(async move {
-                    serve_request(&*service, request, &outbox, ticket).await;
-                });
-                // Polled once right here: a hand-off would cost more than the command. Should it wait on anything
-                // after all, the loop's task polls it again (and from then on it is woken as usual).
-                if lane == Lane::Immediate
-                    && job
-                        .as_mut()
-                        .poll(&mut Context::from_waker(Waker::noop()))
-                        .is_ready()
-                {
-                    return;
-                }
-                // Refused only when the loop is gone, and then the process is ending.
-                let _ = self.to_loop.send(Intake::Job(job));
-            }
-            Decoded::Input(input) => self.router.route(input),
-            Decoded::Invalid(response) => self.outbox.send(&response),
-        }
-    }
+    reader.next_record().await
 }
 
-/// The stdin thread: blocking reads of `input`, each read's lines taken at once (see the module's documentation).
-fn read_blocking<S: CommandService + 'static>(
-    taker: Taker<S>,
-    input: std::fs::File,
-    max_record_bytes: usize,
-    runtime: tokio::runtime::Handle,
-) {
-    use std::io::Read;
-    let mut reader = JsonlReader::with_max_record_bytes(tokio::io::empty(), max_record_bytes);
-    let mut buf = vec![0u8; 64 * 1024];
+/// The next line if the host sends one within `budget`: stdin read without the runtime, yielding the CPU between
+/// reads (a host on the same CPU gets to run). `None` when nothing complete came in time, at the end of input or on
+/// an error (the loop's reader then finds them as usual; bytes of a partial line stay with `reader`).
+///
+/// Why: parking in the event loop between a response and the next request costs a wake-up of a halted CPU per
+/// request, which on a quiet virtual machine is most of a sequential round trip. The poll runs only right after
+/// lines were answered, never while idle, so its cost is bounded by `budget` per burst of input.
+fn poll_input<R: AsyncRead + Unpin>(
+    input: &InputPoll,
+    reader: &mut JsonlReader<R>,
+    budget: Duration,
+) -> Option<Option<Result<String, RecordError>>> {
+    if budget.is_zero() {
+        return None;
+    }
+    let start = std::time::Instant::now();
+    let mut buf = [0u8; 8192];
     loop {
-        // Commands polled here may spawn tasks or start timers.
-        let drained = {
-            let _runtime = runtime.enter();
-            taker.take_buffered(&mut reader)
-        };
-        match drained {
-            Drained::End => return,
-            Drained::OverBudget => {
-                // A host that sends commands without reading the answers is paced like the agent loop.
-                runtime.block_on(taker.output.ready());
-                continue;
+        match input.read_now(&mut buf) {
+            Ok(0) => return None,
+            Ok(n) => {
+                reader.push_bytes(&buf[..n]);
+                if let Some(record) = reader.next_buffered() {
+                    return Some(record);
+                }
             }
-            Drained::NeedInput => {}
-        }
-        match (&input).read(&mut buf) {
-            Ok(0) => reader.push_eof(),
-            Ok(n) => reader.push_bytes(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            // Someone made the description non-blocking (it is shared with the process that gave it to us).
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_readable(&input),
-            Err(e) => {
-                let _ = taker.to_loop.send(Intake::End(Err(e)));
-                return;
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if start.elapsed() >= budget {
+                    return None;
+                }
+                std::thread::yield_now();
             }
+            Err(_) => return None,
         }
     }
 }
 
-/// Block until `file` has input (or an error or hang-up to report).
-fn wait_readable(file: &std::fs::File) {
-    use std::os::fd::AsRawFd;
-    let mut fds = libc::pollfd {
-        fd: file.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, for the length given. An error (EINTR) just leads to the next read.
-    unsafe { libc::poll(&mut fds, 1, -1) };
-}
-
-/// The stream task: reads of `input`, each read's lines taken at once.
-async fn read_stream<S, R>(taker: Taker<S>, input: R, max_record_bytes: usize)
-where
-    S: CommandService + 'static,
-    R: AsyncRead + Unpin,
-{
-    let mut reader = JsonlReader::with_max_record_bytes(input, max_record_bytes);
-    loop {
-        match taker.take_buffered(&mut reader) {
-            Drained::End => return,
-            Drained::OverBudget => {
-                taker.output.ready().await;
-                continue;
-            }
-            Drained::NeedInput => {}
-        }
-        // The first line of the next read; the lines that came with it are taken above, on the next turn.
-        match reader.next_record().await {
-            Ok(Some(record)) => {
-                let _cork = taker.output.cork();
-                taker.take(record);
-            }
-            Ok(None) => {
-                let _ = taker.to_loop.send(Intake::End(Ok(())));
-                return;
-            }
-            Err(e) => {
-                let _ = taker.to_loop.send(Intake::End(Err(e)));
-                return;
-            }
-        }
-    }
-}
-
-/// Serve `service` on the process's stdin (or any descriptor), read by a thread of its own with blocking reads
-/// (see the module's documentation), until the input ends, `shutdown` completes, or the stdout reader stalls.
-/// Must be called inside the runtime. See [`serve`] for the rest.
-#[allow(clippy::too_many_arguments)] // each is a distinct part of the connection; a bundle would only rename them
-pub async fn serve_blocking<S>(
+/// Handle one request; its response goes through `outbox` (written by the handler or after it).
+async fn answer<S: CommandService + 'static>(
     service: Arc<S>,
-    router: Arc<dyn InputRouter>,
-    input: std::fs::File,
-    output: Output,
     outbox: Outbox,
-    options: ServeOptions,
-    shutdown: impl Future<Output = ()>,
-    stop: CancellationToken,
-) -> ServeOutcome
-where
-    S: CommandService + 'static,
-{
-    let (taker, intake, refusing) = Taker::new(service, router, outbox, output.clone());
-    let max = options.max_record_bytes;
-    let runtime = tokio::runtime::Handle::current();
-    // Never joined: at the end the thread may still be blocked in `read`; it ends with the process.
-    let started = std::thread::Builder::new()
-        .name("dreb-stdin".into())
-        .spawn(move || read_blocking(taker, input, max, runtime));
-    if let Err(e) = started {
-        return ServeOutcome::InputError(e);
-    }
-    run_loop(intake, refusing, output, options, shutdown, stop).await
+    request: Request,
+    ticket: Option<Ticket>,
+) {
+    serve_request(&*service, request, &outbox, ticket).await;
 }
 
-/// Serve `service` until `input` ends, `shutdown` completes, or the stdout reader stalls. Every frame goes through
-/// `outbox` (the same one the service writes its events to); `output` is the writer behind it, drained before
-/// returning.
+/// Poll `future` once with the current task's waker.
+async fn poll_once<F: Future + ?Sized>(mut future: Pin<&mut F>) -> Poll<F::Output> {
+    std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await
+}
+
+/// Serve `service` until stdin ends, `shutdown` completes, or the stdout reader stalls. Every frame goes through `outbox`
+/// (the same one the service writes its events to); `output` is the writer behind it, drained before returning.
 ///
 /// `stop` is cancelled when serving ends, before the grace period: the service should tie its running work
 /// (agent runs, bash, compaction, dialogs) to it so in-flight commands finish promptly and still answer.
@@ -322,50 +185,15 @@ where
     S: CommandService + 'static,
     R: AsyncRead + Unpin + Send + 'static,
 {
-    let (taker, intake, refusing) = Taker::new(service, router, outbox, output.clone());
-    let max = options.max_record_bytes;
-    let reading = tokio::spawn(read_stream(taker, input, max));
-    let outcome = run_loop(intake, refusing, output, options, shutdown, stop).await;
-    reading.abort();
-    outcome
-}
-
-impl<S: CommandService + 'static> Taker<S> {
-    fn new(
-        service: Arc<S>,
-        router: Arc<dyn InputRouter>,
-        outbox: Outbox,
-        output: Output,
-    ) -> (Taker<S>, mpsc::UnboundedReceiver<Intake>, Arc<AtomicBool>) {
-        let (to_loop, intake) = mpsc::unbounded_channel();
-        let refusing = Arc::new(AtomicBool::new(false));
-        let taker = Taker {
-            service,
-            router,
-            outbox,
-            output,
-            sequencer: Sequencer::new(),
-            to_loop,
-            refusing: refusing.clone(),
-        };
-        (taker, intake, refusing)
-    }
-}
-
-/// Run the intake's jobs until the input ends, `shutdown` completes or the stdout reader stalls; then wind down.
-async fn run_loop(
-    mut intake: mpsc::UnboundedReceiver<Intake>,
-    refusing: Arc<AtomicBool>,
-    output: Output,
-    options: ServeOptions,
-    shutdown: impl Future<Output = ()>,
-    stop: CancellationToken,
-) -> ServeOutcome {
+    // The loop reads stdin itself (no reader task between the pipe and the dispatch); `next_record` is cancel
+    // safe, so the other branches may win the race at any time.
+    let mut reader = JsonlReader::with_max_record_bytes(input, options.max_record_bytes);
     let stalled = output.stalled();
     let mut tasks: JoinSet<()> = JoinSet::new();
+    let sequencer = Sequencer::new();
     tokio::pin!(shutdown);
 
-    let outcome = loop {
+    let outcome = 'serve: loop {
         tokio::select! {
             biased;
             _ = stalled.cancelled() => break ServeOutcome::OutputStalled,
@@ -375,27 +203,65 @@ async fn run_loop(
                     tracing::error!("command task failed: {e}");
                 }
             }
-            next = intake.recv() => match next {
-                Some(Intake::Job(job)) => { tasks.spawn(job); }
-                Some(Intake::End(Ok(()))) | None => break ServeOutcome::Eof,
-                Some(Intake::End(Err(e))) => break ServeOutcome::InputError(e),
-            },
+            record = next_line(&mut reader, &output) => {
+                let mut record = record;
+                // Lines answered in this turn of the loop (then the other branches get their look).
+                let mut answered = 0;
+                loop {
+                    // This line and the ones that came with it are answered with stdout corked: their responses
+                    // leave together when the cork ends, in one write.
+                    let cork = output.cork();
+                    let mut spawned = false;
+                    let drained = loop {
+                        match record {
+                            Ok(None) => break 'serve ServeOutcome::Eof,
+                            Err(e) => break 'serve ServeOutcome::InputError(e),
+                            Ok(Some(line)) => {
+                                spawned |= take_line(line, &service, &*router, &outbox, &sequencer, &mut tasks).await
+                            }
+                        }
+                        answered += 1;
+                        if answered >= BURST || !output.within_budget() {
+                            break false;
+                        }
+                        match reader.next_buffered() {
+                            Some(next) => record = Ok(next),
+                            None => break true,
+                        }
+                    };
+                    drop(cork);
+                    // Everything read is answered and written: a host that sends its next command as soon as it
+                    // has the answers finds the loop still awake (see `poll_input`). Not when a command still runs
+                    // on a task or a frame waits for the writer task: the host waits for those, and the task may be
+                    // queued behind this loop on this thread.
+                    if !drained || spawned || output.queued_bytes() > 0 {
+                        break;
+                    }
+                    let polled = options
+                        .input_poll
+                        .as_ref()
+                        .and_then(|input| poll_input(input, &mut reader, options.input_poll_for));
+                    match polled {
+                        Some(next) => record = Ok(next),
+                        None => break,
+                    }
+                }
+            }
         }
     };
 
     tracing::debug!(?outcome, in_flight = tasks.len(), "shutting down");
-    // While in-flight commands wind down, lines still arriving are answered, not run.
-    refusing.store(true, Ordering::Release);
     stop.cancel();
+    // While in-flight commands wind down, lines still arriving are answered, not run.
     let mut input_open = !matches!(outcome, ServeOutcome::Eof | ServeOutcome::InputError(_));
     if tokio::time::timeout(options.shutdown_grace, async {
         loop {
             tokio::select! {
                 done = tasks.join_next() => if done.is_none() { break },
-                next = intake.recv(), if input_open => match next {
-                    // Taken just before the intake saw the refusal: it still gets its answer.
-                    Some(Intake::Job(job)) => { tasks.spawn(job); }
-                    Some(Intake::End(_)) | None => input_open = false,
+                record = next_line(&mut reader, &output), if input_open => match record {
+                    Ok(Some(Ok(line))) => refuse_while_shutting_down(&line, &outbox, &*router),
+                    Ok(Some(Err(record_error))) => send_parse_error(&outbox, &record_error),
+                    Err(_) | Ok(None) => input_open = false,
                 },
             }
         }
@@ -413,6 +279,55 @@ async fn run_loop(
         tracing::warn!("stdout did not drain before exit");
     }
     outcome
+}
+
+/// One input line while serving: a command is answered (an immediate one right here, the others on a task of their
+/// own), other input is routed, anything else gets its error response. Returns whether the line left a command
+/// running on a task.
+async fn take_line<S: CommandService + 'static>(
+    line: Result<String, RecordError>,
+    service: &Arc<S>,
+    router: &dyn InputRouter,
+    outbox: &Outbox,
+    sequencer: &Sequencer,
+    tasks: &mut JoinSet<()>,
+) -> bool {
+    let line = match line {
+        Ok(line) => line,
+        Err(record_error) => {
+            send_parse_error(outbox, &record_error);
+            return false;
+        }
+    };
+    match decode(&line) {
+        Decoded::Request(request) => {
+            let lane = request.command.lane();
+            // Taken here, on the reading task: tickets are handed out in arrival order.
+            let ticket = (lane != Lane::Concurrent).then(|| sequencer.ticket());
+            let job = answer(service.clone(), outbox.clone(), request, ticket);
+            if lane == Lane::Immediate {
+                // Polled once right here: a task hand-off would cost more than the command. Should it wait on
+                // anything after all, it continues on its own task.
+                let mut job = Box::pin(job);
+                if poll_once(job.as_mut()).await.is_pending() {
+                    tasks.spawn(job);
+                    return true;
+                }
+                false
+            } else {
+                tasks.spawn(job);
+                true
+            }
+        }
+        Decoded::Input(input) => {
+            router.route(input);
+            false
+        }
+        Decoded::Invalid(response) => {
+            outbox.send(&response);
+            false
+        }
+    }
 }
 
 /// The answer to an input line that could not be read as a record (too large, not UTF-8).
@@ -632,10 +547,21 @@ mod tests {
         server.await.unwrap();
     }
 
-    /// A stdout pipe with its probe, as for the real stdout: responses can be written by the thread that made them.
-    fn piped_output() -> (Output, std::io::PipeReader) {
+    /// Lines the loop takes by polling stdin after answering (whole, in parts, several at once) are answered like
+    /// any other, and the end of input still ends serving.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lines_polled_after_answering_are_answered_and_eof_still_ends_serving() {
+        use std::io::{BufRead, Write};
         use std::os::fd::OwnedFd;
+        let (rx, mut tx) = std::io::pipe().unwrap();
         let (out_rx, out_tx) = std::io::pipe().unwrap();
+        let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(rx)).unwrap();
+        let poll = InputPoll::of_non_blocking(
+            std::os::fd::AsFd::as_fd(&reader)
+                .try_clone_to_owned()
+                .unwrap(),
+        )
+        .expect("the receiver is non-blocking");
         let probe = crate::pipe_space::PipeSpace::new(
             std::os::fd::AsFd::as_fd(&out_tx)
                 .try_clone_to_owned()
@@ -643,29 +569,28 @@ mod tests {
         );
         assert!(probe.is_some());
         let writer = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(out_tx)).unwrap();
+        // With the pipe probe, as for a real stdout pipe: responses are written by the loop itself.
         let options = crate::output::OutputOptions {
             pipe: probe,
             ..crate::output::OutputOptions::default()
         };
-        (Output::start(writer, options).0, out_rx)
-    }
-
-    /// On the stdin thread, lines (whole, in parts, several in one write, one without its LF at the end) are
-    /// answered like any other, immediate ones and the ones that run on tasks, and the end of input ends serving.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_stdin_thread_answers_every_line_and_eof_ends_serving() {
-        use std::io::{BufRead, Write};
-        let (rx, mut tx) = std::io::pipe().unwrap();
-        let (output, out_rx) = piped_output();
+        let (output, _writer) = Output::start(writer, options);
         let outbox = outbox_of(&output);
+        let service = Arc::new(StateService);
         let router: Arc<dyn InputRouter> = Arc::new(|_i: dreb_protocol::Input| {});
-        let server = tokio::spawn(serve_blocking(
-            Arc::new(StateService),
+        let options = ServeOptions {
+            input_poll: Some(poll),
+            // Long enough that the lines below arrive while the loop polls.
+            input_poll_for: Duration::from_millis(300),
+            ..ServeOptions::default()
+        };
+        let server = tokio::spawn(serve(
+            service,
             router,
-            std::fs::File::from(std::os::fd::OwnedFd::from(rx)),
+            reader,
             output,
             outbox,
-            ServeOptions::default(),
+            options,
             std::future::pending::<()>(),
             CancellationToken::new(),
         ));
@@ -678,20 +603,21 @@ mod tests {
             tx.write_all(b"{\"id\":1,\"type\":\"get_state\"}\n")
                 .unwrap();
             assert_eq!(next_id(), 1);
-            tx.write_all(b"{\"id\":2,\"type\":\"get_").unwrap();
+            tx.write_all(b"{\"id\":2,\"type\":\"get_state\"}\n")
+                .unwrap();
+            assert_eq!(next_id(), 2);
+            tx.write_all(b"{\"id\":3,\"type\":\"get_").unwrap();
             std::thread::sleep(Duration::from_millis(20));
-            tx.write_all(b"state\"}\n{\"id\":3,\"type\":\"get_state\"}\n{\"id\":4,")
+            tx.write_all(b"state\"}\n{\"id\":4,\"type\":\"get_state\"}\n{\"id\":5,")
                 .unwrap();
             tx.write_all(b"\"type\":\"nope\"}\n").unwrap();
             let ids: Vec<_> = (0..3).map(|_| next_id()).collect();
-            assert_eq!(ids, [2, 3, 4]);
-            // A command that runs on a task of its own is answered too, and so is a last line without its LF.
-            tx.write_all(b"{\"id\":5,\"type\":\"get_version\"}\n{\"id\":6,\"type\":\"get_state\"}")
+            assert_eq!(ids, [3, 4, 5]);
+            // A command that runs on a task of its own is answered too (the loop does not poll after it).
+            tx.write_all(b"{\"id\":6,\"type\":\"get_version\"}\n")
                 .unwrap();
+            assert_eq!(next_id(), 6);
             drop(tx);
-            let mut ids: Vec<_> = (0..2).map(|_| next_id().to_string()).collect();
-            ids.sort();
-            assert_eq!(ids, ["5", "6"]);
         });
         host.await.unwrap();
         let outcome = tokio::time::timeout(Duration::from_secs(10), server)
@@ -699,109 +625,6 @@ mod tests {
             .expect("serving ended at the end of input")
             .unwrap();
         assert!(matches!(outcome, ServeOutcome::Eof), "{outcome:?}");
-    }
-
-    /// Applies `set_steering_mode` only when released (by `abort`); `get_state` answers with the mode applied.
-    struct OrderedStateService {
-        release: tokio::sync::Notify,
-        mode: std::sync::Mutex<&'static str>,
-    }
-
-    impl CommandService for OrderedStateService {
-        async fn call(
-            &self,
-            _ctx: &RequestContext,
-            command: Command,
-        ) -> Result<ResponseData, String> {
-            match command {
-                Command::SetSteeringMode(_) => {
-                    self.release.notified().await;
-                    *self.mode.lock().unwrap() = "one-at-a-time";
-                    Ok(ResponseData::SetSteeringMode)
-                }
-                Command::Abort(_) => {
-                    self.release.notify_waiters();
-                    Ok(ResponseData::Abort)
-                }
-                Command::GetState(_) => Err(format!("mode {}", self.mode.lock().unwrap())),
-                _ => Err("unexpected".into()),
-            }
-        }
-    }
-
-    /// The stdin thread answers `get_state` itself only when its turn has come: after a state change sent before
-    /// it that is still being applied, it waits for it (on a task), while a concurrent `abort` is answered at once.
-    /// Lines after shutdown began get the shutting-down error.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_stdin_thread_keeps_the_arrival_order_and_refuses_lines_after_shutdown() {
-        use std::io::{BufRead, Write};
-        let (rx, mut tx) = std::io::pipe().unwrap();
-        let (output, out_rx) = piped_output();
-        let outbox = outbox_of(&output);
-        let router: Arc<dyn InputRouter> = Arc::new(|_i: dreb_protocol::Input| {});
-        let service = Arc::new(OrderedStateService {
-            release: tokio::sync::Notify::new(),
-            mode: std::sync::Mutex::new("all"),
-        });
-        let shutdown = Arc::new(tokio::sync::Notify::new());
-        let shutdown_signal = shutdown.clone();
-        let server = tokio::spawn(serve_blocking(
-            service,
-            router,
-            std::fs::File::from(std::os::fd::OwnedFd::from(rx)),
-            output,
-            outbox,
-            ServeOptions::default(),
-            async move { shutdown_signal.notified().await },
-            CancellationToken::new(),
-        ));
-        let (frames_tx, mut frames) = tokio::sync::mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(out_rx).lines() {
-                let frame: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
-                if frames_tx.send(frame).is_err() {
-                    break;
-                }
-            }
-        });
-        tx.write_all(
-            b"{\"id\":\"m\",\"type\":\"set_steering_mode\",\"mode\":\"one-at-a-time\"}\n{\"id\":\"s\",\"type\":\"get_state\"}\n",
-        )
-        .unwrap();
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(
-            frames.try_recv().is_err(),
-            "get_state answered before the state change sent ahead of it"
-        );
-        tx.write_all(b"{\"id\":\"a\",\"type\":\"abort\"}\n").unwrap();
-        let mut got = Vec::new();
-        for _ in 0..3 {
-            got.push(frames.recv().await.unwrap());
-        }
-        let ids: Vec<_> = got.iter().map(|f| f["id"].as_str().unwrap()).collect();
-        assert_eq!(ids.first(), Some(&"a"), "{got:#?}");
-        let state = got.iter().find(|f| f["id"] == "s").unwrap();
-        assert_eq!(state["error"], "mode one-at-a-time", "{got:#?}");
-        let order: Vec<_> = ids.iter().filter(|id| **id != "a").collect();
-        assert_eq!(order, [&"m", &"s"]);
-        shutdown.notify_one();
-        let outcome = tokio::time::timeout(Duration::from_secs(10), server)
-            .await
-            .expect("serving ended at shutdown")
-            .unwrap();
-        assert!(matches!(outcome, ServeOutcome::Shutdown), "{outcome:?}");
-        tx.write_all(b"{\"id\":\"late\",\"type\":\"get_state\"}\n")
-            .unwrap();
-        let late = tokio::time::timeout(Duration::from_secs(10), frames.recv())
-            .await
-            .expect("a line after shutdown is answered")
-            .unwrap();
-        assert_eq!(late["id"], "late");
-        assert_eq!(late["success"], false);
-        assert!(
-            late["error"].as_str().unwrap().starts_with("Shutting down"),
-            "{late}"
-        );
     }
 
     #[tokio::test]

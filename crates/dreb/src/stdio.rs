@@ -1,12 +1,12 @@
 //! stdin and stdout for the serving loop.
 //!
 //! `tokio::io::stdin()`/`stdout()` do every read and write on a blocking-pool thread, so one request/response
-//! round trip cost several thread hand-offs (pool thread → worker → pool thread → worker). The RPC server reads
-//! stdin with blocking reads on a thread of its own that answers what it can itself ([`stdin_file`], see
-//! `crate::server`). When stdout is a pipe or Unix socket (what a host spawning `dreb --mode rpc` gives), it is
-//! put in non-blocking mode and driven by the runtime's event loop, and a response can be written by the thread
-//! that made it; the same holds for stdin in the ACP front end. Anything else (a terminal, a regular file, stdout
-//! sharing its pipe with stderr) keeps tokio's blocking handles.
+//! round trip cost several thread hand-offs (pool thread → worker → pool thread → worker); that, not the command
+//! itself, was most of the time of a sequential `get_state`. When the host connects through pipes or Unix sockets
+//! (what a host spawning `dreb --mode rpc` does), the descriptors are put in non-blocking mode and driven by the
+//! runtime's event loop instead: the worker that wakes up for a request reads it, answers it and writes the
+//! response without waking another thread. Anything else (a terminal, a regular file, stdout sharing its pipe with
+//! stderr) keeps tokio's blocking handles.
 
 use std::fs::File;
 use std::io;
@@ -19,29 +19,71 @@ use tokio::net::unix::pipe;
 
 use crate::pipe_space::PipeSpace;
 
-/// The process's stdin as an async reader (for the ACP front end; the RPC server reads stdin on a thread of its
-/// own, [`stdin_file`]). Must be called inside the runtime.
+/// The process's stdin as an async reader. Must be called inside the runtime.
 pub fn stdin() -> Box<dyn AsyncRead + Unpin + Send> {
+    stdin_with_poll().0
+}
+
+/// [`stdin`], and an [`InputPoll`] of it when it is a non-blocking pipe or socket. Must be called inside the
+/// runtime.
+pub fn stdin_with_poll() -> (Box<dyn AsyncRead + Unpin + Send>, Option<InputPoll>) {
     let Some(file) = duplicate(&io::stdin()) else {
-        return Box::new(tokio::io::stdin());
+        return (Box::new(tokio::io::stdin()), None);
     };
-    match kind(&file) {
+    let poll = duplicate(&file).and_then(|f| InputPoll::new(OwnedFd::from(f)));
+    let reader: Box<dyn AsyncRead + Unpin + Send> = match kind(&file) {
         Kind::Pipe => match pipe::Receiver::from_file(file) {
             Ok(reader) => Box::new(reader),
-            Err(_) => Box::new(tokio::io::stdin()),
+            Err(_) => return (Box::new(tokio::io::stdin()), None),
         },
         Kind::UnixSocket => match unix_stream(file) {
             Some(stream) => Box::new(stream),
-            None => Box::new(tokio::io::stdin()),
+            None => return (Box::new(tokio::io::stdin()), None),
         },
-        Kind::Other => Box::new(tokio::io::stdin()),
-    }
+        Kind::Other => return (Box::new(tokio::io::stdin()), None),
+    };
+    // Checked once the reader has made the description non-blocking: a poll must never wait.
+    (reader, poll.filter(InputPoll::is_non_blocking))
 }
 
-/// The process's stdin for blocking reads (whatever it is: pipe, socket, terminal, file), as a descriptor of its
-/// own; `None` when it cannot be duplicated (closed).
-pub fn stdin_file() -> Option<File> {
-    duplicate(&io::stdin())
+/// Reads stdin without the runtime, for a moment after answering (see `ServeOptions::input_poll`): a descriptor of
+/// the same non-blocking pipe or socket the serving loop's reader reads, which reads only what is there.
+#[derive(Clone, Debug)]
+pub struct InputPoll {
+    fd: std::sync::Arc<OwnedFd>,
+}
+
+impl InputPoll {
+    fn new(fd: OwnedFd) -> Option<InputPoll> {
+        Some(InputPoll {
+            fd: std::sync::Arc::new(fd),
+        })
+    }
+
+    /// A poll of `fd` if it is in non-blocking mode (a poll must never wait).
+    pub fn of_non_blocking(fd: OwnedFd) -> Option<InputPoll> {
+        InputPoll::new(fd).filter(InputPoll::is_non_blocking)
+    }
+
+    fn is_non_blocking(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        // SAFETY: F_GETFL on a descriptor we own takes no argument.
+        let flags = unsafe { libc::fcntl(self.fd.as_raw_fd(), libc::F_GETFL) };
+        flags >= 0 && flags & libc::O_NONBLOCK != 0
+    }
+
+    /// What is in the pipe now, up to `buf.len()` bytes: `Ok(0)` at the end of input, `WouldBlock` when nothing
+    /// is there.
+    pub fn read_now(&self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: reads at most `buf.len()` bytes into `buf`, which is valid for writes of that length.
+        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
 }
 
 /// The process's stdout as an async writer, with a probe of the pipe behind it when it is one (so frames can be
