@@ -52,7 +52,11 @@ pub(crate) fn load_extensions(rt: &Runtime, reason: dreb_hooks::SessionStartReas
     rt.extensions.begin_load();
     let rt = rt.clone();
     tokio::spawn(async move {
-        let (sources, skipped) = dreb_extensions::discover(&discovery_input(&rt));
+        // A panic in discovery still ends the load (with nothing found), so nothing waits for it forever.
+        let (sources, skipped) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            dreb_extensions::discover(&discovery_input(&rt))
+        }))
+        .unwrap_or_default();
         rt.extensions
             .load(sources, skipped, &rt.hooks, start_reason(reason))
             .await;

@@ -70,9 +70,12 @@ pub(crate) fn load_mcp_servers(rt: &Runtime) {
     let rt = rt.clone();
     tokio::spawn(async move {
         // On the task itself (settings in memory, the trust policy, one `.mcp.json` read): a blocking-pool thread
-        // started for it cost more than the work, at the moment the first request is being answered.
-        let (configs, problems) =
-            dreb_mcp::config::load(&config_input(&rt), &|k| std::env::var(k).ok());
+        // started for it cost more than the work, at the moment the first request is being answered. A panic
+        // reading the configuration still starts the manager (with no server), so nothing waits for it forever.
+        let (configs, problems) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            dreb_mcp::config::load(&config_input(&rt), &|k| std::env::var(k).ok())
+        }))
+        .unwrap_or_default();
         rt.mcp.start(configs, problems);
     });
 }
