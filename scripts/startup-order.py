@@ -2,8 +2,8 @@
 """Regenerate or check `crates/dreb/startup-order.txt`, the functions a start-up runs, which the release link of
 `dreb` places side by side (docs/adr/0019-start-up-code-layout.md).
 
-  python3 scripts/startup-order.py generate [--binary target-release/release/dreb]
-  python3 scripts/startup-order.py check    [--binary target-release/release/dreb]
+  python3 scripts/startup-order.py generate [--binary target-release/release/dreb ...]
+  python3 scripts/startup-order.py check    [--binary target-release/release/dreb ...]
 
 `generate` runs the release binary under callgrind (valgrind) through what a host does first: the offline default
 and a configured provider (with and without a settings file, with and without a session file), each answering get_state, get_commands, get_available_models and get_messages, then
@@ -13,8 +13,15 @@ the file covers in the given binary: functions that ran and are listed, and list
 (names change when a crate's dependencies change, and thin LTO renames some local functions when their module
 changes). Regenerate when coverage drops; a stale file only loses the layout, never correctness.
 
-Record from a binary built as users build it, `cargo build --release -p dreb` alone: building other packages in the
-same command (the mock LLM) unifies other dependency features, which renames most functions.
+Record from both release builds, each built alone: first the binary as we ship it, `cargo build-dreb` (linked
+statically, ADR 0020), then `cargo build --release -p dreb` (linked dynamically; `cargo install` builds it): most
+names are the same in both, but not all (glibc's functions are only in the first, and the functions the `dreb`
+crate instantiates are named differently in each), and the list takes the names of both. Building other packages
+in the same command (the mock LLM) unifies other dependency features, which renames most functions:
+
+  CARGO_TARGET_DIR=target-release cargo build-dreb && cp target-release/release/dreb /tmp/dreb-static
+  CARGO_TARGET_DIR=target-release cargo build --release -p dreb
+  python3 scripts/startup-order.py generate --binary /tmp/dreb-static --binary target-release/release/dreb
 """
 import argparse
 import json
@@ -105,21 +112,32 @@ def started_functions(binary):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["generate", "check"])
-    parser.add_argument("--binary", default=os.path.join(ROOT, "target-release", "release", "dreb"))
+    parser.add_argument("--binary", action="append",
+                        help="a release build of dreb (repeatable; default target-release/release/dreb)")
     opts = parser.parse_args()
-    ran, symbols = started_functions(opts.binary)
+    binaries = opts.binary or [os.path.join(ROOT, "target-release", "release", "dreb")]
     if opts.mode == "generate":
+        # Several builds (the static and the dynamic link): the first one's start-up in its order, then each next
+        # one's functions the list does not have yet.
+        listed, seen = [], set()
+        for binary in binaries:
+            ran, _ = started_functions(binary)
+            listed += [n for n in ran if n not in seen]
+            seen.update(ran)
         with open(ORDER_FILE, "w") as f:
-            f.write("".join(n + "\n" for n in ran))
-        print(f"{len(ran)} functions written to {os.path.relpath(ORDER_FILE, ROOT)}")
+            f.write("".join(n + "\n" for n in listed))
+        print(f"{len(listed)} functions written to {os.path.relpath(ORDER_FILE, ROOT)}")
         return 0
     with open(ORDER_FILE) as f:
         listed = [l.strip() for l in f if l.strip()]
     listed_set = set(listed)
-    covered = sum(1 for n in ran if n in listed_set)
-    gone = sum(1 for n in listed if n not in symbols)
-    print(f"start-up ran {len(ran)} functions of the binary; {covered} ({100 * covered / max(len(ran), 1):.0f}%) "
-          f"are listed; {gone} of {len(listed)} listed names are not in this binary")
+    for binary in binaries:
+        ran, symbols = started_functions(binary)
+        covered = sum(1 for n in ran if n in listed_set)
+        gone = sum(1 for n in listed if n not in symbols)
+        print(f"{binary}: start-up ran {len(ran)} functions of the binary; {covered} "
+              f"({100 * covered / max(len(ran), 1):.0f}%) are listed; {gone} of {len(listed)} listed names are not in "
+              f"this binary")
     return 0
 
 
