@@ -353,6 +353,7 @@ impl Agent {
 
     /// Starts a run with `messages` as the prompt and returns at once (the busy check is synchronous).
     pub fn start_prompt(&self, messages: Vec<AgentMessage>) -> Result<RunHandle, AgentError> {
+        self.prepare_run();
         let inner = self.shared.lock();
         if inner.run_cancel.is_some() {
             return Err(AgentError::AlreadyProcessingPrompt);
@@ -392,6 +393,7 @@ impl Agent {
     /// Continues from the current conversation (retries, queued messages). If the last message is from the
     /// assistant, queued steering (then follow-up) messages become the prompt instead.
     pub fn start_continue(&self) -> Result<RunHandle, AgentError> {
+        self.prepare_run();
         let mut inner = self.shared.lock();
         if inner.run_cancel.is_some() {
             return Err(AgentError::AlreadyProcessing);
@@ -442,6 +444,12 @@ impl Agent {
         inner.state.error = None;
         inner.steering.clear();
         inner.follow_up.clear();
+    }
+
+    /// The hooks' [`AgentHooks::prepare_run`], called without the lock held.
+    fn prepare_run(&self) {
+        let hooks = self.shared.lock().hooks.clone();
+        hooks.prepare_run();
     }
 
     /// Claims the run slot (caller holds the lock and has checked it is free) and spawns the run.

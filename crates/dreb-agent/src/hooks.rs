@@ -95,6 +95,10 @@ pub trait AgentHooks: Send + Sync {
     fn should_continue(&self) -> bool {
         true
     }
+
+    /// Called as a run starts (a prompt or a continue), before the run takes its copy of the state (system prompt,
+    /// tools): state set up lazily is set up here at the latest. No lock of the agent is held.
+    fn prepare_run(&self) {}
 }
 
 /// The hooks used when the runtime installs none.

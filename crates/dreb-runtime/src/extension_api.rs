@@ -492,7 +492,10 @@ fn extension_context(rt: &Runtime) -> Result<ext::ExtensionContext, String> {
         leaf_id,
         active_tools: agent.with_state(|s| s.tools.iter().map(|t| t.name().to_string()).collect()),
         context_usage: None,
-        system_prompt: agent.with_state(|s| s.system_prompt.clone()),
+        system_prompt: {
+            rt.resources.ensure();
+            agent.with_state(|s| s.system_prompt.clone())
+        },
     })
 }
 

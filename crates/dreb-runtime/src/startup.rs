@@ -304,11 +304,6 @@ pub(crate) fn start(
     // `tasks_update` are always on (the reference's third, `search`, does not exist here), also with `--tools`.
     let max_subagents = settings.max_concurrent_subagents() as usize;
     let tool_names = active_tool_names(options.tools.as_deref(), max_subagents);
-    let (context_files, diagnostics) =
-        dreb_settings::context_files::load_project_context_files(&cwd, &agent_dir);
-    for d in diagnostics {
-        tracing::warn!("{}", d.message);
-    }
 
     let providers = options
         .providers
@@ -340,13 +335,6 @@ pub(crate) fn start(
     // Without a directory from the command line or the settings, an extension's `session_directory` may still
     // place the session once the extensions are loaded (before anything is written).
     let placement = crate::extensions::SessionPlacement::of(&options, &settings);
-    let resources = crate::commands::discovery::resources::load_resources(
-        &options.cwd,
-        &options.agent_dir,
-        &settings,
-        &options.resource_flags,
-        &context_files,
-    );
     let services = Arc::new_cyclic(|weak| Services {
         extensions: Extensions::new(
             crate::extension_api::new_host(
@@ -367,7 +355,11 @@ pub(crate) fn start(
         queue: Default::default(),
         nested_context: Default::default(),
         hooks,
-        resources: ResourceStore::new(&options, resources),
+        // Found after the first response: see `services::resources`.
+        resources: ResourceStore::deferred(
+            &options,
+            crate::commands::discovery::startup_discovery(weak.clone()),
+        ),
         cwd,
         agent_dir,
         outbox,
@@ -394,7 +386,6 @@ pub(crate) fn start(
         buddy: tokio::sync::Mutex::new(()),
     });
     let runtime = Runtime::from(services);
-    crate::commands::discovery::rebuild_system_prompt(&runtime, &context_files);
     install_tools(
         &runtime,
         max_subagents,
@@ -418,6 +409,10 @@ pub(crate) fn start(
         stop_rt.stop.cancelled().await;
         stop_rt.shutdown();
     });
+    // Discovery (skills, prompt templates, the system prompt) runs now on a task, unless something needs it
+    // sooner and runs it itself.
+    let discovery = runtime.clone();
+    tokio::spawn(async move { discovery.resources.ensure() });
     // Start-up does not wait for the handlers (the first response is never delayed); they hear of it first.
     // Extensions load in the background and hear of it once loaded.
     crate::extensions::load_extensions(&runtime, dreb_hooks::SessionStartReason::Startup);
@@ -671,6 +666,13 @@ impl AgentHooks for Hooks {
         match self.services.upgrade() {
             Some(services) => crate::background::session::should_continue(&services),
             None => true,
+        }
+    }
+
+    /// A run needs the system prompt: start-up's discovery runs now if it has not yet.
+    fn prepare_run(&self) {
+        if let Some(services) = self.services.upgrade() {
+            services.resources.ensure();
         }
     }
 }

@@ -730,11 +730,6 @@ async fn reload_picks_up_new_resources_and_reports_a_broken_models_json() {
     )
     .unwrap();
     let h = start_buddy(&server);
-    write(
-        h.cwd().join(".dreb/prompts/later.md"),
-        "---\ndescription: Added after start\n---\nx\n",
-    );
-    write(h.cwd().join("AGENTS.md"), "Project rules.\n");
     let names = |v: Value| {
         v["commands"]
             .as_array()
@@ -743,7 +738,15 @@ async fn reload_picks_up_new_resources_and_reports_a_broken_models_json() {
             .map(|c| c["name"].as_str().unwrap().to_string())
             .collect::<Vec<_>>()
     };
-    assert!(!names(h.data(json!({"type": "get_commands"})).await).contains(&"later".to_string()));
+    // Start-up's discovery has run once a command has read the resources (it runs just after start-up).
+    let before = names(h.data(json!({"type": "get_commands"})).await);
+    write(
+        h.cwd().join(".dreb/prompts/later.md"),
+        "---\ndescription: Added after start\n---\nx\n",
+    );
+    write(h.cwd().join("AGENTS.md"), "Project rules.\n");
+    assert_eq!(names(h.data(json!({"type": "get_commands"})).await), before);
+    assert!(!before.contains(&"later".to_string()));
 
     assert_eq!(
         h.call(json!({"id": "r1", "type": "reload"})).await,

@@ -8,8 +8,11 @@ use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_settings::context_files::ContextFile;
 
-use crate::services::Runtime;
+use std::sync::Weak;
+
 use crate::services::mcp::info;
+use crate::services::resources::DeferredLoad;
+use crate::services::{Runtime, Services};
 use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file};
 
 mod bundled_skills;
@@ -87,29 +90,65 @@ pub(crate) fn skill_tool(rt: &Runtime) -> std::sync::Arc<dyn dreb_agent::Tool> {
 }
 
 /// Build the system prompt from the session's tools, prompt options, current skills and `context_files` (dated
-/// today) and give it to the agent: at startup and on `reload`.
+/// today) and give it to the agent: on `reload` and when extensions add resources.
 pub(crate) fn rebuild_system_prompt(rt: &Runtime, context_files: &[ContextFile]) {
-    let custom = rt
-        .resources
-        .custom_prompt()
-        .map(|s| text_or_file(s, &rt.cwd));
-    let append = rt
-        .resources
-        .append_prompt()
-        .map(|s| text_or_file(s, &rt.cwd));
     let skills = rt.resources.lock().model_skills();
-    let date = chrono::Local::now().format("%Y-%m-%d").to_string();
-    let prompt = build_system_prompt(&PromptParts {
-        custom: custom.as_deref(),
-        append: append.as_deref(),
-        tools: rt.tools.names(),
-        context_files,
-        skills: &skills,
-        cwd: &rt.cwd,
-        date: &date,
-    });
+    let prompt = system_prompt_text(rt, &skills, context_files);
     rt.resources.set_base_system_prompt(prompt.clone());
     rt.agent.set_system_prompt(prompt);
+}
+
+/// The system prompt for `skills` and `context_files`, from the session's tools and prompt options, dated today.
+fn system_prompt_text(
+    services: &Services,
+    skills: &[(String, String)],
+    context_files: &[ContextFile],
+) -> String {
+    let custom = services
+        .resources
+        .custom_prompt()
+        .map(|s| text_or_file(s, &services.cwd));
+    let append = services
+        .resources
+        .append_prompt()
+        .map(|s| text_or_file(s, &services.cwd));
+    let date = chrono::Local::now().format("%Y-%m-%d").to_string();
+    build_system_prompt(&PromptParts {
+        custom: custom.as_deref(),
+        append: append.as_deref(),
+        tools: services.tools.names(),
+        context_files,
+        skills,
+        cwd: &services.cwd,
+        date: &date,
+    })
+}
+
+/// Start-up's discovery, deferred (see `services::resources`): the project's context files, the resources found
+/// with them and the command line's flags, and the system prompt built from them, which the agent gets too.
+pub(crate) fn startup_discovery(services: Weak<Services>) -> DeferredLoad {
+    Box::new(move || {
+        let Some(services) = services.upgrade() else {
+            return (Resources::default(), String::new());
+        };
+        let (context_files, diagnostics) = dreb_settings::context_files::load_project_context_files(
+            &services.cwd,
+            &services.agent_dir,
+        );
+        for d in diagnostics {
+            tracing::warn!("{}", d.message);
+        }
+        let resources = load_resources(
+            &services.cwd,
+            &services.agent_dir,
+            &services.settings,
+            services.resources.flags(),
+            &context_files,
+        );
+        let prompt = system_prompt_text(&services, &resources.model_skills(), &context_files);
+        services.agent.set_system_prompt(prompt.clone());
+        (resources, prompt)
+    })
 }
 
 /// The `Discovery` commands.

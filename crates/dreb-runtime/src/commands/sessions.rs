@@ -182,6 +182,7 @@ impl SessionHandler for Runtime {
         _ctx: &RequestContext,
         p: ExportHtmlParams,
     ) -> Result<ExportHtmlResult, ExportHtmlError> {
+        self.resources.ensure();
         let (system_prompt, tools) = self.agent.with_state(|s| {
             let tools = s
                 .tools
