@@ -50,21 +50,30 @@ pub(crate) fn reload_blocking(rt: &Runtime) -> Result<(), errors::ReloadError> {
             }
         }
     }
-    let (context_files, diagnostics) =
-        dreb_settings::context_files::load_project_context_files(&rt.cwd, &rt.agent_dir);
+    let (context_files, resources) = discover(rt);
+    rt.resources.replace(resources);
+    rebuild_system_prompt(rt, &context_files);
+    Ok(())
+}
+
+/// The project's context files (their problems logged) and the resources found with them and the command line's
+/// flags.
+fn discover(services: &Services) -> (Vec<ContextFile>, Resources) {
+    let (context_files, diagnostics) = dreb_settings::context_files::load_project_context_files(
+        &services.cwd,
+        &services.agent_dir,
+    );
     for d in diagnostics {
         tracing::warn!("{}", d.message);
     }
     let resources = load_resources(
-        &rt.cwd,
-        &rt.agent_dir,
-        &rt.settings,
-        rt.resources.flags(),
+        &services.cwd,
+        &services.agent_dir,
+        &services.settings,
+        services.resources.flags(),
         &context_files,
     );
-    rt.resources.replace(resources);
-    rebuild_system_prompt(rt, &context_files);
-    Ok(())
+    (context_files, resources)
 }
 
 /// Load the session's resources again with `skills` and `prompts` added (the paths extensions answered to
@@ -131,20 +140,7 @@ pub(crate) fn startup_discovery(services: Weak<Services>) -> DeferredLoad {
         let Some(services) = services.upgrade() else {
             return (Resources::default(), String::new());
         };
-        let (context_files, diagnostics) = dreb_settings::context_files::load_project_context_files(
-            &services.cwd,
-            &services.agent_dir,
-        );
-        for d in diagnostics {
-            tracing::warn!("{}", d.message);
-        }
-        let resources = load_resources(
-            &services.cwd,
-            &services.agent_dir,
-            &services.settings,
-            services.resources.flags(),
-            &context_files,
-        );
+        let (context_files, resources) = discover(&services);
         let prompt = system_prompt_text(&services, &resources.model_skills(), &context_files);
         services.agent.set_system_prompt(prompt.clone());
         (resources, prompt)
