@@ -1,14 +1,13 @@
 //! Resource discovery: skills and prompt templates (`get_commands`, `get_resources`), subagent definitions
 //! (`list_agent_types`), and `reload`, which re-reads settings, models and resources and rebuilds the system prompt.
 
+use std::sync::Weak;
 use std::time::Duration;
 
 use dreb_protocol::errors::McpServerError;
 use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_settings::context_files::ContextFile;
-
-use std::sync::Weak;
 
 use crate::services::mcp::info;
 use crate::services::resources::DeferredLoad;
