@@ -10,6 +10,9 @@ use dreb_cli::{Output, OutputOptions, ServeOptions, ServeOutcome, serve, termina
 use dreb_runtime::{Runtime, RuntimeOptions};
 use tokio_util::sync::CancellationToken;
 
+/// How long an idle blocking-pool thread waits for more work before it exits.
+const BLOCKING_KEEP_ALIVE: Duration = Duration::from_millis(500);
+
 fn init_logging(verbose: bool) {
     let filter = std::env::var("DREB_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
@@ -58,9 +61,9 @@ fn main() -> ExitCode {
     let providers_env = dreb_paths::home_dir().join(".dreb/secrets/providers.env");
     let loaded = dreb_ai::auth::load_providers_env(&providers_env);
     tracing::debug!("{loaded} variable(s) from {}", providers_env.display());
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .thread_keep_alive(BLOCKING_KEEP_ALIVE)
         .build()
     {
         Ok(rt) => rt,
@@ -69,10 +72,8 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    // On a worker thread rather than the main thread: the serving loop then wakes up, dispatches and answers on
-    // the worker that received the request, without a hand-off between threads. Boxed: the task then holds a
-    // pointer, and spawning it does not copy the whole (large) future from stack to stack to the task's cell.
-    let code = runtime.block_on(async { tokio::spawn(Box::pin(run(args))).await.unwrap_or(1) });
+    // Boxed: the future is large, and `block_on` would otherwise keep it on the main thread's stack.
+    let code = runtime.block_on(Box::pin(run(args)));
     // stdin's reader thread may still be blocked in read(); do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(100));
     ExitCode::from(code as u8)

@@ -137,6 +137,11 @@ struct Shared {
     coalesce_over: usize,
     /// The last part handed over did not end its frame ([`dreb_protocol::FrameSink::send_frame_part`]).
     mid_frame: std::sync::atomic::AtomicBool,
+    /// A frame is being encoded in parts on a current-thread runtime: its parts are written by their producer
+    /// ([`Shared::write_through`]).
+    through: std::sync::atomic::AtomicBool,
+    /// See [`OutputOptions::stall_timeout`].
+    stall_timeout: Option<Duration>,
 }
 
 impl Shared {
@@ -307,7 +312,121 @@ impl Shared {
     fn closed(&self) -> bool {
         self.finished.is_cancelled()
     }
+
+    /// Write what is queued from this thread, in order, as the writer task would: what the pipe takes now, and,
+    /// while more than [`WRITE_THROUGH_AHEAD`] bytes are queued, waiting for the reader to take more. For a frame
+    /// encoded in parts on a current-thread runtime, where the writer task cannot run until the encoding ends (see
+    /// [`Output::while_streaming`]): the frame then never sits whole in the queue. Nothing is written while the
+    /// writer task holds the pipe (it is in the middle of a write); it writes the rest when it runs.
+    fn write_through(&self) {
+        let Some(mut pipe) = self.lock().idle_pipe.take() else {
+            return;
+        };
+        while !self.closed() && !self.stalled.is_cancelled() {
+            let may_wait = self.queued.load(Ordering::Acquire) > WRITE_THROUGH_AHEAD;
+            let Some(entry) = self.lock().frames.pop_front() else {
+                break;
+            };
+            let (bytes, len, starts_frame) = entry.into_bytes();
+            let written = self.write_here(&mut pipe, &bytes, starts_frame, may_wait);
+            let rest = bytes.len() - written;
+            let freed = len.saturating_sub(rest);
+            if freed > 0 {
+                self.queued.fetch_sub(freed, Ordering::AcqRel);
+                self.progress.notify_waiters();
+            }
+            if rest > 0 {
+                let entry = if written == 0 && starts_frame {
+                    Pending::Frame(bytes)
+                } else {
+                    Pending::Continuation(bytes[written..].to_vec())
+                };
+                self.lock().frames.push_front(entry);
+                break;
+            }
+        }
+        let mut queue = self.lock();
+        queue.idle_pipe = Some(pipe);
+        if !queue.frames.is_empty() {
+            drop(queue);
+            self.work.notify_one();
+        }
+    }
+
+    /// Write `bytes` into `pipe` from this thread: the start of a frame only when the pipe can take it whole (as the
+    /// writer task does), the rest of one as the pipe takes it. With `may_wait`, waits for the reader (until the
+    /// stall timeout); otherwise writes only what the pipe takes now. Returns the bytes written; an error is left
+    /// to the writer task, which meets it on its next write.
+    fn write_here(
+        &self,
+        pipe: &mut PipeSpace,
+        bytes: &[u8],
+        starts_frame: bool,
+        may_wait: bool,
+    ) -> usize {
+        if starts_frame && bytes.len() > PIPE_BUF {
+            let mut last_pending = pipe.pending();
+            let mut pause = Duration::from_micros(200);
+            while pipe
+                .room(bytes.len())
+                .is_some_and(|room| room < bytes.len())
+            {
+                if !may_wait || self.stalled_here() {
+                    return 0;
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(10));
+                let pending = pipe.pending();
+                if pending < last_pending {
+                    self.mark_progress();
+                    pause = Duration::from_micros(200);
+                }
+                last_pending = pending;
+            }
+        }
+        let mut done = 0;
+        while done < bytes.len() {
+            match pipe.write(&[IoSlice::new(&bytes[done..])]) {
+                Ok(0) => break,
+                Ok(n) => {
+                    self.mark_progress();
+                    done += n;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    // A frame of at most PIPE_BUF bytes is taken whole or not at all; a larger one's start was
+                    // checked above. What is left of a started frame may go later.
+                    if !may_wait || self.stalled_here() {
+                        break;
+                    }
+                    pipe.wait_writable(STALL_CHECK_EVERY);
+                }
+                Err(_) => break,
+            }
+        }
+        done
+    }
+
+    /// [`watch_for_stall`]'s rule, checked by a thread that writes while the watcher cannot run: true (and
+    /// `stalled` fired) when frames have waited without progress for the stall timeout.
+    fn stalled_here(&self) -> bool {
+        if self
+            .stall_timeout
+            .is_some_and(|timeout| self.since_progress() >= timeout)
+        {
+            self.stalled.cancel();
+            self.progress.notify_waiters();
+        }
+        self.stalled.is_cancelled()
+    }
 }
+
+/// How many bytes may wait in the queue while a frame is written through by its producer
+/// ([`Shared::write_through`]) before the producer waits for the reader.
+const WRITE_THROUGH_AHEAD: usize = 1024 * 1024;
+
+/// How long a producer writing through waits for the pipe between looks at the stall rule.
+const STALL_CHECK_EVERY: Duration = Duration::from_millis(100);
 
 /// A cloneable handle that queues frames for the writer task.
 pub struct Output {
@@ -355,6 +474,8 @@ impl Output {
             budget: options.budget_bytes,
             coalesce_over: options.coalesce_over_bytes,
             mid_frame: std::sync::atomic::AtomicBool::new(false),
+            through: std::sync::atomic::AtomicBool::new(false),
+            stall_timeout: options.stall_timeout,
         });
         if let Some(timeout) = options.stall_timeout {
             let probe = options.pipe.as_ref().and_then(PipeSpace::try_clone);
@@ -879,14 +1000,24 @@ impl dreb_protocol::FrameSink for Output {
         true
     }
 
-    // Encoding a large answer takes a while; the writer task must write its parts meanwhile. Woken from this
-    // worker it would wait in the worker's own slot until the encoding ends, so the worker hands its tasks over.
+    // Encoding a large answer takes a while, and its parts must be written meanwhile. On a multi-thread runtime the
+    // writer task writes them: woken from this worker it would wait in the worker's own slot until the encoding
+    // ends, so the worker hands its tasks over. On a current-thread runtime (the binary's) nothing else runs until
+    // the encoding ends, so each part is written here as it comes ([`Shared::write_through`]).
     fn while_streaming(&self, encode: &mut dyn FnMut()) {
         let multi_thread = tokio::runtime::Handle::try_current()
             .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         if multi_thread {
             tokio::task::block_in_place(encode);
         } else {
+            struct Through<'a>(&'a Shared);
+            impl Drop for Through<'_> {
+                fn drop(&mut self) {
+                    self.0.through.store(false, Ordering::Release);
+                }
+            }
+            self.shared.through.store(true, Ordering::Release);
+            let _through = Through(&self.shared);
             encode();
         }
     }
@@ -904,6 +1035,9 @@ impl dreb_protocol::FrameSink for Output {
             Pending::Frame(part)
         };
         self.shared.push(entry, len);
+        if self.shared.through.load(Ordering::Acquire) {
+            self.shared.write_through();
+        }
     }
 }
 

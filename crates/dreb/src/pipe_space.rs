@@ -169,6 +169,26 @@ impl PipeSpace {
     pub fn write(&self, _parts: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
         Err(std::io::ErrorKind::Unsupported.into())
     }
+
+    /// Wait until the pipe can take a byte, for at most `timeout` (a producer that writes through, on a thread
+    /// that cannot wait on the runtime).
+    #[cfg(target_os = "linux")]
+    pub fn wait_writable(&self, timeout: std::time::Duration) {
+        use std::os::fd::AsRawFd;
+        let mut poll = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: one valid pollfd; the result only tells whether it is ready, which the next write finds out too.
+        unsafe { libc::poll(&mut poll, 1, ms) };
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn wait_writable(&self, timeout: std::time::Duration) {
+        std::thread::sleep(timeout);
+    }
 }
 
 #[cfg(all(test, target_os = "linux"))]

@@ -566,3 +566,114 @@ async fn a_slow_reader_of_a_full_pipe_is_not_taken_to_have_stopped() {
     stop.store(true, Ordering::Release);
     reading.join().unwrap();
 }
+
+/// The parts of a large frame with the frames around it, as `get_messages` hands them over: `count` parts of
+/// `size` bytes of text.
+#[cfg(target_os = "linux")]
+fn big_frame_parts(count: usize, size: usize) -> Vec<Vec<u8>> {
+    let mut parts = vec![b"{\"type\":\"big\",\"text\":\"".to_vec()];
+    for i in 0..count {
+        parts.push(vec![b'a' + (i % 26) as u8; size]);
+    }
+    parts.push(b"\"}\n".to_vec());
+    parts
+}
+
+/// On a current-thread runtime (the binary's) the writer task cannot run while a large frame is encoded: its parts
+/// are written by the encoding thread as they come, so no more than a bounded amount ever waits in the queue, and
+/// the reader gets everything, in order, around the frames sent before and after.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_frame_in_parts_is_written_through_on_a_current_thread_runtime() {
+    use dreb_protocol::FrameSink;
+    use std::io::Read;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (mut reader, sender, probe) = pipe_sink();
+    let reading = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            let n = reader.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            text.extend_from_slice(&buf[..n]);
+            // A reader slower than the encoding.
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        String::from_utf8(text).unwrap()
+    });
+    let parts = big_frame_parts(64, 256 * 1024);
+    let expected_text: String = parts[1..parts.len() - 1]
+        .iter()
+        .map(|p| String::from_utf8_lossy(p))
+        .collect();
+    let most_queued = runtime.block_on(async {
+        let sender = tokio::net::unix::pipe::Sender::from_owned_fd(sender).unwrap();
+        let (out, task) = Output::start(
+            sender,
+            OutputOptions {
+                pipe: Some(probe),
+                ..options(usize::MAX, usize::MAX, Some(Duration::from_secs(30)))
+            },
+        );
+        // The writer task starts and lends the pipe.
+        tokio::task::yield_now().await;
+        out.send(&json!({"type": "before"})).unwrap();
+        let mut most_queued = 0;
+        out.while_streaming(&mut || {
+            for part in &parts {
+                out.send_frame_part(part.clone());
+                most_queued = most_queued.max(out.queued_bytes());
+            }
+        });
+        out.send(&json!({"type": "after"})).unwrap();
+        drop(out);
+        task.await.unwrap().unwrap();
+        most_queued
+    });
+    let text = reading.join().unwrap();
+    let frames = lines(&text);
+    assert_eq!(frames.len(), 3);
+    assert_eq!(frames[0], json!({"type": "before"}));
+    assert_eq!(frames[1]["text"].as_str().unwrap(), expected_text);
+    assert_eq!(frames[2], json!({"type": "after"}));
+    // 16 MB went through; at most the lookahead and one part waited at any time.
+    assert!(
+        most_queued <= WRITE_THROUGH_AHEAD + 256 * 1024,
+        "{most_queued} bytes waited in the queue"
+    );
+}
+
+/// Written through to a reader that never reads, a large frame still ends: the stall rule fires from the encoding
+/// thread (the watcher task cannot run meanwhile), and the encoding finishes without waiting further.
+#[cfg(target_os = "linux")]
+#[test]
+fn writing_through_to_a_reader_that_never_reads_trips_the_stall_rule() {
+    use dreb_protocol::FrameSink;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_reader, sender, probe) = pipe_sink();
+    runtime.block_on(async {
+        let sender = tokio::net::unix::pipe::Sender::from_owned_fd(sender).unwrap();
+        let (out, _task) = Output::start(
+            sender,
+            OutputOptions {
+                pipe: Some(probe),
+                ..options(usize::MAX, usize::MAX, Some(Duration::from_millis(300)))
+            },
+        );
+        tokio::task::yield_now().await;
+        out.while_streaming(&mut || {
+            for part in big_frame_parts(32, 256 * 1024) {
+                out.send_frame_part(part);
+            }
+        });
+        assert!(out.stalled().is_cancelled());
+    });
+}
