@@ -457,10 +457,22 @@ impl Output {
     where
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        // A non-blocking pipe is lent to the producers from the start (the writer task is idle), so the first
+        // response is written at once even before the writer task first runs.
+        let lend = options.pipe.as_ref().is_some_and(PipeSpace::is_nonblocking);
+        let stall_probe = options
+            .stall_timeout
+            .and(options.pipe.as_ref())
+            .and_then(PipeSpace::try_clone);
+        let (idle_pipe, writer_pipe) = if lend {
+            (options.pipe, None)
+        } else {
+            (None, options.pipe)
+        };
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 frames: VecDeque::new(),
-                idle_pipe: None,
+                idle_pipe,
                 corked: 0,
             }),
             queued: AtomicUsize::new(0),
@@ -478,10 +490,9 @@ impl Output {
             stall_timeout: options.stall_timeout,
         });
         if let Some(timeout) = options.stall_timeout {
-            let probe = options.pipe.as_ref().and_then(PipeSpace::try_clone);
-            tokio::spawn(watch_for_stall(shared.clone(), timeout, probe));
+            tokio::spawn(watch_for_stall(shared.clone(), timeout, stall_probe));
         }
-        let task = tokio::spawn(write_frames(shared.clone(), sink, options.pipe));
+        let task = tokio::spawn(write_frames(shared.clone(), sink, writer_pipe, lend));
         (Output { shared }, task)
     }
 
@@ -715,6 +726,7 @@ async fn write_frames<W>(
     shared: Arc<Shared>,
     mut sink: W,
     mut pipe: Option<PipeSpace>,
+    lend: bool,
 ) -> std::io::Result<()>
 where
     W: AsyncWrite + Unpin + Send + 'static,
@@ -722,8 +734,8 @@ where
     let mut batch: Vec<u8> = Vec::new();
     // Where each frame of the write in progress ends in it, and what it counts against the queue.
     let mut ends: Vec<(usize, usize)> = Vec::new();
-    // A non-blocking pipe is lent to the producers while this task is idle (see `Queue::idle_pipe`).
-    let lend = pipe.as_ref().is_some_and(PipeSpace::is_nonblocking);
+    // `lend`: a non-blocking pipe, lent to the producers while this task is idle (see `Queue::idle_pipe`); it starts
+    // lent.
     let result = async {
         loop {
             let next = loop {

@@ -43,7 +43,45 @@ pub fn stdin_with_poll() -> (Box<dyn AsyncRead + Unpin + Send>, Option<InputPoll
         Kind::Other => return (Box::new(tokio::io::stdin()), None),
     };
     // Checked once the reader has made the description non-blocking: a poll must never wait.
-    (reader, poll.filter(InputPoll::is_non_blocking))
+    let Some(poll) = poll.filter(InputPoll::is_non_blocking) else {
+        return (reader, None);
+    };
+    let reader = Box::new(ReadWhatIsThere {
+        inner: reader,
+        input: poll.clone(),
+    });
+    (reader, Some(poll))
+}
+
+/// stdin read at once when something is there, before asking the runtime: the runtime learns that a descriptor
+/// is readable only when it next looks at its events, which on a current-thread runtime comes after every task
+/// that is ready has run (at start-up: the deferred discovery, before the host's first command would be read).
+struct ReadWhatIsThere {
+    inner: Box<dyn AsyncRead + Unpin + Send>,
+    input: InputPoll,
+}
+
+impl AsyncRead for ReadWhatIsThere {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        if buf.remaining() == 0 {
+            return std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        }
+        loop {
+            match self.input.read_now(buf.initialize_unfilled()) {
+                Ok(n) => {
+                    buf.advance(n);
+                    return std::task::Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // Nothing there (or an error, which the runtime's read meets as well): wait as usual.
+                Err(_) => return std::pin::Pin::new(&mut self.inner).poll_read(cx, buf),
+            }
+        }
+    }
 }
 
 /// Reads stdin without the runtime, for a moment after answering (see `ServeOptions::input_poll`): a descriptor of
@@ -152,5 +190,68 @@ fn same_file(a: &File, b: &File) -> bool {
     match (a.metadata(), b.metadata()) {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tokio::io::AsyncReadExt;
+
+    /// A pipe's read end as the serving loop gets it (non-blocking, in the runtime), and its write end.
+    fn piped_reader() -> (Box<dyn AsyncRead + Unpin + Send>, std::fs::File) {
+        let mut fds = [0; 2];
+        // SAFETY: pipe writes two fresh descriptors into the array; we take ownership of both.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (read_end, write_end) =
+            unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+        let poll = duplicate(&read_end).and_then(|f| InputPoll::new(OwnedFd::from(f)));
+        let inner = pipe::Receiver::from_file(read_end).unwrap();
+        let input = poll
+            .filter(InputPoll::is_non_blocking)
+            .expect("a non-blocking pipe");
+        let reader = ReadWhatIsThere {
+            inner: Box::new(inner),
+            input,
+        };
+        (Box::new(reader), write_end)
+    }
+
+    /// What the host sent before the read is read at once, ahead of the tasks that are ready (on a current-thread
+    /// runtime, those run before the runtime looks at its descriptors); then reading waits as usual, to the end.
+    #[test]
+    fn what_is_in_the_pipe_is_read_before_the_ready_tasks_run() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (mut reader, mut host) = piped_reader();
+            host.write_all(b"{\"type\":\"get_state\"}\n").unwrap();
+            let ran = Arc::new(AtomicBool::new(false));
+            tokio::spawn({
+                let ran = ran.clone();
+                async move { ran.store(true, Ordering::Release) }
+            });
+            let mut buf = [0u8; 64];
+            let n = reader.read(&mut buf).await.unwrap();
+            assert_eq!(&buf[..n], b"{\"type\":\"get_state\"}\n");
+            assert!(
+                !ran.load(Ordering::Acquire),
+                "the ready task ran before the line was read"
+            );
+            let writer = std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                host.write_all(b"later\n").unwrap();
+            });
+            let mut rest = Vec::new();
+            reader.read_to_end(&mut rest).await.unwrap();
+            assert_eq!(rest, b"later\n");
+            writer.join().unwrap();
+        });
     }
 }

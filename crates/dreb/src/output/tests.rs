@@ -677,3 +677,36 @@ fn writing_through_to_a_reader_that_never_reads_trips_the_stall_rule() {
         assert!(out.stalled().is_cancelled());
     });
 }
+
+/// The first response is written by its producer at once, before the writer task has ever run (on a
+/// current-thread runtime it runs only once the producer's task yields).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_first_frame_is_written_before_the_writer_task_runs() {
+    use std::io::Read;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (mut reader, sender, probe) = pipe_sink();
+    runtime.block_on(async {
+        let sender = tokio::net::unix::pipe::Sender::from_owned_fd(sender).unwrap();
+        let (out, _task) = Output::start(
+            sender,
+            OutputOptions {
+                pipe: Some(probe),
+                ..OutputOptions::default()
+            },
+        );
+        let frame = encode_frame(&json!({"type": "response", "id": 1})).unwrap();
+        out.send_now(&frame).unwrap();
+        assert_eq!(
+            out.queued_bytes(),
+            0,
+            "the frame waited for the writer task"
+        );
+        let mut got = vec![0u8; frame.len()];
+        reader.read_exact(&mut got).unwrap();
+        assert_eq!(got, frame);
+    });
+}
