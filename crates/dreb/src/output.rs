@@ -11,7 +11,9 @@
 //!   line cap bounds. Nothing is ever dropped and output volume alone never ends the process.
 //! - **Coalescing.** While more than [`OutputOptions::coalesce_over_bytes`] is queued, consecutive streaming
 //!   deltas of the same content block merge into one `message_update` (deltas joined, the latest `partial` and
-//!   `message`): a slow reader gets fewer, larger frames. A reader that keeps up gets every delta in its own frame.
+//!   `message`): a slow reader gets fewer, larger frames. A reader that keeps up gets every delta in its own frame,
+//!   except on a long reply, whose frames pass [`LARGE_DELTA_FRAME`]: deltas then merge for up to
+//!   [`LARGE_DELTA_WINDOW`] (see [`Output::is_behind`]).
 //! - **A reader that stopped for good.** When no byte was accepted for [`OutputOptions::stall_timeout`] while
 //!   frames were pending, [`Output::stalled`] fires: the server ends the run and the process exits with
 //!   [`crate::ServeOutcome::OutputStalled`]'s code. The writer starts a frame into a pipe only when the pipe can take
@@ -103,6 +105,8 @@ enum Pending {
         frame: DeltaFrame,
         encoded: Option<Vec<u8>>,
         len: usize,
+        /// When it was queued (a large one waits up to [`LARGE_DELTA_WINDOW`] for the deltas that follow it).
+        since: Instant,
     },
 }
 
@@ -142,6 +146,8 @@ struct Shared {
     through: std::sync::atomic::AtomicBool,
     /// See [`OutputOptions::stall_timeout`].
     stall_timeout: Option<Duration>,
+    /// The size of the frame queued or written last (see [`Output::is_behind`]).
+    last_frame_len: AtomicUsize,
 }
 
 impl Shared {
@@ -179,6 +185,9 @@ impl Shared {
     }
 
     fn push(&self, entry: Pending, len: usize) {
+        if !matches!(entry, Pending::Continuation(_)) {
+            self.last_frame_len.store(len, Ordering::Release);
+        }
         let queue = self.lock();
         self.enqueue(queue, entry, len);
     }
@@ -186,6 +195,7 @@ impl Shared {
     /// [`Shared::push`] for a frame the caller keeps: copied only if it has to wait. With `now`, written at once
     /// from this thread when possible ([`Shared::try_direct`]).
     fn push_bytes(&self, bytes: &[u8], now: bool) {
+        self.last_frame_len.store(bytes.len(), Ordering::Release);
         let mut queue = self.lock();
         let written = if now {
             self.try_direct(&mut queue, bytes)
@@ -421,6 +431,13 @@ impl Shared {
     }
 }
 
+/// A delta frame at least this large (a long reply in the default UI) waits up to [`LARGE_DELTA_WINDOW`] for the
+/// deltas that follow it, which merge into it, even while the reader keeps up: a flood of deltas then costs output
+/// in proportion to the time it takes, not to the square of the reply.
+const LARGE_DELTA_FRAME: usize = 64 * 1024;
+/// See [`LARGE_DELTA_FRAME`].
+const LARGE_DELTA_WINDOW: Duration = Duration::from_millis(2);
+
 /// How many bytes may wait in the queue while a frame is written through by its producer
 /// ([`Shared::write_through`]) before the producer waits for the reader.
 const WRITE_THROUGH_AHEAD: usize = 1024 * 1024;
@@ -488,6 +505,7 @@ impl Output {
             mid_frame: std::sync::atomic::AtomicBool::new(false),
             through: std::sync::atomic::AtomicBool::new(false),
             stall_timeout: options.stall_timeout,
+            last_frame_len: AtomicUsize::new(0),
         });
         if let Some(timeout) = options.stall_timeout {
             tokio::spawn(watch_for_stall(shared.clone(), timeout, stall_probe));
@@ -551,6 +569,7 @@ impl Output {
                 frame,
                 encoded,
                 len,
+                ..
             }) = queue.frames.back_mut()
             && frame.key() == delta.key()
         {
@@ -560,6 +579,7 @@ impl Output {
             frame.absorb(delta);
             *encoded = None;
             *len += growth;
+            self.shared.last_frame_len.store(*len, Ordering::Release);
             self.shared.queued.fetch_add(growth, Ordering::AcqRel);
             return Ok(());
         }
@@ -571,6 +591,7 @@ impl Output {
                 frame: delta,
                 encoded: Some(bytes),
                 len,
+                since: Instant::now(),
             },
             len,
         );
@@ -594,9 +615,12 @@ impl Output {
         }
     }
 
-    /// Whether the writer is behind enough that streaming deltas should merge.
+    /// Whether streaming deltas should merge: the writer is behind, or the last frame was large (a long reply in
+    /// the default UI, whose every update carries the whole reply so far twice: one frame per delta would make
+    /// the output grow with the square of the reply; see [`LARGE_DELTA_FRAME`]).
     pub fn is_behind(&self) -> bool {
         self.shared.queued.load(Ordering::Acquire) > self.shared.coalesce_over
+            || self.shared.last_frame_len.load(Ordering::Acquire) >= LARGE_DELTA_FRAME
     }
 
     /// Wait until every queued frame has been written, or the writer stopped or stalled (so a slow reader still gets
@@ -713,6 +737,7 @@ impl Pending {
                 mut frame,
                 encoded,
                 len,
+                ..
             } => (encoded.unwrap_or_else(|| frame.encode()), len, true),
         }
     }
@@ -742,22 +767,38 @@ where
                 let woken = shared.work.notified();
                 tokio::pin!(woken);
                 woken.as_mut().enable();
+                let mut hold = None;
                 {
                     let mut queue = shared.lock();
-                    if let Some(entry) = queue.frames.pop_front() {
+                    if let Some(wait) = large_delta_hold(&queue.frames)
+                        && shared.handles.load(Ordering::Acquire) > 0
+                    {
+                        hold = Some(wait);
+                    } else if let Some(entry) = queue.frames.pop_front() {
                         if lend && pipe.is_none() {
                             pipe = queue.idle_pipe.take();
                         }
                         break Some(entry);
-                    }
-                    if shared.handles.load(Ordering::Acquire) == 0 {
-                        break None;
-                    }
-                    if lend && let Some(idle) = pipe.take() {
-                        queue.idle_pipe = Some(idle);
+                    } else {
+                        if shared.handles.load(Ordering::Acquire) == 0 {
+                            break None;
+                        }
+                        if lend && let Some(idle) = pipe.take() {
+                            queue.idle_pipe = Some(idle);
+                        }
                     }
                 }
-                woken.await;
+                match hold {
+                    // Deltas sent meanwhile merge into it (a merge does not wake this task); any other frame ends
+                    // the wait.
+                    Some(wait) => {
+                        tokio::select! {
+                            _ = tokio::time::sleep(wait) => {}
+                            _ = &mut woken => {}
+                        }
+                    }
+                    None => woken.await,
+                }
             };
             let Some(entry) = next else {
                 return sink.flush().await;
@@ -813,6 +854,21 @@ where
     shared.finished.cancel();
     shared.progress.notify_waiters();
     result
+}
+
+/// How long the writer waits before writing the queue's only entry, when that is a large delta frame still within
+/// its [`LARGE_DELTA_WINDOW`] (see [`LARGE_DELTA_FRAME`]).
+fn large_delta_hold(frames: &VecDeque<Pending>) -> Option<Duration> {
+    match frames.front() {
+        Some(Pending::Delta { len, since, .. })
+            if frames.len() == 1 && *len >= LARGE_DELTA_FRAME =>
+        {
+            LARGE_DELTA_WINDOW
+                .checked_sub(since.elapsed())
+                .filter(|wait| !wait.is_zero())
+        }
+        _ => None,
+    }
 }
 
 /// Fill `batch` with `first` and the whole frames queued behind it while they fit in `room` bytes, noting in `ends`

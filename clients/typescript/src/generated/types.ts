@@ -402,7 +402,10 @@ export interface CompactionSummaryMessage {
  * updates of the same content block are merged into one `message_update`: `delta` is the
  * deltas joined in order, `partial` and `message` are the latest. Nothing is lost (the joined
  * deltas are exactly the deltas), a host that keeps up sees one frame per delta, and a slow
- * host gets fewer, larger frames. See docs/output-flow-control.md.
+ * host gets fewer, larger frames. The same merging applies, for any host, to the deltas of a
+ * long reply once a frame reaches 64 KiB (at most one such frame per 2 ms), so that
+ * `partial` and `message` do not make the output grow with the square of the reply. See
+ * docs/output-flow-control.md.
  *
  * Tagged union on `type`.
  */

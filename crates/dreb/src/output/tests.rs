@@ -710,3 +710,37 @@ fn the_first_frame_is_written_before_the_writer_task_runs() {
         assert_eq!(got, frame);
     });
 }
+
+/// A long reply in the default UI makes every delta's frame large: the deltas that follow a large one within
+/// `LARGE_DELTA_WINDOW` merge into it even while the reader keeps up, and small frames go out one per delta again.
+#[tokio::test]
+async fn deltas_following_a_large_delta_frame_merge_into_it() {
+    let (client, mut server) = tokio::io::duplex(1 << 22);
+    let (out, task) = Output::start(client, OutputOptions::default());
+    assert!(!out.is_behind());
+    let long = "x".repeat(LARGE_DELTA_FRAME);
+    out.send_delta(delta("text_delta", 0, &long, 0)).unwrap();
+    assert!(
+        out.is_behind(),
+        "a large frame makes the next deltas mergeable"
+    );
+    for (seq, piece) in ["a", "b", "c"].iter().enumerate() {
+        // The writer task gets to run between the deltas, as it does between the chunks of a provider's stream.
+        tokio::task::yield_now().await;
+        out.send_delta(delta("text_delta", 0, piece, seq + 1))
+            .unwrap();
+    }
+    // Well past the window: the merged frame is written; then a small frame makes deltas plain again.
+    tokio::time::sleep(LARGE_DELTA_WINDOW * 10).await;
+    out.send(&json!({"type": "message_end"})).unwrap();
+    assert!(!out.is_behind());
+    drop(out);
+    let mut text = String::new();
+    server.read_to_string(&mut text).await.unwrap();
+    task.await.unwrap().unwrap();
+    let frames = lines(&text);
+    assert_eq!(frames.len(), 2, "one merged delta frame, then message_end");
+    assert_eq!(frames[0]["delta"], format!("{long}abc"));
+    assert_eq!(frames[0]["seq"], 3);
+    assert_eq!(frames[1]["type"], "message_end");
+}
