@@ -4,7 +4,7 @@
 //! round trip cost several thread hand-offs (pool thread → worker → pool thread → worker); that, not the command
 //! itself, was most of the time of a sequential `get_state`. When the host connects through pipes or Unix sockets
 //! (what a host spawning `dreb --mode rpc` does), the descriptors are put in non-blocking mode and driven by the
-//! runtime's event loop instead: the worker that wakes up for a request reads it, answers it and writes the
+//! runtime's event loop instead: the thread that wakes up for a request reads it, answers it and writes the
 //! response without waking another thread. Anything else (a terminal, a regular file, stdout sharing its pipe with
 //! stderr) keeps tokio's blocking handles.
 
@@ -70,9 +70,13 @@ impl AsyncRead for ReadWhatIsThere {
         if buf.remaining() == 0 {
             return std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
         }
+        // A read counts against the task's budget, as the runtime's own reads do: a host that never stops sending
+        // does not keep the serving loop from yielding to the commands it spawned and to the stdout writer.
+        let coop = std::task::ready!(tokio::task::coop::poll_proceed(cx));
         loop {
             match self.input.read_now(buf.initialize_unfilled()) {
                 Ok(n) => {
+                    coop.made_progress();
                     buf.advance(n);
                     return std::task::Poll::Ready(Ok(()));
                 }

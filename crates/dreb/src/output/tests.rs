@@ -533,14 +533,7 @@ fn pipe_sink() -> (std::fs::File, std::os::fd::OwnedFd, PipeSpace) {
 async fn a_slow_reader_of_a_full_pipe_is_not_taken_to_have_stopped() {
     use std::io::Read;
     let (mut reader, sender, probe) = pipe_sink();
-    let sender = tokio::net::unix::pipe::Sender::from_owned_fd(sender).unwrap();
-    let (out, _task) = Output::start(
-        sender,
-        OutputOptions {
-            pipe: Some(probe),
-            ..options(usize::MAX, usize::MAX, Some(Duration::from_secs(1)))
-        },
-    );
+    let (out, _task) = piped_output(sender, probe, Duration::from_secs(1));
     // Fill the pipe (and then some) with small frames.
     let frame = encode_frame(&json!({"pad": "p".repeat(1000)})).unwrap();
     for _ in 0..200 {
@@ -565,6 +558,23 @@ async fn a_slow_reader_of_a_full_pipe_is_not_taken_to_have_stopped() {
     );
     stop.store(true, Ordering::Release);
     reading.join().unwrap();
+}
+
+/// An output into the pipe of [`pipe_sink`], with no budget and no coalescing. Call inside a runtime.
+#[cfg(target_os = "linux")]
+fn piped_output(
+    sender: std::os::fd::OwnedFd,
+    probe: PipeSpace,
+    stall: Duration,
+) -> (Output, JoinHandle<std::io::Result<()>>) {
+    let sender = tokio::net::unix::pipe::Sender::from_owned_fd(sender).unwrap();
+    Output::start(
+        sender,
+        OutputOptions {
+            pipe: Some(probe),
+            ..options(usize::MAX, usize::MAX, Some(stall))
+        },
+    )
 }
 
 /// The parts of a large frame with the frames around it, as `get_messages` hands them over: `count` parts of
@@ -612,16 +622,7 @@ fn a_frame_in_parts_is_written_through_on_a_current_thread_runtime() {
         .map(|p| String::from_utf8_lossy(p))
         .collect();
     let most_queued = runtime.block_on(async {
-        let sender = tokio::net::unix::pipe::Sender::from_owned_fd(sender).unwrap();
-        let (out, task) = Output::start(
-            sender,
-            OutputOptions {
-                pipe: Some(probe),
-                ..options(usize::MAX, usize::MAX, Some(Duration::from_secs(30)))
-            },
-        );
-        // The writer task starts and lends the pipe.
-        tokio::task::yield_now().await;
+        let (out, task) = piped_output(sender, probe, Duration::from_secs(30));
         out.send(&json!({"type": "before"})).unwrap();
         let mut most_queued = 0;
         out.while_streaming(&mut || {
@@ -660,15 +661,7 @@ fn writing_through_to_a_reader_that_never_reads_trips_the_stall_rule() {
         .unwrap();
     let (_reader, sender, probe) = pipe_sink();
     runtime.block_on(async {
-        let sender = tokio::net::unix::pipe::Sender::from_owned_fd(sender).unwrap();
-        let (out, _task) = Output::start(
-            sender,
-            OutputOptions {
-                pipe: Some(probe),
-                ..options(usize::MAX, usize::MAX, Some(Duration::from_millis(300)))
-            },
-        );
-        tokio::task::yield_now().await;
+        let (out, _task) = piped_output(sender, probe, Duration::from_millis(300));
         out.while_streaming(&mut || {
             for part in big_frame_parts(32, 256 * 1024) {
                 out.send_frame_part(part);
@@ -690,14 +683,7 @@ fn the_first_frame_is_written_before_the_writer_task_runs() {
         .unwrap();
     let (mut reader, sender, probe) = pipe_sink();
     runtime.block_on(async {
-        let sender = tokio::net::unix::pipe::Sender::from_owned_fd(sender).unwrap();
-        let (out, _task) = Output::start(
-            sender,
-            OutputOptions {
-                pipe: Some(probe),
-                ..OutputOptions::default()
-            },
-        );
+        let (out, _task) = piped_output(sender, probe, Duration::from_secs(1));
         let frame = encode_frame(&json!({"type": "response", "id": 1})).unwrap();
         out.send_now(&frame).unwrap();
         assert_eq!(
