@@ -375,8 +375,7 @@ impl Shared {
         may_wait: bool,
     ) -> usize {
         if starts_frame && bytes.len() > PIPE_BUF {
-            let mut last_pending = pipe.pending();
-            let mut pause = Duration::from_micros(200);
+            let mut drain = DrainWatch::new(pipe);
             while pipe
                 .room(bytes.len())
                 .is_some_and(|room| room < bytes.len())
@@ -384,14 +383,8 @@ impl Shared {
                 if !may_wait || self.stalled_here() {
                     return 0;
                 }
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(10));
-                let pending = pipe.pending();
-                if pending < last_pending {
-                    self.mark_progress();
-                    pause = Duration::from_micros(200);
-                }
-                last_pending = pending;
+                std::thread::sleep(drain.pause);
+                drain.look(self, pipe);
             }
         }
         let mut done = 0;
@@ -951,6 +944,35 @@ async fn write_frames_of<W: AsyncWrite + Unpin>(
     result
 }
 
+/// Watching a full pipe drain while a frame waits for room: how long to pause before the next look (from 200 µs,
+/// doubling up to 10 ms, back to 200 µs whenever the reader took bytes), and every byte taken counts as progress.
+struct DrainWatch {
+    last_pending: Option<usize>,
+    pause: Duration,
+}
+
+impl DrainWatch {
+    const FIRST_PAUSE: Duration = Duration::from_micros(200);
+
+    fn new(pipe: &PipeSpace) -> DrainWatch {
+        DrainWatch {
+            last_pending: pipe.pending(),
+            pause: DrainWatch::FIRST_PAUSE,
+        }
+    }
+
+    /// After a pause: what the reader took out meanwhile, and the next pause.
+    fn look(&mut self, shared: &Shared, pipe: &PipeSpace) {
+        self.pause = (self.pause * 2).min(Duration::from_millis(10));
+        let pending = pipe.pending();
+        if pending < self.last_pending {
+            shared.mark_progress();
+            self.pause = DrainWatch::FIRST_PAUSE;
+        }
+        self.last_pending = pending;
+    }
+}
+
 /// Wait until a measurable pipe can take a frame of `len` bytes whole, and return how much it can take then
 /// ([`PipeSpace::room`]; `None` if it cannot be measured). Progress is every byte the reader takes out of the pipe
 /// meanwhile.
@@ -960,17 +982,10 @@ async fn wait_for_room(shared: &Shared, pipe: &mut PipeSpace, len: usize) -> Opt
         return room;
     }
     // Only a frame that has to wait pays for watching the pipe drain.
-    let mut last_pending = pipe.pending();
-    let mut pause = Duration::from_micros(200);
+    let mut drain = DrainWatch::new(pipe);
     loop {
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(Duration::from_millis(10));
-        let pending = pipe.pending();
-        if pending < last_pending {
-            shared.mark_progress();
-            pause = Duration::from_micros(200);
-        }
-        last_pending = pending;
+        tokio::time::sleep(drain.pause).await;
+        drain.look(shared, pipe);
         let room = pipe.room(len);
         if room.is_none_or(|room| len <= room) {
             return room;

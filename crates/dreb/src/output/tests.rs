@@ -560,6 +560,15 @@ async fn a_slow_reader_of_a_full_pipe_is_not_taken_to_have_stopped() {
     reading.join().unwrap();
 }
 
+/// A current-thread runtime, as the binary runs.
+#[cfg(target_os = "linux")]
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// An output into the pipe of [`pipe_sink`], with no budget and no coalescing. Call inside a runtime.
 #[cfg(target_os = "linux")]
 fn piped_output(
@@ -597,10 +606,7 @@ fn big_frame_parts(count: usize, size: usize) -> Vec<Vec<u8>> {
 fn a_frame_in_parts_is_written_through_on_a_current_thread_runtime() {
     use dreb_protocol::FrameSink;
     use std::io::Read;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = current_thread();
     let (mut reader, sender, probe) = pipe_sink();
     let reading = std::thread::spawn(move || {
         let mut text = Vec::new();
@@ -655,10 +661,7 @@ fn a_frame_in_parts_is_written_through_on_a_current_thread_runtime() {
 #[test]
 fn writing_through_to_a_reader_that_never_reads_trips_the_stall_rule() {
     use dreb_protocol::FrameSink;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = current_thread();
     let (_reader, sender, probe) = pipe_sink();
     runtime.block_on(async {
         let (out, _task) = piped_output(sender, probe, Duration::from_millis(300));
@@ -677,10 +680,7 @@ fn writing_through_to_a_reader_that_never_reads_trips_the_stall_rule() {
 #[test]
 fn the_first_frame_is_written_before_the_writer_task_runs() {
     use std::io::Read;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = current_thread();
     let (mut reader, sender, probe) = pipe_sink();
     runtime.block_on(async {
         let (out, _task) = piped_output(sender, probe, Duration::from_secs(1));
