@@ -434,6 +434,43 @@ async fn find_respects_gitignore_and_globs() {
     );
 }
 
+/// The greps of one turn run at the same time and share their walks: each answer is the one it gets alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn greps_at_the_same_time_answer_as_alone() {
+    let dir = project();
+    for i in 0..300 {
+        write(
+            dir.path(),
+            &format!("src/gen/m{i:03}.rs"),
+            format!("fn f{i}() {{}} // needle {i}\nuse std::fmt;\n"),
+        );
+    }
+    let tool = Arc::new(GrepTool::new(dir.path()));
+    let calls = [
+        json!({"pattern": "needle"}),
+        json!({"pattern": "absent-word"}),
+        json!({"pattern": "use std", "limit": 7}),
+        json!({"pattern": "needle 2[0-9]+", "glob": "*.rs"}),
+        json!({"pattern": "NEEDLE", "ignoreCase": true, "limit": 500}),
+    ];
+    let mut alone = Vec::new();
+    for c in &calls {
+        alone.push(ok_text(tool.as_ref(), c.clone()).await);
+    }
+    for _ in 0..5 {
+        let together: Vec<_> = calls
+            .iter()
+            .map(|c| {
+                let (tool, c) = (tool.clone(), c.clone());
+                tokio::spawn(async move { ok_text(tool.as_ref(), c).await })
+            })
+            .collect();
+        for (i, t) in together.into_iter().enumerate() {
+            assert_eq!(t.await.unwrap(), alone[i], "call {i}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn grep_respects_gitignore_and_formats() {
     let dir = project();

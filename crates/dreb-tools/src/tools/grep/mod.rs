@@ -19,9 +19,12 @@ use crate::paths::resolve_to_cwd;
 use crate::truncate::{
     DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
 };
-use crate::walk::{
-    Batch, Entry, Smallest, Visit, dreb_tool_visible_dirs, relative_posix, walk_parallel,
-};
+use crate::walk::{Batch, Smallest, dreb_tool_visible_dirs, relative_posix};
+
+mod shared;
+
+pub use shared::SharedWalks;
+use shared::{Found, Member};
 
 pub const GREP_DEFAULT_LIMIT: usize = 100;
 
@@ -40,6 +43,8 @@ struct GrepParams {
 pub struct GrepTool {
     cwd: PathBuf,
     def: ToolDefinition,
+    /// The walks of this tool's searches in progress, for searches of the same tree to share.
+    walks: std::sync::Arc<SharedWalks>,
 }
 
 pub fn grep_schema() -> Value {
@@ -67,6 +72,7 @@ impl GrepTool {
         GrepTool {
             cwd: cwd.into(),
             def: definition("grep", description, grep_schema()),
+            walks: Default::default(),
         }
     }
 }
@@ -164,10 +170,79 @@ impl FileReader {
     }
 }
 
-/// Searches `path`. A regular file is opened and read with one `read` (a short read of a regular file is its
-/// end) and searched as a slice: three system calls instead of the five a streamed search makes (open, a read to
-/// sniff a byte-order mark, a read, a read to see the end, close), which is most of what a search of a large tree
-/// costs. A file that fills the buffer, and anything else (a FIFO, a device), is searched as a stream.
+/// What one read of a file gave: the whole file in the reader's buffer (a short read of a regular file is its
+/// end), its first buffer-full and the file to read on, or nothing (a FIFO or device, searched by path; a file
+/// that could not be opened or read).
+enum Loaded {
+    Whole(usize),
+    Large(Option<std::fs::File>),
+    ByPath,
+    Failed,
+}
+
+/// Reads `path` for searching. A regular file is opened and read with one `read` and searched as a slice: three
+/// system calls instead of the five a streamed search makes (open, a read to sniff a byte-order mark, a read, a
+/// read to see the end, close), which is most of what a search of a large tree costs.
+fn load(reader: &mut FileReader, path: &Path, is_regular: bool) -> Loaded {
+    use std::io::Read;
+    if !is_regular {
+        return Loaded::ByPath;
+    }
+    let mut file = match reader.open(path) {
+        Ok(file) => file,
+        Err(e) => {
+            tracing::debug!(path = %path.display(), error = %e, "grep: skipping unreadable file");
+            return Loaded::Failed;
+        }
+    };
+    loop {
+        match file.read(&mut reader.buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                tracing::debug!(path = %path.display(), error = %e, "grep: skipping unreadable file");
+                return Loaded::Failed;
+            }
+            Ok(n) if n < reader.buf.len() => return Loaded::Whole(n),
+            Ok(_) => return Loaded::Large(Some(file)),
+        }
+    }
+}
+
+/// The matching lines of a loaded file, at most `cap`. A file larger than the buffer is searched as a stream:
+/// the buffer then the rest of the file the first time, by its path again for any further search of it.
+fn search_loaded(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    loaded: &mut Loaded,
+    buf: &[u8],
+    cap: usize,
+) -> Vec<(u64, String)> {
+    use std::io::Read;
+    let mut lines = Vec::new();
+    let sink = Lossy(|lnum, line| {
+        let text = line.strip_suffix('\n').unwrap_or(line).replace('\r', "");
+        lines.push((lnum, text));
+        Ok(lines.len() < cap)
+    });
+    let res = match loaded {
+        Loaded::Whole(n) => searcher.search_slice(matcher, &buf[..*n], sink),
+        Loaded::Large(file) => match file.take() {
+            Some(file) => {
+                searcher.search_reader(matcher, std::io::Cursor::new(buf).chain(file), sink)
+            }
+            None => searcher.search_path(matcher, path, sink),
+        },
+        Loaded::ByPath => searcher.search_path(matcher, path, sink),
+        Loaded::Failed => return lines,
+    };
+    if let Err(e) = res {
+        tracing::debug!(path = %path.display(), error = %e, "grep: skipping unreadable file");
+    }
+    lines
+}
+
+/// Searches `path` (see [`load`]).
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
@@ -176,38 +251,8 @@ fn search_file(
     reader: &mut FileReader,
     cap: usize,
 ) -> Option<FileMatches> {
-    use std::io::Read;
-    let mut lines = Vec::new();
-    let sink = Lossy(|lnum, line| {
-        let text = line.strip_suffix('\n').unwrap_or(line).replace('\r', "");
-        lines.push((lnum, text));
-        Ok(lines.len() < cap)
-    });
-    let res = if is_regular {
-        (|| {
-            let mut file = reader.open(path)?;
-            let n = loop {
-                match file.read(&mut reader.buf) {
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    other => break other?,
-                }
-            };
-            if n < reader.buf.len() {
-                searcher.search_slice(matcher, &reader.buf[..n], sink)
-            } else {
-                searcher.search_reader(
-                    matcher,
-                    std::io::Cursor::new(&reader.buf[..]).chain(file),
-                    sink,
-                )
-            }
-        })()
-    } else {
-        searcher.search_path(matcher, path, sink)
-    };
-    if let Err(e) = res {
-        tracing::debug!(path = %path.display(), error = %e, "grep: skipping unreadable file");
-    }
+    let mut loaded = load(reader, path, is_regular);
+    let lines = search_loaded(searcher, matcher, path, &mut loaded, &reader.buf, cap);
     (!lines.is_empty()).then(|| FileMatches {
         path: path.to_path_buf(),
         lines,
@@ -220,9 +265,29 @@ pub fn search_paths(
     roots: &[PathBuf],
     cancel: &CancellationToken,
 ) -> Result<SearchOutcome, String> {
+    search(q, roots, cancel, None)
+}
+
+/// [`search_paths`], sharing the walk of its directories with searches of the same ones running at the same time
+/// (see [`shared`]).
+pub fn search_paths_shared(
+    q: &GrepQuery,
+    roots: &[PathBuf],
+    cancel: &CancellationToken,
+    walks: &SharedWalks,
+) -> Result<SearchOutcome, String> {
+    search(q, roots, cancel, Some(walks))
+}
+
+fn search(
+    q: &GrepQuery,
+    roots: &[PathBuf],
+    cancel: &CancellationToken,
+    walks: Option<&SharedWalks>,
+) -> Result<SearchOutcome, String> {
     let matcher = build_matcher(q)?;
     let cap = q.limit.max(1);
-    let found: Smallest<PathBuf, Vec<(u64, String)>> = Smallest::new(cap);
+    let found: Found = Smallest::new(cap);
     let (files, dirs): (Vec<&PathBuf>, Vec<&PathBuf>) = roots.iter().partition(|p| p.is_file());
     {
         let mut searcher = new_searcher();
@@ -246,34 +311,16 @@ pub fn search_paths(
             }
             None => None,
         };
-        walk_parallel(&dirs, overrides, cancel, || {
-            let matcher = matcher.clone();
-            let mut searcher = new_searcher();
-            let mut reader = FileReader::new();
-            let mut batch = Batch::new(found.clone());
-            let kept = found.clone();
-            Box::new(move |entry: Entry| {
-                // Paths order by component, so everything under a directory sorts after it: once the first
-                // `limit` matches are certain, what sorts after the last of them is never searched.
-                if kept.beyond(entry.path.as_path()) {
-                    return Visit::Skip;
-                }
-                if !entry.is_dir
-                    && let Some(m) = search_file(
-                        &mut searcher,
-                        &matcher,
-                        &entry.path,
-                        entry.is_file,
-                        &mut reader,
-                        cap,
-                    )
-                {
-                    let n = m.lines.len();
-                    batch.push(m.path, m.lines, n);
-                }
-                Visit::Continue
-            })
-        });
+        let member = Member {
+            matcher,
+            cap,
+            found: found.clone(),
+            cancel: cancel.clone(),
+        };
+        match walks {
+            Some(walks) => walks.walk(dirs, q.glob.clone(), overrides, member),
+            None => shared::walk_alone(&dirs, overrides, member),
+        }
     }
     let (kept, total_matches) = found.finish();
     Ok(SearchOutcome {
@@ -297,6 +344,7 @@ fn run_grep(
     cwd: PathBuf,
     p: GrepParams,
     cancel: CancellationToken,
+    walks: &SharedWalks,
 ) -> Result<ToolOutput, ToolError> {
     let search = resolve_to_cwd(
         p.path.as_deref().filter(|s| !s.is_empty()).unwrap_or("."),
@@ -326,7 +374,7 @@ fn run_grep(
         literal: p.literal.unwrap_or(false),
         limit,
     };
-    let outcome = search_paths(&query, &roots, &cancel).map_err(ToolError::new)?;
+    let outcome = search_paths_shared(&query, &roots, &cancel, walks).map_err(ToolError::new)?;
     let files = outcome.files;
 
     let format_path = |path: &Path| -> String {
@@ -445,7 +493,8 @@ impl Tool for GrepTool {
         let p: GrepParams = parse_params("grep", params)?;
         let cwd = self.cwd.clone();
         let walk_cancel = cancel.clone();
-        blocking(&cancel, move || run_grep(cwd, p, walk_cancel)).await
+        let walks = self.walks.clone();
+        blocking(&cancel, move || run_grep(cwd, p, walk_cancel, &walks)).await
     }
 }
 
