@@ -307,6 +307,32 @@ mod tests {
     }
 }
 
+/// A tree whose names exercise the orderings (`b`, `b-c`, `b.x`, `b0`, `B`): 49 directories of four files
+/// (`f`, `f-1`, `f.txt`, `g.rs`) with 0 to 3 lines of `needle here` among `hay` lines, and a `top.txt` of one
+/// `needle` line in each of the 7 top directories.
+#[cfg(test)]
+pub(crate) fn test_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let names = ["a", "b", "b-c", "b.x", "b0", "B", "z"];
+    let mut n = 0;
+    for top in names {
+        for sub in names {
+            let d = dir.path().join(top).join(sub);
+            std::fs::create_dir_all(&d).unwrap();
+            for f in ["f", "f-1", "f.txt", "g.rs"] {
+                n += 1;
+                let hits = n % 4;
+                let body: String = (0..5)
+                    .map(|i| if i < hits { "needle here\n" } else { "hay\n" })
+                    .collect();
+                std::fs::write(d.join(f), body).unwrap();
+            }
+        }
+        std::fs::write(dir.path().join(top).join("top.txt"), "needle\n").unwrap();
+    }
+    dir
+}
+
 #[cfg(test)]
 mod pruning_tests {
     //! Skipping what sorts after the kept entries must not change any result: every limit against the full
@@ -315,31 +341,9 @@ mod pruning_tests {
 
     use tokio_util::sync::CancellationToken;
 
+    use super::test_tree as tree;
     use crate::tools::find::find_paths;
     use crate::tools::grep::{GrepQuery, search_paths};
-
-    fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let names = ["a", "b", "b-c", "b.x", "b0", "B", "z"];
-        let mut n = 0;
-        for top in names {
-            for sub in names {
-                let d = dir.path().join(top).join(sub);
-                std::fs::create_dir_all(&d).unwrap();
-                for f in ["f", "f-1", "f.txt", "g"] {
-                    n += 1;
-                    // 1 to 3 matching lines per file, some files without any.
-                    let hits = n % 4;
-                    let body: String = (0..5)
-                        .map(|i| if i < hits { "needle here\n" } else { "hay\n" })
-                        .collect();
-                    std::fs::write(d.join(f), body).unwrap();
-                }
-            }
-            std::fs::write(dir.path().join(top).join("top.txt"), "needle\n").unwrap();
-        }
-        dir
-    }
 
     fn grep(root: &Path, limit: usize) -> Vec<(PathBuf, Vec<(u64, String)>)> {
         let q = GrepQuery {

@@ -389,28 +389,7 @@ mod tests {
     use crate::tools::grep::{
         GrepQuery, SearchOutcome, build_matcher, search_paths, search_paths_shared,
     };
-
-    fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let names = ["a", "b", "b-c", "b.x", "b0", "B", "z"];
-        let mut n = 0;
-        for top in names {
-            for sub in names {
-                let d = dir.path().join(top).join(sub);
-                std::fs::create_dir_all(&d).unwrap();
-                for f in ["f", "f-1", "f.txt", "g.rs"] {
-                    n += 1;
-                    let hits = n % 4;
-                    let body: String = (0..5)
-                        .map(|i| if i < hits { "needle here\n" } else { "hay\n" })
-                        .collect();
-                    std::fs::write(d.join(f), body).unwrap();
-                }
-            }
-            std::fs::write(dir.path().join(top).join("top.txt"), "needle\n").unwrap();
-        }
-        dir
-    }
+    use crate::walk::test_tree as tree;
 
     fn query(pattern: &str, glob: Option<&str>, limit: usize) -> GrepQuery {
         GrepQuery {
