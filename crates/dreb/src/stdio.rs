@@ -42,7 +42,15 @@ pub fn stdin_with_poll() -> (Box<dyn AsyncRead + Unpin + Send>, Option<InputPoll
         },
         Kind::Other => return (Box::new(tokio::io::stdin()), None),
     };
-    // Checked once the reader has made the description non-blocking: a poll must never wait.
+    reading_what_is_there(reader, poll)
+}
+
+/// `reader` reading what `poll` finds there at once ([`ReadWhatIsThere`]), and the poll, when the reader has made
+/// the description non-blocking (checked after it did: a poll must never wait); else `reader` alone.
+fn reading_what_is_there(
+    reader: Box<dyn AsyncRead + Unpin + Send>,
+    poll: Option<InputPoll>,
+) -> (Box<dyn AsyncRead + Unpin + Send>, Option<InputPoll>) {
     let Some(poll) = poll.filter(InputPoll::is_non_blocking) else {
         return (reader, None);
     };
@@ -215,14 +223,9 @@ mod tests {
             unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
         let poll = duplicate(&read_end).and_then(|f| InputPoll::new(OwnedFd::from(f)));
         let inner = pipe::Receiver::from_file(read_end).unwrap();
-        let input = poll
-            .filter(InputPoll::is_non_blocking)
-            .expect("a non-blocking pipe");
-        let reader = ReadWhatIsThere {
-            inner: Box::new(inner),
-            input,
-        };
-        (Box::new(reader), write_end)
+        let (reader, poll) = reading_what_is_there(Box::new(inner), poll);
+        assert!(poll.is_some(), "a non-blocking pipe");
+        (reader, write_end)
     }
 
     /// What the host sent before the read is read at once, ahead of the tasks that are ready (on a current-thread

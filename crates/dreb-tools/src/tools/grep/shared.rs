@@ -18,7 +18,7 @@ use grep_searcher::Searcher;
 use ignore::overrides::Override;
 use tokio_util::sync::CancellationToken;
 
-use super::{FileReader, load, new_searcher, search_loaded};
+use super::{FileReader, load, new_searcher, search_file, search_loaded};
 use crate::walk::{Batch, Entry, Smallest, Visit, walk_parallel};
 
 /// The first matches of a search in path order, as the walker threads find them.
@@ -246,18 +246,17 @@ impl Walk {
             if !member.wants(&path) {
                 continue;
             }
-            let mut loaded = load(&mut reader, &path, is_file);
-            let lines = search_loaded(
+            let found = search_file(
                 &mut searcher,
                 &member.matcher,
                 &path,
-                &mut loaded,
-                &reader.buf,
+                is_file,
+                &mut reader,
                 member.cap,
             );
-            if !lines.is_empty() {
-                let n = lines.len();
-                batch.push(path, lines, n);
+            if let Some(m) = found {
+                let n = m.lines.len();
+                batch.push(m.path, m.lines, n);
             }
         }
     }
@@ -504,7 +503,7 @@ mod tests {
         walk.search_backlog(&joined);
         assert_eq!(finished(fa), alone(&a, dir.path()));
         assert_eq!(finished(fb), alone(&b, dir.path()));
-        // After the walk but before it closed (its 203 files are past the window, so it closed): no join.
+        // After a walk of the tree's 203 files, more than the join window: closed, no join.
         let (ma, _) = member(&a, &cancel);
         let walk = Arc::new(Walk::new(ma, true));
         walk.run(&dirs, None);
