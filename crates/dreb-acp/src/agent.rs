@@ -213,9 +213,10 @@ impl Agent {
         options.session = session_file;
         options.stop = self.template.stop.child_token();
         options.extensions.has_ui = true;
-        // The lean `message_update`s (no cumulative copies of the reply): the pump reads only the deltas, and the
-        // copies would make a long reply cost quadratic time here.
-        options.ui = Some("dashboard".into());
+        // The editor's UI: the system prompt says so, and events come as the lean `message_update`s (no cumulative
+        // copies of the reply): the pump reads only the deltas, and the copies would make a long reply cost
+        // quadratic time here.
+        options.ui = Some("acp".into());
         let client = lock(&self.client).clone();
         options.text_files = ClientFiles::new(self.conn.clone(), &client.fs, id.clone())
             .map(|f| Arc::new(f) as Arc<dyn dreb_tools::TextFiles>);

@@ -22,6 +22,7 @@ mod mcp;
 mod nested_context;
 mod options;
 mod persist;
+mod project_state;
 mod projection;
 mod run_phase;
 mod runtime;

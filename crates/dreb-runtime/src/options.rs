@@ -41,7 +41,8 @@ pub struct RuntimeOptions {
     pub providers: Option<Providers>,
     /// Cancelled when the process shuts down: running work stops.
     pub stop: CancellationToken,
-    /// `--ui`: `dashboard` turns on the dashboard projection of events (see `projection`); other values do not.
+    /// The UI the session serves (`--ui`, else the mode's: `rpc`, `cli`; `acp` for the ACP front end): the system
+    /// prompt names it, and `dashboard` and `acp` turn on the dashboard projection of events (see `projection`).
     pub ui: Option<String>,
     /// `--skill`, `--no-skills`, `--prompt-template`, `--no-prompt-templates`.
     pub resource_flags: ResourceFlags,

@@ -11,9 +11,10 @@
 
 use serde_json::Value;
 
-/// Whether `--ui` asks for the dashboard projection (any other value keeps full frames).
+/// Whether the UI takes the dashboard projection: `--ui dashboard`, and the ACP front end (`acp`), which reads only
+/// the deltas. Any other value keeps full frames.
 pub(crate) fn is_dashboard(ui: Option<&str>) -> bool {
-    ui == Some("dashboard")
+    matches!(ui, Some("dashboard" | "acp"))
 }
 
 /// Applies the dashboard projection to one event frame, in place: a `message_update` loses `message` and (when
@@ -54,8 +55,9 @@ mod tests {
     }
 
     #[test]
-    fn only_the_dashboard_ui_projects() {
+    fn only_the_dashboard_and_acp_uis_project() {
         assert!(is_dashboard(Some("dashboard")));
+        assert!(is_dashboard(Some("acp")));
         assert!(!is_dashboard(Some("rpc")));
         assert!(!is_dashboard(Some("agent")));
         assert!(!is_dashboard(None));

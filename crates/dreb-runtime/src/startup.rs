@@ -358,6 +358,8 @@ pub(crate) fn start(
         // Found after the first response: see `services::resources`.
         resources: ResourceStore::deferred(
             &options,
+            // A child's tools are its parent's choice; the note is for a session whose settings turned them off.
+            max_subagents == 0 && options.ui.as_deref() != Some("agent"),
             crate::commands::discovery::startup_discovery(weak.clone()),
         ),
         cwd,

@@ -168,6 +168,117 @@ fn write(path: PathBuf, text: &str) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// the system prompt
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// The system prompt shows the memory indexes (dreb's and Claude Code's), the repository's state, the UI and the
+/// model, which a model change replaces.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_system_prompt_shows_memory_the_repository_the_ui_and_the_model() {
+    let h = start(
+        |root, cwd| {
+            write(
+                root.join(".dreb/agent/models.json"),
+                &mock_models_json("http://127.0.0.1:9"),
+            );
+            write(
+                root.join(".dreb/memory/MEMORY.md"),
+                "- [Role](role.md) — who the user is\n",
+            );
+            write(
+                cwd.join(".dreb/memory/MEMORY.md"),
+                "- [Plan](plan.md) — the release plan\n",
+            );
+            let claude_name = cwd.to_string_lossy().replace(['/', '_'], "-");
+            write(
+                home()
+                    .join(".claude/projects")
+                    .join(claude_name)
+                    .join("memory/MEMORY.md"),
+                "- Claude Code's note\n",
+            );
+            git(cwd, &["init", "-q", "-b", "trunk"]);
+            git(cwd, &["add", "-A"]);
+            git(cwd, &["commit", "-q", "-m", "First commit"]);
+        },
+        |o| {
+            o.agent_dir = o.agent_dir.join(".dreb/agent");
+            o.ui = Some("rpc".into());
+        },
+    );
+    // Start-up's discovery has run once a command has read the resources.
+    h.data(json!({"type": "get_commands"})).await;
+    let prompt = || h.rt.agent().with_state(|s| s.system_prompt.clone());
+    let p = prompt();
+    let global = h.agent().join(".dreb/memory");
+    let project = h.cwd().join(".dreb/memory");
+    for needle in [
+        format!("- Global: `{}/`", global.display()),
+        format!("- Project: `{}/`", project.display()),
+        "Memory last consolidated: Never".to_string(),
+        format!(
+            "#### dreb memory ({}/)\n\n- [Role](role.md) — who the user is\n",
+            global.display()
+        ),
+        format!(
+            "#### dreb memory ({}/)\n\n- [Plan](plan.md) — the release plan\n",
+            project.display()
+        ),
+        "#### Claude Code memory (read-only)".to_string(),
+        "- Claude Code's note".to_string(),
+        "## Project state (true at session start only)\n\n- Branch: `trunk`\n- Status: clean\n"
+            .to_string(),
+        " — First commit`\n".to_string(),
+        "\nUI: RPC (a program drives this session and consumes your output)".to_string(),
+    ] {
+        assert!(p.contains(&needle), "{needle:?} is not in:\n{p}");
+    }
+    let model = h.data(json!({"type": "get_state"})).await["model"].clone();
+    let (provider, id) = (
+        model["provider"].as_str().unwrap(),
+        model["id"].as_str().unwrap(),
+    );
+    assert!(
+        p.ends_with(&format!("\nYou are running on: {provider}/{id}")),
+        "{p}"
+    );
+
+    let (other_provider, other_id) = if id == "mock-claude" {
+        ("mock", "mock-model")
+    } else {
+        ("mock-anthropic", "mock-claude")
+    };
+    h.data(json!({"type": "set_model", "provider": other_provider, "modelId": other_id}))
+        .await;
+    let changed = prompt();
+    assert!(changed.ends_with(&format!(
+        "\nYou are running on: {other_provider}/{other_id}"
+    )));
+    assert_eq!(changed.matches("You are running on:").count(), 1);
+    assert_eq!(
+        changed.replace(
+            &format!("{other_provider}/{other_id}"),
+            &format!("{provider}/{id}")
+        ),
+        p,
+        "only the model line changed"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // resolve_model
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -61,6 +61,7 @@ mod file_lock;
 pub mod frontmatter;
 mod js;
 pub mod manager;
+pub mod memory;
 pub mod model_catalog;
 pub mod model_scope;
 pub mod nested_context;

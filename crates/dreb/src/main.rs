@@ -175,7 +175,15 @@ async fn run(args: Args) -> i32 {
         models: args.models.clone(),
         providers: None,
         stop: stop.clone(),
-        ui: args.ui.clone(),
+        // The UI the system prompt names: `--ui`, else the mode's (the ACP front end sets its own).
+        ui: Some(args.ui.clone().unwrap_or_else(|| {
+            if args.print_format().is_some() {
+                "cli"
+            } else {
+                "rpc"
+            }
+            .to_string()
+        })),
         hooks: Vec::new(),
         extensions: dreb_runtime::ExtensionOptions {
             paths: args.extensions.iter().map(Into::into).collect(),

@@ -188,6 +188,15 @@ fn steer_during_a_tool_call() {
             .to_string()
             .contains("Reply with just: steered")
     );
+    // The system prompt names the UI (the mode's: rpc) and, last, the model.
+    let system = &requests[0].body["messages"][0];
+    assert_eq!(system["role"], "system", "{system}");
+    let system = system["content"].as_str().unwrap();
+    assert!(system.contains("\nUI: RPC ("), "{system}");
+    assert!(
+        system.ends_with("\nYou are running on: mock/mock-model"),
+        "{system}"
+    );
     let (code, _, _) = dreb.finish();
     assert_eq!(code, 0);
 }

@@ -108,6 +108,12 @@ fn stdin_files_and_messages_become_the_prompts_with_images_attached() {
         .map(|r| &r.body)
         .collect();
     assert_eq!(chats.len(), 2, "one request per prompt");
+    // Print mode's UI, as the system prompt names it.
+    let system = chats[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("\nUI: CLI (one-shot command line"),
+        "{system}"
+    );
     let cwd = env.cwd().display().to_string();
     let first = last_user(chats[0]);
     let parts = first.as_array().expect("text and image parts");

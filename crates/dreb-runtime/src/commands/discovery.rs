@@ -9,10 +9,11 @@ use dreb_protocol::support::RequestContext;
 use dreb_protocol::*;
 use dreb_settings::context_files::ContextFile;
 
+use crate::project_state::ProjectState;
 use crate::services::mcp::info;
 use crate::services::resources::DeferredLoad;
 use crate::services::{Runtime, Services};
-use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file};
+use crate::system_prompt::{PromptParts, build_system_prompt, text_or_file, with_model_line};
 
 mod bundled_skills;
 mod expand;
@@ -65,13 +66,20 @@ fn discover(services: &Services) -> (Vec<ContextFile>, Resources) {
     for d in diagnostics {
         tracing::warn!("{}", d.message);
     }
-    let resources = load_resources(
+    let mut resources = load_resources(
         &services.cwd,
         &services.agent_dir,
         &services.settings,
         services.resources.flags(),
         &context_files,
     );
+    let (memory, problems) =
+        dreb_settings::memory::load_memory_indexes(&services.cwd, &services.agent_dir);
+    for p in problems {
+        tracing::warn!("{}", p.message);
+    }
+    resources.memory = Some(memory);
+    resources.project_state = ProjectState::read(&services.cwd);
     (context_files, resources)
 }
 
@@ -87,7 +95,14 @@ pub(crate) fn extend_resources(
     flags.prompt_templates.extend(prompts);
     let (context_files, _) =
         dreb_settings::context_files::load_project_context_files(&rt.cwd, &rt.agent_dir);
-    let resources = load_resources(&rt.cwd, &rt.agent_dir, &rt.settings, &flags, &context_files);
+    let mut resources =
+        load_resources(&rt.cwd, &rt.agent_dir, &rt.settings, &flags, &context_files);
+    {
+        // Memory and the repository's state are the session's, not the extensions' paths'.
+        let current = rt.resources.lock();
+        resources.memory = current.memory.clone();
+        resources.project_state = current.project_state.clone();
+    }
     rt.resources.replace(resources);
     rebuild_system_prompt(rt, &context_files);
 }
@@ -100,16 +115,42 @@ pub(crate) fn skill_tool(rt: &Runtime) -> std::sync::Arc<dyn dreb_agent::Tool> {
 /// Build the system prompt from the session's tools, prompt options, current skills and `context_files` (dated
 /// today) and give it to the agent: on `reload` and when extensions add resources.
 pub(crate) fn rebuild_system_prompt(rt: &Runtime, context_files: &[ContextFile]) {
-    let skills = rt.resources.lock().model_skills();
-    let prompt = system_prompt_text(rt, &skills, context_files);
+    let found = PromptResources::of(&rt.resources.lock());
+    let prompt = system_prompt_text(rt, &found, context_files);
     rt.resources.set_base_system_prompt(prompt.clone());
     rt.agent.set_system_prompt(prompt);
 }
 
-/// The system prompt for `skills` and `context_files`, from the session's tools and prompt options, dated today.
+/// After a model change: the system prompt names the new model (its last line), in the base prompt and the agent's.
+pub(crate) fn name_model_in_system_prompt(rt: &Runtime, provider: &str, id: &str) {
+    let prompt = rt
+        .resources
+        .update_base_system_prompt(|p| with_model_line(p, provider, id));
+    rt.agent.set_system_prompt(prompt);
+}
+
+/// What the system prompt takes from the resources found, copied out of their lock.
+struct PromptResources {
+    skills: Vec<(String, String)>,
+    memory: Option<dreb_settings::memory::MemoryIndexes>,
+    project_state: Option<ProjectState>,
+}
+
+impl PromptResources {
+    fn of(resources: &Resources) -> Self {
+        PromptResources {
+            skills: resources.model_skills(),
+            memory: resources.memory.clone(),
+            project_state: resources.project_state.clone(),
+        }
+    }
+}
+
+/// The system prompt for `found` and `context_files`, from the session's tools, prompt options and model, dated
+/// today.
 fn system_prompt_text(
     services: &Services,
-    skills: &[(String, String)],
+    found: &PromptResources,
     context_files: &[ContextFile],
 ) -> String {
     let custom = services
@@ -121,14 +162,21 @@ fn system_prompt_text(
         .append_prompt()
         .map(|s| text_or_file(s, &services.cwd));
     let date = chrono::Local::now().format("%Y-%m-%d").to_string();
+    let model = services.agent.model();
     build_system_prompt(&PromptParts {
         custom: custom.as_deref(),
         append: append.as_deref(),
         tools: services.tools.names(),
         context_files,
-        skills,
+        skills: &found.skills,
         cwd: &services.cwd,
         date: &date,
+        memory: found.memory.as_ref(),
+        project_state: found.project_state.as_ref(),
+        as_root: nix::unistd::geteuid().is_root(),
+        ui: services.resources.ui(),
+        model: model.as_ref().map(|m| (m.provider.as_str(), m.id.as_str())),
+        subagents_disabled: services.resources.subagents_disabled(),
     })
 }
 
@@ -140,7 +188,8 @@ pub(crate) fn startup_discovery(services: Weak<Services>) -> DeferredLoad {
             return (Resources::default(), String::new());
         };
         let (context_files, resources) = discover(&services);
-        let prompt = system_prompt_text(&services, &resources.model_skills(), &context_files);
+        let prompt =
+            system_prompt_text(&services, &PromptResources::of(&resources), &context_files);
         services.agent.set_system_prompt(prompt.clone());
         (resources, prompt)
     })

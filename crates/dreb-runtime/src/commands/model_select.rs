@@ -105,6 +105,7 @@ impl ModelHandler for Runtime {
         let agent = &self.agent;
         let previous = agent.model();
         agent.set_model(Some(model.clone()));
+        crate::commands::discovery::name_model_in_system_prompt(self, &model.provider, &model.id);
         self.sessions
             .lock()
             .append_model_change(&model.provider, &model.id)
@@ -216,6 +217,7 @@ impl ModelHandler for Runtime {
         });
         let previous = agent.model();
         agent.set_model(Some(next.clone()));
+        crate::commands::discovery::name_model_in_system_prompt(self, &next.provider, &next.id);
         crate::announce::model_select(&self.hooks, &self.agent, previous.as_ref()).await;
         self.sessions
             .lock()

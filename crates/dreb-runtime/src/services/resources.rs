@@ -27,13 +27,21 @@ pub(crate) struct ResourceStore {
     /// `--system-prompt` / `--append-system-prompt` as given, so `reload` can rebuild the prompt.
     system_prompt: Option<String>,
     append_system_prompt: Option<String>,
+    /// The UI the prompt tells the model its replies go to (`--ui`, else the mode's).
+    ui: Option<String>,
+    /// Settings turned subagents off for this (parent) session; the prompt says so.
+    subagents_disabled: bool,
     /// The system prompt as built from the resources; a `before_agent_start` handler may replace it for one run.
     base_system_prompt: Mutex<String>,
 }
 
 impl ResourceStore {
     /// A store whose resources and system prompt `load` finds, on first use (see the module docs).
-    pub(crate) fn deferred(options: &RuntimeOptions, load: DeferredLoad) -> Self {
+    pub(crate) fn deferred(
+        options: &RuntimeOptions,
+        subagents_disabled: bool,
+        load: DeferredLoad,
+    ) -> Self {
         ResourceStore {
             resources: Mutex::new(Resources::default()),
             deferred: Mutex::new(Some(load)),
@@ -41,6 +49,8 @@ impl ResourceStore {
             flags: options.resource_flags.clone(),
             system_prompt: options.system_prompt.clone(),
             append_system_prompt: options.append_system_prompt.clone(),
+            ui: options.ui.clone(),
+            subagents_disabled,
             base_system_prompt: Mutex::new(String::new()),
         }
     }
@@ -88,6 +98,16 @@ impl ResourceStore {
         self.append_system_prompt.as_deref()
     }
 
+    /// The UI the replies go to, for the prompt.
+    pub(crate) fn ui(&self) -> Option<&str> {
+        self.ui.as_deref()
+    }
+
+    /// Whether settings turned subagents off for this session.
+    pub(crate) fn subagents_disabled(&self) -> bool {
+        self.subagents_disabled
+    }
+
     /// `get_resources.systemPromptPresent`.
     pub(crate) fn system_prompt_present(&self) -> bool {
         self.system_prompt.is_some()
@@ -106,6 +126,14 @@ impl ResourceStore {
         self.ensure();
         *lock(&self.base_system_prompt) = prompt;
     }
+
+    /// Replaces the base system prompt with `f` of it, and returns the new one.
+    pub(crate) fn update_base_system_prompt(&self, f: impl FnOnce(&str) -> String) -> String {
+        self.ensure();
+        let mut prompt = lock(&self.base_system_prompt);
+        *prompt = f(&prompt);
+        prompt.clone()
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +149,7 @@ mod tests {
         let runs = runs.clone();
         ResourceStore::deferred(
             &RuntimeOptions::default(),
+            false,
             Box::new(move || {
                 runs.fetch_add(1, Ordering::SeqCst);
                 let resources = Resources {

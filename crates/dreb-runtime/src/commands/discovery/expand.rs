@@ -238,6 +238,7 @@ mod tests {
                 content: "Fix $1 in ${@:2}".into(),
                 source: source("/p/.dreb/prompts/fix.md"),
             }],
+            ..Resources::default()
         }
     }
 

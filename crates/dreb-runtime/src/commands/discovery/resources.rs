@@ -119,6 +119,10 @@ pub(crate) struct Resources {
     pub context_files: Vec<PathBuf>,
     pub skills: Vec<Skill>,
     pub prompts: Vec<PromptTemplate>,
+    /// The memory indexes the system prompt shows (found with the rest, by start-up's discovery and `reload`).
+    pub memory: Option<dreb_settings::memory::MemoryIndexes>,
+    /// The repository's state when the resources were found.
+    pub project_state: Option<crate::project_state::ProjectState>,
 }
 
 /// The frontmatter of a resource file (YAML, see [`dreb_settings::frontmatter`]); frontmatter that is not valid
@@ -522,6 +526,8 @@ pub(crate) fn load_resources(
         context_files: context_files.iter().map(|c| c.path.clone()).collect(),
         skills,
         prompts,
+        memory: None,
+        project_state: None,
     }
 }
 

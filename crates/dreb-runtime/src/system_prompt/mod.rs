@@ -1,9 +1,14 @@
 //! The system prompt: a base prompt (or `--system-prompt`), the appended text, project context files, the skills the
-//! model may load, date and cwd.
+//! model may load, the memory indexes, the repository's state, then date, cwd, the UI and the model.
+
+mod memory;
 
 use std::path::Path;
 
 use dreb_settings::context_files::{ContextFile, format_project_context_section};
+use dreb_settings::memory::MemoryIndexes;
+
+use crate::project_state::ProjectState;
 
 /// One-line descriptions of the built-in tools, shown in the base prompt.
 fn tool_line(name: &str) -> Option<&'static str> {
@@ -54,7 +59,74 @@ pub(crate) struct PromptParts<'a> {
     pub skills: &'a [(String, String)],
     pub cwd: &'a Path,
     pub date: &'a str,
+    /// The memory section's directories and indexes (no section without them).
+    pub memory: Option<&'a MemoryIndexes>,
+    /// The repository's state at session start (no section outside a repository).
+    pub project_state: Option<&'a ProjectState>,
+    /// Running as root (uid 0) adds a warning.
+    pub as_root: bool,
+    /// The UI the replies go to (`rpc`, `cli`, `agent`, ... or a `--ui` value).
+    pub ui: Option<&'a str>,
+    /// `(provider, model id)`; kept as the last line so a model change replaces it (see [`with_model_line`]).
+    pub model: Option<(&'a str, &'a str)>,
+    /// Settings turned the subagent tool off for this (parent) session.
+    pub subagents_disabled: bool,
 }
+
+impl Default for PromptParts<'_> {
+    fn default() -> Self {
+        PromptParts {
+            custom: None,
+            append: None,
+            tools: &[],
+            context_files: &[],
+            skills: &[],
+            cwd: Path::new(""),
+            date: "",
+            memory: None,
+            project_state: None,
+            as_root: false,
+            ui: None,
+            model: None,
+            subagents_disabled: false,
+        }
+    }
+}
+
+/// How each UI is described to the model; another `--ui` value is shown as given.
+fn ui_description(ui: &str) -> &str {
+    match ui {
+        "rpc" => "RPC (a program drives this session and consumes your output)",
+        "cli" => "CLI (one-shot command line: your final reply is printed and the process exits)",
+        "agent" => {
+            "Subagent (a child agent: do the task you were given and report the results concisely)"
+        }
+        "acp" => {
+            "Editor (the user works with you from a code editor, through the Agent Client Protocol)"
+        }
+        "dashboard" => "Dashboard (a web dashboard drives this session and shows your output)",
+        "tui" => "Terminal UI (an interactive terminal)",
+        other => other,
+    }
+}
+
+/// Prefix of the prompt's last line when it names the model.
+const MODEL_LINE: &str = "\nYou are running on: ";
+
+/// `prompt` naming `provider/id` as the model it runs on, in place of the model it named (a model change).
+pub(crate) fn with_model_line(prompt: &str, provider: &str, id: &str) -> String {
+    let base = match prompt.rfind(MODEL_LINE) {
+        Some(at) if !prompt[at + MODEL_LINE.len()..].contains('\n') => &prompt[..at],
+        _ => prompt,
+    };
+    format!("{base}{MODEL_LINE}{provider}/{id}")
+}
+
+/// The warning a session running as root gets.
+const ROOT_WARNING: &str = "\n\n## Running as root\n\nThis session runs as root (uid 0): every command has full \
+    control of the system.\n- Do not use sudo, su or doas; there is nothing to escalate to.\n- Be especially careful \
+    with file changes, package installs and system commands; pick the least destructive way to do each task.\n- Tell \
+    the user before doing anything that could affect the system's stability.";
 
 /// `s` safe inside XML text and attribute values.
 pub(crate) fn escape_xml(s: &str) -> String {
@@ -132,17 +204,38 @@ pub(crate) fn build_system_prompt(parts: &PromptParts<'_>) -> String {
         prompt.push_str("\n\n");
         prompt.push_str(append);
     }
+    if parts.subagents_disabled {
+        prompt.push_str(
+            "\n\nSubagents are turned off for this session: there is no subagent tool, so do yourself the work you \
+             would otherwise delegate.",
+        );
+    }
     prompt.push_str(&format_project_context_section(parts.context_files));
     // The model can only use a skill through the `skill` tool or by reading its file.
     if parts.tools.iter().any(|t| t == "read" || t == "skill") {
         prompt.push_str(&skills_section(parts.skills));
+    }
+    if let Some(memory) = parts.memory {
+        prompt.push_str(&memory::section(memory, chrono::Utc::now()));
+    }
+    if let Some(state) = parts.project_state {
+        prompt.push_str(&state.prompt_section());
+    }
+    if parts.as_root {
+        prompt.push_str(ROOT_WARNING);
     }
     prompt.push_str(&format!("\nCurrent date: {}", parts.date));
     prompt.push_str(&format!(
         "\nCurrent working directory: {}",
         parts.cwd.display()
     ));
-    prompt
+    if let Some(ui) = parts.ui {
+        prompt.push_str(&format!("\nUI: {}", ui_description(ui)));
+    }
+    match parts.model {
+        Some((provider, id)) => with_model_line(&prompt, provider, id),
+        None => prompt,
+    }
 }
 
 #[cfg(test)]
@@ -163,6 +256,7 @@ mod tests {
             skills: &[],
             cwd: Path::new("/p"),
             date: "2026-12-01",
+            ..PromptParts::default()
         });
         assert!(p.contains("- read: read a file"));
         assert!(p.contains("\n\nExtra rule."));
@@ -181,6 +275,7 @@ mod tests {
                 skills: &[],
                 cwd: Path::new("/p"),
                 date: "d",
+                ..PromptParts::default()
             })
         };
         let with = prompt(&["bash".into(), "watch_github_ci".into()]);
@@ -202,6 +297,7 @@ mod tests {
             skills: &[],
             cwd: Path::new("/"),
             date: "d",
+            ..PromptParts::default()
         });
         assert!(p.starts_with("Only answer in haiku.\nCurrent date: d"));
     }
@@ -219,6 +315,7 @@ mod tests {
             ],
             cwd: Path::new("/p"),
             date: "d",
+            ..PromptParts::default()
         })
     }
 
@@ -241,7 +338,95 @@ mod tests {
             skills: &[],
             cwd: Path::new("/p"),
             date: "d",
+            ..PromptParts::default()
         });
         assert!(!none.contains("available_skills"));
+    }
+
+    fn full(custom: Option<&str>) -> String {
+        let state = ProjectState {
+            branch: "main".into(),
+            uncommitted: 1,
+            commits: vec![("abc1234".into(), "Fix it".into())],
+            tags: vec![],
+        };
+        build_system_prompt(&PromptParts {
+            custom,
+            tools: &["read".into(), "bash".into()],
+            cwd: Path::new("/p"),
+            date: "2026-12-07",
+            project_state: Some(&state),
+            as_root: true,
+            ui: Some("rpc"),
+            model: Some(("anthropic", "claude-x")),
+            subagents_disabled: true,
+            ..PromptParts::default()
+        })
+    }
+
+    #[test]
+    fn project_state_root_warning_ui_and_model_come_last_in_order() {
+        for custom in [None, Some("Custom.")] {
+            let p = full(custom);
+            let at = |needle: &str| {
+                p.find(needle)
+                    .unwrap_or_else(|| panic!("{needle:?} missing: {p}"))
+            };
+            let order = [
+                at("Subagents are turned off for this session"),
+                at("## Project state (true at session start only)"),
+                at("- Status: 1 uncommitted change\n"),
+                at("## Running as root"),
+                at("\nCurrent date: 2026-12-07"),
+                at("\nCurrent working directory: /p"),
+                at("\nUI: RPC (a program drives this session"),
+            ];
+            assert!(order.windows(2).all(|w| w[0] < w[1]), "{p}");
+            assert!(
+                p.ends_with("\nYou are running on: anthropic/claude-x"),
+                "{p}"
+            );
+        }
+        let plain = build_system_prompt(&PromptParts {
+            cwd: Path::new("/p"),
+            date: "d",
+            ..PromptParts::default()
+        });
+        for absent in [
+            "Subagents",
+            "Project state",
+            "root",
+            "UI:",
+            "running on",
+            "# Memory",
+        ] {
+            assert!(!plain.contains(absent), "{absent}: {plain}");
+        }
+        assert!(full(None).contains("\nUI: RPC"));
+        let ui = |ui| {
+            build_system_prompt(&PromptParts {
+                ui: Some(ui),
+                ..PromptParts::default()
+            })
+        };
+        assert!(ui("agent").ends_with("\nUI: Subagent (a child agent: do the task you were given and report the results concisely)"));
+        assert!(
+            ui("custom-ui").ends_with("\nUI: custom-ui"),
+            "another UI is named as given"
+        );
+    }
+
+    #[test]
+    fn a_model_change_replaces_the_model_line() {
+        let p = full(None);
+        let changed = with_model_line(&p, "openai", "gpt-y");
+        assert!(changed.ends_with("\nUI: RPC (a program drives this session and consumes your output)\nYou are running on: openai/gpt-y"));
+        assert_eq!(changed.matches("You are running on").count(), 1);
+        assert_eq!(with_model_line(&changed, "anthropic", "claude-x"), p);
+        // A prompt without the line (an extension's own) gets it appended.
+        assert_eq!(
+            with_model_line("Own prompt.", "a", "b"),
+            "Own prompt.\nYou are running on: a/b"
+        );
     }
 }
