@@ -411,10 +411,14 @@ pub(crate) fn start(
         stop_rt.stop.cancelled().await;
         stop_rt.shutdown();
     });
-    // Discovery (skills, prompt templates, the system prompt) runs now on a task, unless something needs it
-    // sooner and runs it itself.
+    // Discovery (skills, prompt templates, memory, the repository's state, the system prompt) runs now, unless
+    // something needs it sooner and runs it itself. It reads files and waits for `git`, so not on a runtime thread:
+    // the host's commands are answered meanwhile (ADR 0021). Its thread is started from a task, so after the host's
+    // first command is answered.
     let discovery = runtime.clone();
-    tokio::spawn(async move { discovery.resources.ensure() });
+    tokio::spawn(async move {
+        let _ = tokio::task::spawn_blocking(move || discovery.resources.ensure()).await;
+    });
     // Start-up does not wait for the handlers (the first response is never delayed); they hear of it first.
     // Extensions load in the background and hear of it once loaded.
     crate::extensions::load_extensions(&runtime, dreb_hooks::SessionStartReason::Startup);
