@@ -187,9 +187,15 @@ impl Output {
 
     // ---- text ----
     pub(crate) fn text_start(&mut self) -> usize {
+        self.text_start_at(None)
+    }
+
+    /// [`Output::text_start`] with the wire's content block index shown on the block until it ends (anthropic).
+    pub(crate) fn text_start_at(&mut self, index: Option<i64>) -> usize {
         self.msg.content.push(AssistantBlock::Text(TextContent {
             text: String::new(),
             text_signature: None,
+            index,
             ..Default::default()
         }));
         let i = self.last_index();
@@ -220,8 +226,10 @@ impl Output {
         }
     }
 
+    /// Drops the block's scratch index and emits `text_end`.
     pub(crate) fn text_end(&mut self, i: usize) {
-        if let Some(AssistantBlock::Text(t)) = self.msg.content.get(i) {
+        if let Some(AssistantBlock::Text(t)) = self.msg.content.get_mut(i) {
+            t.index = None;
             let content = t.text.clone();
             self.send(Ev::TextEnd {
                 content_index: i,
@@ -262,8 +270,10 @@ impl Output {
         }
     }
 
+    /// Drops the block's scratch index and emits `thinking_end`.
     pub(crate) fn thinking_end(&mut self, i: usize) {
-        if let Some(AssistantBlock::Thinking(t)) = self.msg.content.get(i) {
+        if let Some(AssistantBlock::Thinking(t)) = self.msg.content.get_mut(i) {
+            t.index = None;
             let content = t.thinking.clone();
             self.send(Ev::ThinkingEnd {
                 content_index: i,
@@ -441,8 +451,10 @@ impl Output {
                 };
                 // Like the reference: block indices go, unfinished calls keep their raw argument text.
                 for block in &mut self.msg.content {
-                    if let AssistantBlock::ToolCall(t) = block {
-                        t.index = None;
+                    match block {
+                        AssistantBlock::ToolCall(t) => t.index = None,
+                        AssistantBlock::Text(t) => t.index = None,
+                        AssistantBlock::Thinking(t) => t.index = None,
                     }
                 }
                 self.msg.error_message = Some(match e {

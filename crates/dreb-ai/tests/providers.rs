@@ -746,6 +746,28 @@ async fn a_cut_stream_is_a_dropped_connection() {
         assert!(is_stream_drop(&text) && is_retryable_error(&text));
         assert_eq!(text_deltas(&events), ["one", " two"], "{wire:?}");
         assert_eq!(msg.text(), "one two", "the partial is kept");
+        // The unfinished block's scratch index (anthropic) goes with the error, as in the reference.
+        assert!(
+            msg.content.iter().all(|b| !serde_json::to_value(b)
+                .unwrap()
+                .as_object()
+                .unwrap()
+                .contains_key("index")),
+            "{wire:?}: {:?}",
+            msg.content
+        );
+        if wire == Wire::Anthropic {
+            let started = events.iter().find_map(|e| match e {
+                AssistantMessageEvent::TextStart { partial, .. } => {
+                    Some(partial.content[0].clone())
+                }
+                _ => None,
+            });
+            assert!(
+                serde_json::to_value(started.unwrap()).unwrap()["index"] == 0,
+                "a streaming text block shows its wire index"
+            );
+        }
     }
 }
 

@@ -104,6 +104,16 @@ fn compare(ours: &[AssistantMessageEvent], reference: &RecordedTurn, label: &str
                 "{label}: event {i} toolCall"
             );
         }
+        // A block shows the wire's block index (the `index` scratch field, anthropic) from its start; its end
+        // (below) has it no more.
+        if b["type"].as_str().is_some_and(|t| t.ends_with("_start")) {
+            let ci = b["contentIndex"].as_u64().unwrap() as usize;
+            assert_eq!(
+                a["partial"]["content"][ci].get("index"),
+                b["partial"]["content"][ci].get("index"),
+                "{label}: event {i} index"
+            );
+        }
         // The reference serialised partials lazily (later usage/stop updates can show through); at a block's end
         // the partial's content is settled.
         if b["type"].as_str().is_some_and(|t| t.ends_with("_end")) {

@@ -161,8 +161,9 @@ fn the_model_loads_a_skill_by_name_and_is_guided_otherwise() {
     );
     assert!(!system.contains("<name>telegram-send</name>"), "{system}");
     let block_end = system.find("</available_skills>").unwrap();
+    // The memory section follows the skills (then the date, the cwd, the UI and the model).
     assert!(
-        system[block_end..].starts_with("</available_skills>\nCurrent date: "),
+        system[block_end..].starts_with("</available_skills>\n\n# Memory\n"),
         "{system}"
     );
 }

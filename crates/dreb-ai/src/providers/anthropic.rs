@@ -452,18 +452,22 @@ pub(crate) async fn process_stream(
             "content_block_start" => {
                 let idx = data["index"].as_u64().unwrap_or(0);
                 let b = &data["content_block"];
+                // Each block shows the wire's block index while it streams, as the reference's partials do.
+                let index = Some(idx as i64);
                 let ci = match b["type"].as_str().unwrap_or("") {
-                    "text" => out.text_start(),
+                    "text" => out.text_start_at(index),
                     "thinking" => out.thinking_start(ThinkingContent {
                         thinking: String::new(),
                         thinking_signature: Some(String::new()),
                         redacted: None,
+                        index,
                         ..Default::default()
                     }),
                     "redacted_thinking" => out.thinking_start(ThinkingContent {
                         thinking: "[Reasoning redacted]".into(),
                         thinking_signature: b["data"].as_str().map(str::to_string),
                         redacted: Some(true),
+                        index,
                         ..Default::default()
                     }),
                     "tool_use" => {
@@ -475,7 +479,7 @@ pub(crate) async fn process_stream(
                         };
                         let args = b["input"].as_object().cloned().unwrap_or_default();
                         let id = b["id"].as_str().unwrap_or("").to_string();
-                        out.toolcall_start_at(id, name, args, Some(idx as i64))
+                        out.toolcall_start_at(id, name, args, index)
                     }
                     _ => continue,
                 };

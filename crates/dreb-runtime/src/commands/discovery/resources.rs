@@ -160,10 +160,60 @@ fn entries(dir: &Path) -> Vec<(PathBuf, bool)> {
     out
 }
 
+/// The ignore files a skills directory may hold, as the reference reads them; each applies to its directory's
+/// subtree.
+const SKILL_IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
+
+/// The ignore rules of the directories from a skills root down to the one being searched, deepest last.
+#[derive(Default, Clone)]
+struct IgnoreRules(Vec<ignore::gitignore::Gitignore>);
+
+impl IgnoreRules {
+    /// These rules and those of `dir`'s ignore files (an unreadable or invalid line is skipped, as git does).
+    fn with_dir(&self, dir: &Path) -> IgnoreRules {
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(dir);
+        let mut any = false;
+        for name in SKILL_IGNORE_FILES {
+            let path = dir.join(name);
+            if path.is_file() {
+                // Errors name a bad glob; the rest of the file still applies.
+                let _ = builder.add(&path);
+                any = true;
+            }
+        }
+        let mut rules = self.clone();
+        if any && let Ok(matcher) = builder.build() {
+            rules.0.push(matcher);
+        }
+        rules
+    }
+
+    /// Whether `path` is ignored: the deepest directory whose rules decide (ignore or `!` re-include) wins.
+    fn ignores(&self, path: &Path, is_dir: bool) -> bool {
+        for matcher in self.0.iter().rev() {
+            match matcher.matched(path, is_dir) {
+                ignore::Match::Ignore(_) => return true,
+                ignore::Match::Whitelist(_) => return false,
+                ignore::Match::None => {}
+            }
+        }
+        false
+    }
+}
+
 /// Skill files of a skills directory: a directory holding `SKILL.md` is a skill (nothing below it is searched);
-/// otherwise root-level `*.md` files, and subdirectories searched the same way.
+/// otherwise root-level `*.md` files, and subdirectories searched the same way. What the directories' `.gitignore`,
+/// `.ignore` and `.fdignore` files exclude is skipped.
 fn skill_files(dir: &Path, root: bool, out: &mut Vec<PathBuf>) {
-    let list = entries(dir);
+    skill_files_under(dir, root, &IgnoreRules::default(), out);
+}
+
+fn skill_files_under(dir: &Path, root: bool, parent_rules: &IgnoreRules, out: &mut Vec<PathBuf>) {
+    let rules = parent_rules.with_dir(dir);
+    let list: Vec<(PathBuf, bool)> = entries(dir)
+        .into_iter()
+        .filter(|(path, is_dir)| !rules.ignores(path, *is_dir))
+        .collect();
     if let Some((skill, _)) = list
         .iter()
         .find(|(p, is_dir)| !is_dir && p.file_name().is_some_and(|n| n == "SKILL.md"))
@@ -173,7 +223,7 @@ fn skill_files(dir: &Path, root: bool, out: &mut Vec<PathBuf>) {
     }
     for (path, is_dir) in list {
         if is_dir {
-            skill_files(&path, false, out);
+            skill_files_under(&path, false, &rules, out);
         } else if root && path.extension().is_some_and(|e| e == "md") {
             out.push(path);
         }
@@ -635,6 +685,57 @@ mod tests {
         // Model-invocation-disabled, and restricted to another UI.
         assert!(!offered.contains(&"model-routing-guide".to_string()));
         assert!(!offered.contains(&"telegram-send".to_string()));
+    }
+
+    #[test]
+    fn skill_directories_skip_what_their_ignore_files_exclude() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(".gitignore", "drafts/\n*.wip.md\n/top-only/\nnew/\n");
+        write("notes.md", "a root file");
+        write("notes.wip.md", "ignored by pattern");
+        write("drafts/review/SKILL.md", "an ignored directory");
+        write("tools/lint/SKILL.md", "kept");
+        write(
+            "tools/lint.wip.md",
+            "patterns apply below too, but only root files are skills",
+        );
+        // The deeper file decides: `new/` is ignored by the root's rules and taken back here.
+        write("group/.ignore", "old/\n!new/\n");
+        write("group/old/gone/SKILL.md", "ignored by the nested .ignore");
+        write("group/new/SKILL.md", "kept");
+        write("group/.fdignore", "secret/SKILL.md\n");
+        write("group/secret/SKILL.md", "an ignored SKILL.md");
+        write(
+            "group/secret/inner/SKILL.md",
+            "its directory is searched then",
+        );
+        write(
+            "group/top-only/SKILL.md",
+            "anchored to the root's directory: kept here",
+        );
+
+        let mut found = Vec::new();
+        skill_files(root, true, &mut found);
+        let found: Vec<String> = found
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "group/new/SKILL.md",
+                "group/secret/inner/SKILL.md",
+                "group/top-only/SKILL.md",
+                "notes.md",
+                "tools/lint/SKILL.md",
+            ]
+        );
     }
 
     fn source(path: &str) -> Source {
