@@ -276,6 +276,30 @@ async fn the_system_prompt_shows_memory_the_repository_the_ui_and_the_model() {
         p,
         "only the model line changed"
     );
+
+    // A session switched to starts afresh: the repository's state and the consolidation record are read again.
+    std::fs::write(h.cwd().join("notes.txt"), "one").unwrap();
+    git(h.cwd(), &["add", "notes.txt"]);
+    git(h.cwd(), &["commit", "-q", "-m", "Second commit"]);
+    std::fs::write(h.cwd().join("notes.txt"), "two").unwrap();
+    write(global.join(".dream-last-run"), "2026-12-01T08:00:00.000Z");
+    let session = h.data(json!({"type": "get_state"})).await["sessionFile"].clone();
+    h.data(json!({"type": "switch_session", "sessionPath": session}))
+        .await;
+    let switched = prompt();
+    for needle in [
+        "- Status: 1 uncommitted change\n",
+        " — Second commit`\n",
+        "Memory last consolidated: 2026-12-01 (",
+    ] {
+        assert!(
+            switched.contains(needle),
+            "{needle:?} is not in:\n{switched}"
+        );
+    }
+    assert!(switched.ends_with(&format!(
+        "\nYou are running on: {other_provider}/{other_id}"
+    )));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

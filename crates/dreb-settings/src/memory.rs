@@ -107,7 +107,7 @@ pub fn load_memory_indexes_with_home(
     if claude_project != claude_global {
         project.extend(read(&claude_project, MemoryOrigin::ClaudeCode));
     }
-    let last_consolidated = last_consolidated(&global_dir);
+    let last_consolidated = read_last_consolidated(&global_dir);
     (
         MemoryIndexes {
             global_dir,
@@ -155,8 +155,9 @@ fn read_index(dir: &Path, diagnostics: &mut Vec<MemoryDiagnostic>) -> Option<Str
     )
 }
 
-/// The consolidation record's text, if the file holds something that starts with a `YYYY-MM-DD` date.
-fn last_consolidated(global_dir: &Path) -> Option<String> {
+/// The consolidation record's text in `global_dir`, if the file holds something that starts with a `YYYY-MM-DD`
+/// date.
+pub fn read_last_consolidated(global_dir: &Path) -> Option<String> {
     let text = std::fs::read_to_string(global_dir.join(LAST_CONSOLIDATED_FILE)).ok()?;
     let text = text.trim();
     let date = text.get(..10)?;

@@ -121,6 +121,23 @@ pub(crate) fn rebuild_system_prompt(rt: &Runtime, context_files: &[ContextFile])
     rt.agent.set_system_prompt(prompt);
 }
 
+/// A session switched to (`switch_session`) starts as at start-up: the repository's state and memory's
+/// consolidation record are read again, and the system prompt is rebuilt with them, dated today.
+pub(crate) fn refresh_system_prompt_for_session(rt: &Runtime) {
+    let (context_files, _) =
+        dreb_settings::context_files::load_project_context_files(&rt.cwd, &rt.agent_dir);
+    let state = ProjectState::read(&rt.cwd);
+    {
+        let mut resources = rt.resources.lock();
+        resources.project_state = state;
+        if let Some(memory) = resources.memory.as_mut() {
+            memory.last_consolidated =
+                dreb_settings::memory::read_last_consolidated(&memory.global_dir);
+        }
+    }
+    rebuild_system_prompt(rt, &context_files);
+}
+
 /// After a model change: the system prompt names the new model (its last line), in the base prompt and the agent's.
 pub(crate) fn name_model_in_system_prompt(rt: &Runtime, provider: &str, id: &str) {
     let prompt = rt

@@ -261,6 +261,12 @@ impl SessionHandler for Runtime {
             .set_session_file(&path)
             .map_err(E::unexpected)?;
         sync_agent_from_session(self);
+        // Files and `git`: off the runtime thread.
+        let rt = self.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            crate::commands::discovery::refresh_system_prompt_for_session(&rt)
+        })
+        .await;
         crate::announce::session_start(&self.hooks, SessionStartReason::Resume).await;
         Ok(CancelledResult { cancelled: false })
     }
