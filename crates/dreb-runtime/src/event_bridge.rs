@@ -183,7 +183,10 @@ impl EventBridge {
                 result,
                 is_error,
                 ..
-            } => crate::background::session::on_tool_end(&rt, tool_name, result, *is_error),
+            } => {
+                crate::background::session::on_tool_end(&rt, tool_name, result, *is_error);
+                crate::session_naming::on_tool_end(&rt);
+            }
             AgentEvent::MessageStart {
                 message: AgentMessage::User(user),
             } => {

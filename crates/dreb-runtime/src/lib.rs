@@ -28,6 +28,7 @@ mod run_phase;
 mod runtime;
 mod services;
 mod session_conversation;
+mod session_naming;
 mod sink;
 mod startup;
 mod sync;

@@ -385,6 +385,7 @@ pub(crate) fn start(
         ),
         model_json: Default::default(),
         daily_cost: Default::default(),
+        naming: Default::default(),
         buddy: tokio::sync::Mutex::new(()),
     });
     let runtime = Runtime::from(services);

@@ -33,20 +33,29 @@ fn start(scenario: Value, settings: Value) -> Harness {
 }
 
 fn start_with(scenario: Value, settings: Value, no_session: bool) -> Harness {
+    start_configured(scenario, settings, |o| o.no_session = no_session)
+}
+
+/// [`start`] with the options edited by `configure` before start-up.
+fn start_configured(
+    scenario: Value,
+    settings: Value,
+    configure: impl FnOnce(&mut RuntimeOptions),
+) -> Harness {
     let agent_dir = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
     std::fs::write(agent_dir.path().join("settings.json"), settings.to_string()).unwrap();
     let scenario: Scenario = serde_json::from_value(scenario).unwrap();
     let sink = Arc::new(SpecSink::default());
-    let options = RuntimeOptions {
+    let mut options = RuntimeOptions {
         cwd: cwd.path().to_path_buf(),
         agent_dir: agent_dir.path().to_path_buf(),
         provider: Some("faux".into()),
         session_dir: Some(agent_dir.path().join("sessions")),
         providers: Some(Providers::new().with_faux_scenario(scenario)),
-        no_session,
         ..Default::default()
     };
+    configure(&mut options);
     let rt = Runtime::start(options, sink.clone()).unwrap();
     let cwd_path = cwd.path().to_path_buf();
     Harness {
@@ -1310,4 +1319,95 @@ async fn export_html_refuses_an_in_memory_session() {
         err.wire_text(),
         "Command failed: Cannot export in-memory session to HTML"
     );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// naming an unnamed session (the reference's tab title in RPC mode)
+
+/// Two tool calls, then a reply; the naming call (recognised by its request) answers with a quoted title.
+fn naming_scenario() -> Value {
+    json!({"turns": [
+        {"when": {"lastUserContains": "What the user asked:"}, "text": ["\"Fix the login ", "timeout\"\n"]},
+        {"toolCalls": [{"name": "ls", "arguments": {}}]},
+        {"toolCalls": [{"name": "ls", "arguments": {}}]},
+        {"text": ["done"]}
+    ]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unnamed_session_is_named_after_its_tool_calls() {
+    let h = start(naming_scenario(), json!({"tabTitle": {"triggerAfter": 2}}));
+    h.prompt("Why does the login time out?").await;
+    h.wait_for("the session is named", |frames| {
+        frames.iter().any(|f| f["type"] == "session_name_changed")
+    })
+    .await;
+    let named = of_type(&h.frames(), "session_name_changed");
+    assert_eq!(
+        named,
+        [json!({"type": "session_name_changed", "name": "Fix the login timeout"})]
+    );
+    h.rt.wait_for_run_end(Duration::from_secs(30)).await;
+    assert_eq!(
+        h.state().await.session_name.as_deref(),
+        Some("Fix the login timeout")
+    );
+    let file = h.rt.session_file().unwrap();
+    let infos: Vec<Value> = file_entries(&file)
+        .into_iter()
+        .filter(|e| e["type"] == "session_info")
+        .collect();
+    assert_eq!(infos.len(), 1, "{infos:?}");
+    assert_eq!(infos[0]["name"], "Fix the login timeout");
+    // The run itself went on as scripted: the naming call took its own turn.
+    let last = h.messages().last().cloned().unwrap();
+    assert_eq!(last["content"][0]["text"], "done", "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn naming_is_off_when_settings_say_so_and_never_renames() {
+    // Turned off.
+    let off = start(
+        naming_scenario(),
+        json!({"tabTitle": {"enabled": false, "triggerAfter": 2}}),
+    );
+    off.prompt("Why does the login time out?").await;
+    off.rt.wait_for_run_end(Duration::from_secs(30)).await;
+    // Named by the host before the threshold: the name stays.
+    let named = start(naming_scenario(), json!({"tabTitle": {"triggerAfter": 2}}));
+    named
+        .rt
+        .set_session_name(
+            &ctx(),
+            SetSessionNameParams {
+                name: "Mine".into(),
+            },
+        )
+        .await
+        .unwrap();
+    named.prompt("Why does the login time out?").await;
+    named.rt.wait_for_run_end(Duration::from_secs(30)).await;
+    // Print mode (`cli`) never names its session.
+    let print = start_configured(
+        naming_scenario(),
+        json!({"tabTitle": {"triggerAfter": 2}}),
+        |o| o.ui = Some("cli".into()),
+    );
+    print.prompt("Why does the login time out?").await;
+    print.rt.wait_for_run_end(Duration::from_secs(30)).await;
+    assert_eq!(print.state().await.session_name, None);
+    for h in [&off, &named, &print] {
+        let frames = h.frames();
+        assert!(
+            of_type(&frames, "session_name_changed")
+                .iter()
+                .all(|f| f["name"] == "Mine"),
+            "{:?}",
+            of_type(&frames, "session_name_changed")
+        );
+        let last = h.messages().last().cloned().unwrap();
+        assert_eq!(last["content"][0]["text"], "done", "{last}");
+    }
+    assert_eq!(named.state().await.session_name.as_deref(), Some("Mine"));
+    assert_eq!(off.state().await.session_name, None);
 }

@@ -197,7 +197,7 @@ fn dirty_count(cwd: &Path) -> Option<usize> {
     )
 }
 
-fn user_texts(services: &Services) -> Vec<String> {
+pub(crate) fn user_texts(services: &Services) -> Vec<String> {
     services
         .agent
         .messages()

@@ -329,8 +329,8 @@ async fn probe_model(services: &Services, model: &Model, cancel: &CancellationTo
 }
 
 /// A model chosen for a child, with what was skipped on the way.
-struct Resolution {
-    model: Model,
+pub(crate) struct Resolution {
+    pub(crate) model: Model,
     warning: Option<String>,
     /// `(model spec, reason)` of fallback entries passed over.
     skipped: Vec<(String, String)>,
@@ -483,6 +483,64 @@ pub(crate) fn validate_thinking(model: &Model, level: &str) -> Result<(), String
 }
 
 /// Resolve the agent and its model, then run the child.
+/// The model an agent runs on. Precedence: `model_override` (a call's `model`), then the settings' `agentModels`
+/// for `agent`, then the agent's own list `models`, then the parent's model. Fallback lists (settings, or several
+/// models in the definition) are probed; single models are not. `None`: nothing to resolve (no parent model).
+pub(crate) async fn resolve_agent_model(
+    live: &Services,
+    agent: &str,
+    models: &[String],
+    model_override: Option<&str>,
+    parent_provider: Option<&str>,
+    parent_model: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<Option<Resolution>, String> {
+    let from_settings = live
+        .settings
+        .agent_models_for_agent(agent)
+        .filter(|l| !l.is_empty());
+    let (configured, probe): (Vec<String>, bool) = match (model_override, from_settings) {
+        (Some(m), _) => (vec![m.to_string()], false),
+        (None, Some(list)) => (list, true),
+        (None, None) => (models.to_vec(), models.len() > 1),
+    };
+    if configured.is_empty() {
+        let registry = live.models.registry();
+        return match parent_model {
+            Some(m) => resolve_single(m, parent_provider, &registry).map(|model| {
+                Some(Resolution {
+                    model,
+                    warning: None,
+                    skipped: Vec::new(),
+                })
+            }),
+            None => Ok(None),
+        };
+    }
+    if probe {
+        return resolve_probed(live, &configured, parent_provider, parent_model, cancel)
+            .await
+            .map(Some)
+            .map_err(|(error, skipped)| {
+                if skipped.is_empty() {
+                    error
+                } else {
+                    format!("{error}\n\nSkipped models:\n{}", skipped_lines(&skipped))
+                }
+            });
+    }
+    let registry = live.models.registry();
+    resolve_with_fallbacks(&configured, parent_provider, parent_model, &registry).map(
+        |(model, warning)| {
+            Some(Resolution {
+                model,
+                warning,
+                skipped: Vec::new(),
+            })
+        },
+    )
+}
+
 async fn execute_single(
     services: &Weak<Services>,
     parent: &ParentContext,
@@ -519,63 +577,16 @@ async fn execute_single(
     let Some(live) = services.upgrade() else {
         return SubagentResult::failed(&name, &launch.task, "The parent session has ended.");
     };
-    // Precedence: the call's model, then the settings' agentModels, then the agent's own list, then the parent's.
-    // Precedence: the call's model, then the settings' agentModels, then the agent's own list, then the parent's.
-    // Fallback lists (settings, or several models in the definition) are probed; single models are not.
-    let from_settings = live
-        .settings
-        .agent_models_for_agent(&name)
-        .filter(|l| !l.is_empty());
-    let (configured, probe): (Vec<String>, bool) = match (&launch.model_override, from_settings) {
-        (Some(m), _) => (vec![m.clone()], false),
-        (None, Some(list)) => (list, true),
-        (None, None) => (config.models.clone(), config.models.len() > 1),
-    };
-    let resolved: Result<Option<Resolution>, String> = if configured.is_empty() {
-        let registry = live.models.registry();
-        match &parent.model {
-            Some(m) => resolve_single(m, parent.provider.as_deref(), &registry).map(|model| {
-                Some(Resolution {
-                    model,
-                    warning: None,
-                    skipped: Vec::new(),
-                })
-            }),
-            None => Ok(None),
-        }
-    } else if probe {
-        resolve_probed(
-            &live,
-            &configured,
-            parent.provider.as_deref(),
-            parent.model.as_deref(),
-            &hooks.cancel,
-        )
-        .await
-        .map(Some)
-        .map_err(|(error, skipped)| {
-            if skipped.is_empty() {
-                error
-            } else {
-                format!("{error}\n\nSkipped models:\n{}", skipped_lines(&skipped))
-            }
-        })
-    } else {
-        let registry = live.models.registry();
-        resolve_with_fallbacks(
-            &configured,
-            parent.provider.as_deref(),
-            parent.model.as_deref(),
-            &registry,
-        )
-        .map(|(model, warning)| {
-            Some(Resolution {
-                model,
-                warning,
-                skipped: Vec::new(),
-            })
-        })
-    };
+    let resolved = resolve_agent_model(
+        &live,
+        &config.name,
+        &config.models,
+        launch.model_override.as_deref(),
+        parent.provider.as_deref(),
+        parent.model.as_deref(),
+        &hooks.cancel,
+    )
+    .await;
     let (mut model, warning, skipped) = match resolved {
         Ok(Some(r)) => (Some(r.model), r.warning, r.skipped),
         Ok(None) => (None, None, Vec::new()),

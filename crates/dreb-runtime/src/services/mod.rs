@@ -78,6 +78,8 @@ pub struct Services {
     pub(crate) model_json: model_json::ModelJsonCache,
     /// `get_daily_cost`'s cache.
     pub(crate) daily_cost: DailyCostCache,
+    /// The count of tool calls until an unnamed session is named (see `session_naming`).
+    pub(crate) naming: crate::session_naming::SessionNaming,
     /// Serialises `buddy_hatch` / `buddy_reroll` (each reads, then rewrites, the buddy file).
     pub(crate) buddy: tokio::sync::Mutex<()>,
 }
