@@ -4,7 +4,6 @@
 //! the session's name (a `session_info` entry and `session_name_changed`) unless it got one meanwhile. It runs at
 //! most once per process, in the background; a failure is logged and changes nothing. Not in print mode.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use dreb_ai::{AssistantBlock, Context, Message, Model, StreamOptions, UserContent, UserMessage};
@@ -22,31 +21,6 @@ const TITLE_HARD_CAP: usize = 300;
 
 /// The agent whose models name sessions (cheap and fast by design).
 const NAMING_AGENT: &str = "Explore";
-
-/// Counts the session's tool calls until the naming starts.
-#[derive(Default)]
-pub(crate) struct SessionNaming {
-    state: Mutex<Counter>,
-}
-
-#[derive(Default)]
-struct Counter {
-    tool_calls: u64,
-    started: bool,
-}
-
-impl SessionNaming {
-    /// One more tool call ended; `true` for the one that reaches `threshold` (the naming starts once).
-    fn count_tool_call(&self, threshold: u64) -> bool {
-        let mut state = lock(&self.state);
-        if state.started {
-            return false;
-        }
-        state.tool_calls += 1;
-        state.started = state.tool_calls >= threshold;
-        state.started
-    }
-}
 
 /// A tool call of the session ended: start the naming when it is the one that reaches the threshold.
 pub(crate) fn on_tool_end(rt: &Runtime) {
@@ -280,14 +254,6 @@ fn clean_title(reply: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_threshold_starts_the_naming_once() {
-        let naming = SessionNaming::default();
-        let starts: Vec<bool> = (0..12).map(|_| naming.count_tool_call(3)).collect();
-        assert_eq!(starts.iter().filter(|s| **s).count(), 1);
-        assert!(starts[2], "the third call reaches 3");
-    }
 
     #[test]
     fn titles_are_cleaned() {

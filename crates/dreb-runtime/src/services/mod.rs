@@ -33,6 +33,7 @@ pub(crate) mod extensions;
 pub(crate) mod mcp;
 pub(crate) mod model_json;
 pub(crate) mod models;
+pub(crate) mod naming;
 pub(crate) mod prompt_queue;
 pub(crate) mod resources;
 pub(crate) mod session_store;
@@ -79,7 +80,7 @@ pub struct Services {
     /// `get_daily_cost`'s cache.
     pub(crate) daily_cost: DailyCostCache,
     /// The count of tool calls until an unnamed session is named (see `session_naming`).
-    pub(crate) naming: crate::session_naming::SessionNaming,
+    pub(crate) naming: naming::SessionNaming,
     /// Serialises `buddy_hatch` / `buddy_reroll` (each reads, then rewrites, the buddy file).
     pub(crate) buddy: tokio::sync::Mutex<()>,
 }
