@@ -39,9 +39,9 @@ pub(crate) enum RawArgsField {
 impl RawArgsField {
     pub(crate) fn for_api(api: &str) -> Self {
         match api {
-            crate::types::api::ANTHROPIC_MESSAGES | crate::types::api::OPENAI_RESPONSES => {
-                RawArgsField::PartialJson
-            }
+            crate::types::api::ANTHROPIC_MESSAGES
+            | crate::types::api::OPENAI_RESPONSES
+            | crate::types::api::AZURE_OPENAI_RESPONSES => RawArgsField::PartialJson,
             crate::types::api::GOOGLE_GENERATIVE_AI => RawArgsField::Hidden,
             _ => RawArgsField::PartialArgs,
         }

@@ -16,6 +16,8 @@ pub mod api {
     pub const ANTHROPIC_MESSAGES: &str = "anthropic-messages";
     pub const OPENAI_COMPLETIONS: &str = "openai-completions";
     pub const OPENAI_RESPONSES: &str = "openai-responses";
+    /// The Responses wire at an Azure OpenAI resource.
+    pub const AZURE_OPENAI_RESPONSES: &str = "azure-openai-responses";
     pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
     /// The built-in offline, scripted provider used by the quick start and tests.
     pub const FAUX: &str = "faux";

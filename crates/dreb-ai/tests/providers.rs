@@ -1040,3 +1040,35 @@ async fn thinking_budget_overrides_from_settings() {
         }
     }
 }
+
+#[tokio::test]
+async fn azure_openai_responses_speaks_the_responses_wire_at_the_resource() {
+    // The model's base URL is the resource's (no AZURE_OPENAI_* variables in this test process).
+    let sc = json!({"turns": [{"toolCalls": [{"name": "bash", "arguments": {"command": "ls"}}]}]});
+    let mock = MockLlm::start(scenario(sc)).unwrap();
+    let mut m = model(Wire::OpenAiResponses, &mock, "gpt-azure", true);
+    m.api = "azure-openai-responses".into();
+    let events = collect(providers().stream(&m, &context("hi"), options(ThinkingLevel::Off))).await;
+    let msg = done(&events);
+    assert_eq!(msg.api.as_str(), "azure-openai-responses");
+    let call = msg.tool_calls().next().expect("the streamed call");
+    assert_eq!(call.arguments["command"], "ls");
+    assert_eq!(call.partial_json, None, "its raw text is gone at its end");
+
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].path, "/v1/responses?api-version=v1");
+    assert!(
+        reqs[0].header("api-key").is_some(),
+        "the key goes in api-key"
+    );
+    assert_eq!(reqs[0].header("authorization"), None);
+    let body = &reqs[0].body;
+    assert_eq!(
+        body["model"], "gpt-azure",
+        "the deployment: the model id without a map"
+    );
+    assert_eq!(body.get("store"), None);
+    assert_eq!(body["reasoning"], json!({"effort": "none"}));
+    assert_eq!(body["stream"], true);
+}

@@ -1,6 +1,7 @@
 //! The provider registry: one [`LlmClient`] that dispatches on `model.api`.
 
 pub(crate) mod anthropic;
+pub(crate) mod azure;
 pub mod faux;
 pub(crate) mod google;
 pub(crate) mod openai_completions;
@@ -14,10 +15,11 @@ use crate::thinking::ThinkingBudgets;
 use crate::types::{Context, Model, api};
 
 /// The APIs this crate implements.
-pub const SUPPORTED_APIS: [&str; 5] = [
+pub const SUPPORTED_APIS: [&str; 6] = [
     api::ANTHROPIC_MESSAGES,
     api::OPENAI_COMPLETIONS,
     api::OPENAI_RESPONSES,
+    api::AZURE_OPENAI_RESPONSES,
     api::GOOGLE_GENERATIVE_AI,
     api::FAUX,
 ];
@@ -148,7 +150,7 @@ impl LlmClient for Providers {
                 api::OPENAI_COMPLETIONS => {
                     openai_completions::run(&mut out, &ctx, &options, &key, &tuning).await
                 }
-                api::OPENAI_RESPONSES => {
+                api::OPENAI_RESPONSES | api::AZURE_OPENAI_RESPONSES => {
                     openai_responses::run(&mut out, &ctx, &options, &key, &tuning).await
                 }
                 _ => google::run(&mut out, &ctx, &options, &key, &tuning).await,

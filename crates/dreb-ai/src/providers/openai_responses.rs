@@ -16,7 +16,14 @@ use crate::types::{
     ThinkingContent, Usage, UserBlock, UserContent,
 };
 
+/// Providers whose tool call ids (`call|item`) are kept as they are; Azure's requests add Azure's own.
 const TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
+const AZURE_TOOL_CALL_PROVIDERS: [&str; 4] = [
+    "openai",
+    "openai-codex",
+    "opencode",
+    "azure-openai-responses",
+];
 
 fn normalize_part(part: &str) -> String {
     let s = crate::transform::sanitize_id(part, 64);
@@ -58,11 +65,13 @@ fn parse_text_signature(sig: Option<&str>) -> Option<(String, Option<String>)> {
     Some((sig.to_string(), None))
 }
 
-fn convert_messages(model: &Model, ctx: &Context) -> Vec<Value> {
+fn convert_messages(model: &Model, ctx: &Context, tool_call_providers: &[&str]) -> Vec<Value> {
     let provider = model.provider.clone();
     let api = model.api.clone();
+    let tool_call_providers: Vec<String> =
+        tool_call_providers.iter().map(|p| p.to_string()).collect();
     let normalize = move |id: &str, src: &AssistantMessage| -> String {
-        if !TOOL_CALL_PROVIDERS.contains(&provider.as_str()) || !id.contains('|') {
+        if !tool_call_providers.contains(&provider) || !id.contains('|') {
             return normalize_part(id);
         }
         let (call, item) = id.split_once('|').unwrap_or((id, ""));
@@ -192,24 +201,39 @@ pub(crate) fn build_request(
     ctx: &Context,
     opts: &StreamOptions,
     api_key: &str,
-) -> Request {
-    let mut headers =
-        http::credential_header("authorization", &format!("Bearer {api_key}"), api_key);
+) -> Result<Request, String> {
+    let azure = (model.api.as_str() == crate::types::api::AZURE_OPENAI_RESPONSES)
+        .then(|| super::azure::target(&model.id, &model.base_url, |name| std::env::var(name).ok()))
+        .transpose()?;
+    let mut headers = match &azure {
+        Some(_) => http::credential_header("api-key", api_key, api_key),
+        None => http::credential_header("authorization", &format!("Bearer {api_key}"), api_key),
+    };
     for (k, v) in model.headers.iter().flatten().chain(opts.headers.iter()) {
         http::set_header(&mut headers, k, v.clone());
     }
     let long = std::env::var("DREB_CACHE_RETENTION").is_ok_and(|v| v == "long");
     let mut body = Map::new();
-    body.insert("model".into(), json!(model.wire_id()));
-    body.insert("input".into(), Value::Array(convert_messages(model, ctx)));
+    let (model_name, tool_call_providers): (&str, &[&str]) = match &azure {
+        Some(t) => (&t.deployment, &AZURE_TOOL_CALL_PROVIDERS),
+        None => (model.wire_id(), &TOOL_CALL_PROVIDERS),
+    };
+    body.insert("model".into(), json!(model_name));
+    body.insert(
+        "input".into(),
+        Value::Array(convert_messages(model, ctx, tool_call_providers)),
+    );
     body.insert("stream".into(), json!(true));
     if let Some(sid) = &opts.session_id {
         body.insert("prompt_cache_key".into(), json!(sid));
     }
-    if long && model.base_url.contains("api.openai.com") {
-        body.insert("prompt_cache_retention".into(), json!("24h"));
+    // Azure's requests, as the reference's, keep neither the retention nor `store`.
+    if azure.is_none() {
+        if long && model.base_url.contains("api.openai.com") {
+            body.insert("prompt_cache_retention".into(), json!("24h"));
+        }
+        body.insert("store".into(), json!(false));
     }
-    body.insert("store".into(), json!(false));
     body.insert(
         "max_output_tokens".into(),
         json!(base_max_tokens(model, opts.max_tokens)),
@@ -231,17 +255,20 @@ pub(crate) fn build_request(
                 );
                 body.insert("include".into(), json!(["reasoning.encrypted_content"]));
             }
-            None if model.provider != "github-copilot" => {
+            None if model.provider != "github-copilot" || azure.is_some() => {
                 body.insert("reasoning".into(), json!({"effort": "none"}));
             }
             None => {}
         }
     }
-    Request {
-        url: http::join_url(&model.base_url, "responses"),
+    Ok(Request {
+        url: match azure {
+            Some(t) => t.url,
+            None => http::join_url(&model.base_url, "responses"),
+        },
         headers,
         body: Value::Object(body),
-    }
+    })
 }
 
 pub(crate) async fn run(
@@ -252,7 +279,7 @@ pub(crate) async fn run(
     tuning: &Tuning,
 ) -> ProviderResult {
     let retries = tuning.retry_policy();
-    let req = build_request(&out.model, ctx, opts, api_key);
+    let req = build_request(&out.model, ctx, opts, api_key).map_err(ProviderError::Message)?;
     let body = crate::provider::rewrite_payload(&opts.on_payload, req.body).await;
     let resp = http::post_json(
         &mut *out,
