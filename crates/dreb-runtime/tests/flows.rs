@@ -1407,6 +1407,15 @@ async fn naming_is_off_when_settings_say_so_and_never_renames() {
         );
         let last = h.messages().last().cloned().unwrap();
         assert_eq!(last["content"][0]["text"], "done", "{last}");
+        // No naming call was made: the turn scripted for it is still there for a prompt that matches it.
+        h.prompt("What the user asked: nothing, this checks the script")
+            .await;
+        h.rt.wait_for_run_end(Duration::from_secs(30)).await;
+        let last = h.messages().last().cloned().unwrap();
+        assert_eq!(
+            last["content"][0]["text"], "\"Fix the login timeout\"\n",
+            "{last}"
+        );
     }
     assert_eq!(named.state().await.session_name.as_deref(), Some("Mine"));
     assert_eq!(off.state().await.session_name, None);
