@@ -30,7 +30,7 @@ impl ProjectState {
     /// The state of the repository `cwd` is in; `None` outside one, without `git`, or when `git status` fails or
     /// times out.
     pub(crate) fn read(cwd: &Path) -> Option<ProjectState> {
-        cwd.ancestors().find(|d| d.join(".git").exists())?;
+        dreb_settings::paths::git_root(cwd)?;
         let [status, log, tags] = run_git_commands(
             cwd,
             [

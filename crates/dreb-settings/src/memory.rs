@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::paths::{CONFIG_DIR_NAME, home_dir, normalize_lexical};
+use crate::paths::{CONFIG_DIR_NAME, git_root, home_dir, normalize_lexical};
 
 /// An index is cut to this many lines (the rest is never shown; a diagnostic says so).
 pub const MEMORY_INDEX_MAX_LINES: usize = 200;
@@ -55,10 +55,7 @@ pub struct MemoryDiagnostic {
 /// The project's root for memory: the nearest ancestor of `cwd` with a `.git` entry, else `cwd`.
 pub fn project_root(cwd: &Path) -> PathBuf {
     let cwd = normalize_lexical(cwd);
-    cwd.ancestors()
-        .find(|d| d.join(".git").exists())
-        .map(Path::to_path_buf)
-        .unwrap_or(cwd)
+    git_root(&cwd).map(Path::to_path_buf).unwrap_or(cwd)
 }
 
 /// Claude Code's name for a project directory under `~/.claude/projects`: the path with `/` and `_` as `-`.

@@ -43,6 +43,11 @@ pub fn expand_settings_path(input: &str) -> String {
     normalized
 }
 
+/// The repository `dir` is in: its nearest ancestor (itself included) with a `.git` entry.
+pub fn git_root(dir: &Path) -> Option<&Path> {
+    dir.ancestors().find(|d| d.join(".git").exists())
+}
+
 /// Lexically normalise an absolute path (drop `.`, resolve `..`), like Node's `path.resolve`.
 pub fn normalize_lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();

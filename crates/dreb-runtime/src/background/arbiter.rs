@@ -176,10 +176,6 @@ fn changed(proposed: &Route, decision: &Route) -> Vec<DispatchRouteField> {
     out
 }
 
-fn git_root(cwd: &Path) -> Option<&Path> {
-    cwd.ancestors().find(|d| d.join(".git").exists())
-}
-
 fn dirty_count(cwd: &Path) -> Option<usize> {
     let out = std::process::Command::new("git")
         .args(["status", "--porcelain"])
@@ -492,7 +488,7 @@ fn build_package(
         .session_name()
         .map(|t| truncate_marked(&t, MAX_METADATA_CHARS));
     let activity = lock(&services.background.activity).build();
-    let root = git_root(request.cwd);
+    let root = dreb_settings::paths::git_root(request.cwd);
     let (branch, dirty) = match root {
         Some(_) => (
             crate::commands::git_branch(request.cwd),

@@ -232,10 +232,10 @@ pub(crate) fn build_system_prompt(parts: &PromptParts<'_>) -> String {
     if let Some(ui) = parts.ui {
         prompt.push_str(&format!("\nUI: {}", ui_description(ui)));
     }
-    match parts.model {
-        Some((provider, id)) => with_model_line(&prompt, provider, id),
-        None => prompt,
+    if let Some((provider, id)) = parts.model {
+        prompt.push_str(&format!("{MODEL_LINE}{provider}/{id}"));
     }
+    prompt
 }
 
 #[cfg(test)]

@@ -164,69 +164,75 @@ fn entries(dir: &Path) -> Vec<(PathBuf, bool)> {
 /// subtree.
 const SKILL_IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
 
-/// The ignore rules of the directories from a skills root down to the one being searched, deepest last.
-#[derive(Default, Clone)]
-struct IgnoreRules(Vec<ignore::gitignore::Gitignore>);
-
-impl IgnoreRules {
-    /// These rules and those of `dir`'s ignore files (an unreadable or invalid line is skipped, as git does).
-    fn with_dir(&self, dir: &Path) -> IgnoreRules {
-        let mut builder = ignore::gitignore::GitignoreBuilder::new(dir);
-        let mut any = false;
-        for name in SKILL_IGNORE_FILES {
-            let path = dir.join(name);
-            if path.is_file() {
-                // Errors name a bad glob; the rest of the file still applies.
-                let _ = builder.add(&path);
-                any = true;
-            }
+/// The ignore rules of `dir`'s ignore files (an invalid line is skipped, as git does), if it has any.
+fn dir_ignore_rules(dir: &Path) -> Option<ignore::gitignore::Gitignore> {
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(dir);
+    let mut any = false;
+    for name in SKILL_IGNORE_FILES {
+        let path = dir.join(name);
+        if path.is_file() {
+            // Errors name a bad glob; the rest of the file still applies.
+            let _ = builder.add(&path);
+            any = true;
         }
-        let mut rules = self.clone();
-        if any && let Ok(matcher) = builder.build() {
-            rules.0.push(matcher);
-        }
-        rules
     }
+    any.then(|| builder.build().ok()).flatten()
+}
 
-    /// Whether `path` is ignored: the deepest directory whose rules decide (ignore or `!` re-include) wins.
-    fn ignores(&self, path: &Path, is_dir: bool) -> bool {
-        for matcher in self.0.iter().rev() {
-            match matcher.matched(path, is_dir) {
-                ignore::Match::Ignore(_) => return true,
-                ignore::Match::Whitelist(_) => return false,
-                ignore::Match::None => {}
-            }
+/// Whether `path` is ignored by `rules` (root-most first): the deepest directory whose rules decide (ignore or `!`
+/// re-include) wins.
+fn ignored(rules: &[ignore::gitignore::Gitignore], path: &Path, is_dir: bool) -> bool {
+    for matcher in rules.iter().rev() {
+        match matcher.matched(path, is_dir) {
+            ignore::Match::Ignore(_) => return true,
+            ignore::Match::Whitelist(_) => return false,
+            ignore::Match::None => {}
         }
-        false
     }
+    false
 }
 
 /// Skill files of a skills directory: a directory holding `SKILL.md` is a skill (nothing below it is searched);
 /// otherwise root-level `*.md` files, and subdirectories searched the same way. What the directories' `.gitignore`,
 /// `.ignore` and `.fdignore` files exclude is skipped.
 fn skill_files(dir: &Path, root: bool, out: &mut Vec<PathBuf>) {
-    skill_files_under(dir, root, &IgnoreRules::default(), out);
+    skill_files_under(dir, root, &mut Vec::new(), out);
 }
 
-fn skill_files_under(dir: &Path, root: bool, parent_rules: &IgnoreRules, out: &mut Vec<PathBuf>) {
-    let rules = parent_rules.with_dir(dir);
+/// [`skill_files`] below directories whose ignore rules are `rules` (pushed on the way down, popped on the way up).
+fn skill_files_under(
+    dir: &Path,
+    root: bool,
+    rules: &mut Vec<ignore::gitignore::Gitignore>,
+    out: &mut Vec<PathBuf>,
+) {
+    let own = match dir_ignore_rules(dir) {
+        Some(matcher) => {
+            rules.push(matcher);
+            true
+        }
+        None => false,
+    };
     let list: Vec<(PathBuf, bool)> = entries(dir)
         .into_iter()
-        .filter(|(path, is_dir)| !rules.ignores(path, *is_dir))
+        .filter(|(path, is_dir)| !ignored(rules, path, *is_dir))
         .collect();
     if let Some((skill, _)) = list
         .iter()
         .find(|(p, is_dir)| !is_dir && p.file_name().is_some_and(|n| n == "SKILL.md"))
     {
         out.push(skill.clone());
-        return;
-    }
-    for (path, is_dir) in list {
-        if is_dir {
-            skill_files_under(&path, false, &rules, out);
-        } else if root && path.extension().is_some_and(|e| e == "md") {
-            out.push(path);
+    } else {
+        for (path, is_dir) in list {
+            if is_dir {
+                skill_files_under(&path, false, rules, out);
+            } else if root && path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
         }
+    }
+    if own {
+        rules.pop();
     }
 }
 
@@ -316,14 +322,11 @@ fn load_prompt(source: Source) -> Option<PromptTemplate> {
 
 /// `.agents/skills` in `cwd` and its ancestors, up to the git root (or the file-system root outside a repository).
 fn ancestor_agents_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
-    let git_root = cwd
-        .ancestors()
-        .find(|d| d.join(".git").exists())
-        .map(Path::to_path_buf);
+    let git_root = dreb_settings::paths::git_root(cwd);
     let mut dirs = Vec::new();
     for dir in cwd.ancestors() {
         dirs.push(dir.join(".agents").join("skills"));
-        if git_root.as_deref() == Some(dir) {
+        if git_root == Some(dir) {
             break;
         }
     }
